@@ -1,0 +1,15 @@
+"""Errors raised by pipes: what went wrong, named in the user's terms."""
+
+from __future__ import annotations
+
+
+class PipesError(Exception):
+    """Base class of every error pipes raises on purpose."""
+
+
+class SpecError(PipesError, ValueError):
+    """A pipeline specification is malformed: a field is out of range or contradicts another."""
+
+
+class ProtocolError(PipesError, RuntimeError):
+    """A pipeline was used against its protocol (found while tracing or checking, not at run time)."""
