@@ -1,0 +1,63 @@
+"""Shared test set-up: hardware markers that skip cleanly, and the compile target for CuTe DSL.
+
+``gpu`` tests need an NVIDIA Hopper GPU (compute capability 9.0); ``npu`` tests need an Ascend NPU with
+torch_npu and tilelang-ascend. Elsewhere they are skipped with a one-line reason and every CPU test
+still runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import pytest
+
+# CuTe DSL compiles without a GPU when told the target; it must be set before cutlass is imported.
+os.environ.setdefault("CUTE_DSL_ARCH", "sm_90a")
+
+
+@functools.cache
+def hopper_gpu_absent_reason() -> str | None:
+    """None when a compute-capability-9.x GPU is visible, else why not (one line)."""
+    try:
+        from cuda.bindings import runtime as cudart
+    except Exception as exc:  # noqa: BLE001 - any import failure means no usable CUDA
+        return f"no CUDA runtime bindings ({type(exc).__name__})"
+    try:
+        err, count = cudart.cudaGetDeviceCount()
+        if int(err) != 0 or count == 0:
+            return "no CUDA GPU visible"
+        err, major = cudart.cudaDeviceGetAttribute(cudart.cudaDeviceAttr.cudaDevAttrComputeCapabilityMajor, 0)
+        if int(err) != 0:
+            return "cannot read the GPU's compute capability"
+        if major != 9:
+            return f"GPU 0 has compute capability {major}.x, not Hopper 9.0"
+    except Exception as exc:  # noqa: BLE001
+        return f"CUDA unusable: {exc}".splitlines()[0]
+    return None
+
+
+@functools.cache
+def npu_absent_reason() -> str | None:
+    """None when torch_npu and tilelang (Ascend) import and an NPU is visible, else why not."""
+    try:
+        import torch_npu  # noqa: F401
+    except Exception as exc:  # noqa: BLE001 - torch_npu raises various errors without CANN
+        return f"torch_npu unavailable ({type(exc).__name__})"
+    try:
+        import tilelang  # noqa: F401
+    except Exception as exc:  # noqa: BLE001
+        return f"tilelang-ascend unavailable ({type(exc).__name__})"
+    import torch
+
+    if not getattr(torch, "npu", None) or not torch.npu.is_available():
+        return "no Ascend NPU visible"
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if "gpu" in item.keywords and (reason := hopper_gpu_absent_reason()):
+            item.add_marker(pytest.mark.skip(reason=f"gpu: {reason}"))
+        if "npu" in item.keywords and (reason := npu_absent_reason()):
+            item.add_marker(pytest.mark.skip(reason=f"npu: {reason}"))
