@@ -19,6 +19,7 @@ from .state import (
     PipelineState,
     advance_position,
     position,
+    stage_index,
 )
 
 #: Marks this distribution's package, as opposed to the deprecated standard-library module ``pipes``.
@@ -43,4 +44,5 @@ __all__ = [
     "acquire_every_slot",
     "advance_position",
     "position",
+    "stage_index",
 ]

@@ -156,7 +156,10 @@ class PipelineSpec:
             _check_int(owner, "tx_bytes", self.tx_bytes, 1, MAX_ARRIVALS)
         elif self.tx_bytes != 0:
             raise _spec_error(
-                owner, "tx_bytes", self.tx_bytes, f"0 unless completion is TRANSACTION_BYTES (it is {self.completion.name})"
+                owner,
+                "tx_bytes",
+                self.tx_bytes,
+                f"0 unless completion is TRANSACTION_BYTES (it is {self.completion.name})",
             )
         if self.completion is Completion.FLAG:
             for role in (self.producer, *self.consumers):
@@ -168,10 +171,15 @@ class PipelineSpec:
                         "1 with FLAG completion (a binary flag joins exactly one producer pipe and one consumer pipe)",
                     )
             if len(self.consumers) != 1:
-                raise _spec_error(owner, "consumers", len(self.consumers), "exactly 1 consumer role with FLAG completion")
+                raise _spec_error(
+                    owner, "consumers", len(self.consumers), "exactly 1 consumer role with FLAG completion"
+                )
         if self.completion is Completion.STORE_COMPLETE and self.producer.peers != 1:
             raise _spec_error(
-                owner, "producer.peers", self.producer.peers, "1 with STORE_COMPLETE (bulk groups are per thread, per CTA)"
+                owner,
+                "producer.peers",
+                self.producer.peers,
+                "1 with STORE_COMPLETE (bulk groups are per thread, per CTA)",
             )
 
     @property
@@ -195,4 +203,6 @@ class PipelineSpec:
         for role in self.consumers:
             if role.name == name:
                 return role
-        raise _spec_error(f"PipelineSpec({self.name!r})", "consumer name", name, f"one of {[c.name for c in self.consumers]}")
+        raise _spec_error(
+            f"PipelineSpec({self.name!r})", "consumer name", name, f"one of {[c.name for c in self.consumers]}"
+        )

@@ -1,6 +1,6 @@
 """Where a role stands in a pipeline's ring of slots: stage index, phase bit, iteration count.
 
-All of the ring arithmetic lives in the two functions :func:`position` and :func:`advance_position`.
+All of the ring arithmetic lives in :func:`stage_index`, :func:`position` and :func:`advance_position`.
 They use only ``+ // % & ^`` so the same code runs on Python ints (the CPU checker, the Ascend
 simulator) and on CuTe DSL ``Int32`` values (traced into the kernel). Every backend, producer and
 consumer alike, moves through the ring by calling them.
@@ -18,13 +18,18 @@ PRODUCER_START_PHASE = 1
 CONSUMER_START_PHASE = 0
 
 
+def stage_index(iteration: Any, stages: int) -> Any:
+    """The slot the ``iteration``-th use of a ``stages``-slot ring lands in (the tile→slot map)."""
+    return iteration % stages
+
+
 def position(iteration: Any, stages: int, start_phase: int) -> tuple[Any, Any]:
     """The ``(stage index, phase)`` of the ``iteration``-th use of a ``stages``-slot ring.
 
     This is the tile→slot map: iteration ``k`` uses slot ``k % stages`` and waits for the phase that
     flips once per trip around the ring.
     """
-    return iteration % stages, start_phase ^ ((iteration // stages) & 1)
+    return stage_index(iteration, stages), start_phase ^ ((iteration // stages) & 1)
 
 
 def advance_position(index: Any, phase: Any, steps: Any, stages: int) -> tuple[Any, Any]:
