@@ -1,0 +1,142 @@
+"""DSL-carried pipeline cursors and handles: the core ring arithmetic, traced into CuTe kernels.
+
+Use::
+
+    from pipes.cute.state import CuteState, make_state
+
+    state = make_state(stages=4, start_phase=1)        # producer cursor: slot 0, parity 1
+    for k in cutlass.range(n):                         # a *dynamic* loop
+        cute.arch.mbarrier_wait(empty + state.index, state.phase)
+        state.advance()                                # phase flips on every wrap, also here
+
+:class:`CuteState` is :class:`pipes.state.PipelineState` (whose ``advance`` calls the core
+:func:`pipes.state.advance_position`; nothing here re-implements index/phase arithmetic) plus the DSL
+loop-carry protocol (``__extract_mlir_values__`` / ``__new_from_mlir_values__`` /
+``__get_mlir_types__``), so the cursor is a loop-carried value of ``cutlass.range`` / ``while`` loops.
+
+Fields are ``Uint32``: the core ring arithmetic is ``%`` and ``//``; on unsigned values a power-of-two
+ring compiles to ``and``/``shr`` (3 instructions per advance), on signed ``Int32`` to ~20 (sign
+fix-ups). Use ``state.index`` anywhere an ``Int32`` index is accepted.
+
+:class:`CuteProducer` / :class:`CuteConsumer` are the core handles
+(:class:`pipes.participants.Producer` / :class:`~pipes.participants.Consumer`) made loop-carriable:
+both of their cursors travel through dynamic loops; the ops object (barrier pointers, static config)
+is captured by reference. The core handles themselves cannot cross a dynamic loop (the DSL rejects a
+plain Python object it must carry), which is why every pipeline here hands out these.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cutlass import Uint32
+
+from ..participants import Consumer, PipelineOps, Producer
+from ..spec import Role
+from ..state import PipelineState
+
+__all__ = ["CuteConsumer", "CuteProducer", "CuteState", "make_state", "state_at"]
+
+_FIELDS = 3  # index, phase, count
+
+
+def _u32(value: Any) -> Any:
+    """A Uint32 DSL value (Python ints and other DSL integers are converted)."""
+    if isinstance(value, Uint32):
+        return value
+    return Uint32(value)
+
+
+class CuteState(PipelineState):
+    """A :class:`pipes.state.PipelineState` whose ``index``/``phase``/``count`` are DSL ``Uint32``
+    values that dynamic loops carry. ``stages`` stays a Python int (it is part of the code shape).
+    """
+
+    __slots__ = ()
+
+    def __init__(self, stages: int, index: Any = 0, phase: Any = 0, count: Any = 0) -> None:
+        super().__init__(stages, _u32(index), _u32(phase), _u32(count))
+
+    def advance(self, steps: Any = 1) -> None:
+        """Move ``steps`` slots forward using the core arithmetic (on unsigned values)."""
+        if not isinstance(steps, int):
+            steps = _u32(steps)
+        super().advance(steps)
+
+    # --- DSL loop-carry protocol -------------------------------------------------------------
+    def __extract_mlir_values__(self) -> list[Any]:
+        return [self.index.ir_value(), self.phase.ir_value(), self.count.ir_value()]
+
+    def __get_mlir_types__(self) -> list[Any]:
+        return [v.type for v in self.__extract_mlir_values__()]
+
+    def __new_from_mlir_values__(self, values: list[Any]) -> CuteState:
+        return CuteState(self.stages, Uint32(values[0]), Uint32(values[1]), Uint32(values[2]))
+
+
+def make_state(stages: int, start_phase: int) -> CuteState:
+    """A cursor at slot 0 waiting for parity ``start_phase`` (1 for producers, 0 for consumers)."""
+    return CuteState(stages, 0, start_phase, 0)
+
+
+def state_at(iteration: Any, stages: int, start_phase: int) -> CuteState:
+    """The cursor after ``iteration`` uses (a DSL or Python integer), by the core tile→slot map."""
+    return CuteState.at(_u32(iteration), stages, start_phase)
+
+
+def _carry_states(handle: Any, names: tuple[str, str]) -> list[Any]:
+    values: list[Any] = []
+    for name in names:
+        values.extend(getattr(handle, name).__extract_mlir_values__())
+    return values
+
+
+def _rebuild(handle: Any, names: tuple[str, str], values: list[Any]) -> Any:
+    new = object.__new__(type(handle))
+    new.__dict__.update(handle.__dict__)
+    for i, name in enumerate(names):
+        old = getattr(handle, name)
+        setattr(new, name, old.__new_from_mlir_values__(values[i * _FIELDS : (i + 1) * _FIELDS]))
+    return new
+
+
+class CuteProducer(Producer):
+    """A core :class:`~pipes.participants.Producer` that dynamic loops can carry.
+
+    Its ``acquire_state`` and ``commit_state`` are :class:`CuteState` values (from ``ops.make_state``);
+    everything else it holds (``ops``, ``role``, extra Python attributes of subclasses) is static.
+    """
+
+    _CARRIED = ("acquire_state", "commit_state")
+
+    def __init__(self, ops: PipelineOps, role: Role | None = None) -> None:
+        super().__init__(ops, role)
+
+    def __extract_mlir_values__(self) -> list[Any]:
+        return _carry_states(self, self._CARRIED)
+
+    def __get_mlir_types__(self) -> list[Any]:
+        return [v.type for v in self.__extract_mlir_values__()]
+
+    def __new_from_mlir_values__(self, values: list[Any]) -> CuteProducer:
+        return _rebuild(self, self._CARRIED, values)
+
+
+class CuteConsumer(Consumer):
+    """A core :class:`~pipes.participants.Consumer` that dynamic loops can carry (both cursors)."""
+
+    _CARRIED = ("wait_state", "release_state")
+
+    def __init__(self, ops: PipelineOps, role: Role | None = None) -> None:
+        super().__init__(ops, role)
+
+    def __extract_mlir_values__(self) -> list[Any]:
+        return _carry_states(self, self._CARRIED)
+
+    def __get_mlir_types__(self) -> list[Any]:
+        return [v.type for v in self.__extract_mlir_values__()]
+
+    def __new_from_mlir_values__(self, values: list[Any]) -> CuteConsumer:
+        return _rebuild(self, self._CARRIED, values)
+
+
