@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import re
 import tempfile
-from pipes import ArrivalUnit, Role, SpecError
-from pipes.cute.ordered import OrderedBarrier, OrderSpec
 
 import cutlass
 import cutlass.cute as cute
@@ -18,6 +16,9 @@ import cutlass.pipeline as cpipe
 import pytest
 from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream
 from cutlass.memory import SmemAllocator
+
+from pipes import ArrivalUnit, Role, SpecError
+from pipes.cute.ordered import OrderedBarrier, OrderSpec
 
 OPTIONS = f"--gpu-arch sm_90a --keep-ptx --dump-dir={tempfile.mkdtemp(prefix='pipes-ptx-')}"
 WAIT_RE = re.compile(r"mbarrier\.try_wait\.parity\.shared\.b64\s+\w+,\s*\[(%r\d+)[^\]]*\],\s*(%r\d+)")
