@@ -1,27 +1,78 @@
 """pipes.cute: the CuTe DSL backend (Hopper mbarrier pipelines).
 
-Building blocks: :mod:`pipes.cute.state` (DSL-carried cursors and handles),
-:mod:`pipes.cute.barriers` (mbarrier rings, debug-bounded waits), :mod:`pipes.cute.debug`
-(debug mode and the trace hook).
+Declare pipelines from :class:`pipes.PipelineSpec` objects (:class:`AsyncPipeline`, :class:`TmaLoadPipeline`,
+:class:`StoreNotifyPipeline`), give them shared memory and initialize them once with
+:func:`init_pipelines` (all threads, before role dispatch), then create producer/consumer handles
+inside the role branches. Building blocks: :mod:`pipes.cute.state` (DSL-carried cursors and
+handles), :mod:`pipes.cute.barriers` (mbarrier rings, debug-bounded waits), :mod:`pipes.cute.roles`
+(role → warps, arrival-count checks), :mod:`pipes.cute.debug` (debug mode, trace hook).
+Also here: :class:`OrderedBarrier` (ping-pong turns), :class:`NamedBarrierAllocator`, and the
+trace recorder :class:`Tracer` (:mod:`pipes.cute.trace`; ``TracerProtocol`` is the hook it fills).
 """
 
+from .async_pipeline import AsyncOps, AsyncPipeline
 from .barriers import MbarrierRing, WaitSite, arrive_as_unit, bounded_wait, trap
-from .debug import DebugConfig, TraceEvent, Tracer, resolve_debug
-from .state import CuteConsumer, CuteProducer, CuteState, make_state, state_at
+from .base import BoundPipeline, PipelineBase
+from .debug import DebugConfig, TraceEvent, resolve_debug
+from .debug import Tracer as TracerProtocol
+from .named_barriers import NamedBarrier, NamedBarrierAllocator
+from .ordered import OrderedBarrier, OrderSpec
+from .roles import RoleLayout, Warps
+from .state import CuteConsumer, CuteProducer, CuteState, TraceStatic, make_state, state_at
+from .storage import init_pipelines, storage_bytes, storage_words
+from .store_notify import (
+    StoreNotifyConsumer,
+    StoreNotifyOps,
+    StoreNotifyPipeline,
+    StoreNotifyProducer,
+    TileMeta,
+    fence_before_async_forward,
+    staging_wait,
+)
+from .tma_load import Multicast, TmaLoadOps, TmaLoadPipeline, TmaLoadProducer
+from .trace import TraceLayout, TraceLog, Tracer
 
 __all__ = [
+    "AsyncOps",
+    "AsyncPipeline",
+    "BoundPipeline",
     "CuteConsumer",
     "CuteProducer",
     "CuteState",
     "DebugConfig",
     "MbarrierRing",
+    "Multicast",
+    "NamedBarrier",
+    "NamedBarrierAllocator",
+    "OrderSpec",
+    "OrderedBarrier",
+    "PipelineBase",
+    "RoleLayout",
+    "StoreNotifyConsumer",
+    "StoreNotifyOps",
+    "StoreNotifyPipeline",
+    "StoreNotifyProducer",
+    "TileMeta",
+    "TmaLoadOps",
+    "TmaLoadPipeline",
+    "TmaLoadProducer",
     "TraceEvent",
+    "TraceLayout",
+    "TraceLog",
+    "TraceStatic",
     "Tracer",
+    "TracerProtocol",
     "WaitSite",
+    "Warps",
     "arrive_as_unit",
     "bounded_wait",
+    "fence_before_async_forward",
+    "init_pipelines",
     "make_state",
     "resolve_debug",
+    "staging_wait",
     "state_at",
+    "storage_bytes",
+    "storage_words",
     "trap",
 ]

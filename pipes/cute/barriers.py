@@ -150,19 +150,22 @@ class MbarrierRing:
 
 
 def warp_uniform_index() -> Int32:
-    """This thread's warp index, marked warp-uniform (so branches on it stay uniform)."""
-    return cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    """This thread's warp index, warp-uniform (``cute.arch.warp_idx`` marks it so)."""
+    return cute.arch.warp_idx()
 
 
 def arrive_as_unit(ring: MbarrierRing, index: Any, unit: ArrivalUnit, *, peer: Any = None) -> None:
     """Make the arrival one executing thread owes for a role of arrival unit ``unit``.
 
-    THREAD / WARP / WARPGROUP: every executing thread arrives. ELECTED_PER_WARP: one elected lane of
-    each warp. ELECTED_PER_WARPGROUP: one elected lane of the first warp of each warpgroup.
+    THREAD / WARP / WARPGROUP: every executing thread arrives. ELECTED_PER_WARP: the warp
+    synchronizes (``bar.warp.sync`` orders every lane's memory accesses before the arrival), then one
+    elected lane arrives. ELECTED_PER_WARPGROUP: one elected lane of the first warp of each warpgroup
+    arrives; the caller must have synchronized the warpgroup if other warps' accesses must be covered.
     """
     if unit in (ArrivalUnit.THREAD, ArrivalUnit.WARP, ArrivalUnit.WARPGROUP):
         ring.arrive(index, peer=peer)
     elif unit is ArrivalUnit.ELECTED_PER_WARP:
+        cute.arch.sync_warp()
         with cute.arch.elect_one():
             ring.arrive(index, peer=peer)
     elif unit is ArrivalUnit.ELECTED_PER_WARPGROUP:

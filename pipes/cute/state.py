@@ -35,9 +35,29 @@ from ..participants import Consumer, PipelineOps, Producer
 from ..spec import Role
 from ..state import PipelineState
 
-__all__ = ["CuteConsumer", "CuteProducer", "CuteState", "make_state", "state_at"]
+__all__ = ["CuteConsumer", "CuteProducer", "CuteState", "TraceStatic", "make_state", "state_at"]
 
 _FIELDS = 3  # index, phase, count
+
+
+class TraceStatic:
+    """Mixin for trace-time Python objects (configs, pipelines) used inside dynamic branches and loops.
+
+    The DSL must carry every object a dynamic ``if``/``for`` body may modify; a plain Python object
+    it cannot prove unmodified is rejected ("a plain Python value ... cannot be turned into a Runtime
+    value"). These objects hold no DSL values, so they carry nothing and stay the same object.
+    """
+
+    __slots__ = ()
+
+    def __extract_mlir_values__(self) -> list[Any]:
+        return []
+
+    def __get_mlir_types__(self) -> list[Any]:
+        return []
+
+    def __new_from_mlir_values__(self, values: list[Any]) -> Any:
+        return self
 
 
 def _u32(value: Any) -> Any:
