@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import functools
 import os
+import tempfile
 
 import pytest
 
 # CuTe DSL compiles without a GPU when told the target; it must be set before cutlass is imported.
 os.environ.setdefault("CUTE_DSL_ARCH", "sm_90a")
+# --keep-ptx writes files next to the working directory unless told otherwise: keep checkouts clean.
+os.environ.setdefault("CUTE_DSL_DUMP_DIR", tempfile.mkdtemp(prefix="pipes-cute-dump-"))
 
 
 @functools.cache
