@@ -1,0 +1,479 @@
+"""Kernels of the hand-off benchmark: each kind once with pipes, once hand-written with cutlass.pipeline.
+
+Every factory ``f(stages, blocks)`` returns a host ``@cute.jit`` launcher ``launch(out, aux, iters,
+stream)``: ``blocks`` CTAs, each running ``iters`` round trips; ``out`` gets a per-CTA self-check
+value (see :data:`EXPECTED`), ``aux`` is the global tensor of the TMA kinds (:func:`aux_shape`).
+The two versions of a kind do the same work in the same order; only the synchronization code differs.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("CUTE_DSL_ARCH", "sm_90a")
+
+import cutlass  # noqa: E402
+import cutlass.cute as cute  # noqa: E402
+import cutlass.pipeline as cpipe  # noqa: E402
+from cutlass import Int32, Int64  # noqa: E402
+from cutlass.cute.nvgpu import cpasync  # noqa: E402
+from cutlass.memory import SmemAllocator  # noqa: E402
+
+from pipes import ArrivalUnit, Completion, PipelineSpec, Role  # noqa: E402
+from pipes.cute import (  # noqa: E402
+    AsyncPipeline,
+    OrderedBarrier,
+    OrderSpec,
+    StoreNotifyPipeline,
+    TmaLoadPipeline,
+    init_pipelines,
+)
+
+WARP = 32
+WARPGROUP = 128
+GROUPS = 2  # ordered kind: two math warpgroups
+TILE = 32  # TMA kinds: TILE × TILE Int32 tiles (4 KiB)
+TILE_BYTES = TILE * TILE * 4
+SOURCE_TILES = 8  # TMA-load: each CTA cycles over this many source tiles (L2-resident)
+
+
+def _warp() -> Int32:
+    return cute.arch.make_warp_uniform(cute.arch.warp_idx())
+
+
+def _block() -> Int32:
+    return cute.arch.block_idx()[0]
+
+
+def _launch(kernel, threads: int, blocks: int):
+    @cute.jit
+    def launch(out: cute.Tensor, aux: cute.Tensor, iters: Int32, stream):
+        kernel(out, aux, iters).launch(grid=(blocks, 1, 1), block=(threads, 1, 1), stream=stream)
+
+    return launch
+
+
+# --- async: a producer warp writes the slot (all 32 threads arrive), a consumer warp reads it -------
+def async_cutlass(stages: int, blocks: int):
+    @cute.kernel
+    def kernel(out: cute.Tensor, aux: cute.Tensor, iters: Int32):
+        smem = SmemAllocator()
+        bars = smem.allocate_array(Int64, 2 * stages)
+        data = smem.allocate_tensor(Int32, cute.make_layout(stages))
+        group = cpipe.CooperativeGroup(cpipe.Agent.Thread, WARP)
+        pipe = cpipe.PipelineAsync.create(
+            num_stages=stages, producer_group=group, consumer_group=group, barrier_storage=bars
+        )
+        warp = _warp()
+        if warp == 0:
+            state = cpipe.make_pipeline_state(cpipe.PipelineUserType.Producer, stages)
+            for i in cutlass.range(iters, unroll=1):
+                pipe.producer_acquire(state)
+                data[state.index] = i
+                pipe.producer_commit(state)
+                state.advance()
+        if warp == 1:
+            state = cpipe.make_pipeline_state(cpipe.PipelineUserType.Consumer, stages)
+            total = Int32(0)
+            for _ in cutlass.range(iters, unroll=1):
+                pipe.consumer_wait(state)
+                total += data[state.index]
+                pipe.consumer_release(state)
+                state.advance()
+            if cute.arch.lane_idx() == 0:
+                out[_block()] = total
+
+    return _launch(kernel, 2 * WARP, blocks)
+
+
+def async_pipes(stages: int, blocks: int):
+    spec = PipelineSpec("handoff", stages, Role("producer", ArrivalUnit.WARP), Role("consumer", ArrivalUnit.WARP))
+    pipe = AsyncPipeline(spec)
+
+    @cute.kernel
+    def kernel(out: cute.Tensor, aux: cute.Tensor, iters: Int32):
+        smem = SmemAllocator()
+        (ops,) = init_pipelines((pipe,), allocator=smem)
+        data = smem.allocate_tensor(Int32, cute.make_layout(stages))
+        warp = _warp()
+        if warp == 0:
+            producer = ops.producer()
+            for i in cutlass.range(iters, unroll=1):
+                slot = producer.acquire()
+                data[slot] = i
+                producer.commit()
+        if warp == 1:
+            consumer = ops.consumer()
+            total = Int32(0)
+            for _ in cutlass.range(iters, unroll=1):
+                slot = consumer.wait()
+                total += data[slot]
+                consumer.release()
+            if cute.arch.lane_idx() == 0:
+                out[_block()] = total
+
+    return _launch(kernel, 2 * WARP, blocks)
+
+
+# --- TMA load: warp 0 arms the full barrier and TMA-loads a 4 KiB tile; warp 1 reads, one lane releases
+def _tma_load_launch(kernel, blocks: int):
+    @cute.jit
+    def launch(out: cute.Tensor, aux: cute.Tensor, iters: Int32, stream):
+        smem_layout = cute.make_layout((TILE, TILE), stride=(TILE, 1))
+        atom, gtma = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), aux, smem_layout, (TILE, TILE))
+        kernel(atom, gtma, out, iters).launch(grid=(blocks, 1, 1), block=(2 * WARP, 1, 1), stream=stream)
+
+    return launch
+
+
+def _tma_load_parts(atom, gtma, tiles):
+    g_tiles = cute.local_tile(gtma, (TILE, TILE), (None, None))
+    return cpasync.tma_partition(
+        atom, 0, cute.make_layout(1), cute.group_modes(tiles, 0, 2), cute.group_modes(g_tiles, 0, 2)
+    )
+
+
+def tma_load_cutlass(stages: int, blocks: int):
+    @cute.kernel
+    def kernel(atom: cute.CopyAtom, gtma: cute.Tensor, out: cute.Tensor, iters: Int32):
+        smem = SmemAllocator()
+        bars = smem.allocate_array(Int64, 2 * stages)
+        tiles = smem.allocate_tensor(Int32, cute.make_layout((TILE, TILE, stages), stride=(TILE, 1, TILE * TILE)), 128)
+        pipe = cpipe.PipelineTmaAsync.create(
+            num_stages=stages,
+            producer_group=cpipe.CooperativeGroup(cpipe.Agent.Thread, 1),
+            consumer_group=cpipe.CooperativeGroup(cpipe.Agent.Thread, 1),  # one signaling lane per warp
+            tx_count=TILE_BYTES,
+            barrier_storage=bars,
+        )
+        warp = _warp()
+        if warp == 0:
+            s_part, g_part = _tma_load_parts(atom, gtma, tiles)
+            state = cpipe.make_pipeline_state(cpipe.PipelineUserType.Producer, stages)
+            for i in cutlass.range(iters, unroll=1):
+                pipe.producer_acquire(state)
+                cute.copy(
+                    atom,
+                    g_part[(None, i % SOURCE_TILES, 0)],
+                    s_part[(None, state.index)],
+                    tma_bar_ptr=pipe.producer_get_barrier(state),
+                )
+                pipe.producer_commit(state)
+                state.advance()
+        if warp == 1:
+            state = cpipe.make_pipeline_state(cpipe.PipelineUserType.Consumer, stages)
+            total = Int32(0)
+            lane = cute.arch.lane_idx()
+            for _ in cutlass.range(iters, unroll=1):
+                pipe.consumer_wait(state)
+                total += tiles[0, lane, state.index]
+                pipe.consumer_release(state)
+                state.advance()
+            if lane == 0:
+                out[_block()] = total
+
+    return _tma_load_launch(kernel, blocks)
+
+
+def tma_load_pipes(stages: int, blocks: int):
+    spec = PipelineSpec(
+        "tiles_in",
+        stages,
+        Role("load", ArrivalUnit.ELECTED_PER_WARP),
+        Role("reader", ArrivalUnit.ELECTED_PER_WARP),
+        Completion.TRANSACTION_BYTES,
+        TILE_BYTES,
+    )
+    pipe = TmaLoadPipeline(spec)
+
+    @cute.kernel
+    def kernel(atom: cute.CopyAtom, gtma: cute.Tensor, out: cute.Tensor, iters: Int32):
+        smem = SmemAllocator()
+        (ops,) = init_pipelines((pipe,), allocator=smem)
+        tiles = smem.allocate_tensor(Int32, cute.make_layout((TILE, TILE, stages), stride=(TILE, 1, TILE * TILE)), 128)
+        warp = _warp()
+        if warp == 0:
+            s_part, g_part = _tma_load_parts(atom, gtma, tiles)
+            producer = ops.producer()
+            for i in cutlass.range(iters, unroll=1):
+                slot = producer.acquire()
+                cute.copy(
+                    atom, g_part[(None, i % SOURCE_TILES, 0)], s_part[(None, slot)], tma_bar_ptr=producer.barrier(slot)
+                )
+                producer.commit()
+        if warp == 1:
+            consumer = ops.consumer()
+            total = Int32(0)
+            lane = cute.arch.lane_idx()
+            for _ in cutlass.range(iters, unroll=1):
+                slot = consumer.wait()
+                total += tiles[0, lane, slot]
+                consumer.release()
+            if lane == 0:
+                out[_block()] = total
+
+    return _tma_load_launch(kernel, blocks)
+
+
+# --- store-notify: warp 0 TMA-stores a tile, waits for its global writes (no .read) and notifies;
+#     warp 1 reads the tile from global memory and releases. lag = stages - 1 stores stay in flight.
+def _store_launch(kernel, blocks: int):
+    @cute.jit
+    def launch(out: cute.Tensor, aux: cute.Tensor, iters: Int32, stream):
+        smem_layout = cute.make_layout((TILE, TILE), stride=(TILE, 1))
+        atom, gtma = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), aux, smem_layout, (TILE, TILE))
+        kernel(atom, gtma, aux, out, iters).launch(grid=(blocks, 1, 1), block=(2 * WARP, 1, 1), stream=stream)
+
+    return launch
+
+
+def _staging(smem: SmemAllocator, buffers: int) -> cute.Tensor:
+    layout = cute.make_layout((TILE, TILE, buffers), stride=(TILE, 1, TILE * TILE))
+    return smem.allocate_tensor(Int32, layout, 128)
+
+
+def _store_parts(atom, gtma, staging):
+    g_tiles = cute.local_tile(gtma, (TILE, TILE), (None, None))
+    return cpasync.tma_partition(
+        atom, 0, cute.make_layout(1), cute.group_modes(staging, 0, 2), cute.group_modes(g_tiles, 0, 2)
+    )
+
+
+@cute.jit
+def _stage_tile(staging: cute.Tensor, buf: Int32, value: Int32) -> None:
+    """The epilogue's smem writes (row 0), made visible to the TMA store (async proxy)."""
+    staging[0, cute.arch.lane_idx(), buf] = value
+    cute.arch.fence_proxy("async.shared", space="cta")
+    cute.arch.sync_warp()
+
+
+def store_notify_cutlass(stages: int, blocks: int):
+    lag = stages - 1
+    buffers = lag + 1
+
+    @cute.kernel
+    def kernel(atom: cute.CopyAtom, gtma: cute.Tensor, gplain: cute.Tensor, out: cute.Tensor, iters: Int32):
+        smem = SmemAllocator()
+        bars = smem.allocate_array(Int64, 2 * stages)
+        meta = smem.allocate_tensor(Int32, cute.make_layout((2, stages)))
+        staging = _staging(smem, buffers)
+        one = cpipe.CooperativeGroup(cpipe.Agent.Thread, 1)
+        notify = cpipe.PipelineAsync.create(
+            num_stages=stages, producer_group=one, consumer_group=one, barrier_storage=bars
+        )
+        store = cpipe.PipelineTmaStore.create(
+            num_stages=buffers, producer_group=cpipe.CooperativeGroup(cpipe.Agent.Thread, WARP)
+        )
+        warp = _warp()
+        block = _block()
+        if warp == 0:
+            s_part, g_part = _store_parts(atom, gtma, staging)
+            state = cpipe.make_pipeline_state(cpipe.PipelineUserType.Producer, stages)
+            older = state.clone()  # the commit `lag` commits back, notified now
+            for i in cutlass.range(iters, unroll=1):
+                notify.producer_acquire(state)
+                store.producer_acquire()  # wait_group.read: the staging buffer is free again
+                buf = i % buffers
+                _stage_tile(staging, buf, i)
+                cute.copy(atom, s_part[(None, buf)], g_part[(None, block * stages + state.index, 0)])
+                store.producer_commit()  # commit_group
+                cute.arch.cp_async_bulk_wait_group(lag, read=False)
+                cute.arch.sync_warp()
+                with cute.arch.elect_one():
+                    meta[0, state.index] = 1
+                    meta[1, state.index] = i
+                    if cutlass.const_expr(lag == 0):
+                        notify.producer_commit(state)
+                    else:
+                        if i >= lag:
+                            notify.producer_commit(older)
+                if cutlass.const_expr(lag > 0):  # noqa: SIM102 - a trace-time test around a run-time one
+                    if i >= lag:
+                        older.advance()
+                state.advance()
+            # tail: the last stores complete, their notifies, then an end-of-stream slot
+            cute.arch.cp_async_bulk_wait_group(0, read=False)
+            cute.arch.sync_warp()
+            if cutlass.const_expr(lag > 0):  # noqa: SIM102 - a trace-time test around a run-time one
+                if iters >= lag:
+                    with cute.arch.elect_one():
+                        notify.producer_commit(older)
+            notify.producer_acquire(state)
+            with cute.arch.elect_one():
+                meta[0, state.index] = 0
+                notify.producer_commit(state)
+            state.advance()
+            notify.producer_tail(state)
+        if warp == 1:
+            state = cpipe.make_pipeline_state(cpipe.PipelineUserType.Consumer, stages)
+            lane = cute.arch.lane_idx()
+            total = Int32(0)
+            notify.consumer_wait(state)
+            while meta[0, state.index] != 0:
+                total += gplain[(block * stages + state.index) * TILE, lane]
+                with cute.arch.elect_one():
+                    notify.consumer_release(state)
+                state.advance()
+                notify.consumer_wait(state)
+            with cute.arch.elect_one():
+                notify.consumer_release(state)
+            if lane == 0:
+                out[block] = total
+
+    return _store_launch(kernel, blocks)
+
+
+def store_notify_pipes(stages: int, blocks: int):
+    lag = stages - 1
+    buffers = lag + 1
+    spec = PipelineSpec(
+        "tiles_out",
+        stages,
+        Role("epi", ArrivalUnit.ELECTED_PER_WARP),
+        Role("reader", ArrivalUnit.ELECTED_PER_WARP),
+        Completion.STORE_COMPLETE,
+    )
+    pipe = StoreNotifyPipeline(spec, lag=lag, meta_fields=1)
+
+    @cute.kernel
+    def kernel(atom: cute.CopyAtom, gtma: cute.Tensor, gplain: cute.Tensor, out: cute.Tensor, iters: Int32):
+        smem = SmemAllocator()
+        (ops,) = init_pipelines((pipe,), allocator=smem)
+        staging = _staging(smem, buffers)
+        warp = _warp()
+        block = _block()
+        if warp == 0:
+            s_part, g_part = _store_parts(atom, gtma, staging)
+            producer = ops.producer()
+            for i in cutlass.range(iters, unroll=1):
+                slot = producer.acquire()
+                cute.arch.cp_async_bulk_wait_group(buffers - 1, read=True)  # staging buffer free again
+                buf = i % buffers
+                _stage_tile(staging, buf, i)
+                cute.copy(atom, s_part[(None, buf)], g_part[(None, block * stages + slot, 0)])
+                producer.commit(i)
+            producer.tail()
+        if warp == 1:
+            consumer = ops.consumer()
+            lane = cute.arch.lane_idx()
+            total = Int32(0)
+            slot = consumer.wait()
+            while consumer.meta(slot).valid != 0:
+                total += gplain[(block * stages + slot) * TILE, lane]
+                consumer.release()
+                slot = consumer.wait()
+            consumer.release()
+            if lane == 0:
+                out[block] = total
+
+    return _store_launch(kernel, blocks)
+
+
+# --- ordered: two math warpgroups take turns; each turn, thread 0 of the group bumps a shared counter
+@cute.jit
+def _turn(counter: cute.Tensor, group: Int32, checks: Int32) -> Int32:
+    """One turn's payload: the shared turn counter must say it is this group's turn."""
+    seen = counter[0]
+    if cute.arch.thread_idx()[0] % WARPGROUP == 0:
+        counter[0] = seen + 1
+    return checks + Int32(seen % GROUPS == group)
+
+
+def ordered_cutlass(stages: int, blocks: int):
+    @cute.kernel
+    def kernel(out: cute.Tensor, aux: cute.Tensor, iters: Int32):
+        smem = SmemAllocator()
+        bars = smem.allocate_array(Int64, GROUPS * stages)
+        counter = smem.allocate_tensor(Int32, cute.make_layout(1))
+        if cute.arch.thread_idx()[0] == 0:
+            counter[0] = 0
+        group = _warp() // 4
+        order = cpipe.PipelineOrder.create(
+            depth=stages,
+            length=GROUPS,
+            group_id=group,
+            producer_group=cpipe.CooperativeGroup(cpipe.Agent.Thread, WARPGROUP),
+            barrier_storage=bars,
+        )
+        # The stock object's own state is not loop-carried, and neither is a state that is only passed
+        # to it: hand-written code must carry one explicitly, by assigning it in the loop.
+        state = cpipe.PipelineState(stages, Int32(0), Int32(0), Int32(group == 0))
+        checks = Int32(0)
+        for _ in cutlass.range(iters, unroll=1):
+            order.wait(state)
+            checks = _turn(counter, group, checks)
+            state = order.arrive(state)
+        if cute.arch.thread_idx()[0] % WARPGROUP == 0:
+            out[_block() * GROUPS + group] = checks
+
+    return _launch(kernel, GROUPS * WARPGROUP, blocks)
+
+
+def ordered_pipes(stages: int, blocks: int):
+    spec = OrderSpec("pingpong", groups=GROUPS, role=Role("math", ArrivalUnit.WARPGROUP), depth=stages)
+
+    @cute.kernel
+    def kernel(out: cute.Tensor, aux: cute.Tensor, iters: Int32):
+        smem = SmemAllocator()
+        bars = smem.allocate_array(Int64, spec.barriers)
+        counter = smem.allocate_tensor(Int32, cute.make_layout(1))
+        if cute.arch.thread_idx()[0] == 0:
+            counter[0] = 0
+        group = _warp() // 4
+        order = OrderedBarrier.create(spec, bars, group)
+        checks = Int32(0)
+        for _ in cutlass.range(iters, unroll=1):
+            order.wait()
+            checks = _turn(counter, group, checks)
+            order.arrive()
+        if cute.arch.thread_idx()[0] % WARPGROUP == 0:
+            out[_block() * GROUPS + group] = checks
+
+    return _launch(kernel, GROUPS * WARPGROUP, blocks)
+
+
+# --- self-checks and auxiliary tensors ------------------------------------------------------------
+def _wrap(value: int) -> int:
+    """An Int32 sum as the kernel computes it (two's complement wrap-around)."""
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def source_value(tile: int, row: int, col: int) -> int:
+    return tile * 4096 + row * TILE + col + 1
+
+
+EXPECTED = {
+    "async": lambda iters: _wrap(iters * (iters - 1) // 2),
+    "TMA load": lambda iters: _wrap(sum(source_value(i % SOURCE_TILES, 0, 0) for i in range(iters))),
+    "store-notify": lambda iters: _wrap(iters * (iters - 1) // 2),
+    "ordered": lambda iters: iters,
+}
+OUTPUTS_PER_BLOCK = {"async": 1, "TMA load": 1, "store-notify": 1, "ordered": GROUPS}
+
+
+def aux_shape(kind: str, stages: int, blocks: int) -> tuple[int, int]:
+    """Rows × columns of the kind's global Int32 tensor (TMA source or destination)."""
+    if kind == "TMA load":
+        return (SOURCE_TILES * TILE, TILE)
+    if kind == "store-notify":
+        return (blocks * stages * TILE, TILE)
+    return (1, 1)
+
+
+def aux_values(kind: str, rows: int, cols: int):
+    """Host contents of the aux tensor (numpy): the TMA-load source pattern, else zeros."""
+    import numpy as np
+
+    if kind != "TMA load":
+        return np.zeros((rows, cols), dtype=np.int32)
+    r, c = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    return ((r // TILE) * 4096 + (r % TILE) * TILE + c + 1).astype(np.int32)
+
+
+KINDS = {
+    "async": (async_cutlass, async_pipes),
+    "TMA load": (tma_load_cutlass, tma_load_pipes),
+    "store-notify": (store_notify_cutlass, store_notify_pipes),
+    "ordered": (ordered_cutlass, ordered_pipes),
+}

@@ -1,0 +1,149 @@
+"""GPU: the ordered barrier keeps its turn order over thousands of rounds; trace records are sane.
+
+Ping-pong kernel: ``groups`` warpgroups take turns in ``depth`` sections per round. In each turn
+thread 0 of the group reads the section's shared turn counter ``c``, writes its group id to
+``log[block, section, c]`` and bumps the counter. The host checks ``log[b, s, k] == k % groups``
+for every k: a turn out of order, a turn taken twice or a lost turn all break it. Groups spin for
+different, changing times so that the fast group keeps trying to run ahead.
+
+With ``PIPES_TRACE_PNG_DIR`` set, the traced run also draws its timeline there.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+
+import cutlass
+import cutlass.cute as cute
+import numpy as np
+import pytest
+from cutlass import Int32, Int64
+from cutlass.memory import SmemAllocator
+
+from pipes import ArrivalUnit, Role
+from pipes.cute.ordered import OrderedBarrier, OrderSpec
+from pipes.cute.trace import TraceLayout, Tracer
+
+pytestmark = pytest.mark.gpu
+
+WARPGROUP = 128
+WAIT, RELEASE = 2, 3
+TRACE_ID = 7
+
+
+@cute.jit
+def spin_cycles(cycles: Int32) -> None:
+    if cycles > 0:
+        start = cute.arch.clock64()
+        while cute.arch.clock64() - start < Int64(cycles):
+            pass
+
+
+def build(groups: int, depth: int, layout: TraceLayout | None = None):
+    spec = OrderSpec("pingpong", groups=groups, role=Role("math", ArrivalUnit.WARPGROUP), depth=depth)
+    trace_layout = layout if layout is not None else TraceLayout(1, 1, 1)
+
+    @cute.kernel
+    def kernel(log: cute.Tensor, buf: cute.Tensor, rounds: Int32):
+        smem = SmemAllocator()
+        bars = smem.allocate_array(Int64, spec.barriers)
+        counters = smem.allocate_tensor(Int32, cute.make_layout(depth))
+        tracer = None
+        if cutlass.const_expr(layout is not None):
+            tracer = Tracer.create(trace_layout, buf, smem.allocate_array(Int32, trace_layout.warps))
+        tid = cute.arch.thread_idx()[0]
+        if tid < depth:
+            counters[tid] = 0
+        group = cute.arch.make_warp_uniform(cute.arch.warp_idx()) // 4
+        order = OrderedBarrier.create(spec, bars, group, tracer=tracer, trace_id=TRACE_ID)  # syncs the CTA
+        block = cute.arch.block_idx()[0]
+        turns = rounds * groups
+        for r in cutlass.range(rounds, unroll=1):
+            for s in cutlass.range_constexpr(depth):
+                order.wait()
+                if tid % WARPGROUP == 0:
+                    c = counters[s]
+                    if c < turns:
+                        log[(block * depth + s) * turns + c] = group
+                    counters[s] = c + 1
+                spin_cycles((r * 37 + group * 101 + s * 13) % 7 * 40)
+                order.arrive()
+
+    @cute.jit
+    def launch(log: cute.Tensor, buf: cute.Tensor, rounds: Int32, blocks: Int32, stream):
+        kernel(log, buf, rounds).launch(grid=(blocks, 1, 1), block=(groups * WARPGROUP, 1, 1), stream=stream)
+
+    return launch
+
+
+def run(groups: int, depth: int, rounds: int, blocks: int, layout: TraceLayout | None = None):
+    torch = pytest.importorskip("torch")
+    from cutlass.cute.runtime import from_dlpack
+    from cutlass.torch import current_stream
+
+    log = torch.full((blocks * depth * rounds * groups,), -1, dtype=torch.int32, device="cuda")
+    words = layout.words if layout is not None else 8
+    buf = torch.zeros((words,), dtype=torch.int32, device="cuda")
+    args = (from_dlpack(log, assumed_align=4), from_dlpack(buf, assumed_align=4), Int32(rounds), Int32(blocks))
+    stream = current_stream()
+    compiled = cute.compile(build(groups, depth, layout), *args, stream)
+    compiled(*args, stream)
+    torch.cuda.synchronize()
+    return log.cpu().numpy().reshape(blocks, depth, rounds * groups), buf.cpu().numpy()
+
+
+@pytest.mark.parametrize(("groups", "depth"), [(2, 1), (2, 2), (3, 1), (4, 2)])
+def test_turns_keep_their_order_over_many_rounds(groups, depth):
+    rounds, blocks = 5000, 16
+    log, _ = run(groups, depth, rounds, blocks)
+    expected = np.arange(rounds * groups) % groups
+    bad = np.argwhere(log != expected)
+    assert len(bad) == 0, f"{len(bad)} turns out of order, first at (block, section, turn) {bad[0].tolist()}"
+
+
+@pytest.mark.parametrize("clock", ["clock64", "globaltimer"])
+def test_trace_records_are_complete_monotone_and_show_the_order(clock):
+    import torch
+
+    groups, depth, rounds, blocks = 2, 2, 200, 4
+    warps = groups * WARPGROUP // 32
+    per_warp = 2 * rounds * depth  # a WAIT and a RELEASE per turn, by lane 0 of every warp
+    layout = TraceLayout(blocks=blocks, warps=warps, capacity=per_warp + 8, clock=clock)
+    order_log, raw = run(groups, depth, rounds, blocks, layout)
+    assert np.all(order_log == np.arange(rounds * groups) % groups)
+    trace = layout.decode(raw, names={TRACE_ID: "pingpong"})
+    assert not trace.dropped
+    records = trace.records
+    assert len(records) == blocks * warps * per_warp
+    assert set(records["pipeline"].tolist()) == {TRACE_ID}
+    sm_count = torch.cuda.get_device_properties(0).multi_processor_count
+    by_warp: dict[tuple[int, int], np.ndarray] = defaultdict(list)
+    regions = raw.reshape(blocks, warps, layout.capacity + 1, 8)
+    for b in range(blocks):
+        assert len({int(s) for s in regions[b, :, :per_warp, 2].ravel()}) == 1, "one CTA runs on one SM"
+        for w in range(warps):
+            rows = regions[b, w, :per_warp]
+            assert regions[b, w, layout.capacity, 0] == per_warp
+            times = (rows[:, 1].astype(np.int64) << 32) | (rows[:, 0].astype(np.int64) & 0xFFFFFFFF)
+            assert np.all(np.diff(times) >= 0), f"block {b} warp {w}: time went backwards"
+            assert rows[:, 3].tolist() == [WAIT + 1, RELEASE + 1] * (rounds * depth)
+            assert rows[:, 4].tolist() == [s for _ in range(rounds) for s in range(depth) for _ in (0, 1)]
+            assert set(rows[:, 6].tolist()) == {b} and set(rows[:, 7].tolist()) == {w}
+            assert 0 <= rows[0, 2] < sm_count
+            by_warp[(b, w)] = times
+    # The trace shows the order: in each section, turn t+1 starts after turn t was handed on.
+    for b in range(blocks):
+        for s in range(depth):
+            events = []
+            for g in range(groups):
+                times = by_warp[(b, 4 * g)].reshape(rounds, depth, 2)[:, s, :]
+                events += [(k * groups + g, int(t_wait), int(t_release)) for k, (t_wait, t_release) in enumerate(times)]
+            events.sort()
+            for (_, _, handed_on), (turn, started, _) in zip(events, events[1:], strict=False):
+                assert started >= handed_on, f"block {b} section {s}: turn {turn} started before the previous ended"
+    out_dir = os.environ.get("PIPES_TRACE_PNG_DIR")
+    if out_dir:
+        from pipes.cute.timeline import draw_timeline
+
+        draw_timeline(trace, os.path.join(out_dir, f"pingpong_{clock}.png"), max_sms=2)
