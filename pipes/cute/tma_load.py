@@ -92,9 +92,14 @@ class Multicast(TraceStatic):
             return j + my_n * cm  # peers sharing my B tile: (j, my_n)
         # Both: first the cluster_n CTAs of my row, then the other cluster_m-1 CTAs of my column.
         k = j - self.cluster_n
-        other_m = k + Int32(k >= my_m)
-        in_row = Int32(j < self.cluster_n)
+        other_m = k + _as_int(k >= my_m)
+        in_row = _as_int(j < self.cluster_n)
         return in_row * same_m + (1 - in_row) * (other_m + my_n * cm)
+
+
+def _as_int(flag: Any) -> Any:
+    """0/1 from a Python bool (host-side use, tests) or a DSL Boolean (kernel)."""
+    return int(flag) if isinstance(flag, bool) else Int32(flag)
 
 
 class TmaLoadPipeline(PipelineBase):
