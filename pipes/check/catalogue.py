@@ -1,0 +1,377 @@
+"""A catalogue of protocols: correct pipelines, and broken variants the checker must catch.
+
+Every entry builds a :class:`~pipes.check.Protocol` whose agents use the ordinary handles over the
+model backend. Correct entries must check clean; each bad entry names the finding it must produce and
+words its message must contain (the barrier, slot or role at fault). The tests run them all; the
+benchmark runs :func:`handoff` at its full size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..spec import ArrivalUnit, Completion, PipelineSpec, Role
+from ..state import CONSUMER_START_PHASE
+from .context import Ctx
+from .protocol import END_OF_STREAM, Agent, ModelFlag, ModelOrder, ModelPipeline, Protocol
+from .report import FindingKind
+
+TILE_BYTES = 16384
+
+
+def _stream_producer(pipe: str, items: int, tma: bool = False) -> Callable[[Ctx], None]:
+    def producer(ctx: Ctx) -> None:
+        p = ctx.producer(pipe)
+        for item in range(items):
+            slot = p.acquire()
+            if tma:
+                ctx.load(pipe, slot, item)
+            else:
+                ctx.write(pipe, slot, item)
+            p.commit()
+        p.tail()
+
+    return producer
+
+
+def _stream_consumer(pipe: str, items: int, role: str | None = None, bug: str = "") -> Callable[[Ctx], None]:
+    """``bug``: "" (correct), "no_release", "release_before_read", "keep_last" (never releases the last)."""
+
+    def consumer(ctx: Ctx) -> None:
+        c = ctx.consumer(pipe, role)
+        for item in range(items):
+            slot = c.wait()
+            if bug == "release_before_read":
+                c.release()
+            value = ctx.read(pipe, slot)
+            assert value == item, f"{ctx.name} read {value!r} from {pipe} slot {slot}, expected {item}"
+            if bug == "" or (bug == "keep_last" and item < items - 1):
+                c.release()
+
+    return consumer
+
+
+def async_pipeline(stages: int, items: int = 6, bug: str = "") -> Protocol:
+    """ARRIVAL pipeline: a thread-role producer writes ``items`` values, a warp consumer reads them."""
+    spec = PipelineSpec("data", stages, Role("load", ArrivalUnit.THREAD), Role("math", ArrivalUnit.WARP))
+    agents = [Agent("load", _stream_producer("data", items)), Agent("math", _stream_consumer("data", items, bug=bug))]
+    return Protocol(f"async_s{stages}{'_' + bug if bug else ''}", agents, [ModelPipeline(spec)])
+
+
+def tma_pipeline(stages: int, items: int = 6, load_bytes: int | None = None) -> Protocol:
+    """TRANSACTION_BYTES pipeline: an elected producer thread issues TMA loads, a warpgroup consumes."""
+    spec = PipelineSpec(
+        "smem",
+        stages,
+        Role("tma", ArrivalUnit.ELECTED_PER_WARP),
+        Role("math", ArrivalUnit.WARPGROUP),
+        Completion.TRANSACTION_BYTES,
+        TILE_BYTES,
+    )
+
+    def producer(ctx: Ctx) -> None:
+        p = ctx.producer("smem")
+        for item in range(items):
+            slot = p.acquire()
+            ctx.load("smem", slot, item, load_bytes)
+            p.commit()
+        p.tail()
+
+    agents = [Agent("tma", producer), Agent("math", _stream_consumer("smem", items))]
+    return Protocol(f"tma_s{stages}", agents, [ModelPipeline(spec)])
+
+
+def token_pipeline(stages: int = 2, items: int = 4) -> Protocol:
+    """ARRIVAL pipeline driven with try_ tokens (poll, do other work, then wait only if needed)."""
+    spec = PipelineSpec("data", stages, Role("load"), Role("math", ArrivalUnit.WARP))
+
+    def producer(ctx: Ctx) -> None:
+        p = ctx.producer("data")
+        for item in range(items):
+            token = p.try_acquire()
+            slot = p.acquire(token)
+            ctx.write("data", slot, item)
+            p.commit()
+        p.tail()
+
+    def consumer(ctx: Ctx) -> None:
+        c = ctx.consumer("data")
+        for item in range(items):
+            token = c.try_wait()
+            slot = c.wait(token)
+            assert ctx.read("data", slot) == item
+            c.release()
+
+    return Protocol("tokens", [Agent("load", producer), Agent("math", consumer)], [ModelPipeline(spec)])
+
+
+def producer_at_phase_zero(stages: int = 2, items: int = 4) -> Protocol:
+    """Bad: the producer's explicit state starts at phase 0 (a consumer's start) instead of 1."""
+    spec = PipelineSpec("data", stages, Role("load"), Role("math", ArrivalUnit.WARP))
+
+    def producer(ctx: Ctx) -> None:
+        ops = ctx.pipeline("data")
+        state = ops.make_state(CONSUMER_START_PHASE)  # the bug: PRODUCER_START_PHASE is 1
+        for item in range(items):
+            ops.producer_acquire(state)
+            ctx.write("data", state.index, item)
+            ops.producer_commit(state)
+            state.advance()
+        ops.producer_tail(state)
+
+    agents = [Agent("load", producer), Agent("math", _stream_consumer("data", items))]
+    return Protocol("producer_phase_0", agents, [ModelPipeline(spec)])
+
+
+def consumer_warpgroups(declared: int = 2, stages: int = 2, items: int = 4) -> Protocol:
+    """A TMA mainloop read by two consumer warpgroups; the spec declares ``declared`` of them."""
+    spec = PipelineSpec(
+        "mainloop",
+        stages,
+        Role("tma", ArrivalUnit.ELECTED_PER_WARP),
+        Role("math", ArrivalUnit.WARPGROUP, count=declared),
+        Completion.TRANSACTION_BYTES,
+        TILE_BYTES,
+    )
+    producer = Agent("tma", _stream_producer("mainloop", items, tma=True))
+    agents = [producer, *(Agent(f"math{g}", _stream_consumer("mainloop", items)) for g in range(2))]
+    return Protocol(f"two_warpgroups_declared_{declared}", agents, [ModelPipeline(spec)])
+
+
+def fan_out(stages: int = 2, items: int = 4) -> Protocol:
+    """One producer, two consumer roles (a warp each) that both read every slot before it is free."""
+    spec = PipelineSpec(
+        "tiles",
+        stages,
+        Role("epi", ArrivalUnit.ELECTED_PER_WARP),
+        (Role("send", ArrivalUnit.WARP), Role("log", ArrivalUnit.WARP)),
+    )
+    agents = [
+        Agent("epi", _stream_producer("tiles", items)),
+        Agent("send", _stream_consumer("tiles", items, role="send")),
+        Agent("log", _stream_consumer("tiles", items, role="log")),
+    ]
+    return Protocol("fan_out", agents, [ModelPipeline(spec)])
+
+
+def handoff(
+    stages: int = 2, tiles: int = 4, consumers: int = 1, lag: int | None = None, notify_on: str = "store_complete"
+) -> Protocol:
+    """The epilogue → communication hand-off (STORE_COMPLETE).
+
+    The epilogue TMA-stores each output tile from a shared-memory slot and commits the tile index as
+    metadata; ``consumers`` communication warps (units of one role) each wait for a tile, read it from
+    global memory and release the slot, and stop at END_OF_STREAM, which the producer's tail commits.
+    """
+    spec = PipelineSpec(
+        "out",
+        stages,
+        Role("epi", ArrivalUnit.ELECTED_PER_WARP),
+        Role("comm", ArrivalUnit.ELECTED_PER_WARP, count=consumers),
+        Completion.STORE_COMPLETE,
+    )
+
+    def epilogue(ctx: Ctx) -> None:
+        out = ctx.producer("out")
+        for tile in range(tiles):
+            slot = out.acquire()
+            ctx.write("out", slot, f"C{tile}")
+            ctx.store("out", slot, ("C", tile))
+            out.commit(tile)
+        out.tail()
+
+    def communicate(ctx: Ctx) -> None:
+        inbox = ctx.consumer("out")
+        expected = 0
+        while True:
+            slot = inbox.wait()
+            tile = ctx.read_meta("out", slot)
+            if tile is END_OF_STREAM:
+                inbox.release()
+                break
+            assert tile == expected, f"{ctx.name} got tile {tile!r}, expected {expected}"
+            data = ctx.read_global(("C", tile))
+            assert data == f"C{tile}", f"{ctx.name} read {data!r} for tile {tile}"
+            inbox.release()
+            expected += 1
+        assert expected == tiles, f"{ctx.name} saw {expected} tiles before END_OF_STREAM, expected {tiles}"
+
+    agents = [Agent("epilogue", epilogue), *(Agent(f"comm{i}", communicate) for i in range(consumers))]
+    suffix = "" if notify_on == "store_complete" else f"_{notify_on}"
+    name = f"handoff_s{stages}_x{consumers}{suffix}"
+    return Protocol(name, agents, [ModelPipeline(spec, lag=lag, notify_on=notify_on)])
+
+
+def ping_pong(stages: int = 2, tiles: int = 4, k_blocks: int = 2, phase_flips: bool = True) -> Protocol:
+    """A TMA mainloop shared by two math warpgroups that take turns per output tile (ordered barrier).
+
+    Warpgroup ``g`` computes tiles ``g, g + 2, …``: it waits for its turn, consumes the tile's
+    ``k_blocks`` slots with an explicit consumer state, hands the turn on, writes its tile, and skips
+    the other warpgroup's ``k_blocks`` slots.
+    """
+    spec = PipelineSpec(
+        "mainloop",
+        stages,
+        Role("tma", ArrivalUnit.ELECTED_PER_WARP),
+        Role("math", ArrivalUnit.WARPGROUP),
+        Completion.TRANSACTION_BYTES,
+        TILE_BYTES,
+    )
+    order = ModelOrder("order", groups=2, role=Role("math", ArrivalUnit.WARPGROUP), phase_flips=phase_flips)
+
+    def loads(ctx: Ctx) -> None:
+        p = ctx.producer("mainloop")
+        for tile in range(tiles):
+            for k in range(k_blocks):
+                slot = p.acquire()
+                ctx.load("mainloop", slot, (tile, k))
+                p.commit()
+        p.tail()
+
+    def math(group: int) -> Callable[[Ctx], None]:
+        def run(ctx: Ctx) -> None:
+            ops = ctx.pipeline("mainloop")
+            state = ops.make_state(CONSUMER_START_PHASE)
+            if group:
+                state.advance(group * k_blocks)
+            turn = ctx.order("order", group)
+            for tile in range(group, tiles, 2):
+                turn.wait()
+                for k in range(k_blocks):
+                    ops.consumer_wait(state)
+                    assert ctx.read("mainloop", state.index) == (tile, k)
+                    ops.consumer_release(state)
+                    state.advance()
+                turn.arrive()
+                ctx.write_global(("C", tile), tile)
+                state.advance(k_blocks)
+
+        return run
+
+    agents = [Agent("tma", loads), Agent("math0", math(0)), Agent("math1", math(1))]
+    name = "ping_pong" if phase_flips else "ping_pong_phase_never_flips"
+    return Protocol(name, agents, [ModelPipeline(spec)], orders=[order])
+
+
+def ascend_double_buffer(stages: int = 2, items: int = 4) -> Protocol:
+    """FLAG pipeline (Ascend MTE2 → MTE1): primed empty flags, drained by the producer's tail."""
+    spec = PipelineSpec("l1", stages, Role("mte2"), Role("mte1"), Completion.FLAG)
+    agents = [Agent("mte2", _stream_producer("l1", items)), Agent("mte1", _stream_consumer("l1", items))]
+    return Protocol(f"ascend_flags_s{stages}", agents, [ModelPipeline(spec)])
+
+
+def ascend_set_twice() -> Protocol:
+    """Bad: raw flags; the producer sets MTE2→MTE1 again before the consumer's wait_flag cleared it."""
+
+    def mte2(ctx: Ctx) -> None:
+        for item in range(2):
+            ctx.write_global("l1", item)
+            ctx.set_flag("MTE2_MTE1_0")
+
+    def mte1(ctx: Ctx) -> None:
+        for _ in range(2):
+            ctx.wait_flag("MTE2_MTE1_0")
+            ctx.read_global("l1")
+
+    return Protocol("ascend_set_twice", [Agent("mte2", mte2), Agent("mte1", mte1)], flags=[ModelFlag("MTE2_MTE1_0")])
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One catalogue protocol: ``expect`` None means it must check clean."""
+
+    name: str
+    summary: str
+    build: Callable[[], Protocol]
+    expect: FindingKind | None = None
+    mentions: tuple[str, ...] = ()
+    alternatives: tuple[FindingKind, ...] = ()
+    """Other finding kinds that are equally right (the first one found depends on the exploration order)."""
+
+    @property
+    def bad(self) -> bool:
+        return self.expect is not None
+
+
+GOOD = [
+    *(Entry(f"async_s{s}", f"ARRIVAL pipeline, {s} stage(s)", lambda s=s: async_pipeline(s)) for s in range(1, 5)),
+    *(Entry(f"tma_s{s}", f"TMA-load pipeline, {s} stage(s)", lambda s=s: tma_pipeline(s)) for s in range(1, 5)),
+    Entry("tokens", "try_acquire/try_wait tokens", token_pipeline),
+    Entry("two_warpgroups", "two consumer warpgroups, declared count=2", consumer_warpgroups),
+    Entry("fan_out", "two consumer warps (roles) read every slot", fan_out),
+    Entry("handoff", "epilogue → communication hand-off, 2 stages, lag 1", handoff),
+    Entry("handoff_lag0", "hand-off, 3 stages, lag 0", lambda: handoff(stages=3, tiles=4, lag=0)),
+    Entry("handoff_two_comm", "hand-off to two communication warps", lambda: handoff(stages=2, tiles=3, consumers=2)),
+    Entry("ping_pong", "two math warpgroups alternate tiles (ordered barrier)", ping_pong),
+    Entry("ascend_flags", "Ascend set_flag/wait_flag double buffer", ascend_double_buffer),
+]
+
+BAD = [
+    Entry(
+        "missing_release",
+        "the consumer never releases a slot",
+        lambda: async_pipeline(2, bug="no_release"),
+        FindingKind.DEADLOCK,
+        ("data.empty[", "producer 'load'", "consumer 'math'"),
+    ),
+    Entry(
+        "release_before_read",
+        "the consumer releases a slot before reading it",
+        lambda: async_pipeline(2, bug="release_before_read"),
+        FindingKind.OVERWRITE_UNRELEASED,
+        ("data.slot[", "math"),
+    ),
+    Entry(
+        "keeps_last_slot",
+        "the consumer exits without releasing its last slot",
+        lambda: async_pipeline(2, bug="keep_last"),
+        FindingKind.UNBALANCED_EXIT,
+        ("consumer 'math' of data", "waited for 6 slot(s) but released 5"),
+    ),
+    Entry(
+        "two_warpgroups_declared_as_one",
+        "two consumer warpgroups, spec declares count=1",
+        lambda: consumer_warpgroups(declared=1),
+        FindingKind.OVER_ARRIVAL,
+        ("mainloop.empty[0]", "expected 128, got 256", "consumer 'math'"),
+    ),
+    Entry(
+        "producer_phase_0",
+        "the producer's state starts at phase 0",
+        producer_at_phase_zero,
+        FindingKind.DEADLOCK,
+        ("data.empty[0]", "producer 'load'", "parity 0", "start phase"),
+    ),
+    Entry(
+        "notify_on_smem_read",
+        "store→notify that notifies after wait_group.read (smem read) instead of store completion",
+        lambda: handoff(notify_on="smem_read"),
+        FindingKind.READ_UNCOMMITTED,
+        ("global[('C', 0)]", "comm0"),
+    ),
+    Entry(
+        "order_phase_never_flips",
+        "ordered barrier whose phase is a loop-invariant constant",
+        lambda: ping_pong(phase_flips=False),
+        FindingKind.PHASE_ALIASING,
+        ("order[", "group"),
+        (FindingKind.DEADLOCK,),
+    ),
+    Entry(
+        "tx_bytes_short",
+        "a TMA load delivers fewer bytes than the producer armed",
+        lambda: tma_pipeline(2, items=2, load_bytes=TILE_BYTES // 2),
+        FindingKind.DEADLOCK,
+        ("smem.full[0]", "transaction bytes outstanding"),
+    ),
+    Entry(
+        "ascend_set_twice",
+        "a second set_flag before the wait_flag",
+        ascend_set_twice,
+        FindingKind.DOUBLE_SET,
+        ("MTE2_MTE1_0",),
+    ),
+]
+
+ENTRIES = {entry.name: entry for entry in (*GOOD, *BAD)}

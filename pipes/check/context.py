@@ -1,0 +1,155 @@
+"""The context an agent function receives: pipelines, data accesses and raw synchronisation.
+
+Everything an agent does goes through its :class:`Ctx` and becomes an operation record
+(:mod:`pipes.check.ops`); the checker decides the results (tokens, values read) and so controls the
+interleaving. An agent is re-run from the start with scripted results to explore each branch, so its
+function must be deterministic given those results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import ProtocolError
+from ..participants import Consumer, Producer
+from ..spec import Completion
+from .ops import Arrive, BulkCommit, BulkStore, BulkWait, FlagSet, FlagWait, Read, TmaLoad, TryWait, Wait, Write
+from .ordered import OrderedTurn
+from .pipeline import ModelPipelineOps, meta_cell, slot_cell
+from .protocol import Layout
+
+
+def global_cell(key: Any) -> str:
+    return f"global[{key!r}]"
+
+
+class Ctx:
+    """What an agent works with. Pipeline handles are the core ones over the model backend::
+
+    def epilogue(ctx):
+        out = ctx.producer("out")
+        for tile in range(8):
+            slot = out.acquire()
+            ctx.write("out", slot, tile)        # fill the slot's buffer
+            ctx.store("out", slot, ("C", tile))  # TMA store of the buffer to global memory
+            out.commit(tile)                    # metadata the consumer reads with read_meta
+        out.tail()
+    """
+
+    def __init__(self, name: str, layout: Layout, emit: Callable[[Any], Any]) -> None:
+        self.name = name
+        self._layout = layout
+        self._emit = emit
+        self._views: dict[tuple[str, str], ModelPipelineOps] = {}
+
+    # -- pipelines ----------------------------------------------------------------------------
+    def pipeline(self, name: str, role: str | None = None) -> ModelPipelineOps:
+        """This agent's explicit-state view of pipeline ``name`` (as consumer role ``role`` on that side)."""
+        spec = self._model(name).spec
+        consumer_role = spec.consumer(role) if role is not None else spec.consumers[0]
+        key = (name, consumer_role.name)
+        if key not in self._views:
+            self._views[key] = ModelPipelineOps(self, self._model(name), self._layout, consumer_role)
+        return self._views[key]
+
+    def producer(self, name: str) -> Producer:
+        """A core :class:`pipes.Producer` on pipeline ``name``; this agent is one unit of its producer role."""
+        return Producer(self.pipeline(name))
+
+    def consumer(self, name: str, role: str | None = None) -> Consumer:
+        """A core :class:`pipes.Consumer` on pipeline ``name``; this agent is one unit of consumer ``role``."""
+        spec = self._model(name).spec
+        view = self.pipeline(name, role if role is not None else spec.consumer().name)
+        return Consumer(view, view._consumer_role)
+
+    def order(self, name: str, group: int) -> OrderedTurn:
+        """This agent's turn handle on ordered barrier ``name``, as group ``group``."""
+        if name not in self._layout.orders:
+            raise ProtocolError(f"no ordered barrier named {name!r}; declared: {sorted(self._layout.orders)}")
+        order, barriers = self._layout.orders[name]
+        return OrderedTurn(self, order, barriers, group)
+
+    # -- data -----------------------------------------------------------------------------------
+    def write(self, pipe: str, slot: int, value: Any) -> None:
+        """Write the buffer of ``slot`` (the data the slot carries)."""
+        self._emit(Write(slot_cell(pipe, self._slot(pipe, slot)), value, self.name))
+
+    def read(self, pipe: str, slot: int) -> Any:
+        """Read the buffer of ``slot``; returns what was last written there."""
+        return self._emit(Read(slot_cell(pipe, self._slot(pipe, slot)), self.name))
+
+    def read_meta(self, pipe: str, slot: int) -> Any:
+        """Read the metadata committed with ``slot`` (``commit(payload)``; END_OF_STREAM after a tail)."""
+        return self._emit(Read(meta_cell(pipe, self._slot(pipe, slot)), self.name))
+
+    def write_global(self, key: Any, value: Any) -> None:
+        self._emit(Write(global_cell(key), value, self.name))
+
+    def read_global(self, key: Any) -> Any:
+        """Read a tile of global memory (e.g. one a TMA store wrote)."""
+        return self._emit(Read(global_cell(key), self.name))
+
+    def store(self, pipe: str, slot: int, key: Any) -> None:
+        """Issue a TMA (bulk) store of ``slot``'s buffer to global tile ``key`` (async; joins the open group)."""
+        self._emit(BulkStore(slot_cell(pipe, self._slot(pipe, slot)), global_cell(key), self.name))
+
+    def load(self, pipe: str, slot: int, value: Any, nbytes: int | None = None) -> None:
+        """Issue a TMA load of ``value`` into ``slot``; it completes ``nbytes`` (default: the spec's) on full[slot]."""
+        model = self._model(pipe)
+        if model.spec.completion is not Completion.TRANSACTION_BYTES:
+            raise ProtocolError(f"load() needs a TRANSACTION_BYTES pipeline; {pipe!r} is {model.spec.completion.name}")
+        slot = self._slot(pipe, slot)
+        view = self.pipeline(pipe)
+        barrier = self._layout.full[pipe][slot]
+        size = model.spec.tx_bytes if nbytes is None else nbytes
+        name = self._layout.barrier_names[barrier]
+        self._emit(TmaLoad(slot_cell(pipe, slot), value, barrier, name, size, view.armed.get(slot), self.name))
+
+    # -- raw synchronisation ----------------------------------------------------------------------
+    def arrive(self, barrier: str, count: int = 1, completion: int | None = None, tx: int = 0) -> None:
+        self._emit(Arrive(self._barrier(barrier), barrier, count, completion, self.name, "arrive", tx))
+
+    def wait(self, barrier: str, parity: int, completion: int | None = None) -> None:
+        self._emit(Wait(self._barrier(barrier), barrier, parity, completion, self.name, "wait"))
+
+    def try_wait(self, barrier: str, parity: int, completion: int | None = None) -> bool:
+        return self._emit(TryWait(self._barrier(barrier), barrier, parity, completion, self.name, "try_wait"))
+
+    def set_flag(self, flag: str) -> None:
+        self._emit(FlagSet(self._flag(flag), flag, self.name, "set_flag"))
+
+    def wait_flag(self, flag: str) -> None:
+        self._emit(FlagWait(self._flag(flag), flag, self.name, "wait_flag"))
+
+    def bulk_commit_group(self) -> None:
+        self._emit(BulkCommit(self.name))
+
+    def bulk_wait_group(self, pending: int, read: bool = False) -> None:
+        self._emit(BulkWait(pending, read, self.name))
+
+    # -- bookkeeping ---------------------------------------------------------------------------
+    def outstanding(self) -> tuple[str, ...]:
+        """What this agent leaves unbalanced on its pipelines when its function returns."""
+        return tuple(problem for view in self._views.values() for problem in view.outstanding())
+
+    def _model(self, name: str):
+        if name not in self._layout.pipelines:
+            raise ProtocolError(f"no pipeline named {name!r}; declared: {sorted(self._layout.pipelines)}")
+        return self._layout.pipelines[name]
+
+    def _slot(self, pipe: str, slot: Any) -> int:
+        stages = self._model(pipe).spec.stages
+        if isinstance(slot, bool) or not isinstance(slot, int) or not 0 <= slot < stages:
+            raise ProtocolError(f"slot {slot!r} of pipeline {pipe!r} is invalid: allowed [0, {stages - 1}]")
+        return slot
+
+    def _barrier(self, name: str) -> int:
+        if name not in self._layout.barrier_ids:
+            raise ProtocolError(f"no barrier named {name!r}; declared: {self._layout.barrier_names}")
+        return self._layout.barrier_ids[name]
+
+    def _flag(self, name: str) -> int:
+        if name not in self._layout.flag_ids:
+            raise ProtocolError(f"no flag named {name!r}; declared: {self._layout.flag_names}")
+        return self._layout.flag_ids[name]

@@ -1,0 +1,167 @@
+"""Exploring a protocol's interleavings: exhaustive breadth-first search, seeded random runs, replay.
+
+Breadth-first search with a visited set of model states gives every finding with a shortest
+interleaving (in moves). When the state bound is hit the search stops being a proof; seeded random
+runs then go deeper, each from the initial state to the end or a finding, reproducibly for a seed.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from collections import deque
+
+from ..errors import ProtocolError
+from .protocol import Protocol
+from .report import Finding, FindingKind, Report
+from .world import Machine, Problem, World
+
+
+def _finding(problem: Problem, lines: list[str], schedule: list[str]) -> Finding:
+    return Finding(FindingKind[problem.kind], problem.message, tuple(lines), tuple(schedule))
+
+
+def _replay(machine: Machine, schedule: list[str] | tuple[str, ...]) -> Finding | None:
+    world = machine.initial()
+    lines: list[str] = []
+    for done, label in enumerate(schedule):
+        labels, problem = machine.moves(world)
+        if problem:
+            return _finding(problem, lines, list(schedule[:done]))
+        if label not in labels:
+            raise ProtocolError(f"move {done + 1} of the schedule ({label!r}) is not possible here; possible: {labels}")
+        outcome = machine.step(world, label)
+        lines.extend(outcome.lines)
+        if outcome.problem:
+            return _finding(outcome.problem, lines, list(schedule[: done + 1]))
+        world = outcome.world
+    labels, problem = machine.moves(world)
+    if problem is None and not labels:
+        problem = machine.end_problem(world)
+    return _finding(problem, lines, list(schedule)) if problem else None
+
+
+def replay(protocol: Protocol, schedule: list[str] | tuple[str, ...], *, reduction: bool = True) -> Finding | None:
+    """Re-run ``schedule`` (a finding's ``schedule``) from the initial state; return the finding it hits."""
+    return _replay(Machine(protocol, reduction=reduction), schedule)
+
+
+class _Findings:
+    """Findings kept once per kind and site (numbers stripped), first found first."""
+
+    def __init__(self, machine: Machine, limit: int) -> None:
+        self.machine = machine
+        self.limit = limit
+        self.items: dict[tuple[str, str], Finding] = {}
+
+    @property
+    def full(self) -> bool:
+        return len(self.items) >= self.limit
+
+    def add(self, problem: Problem, schedule: list[str]) -> None:
+        key = (problem.kind, re.sub(r"\d+", "#", problem.message))
+        if key in self.items or self.full:
+            return
+        finding = _replay(self.machine, schedule)
+        if finding is None or finding.kind.name != problem.kind:
+            raise ProtocolError(f"internal: replaying {schedule} did not reproduce {problem.kind}")
+        self.items[key] = finding
+
+
+def _path(parents: dict[World, tuple[World, str] | None], world: World) -> list[str]:
+    labels = []
+    link = parents[world]
+    while link is not None:
+        world, label = link
+        labels.append(label)
+        link = parents[world]
+    labels.reverse()
+    return labels
+
+
+def check(
+    protocol: Protocol,
+    *,
+    max_states: int = 200_000,
+    random_runs: int = 0,
+    seed: int = 0,
+    max_depth: int = 100_000,
+    max_findings: int = 8,
+    reduction: bool = True,
+) -> Report:
+    """Explore ``protocol``: every interleaving up to ``max_states`` distinct states, then
+    ``random_runs`` seeded random runs of at most ``max_depth`` moves. Returns a :class:`Report`.
+
+    ``reduction=False`` makes every operation its own move (for comparison; same findings, more states).
+    """
+    started = time.perf_counter()
+    machine = Machine(protocol, reduction=reduction)
+    findings = _Findings(machine, max_findings)
+    initial = machine.initial()
+    parents: dict[World, tuple[World, str] | None] = {initial: None}
+    queue = deque([initial]) if max_states > 0 else deque()
+    exhaustive = max_states > 0
+    transitions = 0
+    while queue and not findings.full:
+        world = queue.popleft()
+        labels, problem = machine.moves(world)
+        if problem is None and not labels:
+            problem = machine.end_problem(world)
+        if problem:
+            findings.add(problem, _path(parents, world))
+            continue
+        for label in labels:
+            outcome = machine.step(world, label)
+            transitions += 1
+            if outcome.problem:
+                findings.add(outcome.problem, [*_path(parents, world), label])
+                continue
+            following = outcome.world
+            if following in parents:
+                continue
+            if len(parents) >= max_states:
+                exhaustive = False
+                continue
+            parents[following] = (world, label)
+            queue.append(following)
+    if queue:
+        exhaustive = False
+    seen = set(parents)
+    rng = random.Random(seed)
+    for _ in range(random_runs):
+        transitions += _random_run(machine, initial, rng, max_depth, seen, findings)
+    return Report(
+        protocol=protocol.name,
+        findings=list(findings.items.values()),
+        states=len(seen),
+        transitions=transitions,
+        exhaustive=exhaustive,
+        max_states=max_states,
+        random_runs=random_runs,
+        seed=seed if random_runs else None,
+        seconds=time.perf_counter() - started,
+        agent_runs=sum(tree.runs for tree in machine.trees),
+    )
+
+
+def _random_run(
+    machine: Machine, world: World, rng: random.Random, max_depth: int, seen: set, findings: _Findings
+) -> int:
+    schedule: list[str] = []
+    for _ in range(max_depth):
+        seen.add(world)
+        labels, problem = machine.moves(world)
+        if problem is None and not labels:
+            problem = machine.end_problem(world)
+        if problem:
+            findings.add(problem, schedule)
+            break
+        label = rng.choice(labels)
+        schedule.append(label)
+        outcome = machine.step(world, label)
+        if outcome.problem:
+            findings.add(outcome.problem, schedule)
+            break
+        world = outcome.world
+    return len(schedule)

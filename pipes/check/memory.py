@@ -1,0 +1,130 @@
+"""Data cells and happens-before knowledge: how the checker judges reads and writes.
+
+A *cell* is a piece of data the protocol protects: a slot's buffer (``out.slot[2]``), a slot's
+metadata (``out.meta[2]``), a tile in global memory (``global['C', 3]``). Each cell has a version (how
+many times it was written), the set of knowers that read the current version, and the current value.
+
+*Knowledge* is what a knower (an agent, or an agent's bulk-copy engine) is guaranteed to see: for each
+cell, the latest version whose write happens-before the knower's current point, and which reads of
+that version happen-before it too. It grows along program order and flows through synchronisation:
+an arrive adds the arriver's knowledge to the barrier's phase, a passing wait adds the completed phase's
+knowledge to the waiter. It is a vector clock restricted to data accesses, so its entries stay small
+and a correct protocol reaches the same knowledge whatever the interleaving (state hashing stays
+effective).
+
+Because accesses are judged by happens-before, a race is found whichever of the two accesses runs
+first: a write checks that every read of the previous version is known to have finished (else an
+*overwrite of a slot not yet released*), and a read checks that the latest write is known (else a
+*read of data that was not committed* to this reader).
+
+Knowledge is a sorted tuple of ``(cell, version, readers bitmask)``; it is hashable and compared by value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+Knowledge = tuple[tuple[str, int, int], ...]
+EMPTY_KNOWLEDGE: Knowledge = ()
+
+
+def lookup(knowledge: Knowledge, cell: str) -> tuple[int, int]:
+    """``(version, readers)`` known for ``cell``; ``(0, 0)`` when nothing is known."""
+    for name, version, readers in knowledge:
+        if name == cell:
+            return version, readers
+    return 0, 0
+
+
+def join(a: Knowledge, b: Knowledge) -> Knowledge:
+    """The least knowledge that includes both: per cell the newer version, or the union of readers."""
+    if not b or a is b:
+        return a
+    if not a:
+        return b
+    merged = {cell: (version, readers) for cell, version, readers in a}
+    changed = False
+    for cell, version, readers in b:
+        mine = merged.get(cell)
+        if mine is None or version > mine[0]:
+            merged[cell] = (version, readers)
+            changed = True
+        elif version == mine[0] and (readers | mine[1]) != mine[1]:
+            merged[cell] = (version, readers | mine[1])
+            changed = True
+    if not changed:
+        return a
+    return tuple(sorted((cell, version, readers) for cell, (version, readers) in merged.items()))
+
+
+def learn(knowledge: Knowledge, cell: str, version: int, readers: int) -> Knowledge:
+    """``knowledge`` plus one fact about ``cell``."""
+    return join(knowledge, ((cell, version, readers),))
+
+
+class CellState(NamedTuple):
+    version: int
+    readers: int
+    value: Any
+
+
+UNWRITTEN = CellState(0, 0, None)
+
+
+class Hazard(Exception):
+    """A data access that is not ordered with a conflicting one. ``kind`` names a FindingKind."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+Namer = Callable[[int], str]
+
+
+def write(
+    cell: str, state: CellState, knowledge: Knowledge, value: Any, who: str, names: Namer
+) -> tuple[CellState, Knowledge]:
+    """``who`` (knowing ``knowledge``) writes ``value``; returns the new cell and the writer's knowledge."""
+    known_version, known_readers = lookup(knowledge, cell)
+    if known_version < state.version:
+        raise Hazard(
+            "OVERWRITE_UNRELEASED",
+            f"{who} overwrites {cell} but write #{state.version} of it is not ordered before this write "
+            f"({who} last synchronised with write #{known_version}): two unordered writes",
+        )
+    unfinished = state.readers & ~known_readers
+    if unfinished:
+        raise Hazard(
+            "OVERWRITE_UNRELEASED",
+            f"{who} overwrites {cell} (write #{state.version + 1}) while the read of write #{state.version} by "
+            f"{names(unfinished)} is not known to have finished: the slot was not released after that read",
+        )
+    version = state.version + 1
+    return CellState(version, 0, value), learn(knowledge, cell, version, 0)
+
+
+def read(cell: str, state: CellState, knowledge: Knowledge, reader_bit: int, who: str) -> tuple[CellState, Knowledge]:
+    """``who`` reads ``cell``; returns the new cell (with the reader recorded) and the reader's knowledge."""
+    known_version, known_readers = lookup(knowledge, cell)
+    if state.version == 0:
+        raise Hazard(
+            "READ_UNCOMMITTED",
+            f"{who} reads {cell}, which nothing has written yet: a read of a slot whose data was not committed",
+        )
+    if known_version < state.version:
+        if known_version >= 1 and not known_readers & reader_bit:
+            raise Hazard(
+                "OVERWRITE_UNRELEASED",
+                f"{who} reads {cell} expecting write #{known_version}, but write #{state.version} already "
+                "overwrote it: the slot was handed back before the read finished",
+            )
+        raise Hazard(
+            "READ_UNCOMMITTED",
+            f"{who} reads {cell} but its write #{state.version} is not ordered before this read "
+            f"({who} last synchronised with write #{known_version}): a read of a slot whose data was not committed",
+        )
+    updated = CellState(state.version, state.readers | reader_bit, state.value)
+    return updated, learn(knowledge, cell, state.version, known_readers | reader_bit)

@@ -1,0 +1,258 @@
+"""The primitive operations an agent performs, as the checker sees them.
+
+Agents never touch the model state directly: every pipeline call, data access and raw barrier or flag
+operation becomes one of these immutable records, emitted through the agent's context. The explorer
+replays them against the model (:mod:`pipes.check.world`).
+
+Two properties of an operation drive the exploration:
+
+* ``sync`` — it synchronises with other agents (an mbarrier or flag operation). Only these are
+  interleaving points; the local operations after one (data reads and writes, bulk-copy bookkeeping)
+  run with it as one step, because hazards are judged by happens-before, not by wall-clock order.
+* ``branching`` — its result depends on the interleaving (``try_wait`` tokens, data reads), so the
+  agent's later operations may differ per result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+
+def _completion(completion: int | None) -> str:
+    return "" if completion is None else f", completion #{completion}"
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    """The agent has not run yet; its first step runs the operations before its first sync."""
+
+    sync: ClassVar[bool] = True
+    branching: ClassVar[bool] = False
+
+    def describe(self) -> str:
+        return "starts"
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """``mbarrier.try_wait.parity`` in a loop: blocks until the phase with ``parity`` has completed.
+
+    ``completion`` is the phase number the agent means to observe (from its cursor's ``count``), or
+    None for raw waits the checker cannot judge.
+    """
+
+    barrier: int
+    barrier_name: str
+    parity: int
+    completion: int | None
+    who: str
+    call: str
+
+    sync: ClassVar[bool] = True
+    branching: ClassVar[bool] = False
+
+    def describe(self) -> str:
+        return f"{self.call}: wait {self.barrier_name} parity {self.parity}{_completion(self.completion)}"
+
+
+@dataclass(frozen=True, slots=True)
+class TryWait:
+    """One ``mbarrier.try_wait.parity`` probe; the result (a token) is True when the phase completed."""
+
+    barrier: int
+    barrier_name: str
+    parity: int
+    completion: int | None
+    who: str
+    call: str
+
+    sync: ClassVar[bool] = True
+    branching: ClassVar[bool] = True
+
+    def describe(self) -> str:
+        return f"{self.call}: try_wait {self.barrier_name} parity {self.parity}{_completion(self.completion)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Arrive:
+    """``count`` arrivals on a barrier (``tx`` > 0: ``arrive.expect_tx`` of that many bytes too)."""
+
+    barrier: int
+    barrier_name: str
+    count: int
+    completion: int | None
+    who: str
+    call: str
+    tx: int = 0
+
+    sync: ClassVar[bool] = True
+    branching: ClassVar[bool] = False
+
+    def describe(self) -> str:
+        expect = f" + expect_tx {self.tx} B" if self.tx else ""
+        into = "" if self.completion is None else f" (phase #{self.completion})"
+        return f"{self.call}: arrive on {self.barrier_name} ×{self.count}{expect}{into}"
+
+
+@dataclass(frozen=True, slots=True)
+class FlagSet:
+    """Set a binary flag (Ascend ``set_flag``): an error if it is already set."""
+
+    flag: int
+    flag_name: str
+    who: str
+    call: str
+
+    sync: ClassVar[bool] = True
+    branching: ClassVar[bool] = False
+
+    def describe(self) -> str:
+        return f"{self.call}: set_flag {self.flag_name}"
+
+
+@dataclass(frozen=True, slots=True)
+class FlagWait:
+    """Wait for a binary flag (Ascend ``wait_flag``): blocks until it is set, then clears it."""
+
+    flag: int
+    flag_name: str
+    who: str
+    call: str
+
+    sync: ClassVar[bool] = True
+    branching: ClassVar[bool] = False
+
+    def describe(self) -> str:
+        return f"{self.call}: wait_flag {self.flag_name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """The agent writes ``value`` into a data cell (a slot's buffer, its metadata, a global tile)."""
+
+    cell: str
+    value: Any
+    who: str
+
+    sync: ClassVar[bool] = False
+    branching: ClassVar[bool] = False
+
+    def describe(self) -> str:
+        return f"write {self.cell} = {self.value!r}"
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """The agent reads a data cell; the result is the value it holds."""
+
+    cell: str
+    who: str
+
+    sync: ClassVar[bool] = False
+    branching: ClassVar[bool] = True
+
+    def describe(self) -> str:
+        return f"read {self.cell}"
+
+
+@dataclass(frozen=True, slots=True)
+class BulkStore:
+    """Issue a bulk (TMA) store from shared-memory cell ``src`` to global cell ``dst``.
+
+    It joins the issuing thread's current (uncommitted) bulk async-group; it reads ``src`` and then
+    writes ``dst`` asynchronously.
+    """
+
+    src: str
+    dst: str
+    who: str
+
+    sync: ClassVar[bool] = False
+    branching: ClassVar[bool] = False
+
+    def describe(self) -> str:
+        return f"issue TMA store {self.src} → {self.dst}"
+
+
+@dataclass(frozen=True, slots=True)
+class BulkCommit:
+    """``cp.async.bulk.commit_group``: the stores issued since the last commit become one group."""
+
+    who: str
+
+    sync: ClassVar[bool] = False
+    branching: ClassVar[bool] = False
+
+    def describe(self) -> str:
+        return "bulk commit_group"
+
+
+@dataclass(frozen=True, slots=True)
+class BulkWait:
+    """``cp.async.bulk.wait_group[.read] pending``: all but the newest ``pending`` groups are done.
+
+    With ``read`` only the shared-memory sources are known to be read; without it the global writes
+    are complete too.
+    """
+
+    pending: int
+    read: bool
+    who: str
+
+    sync: ClassVar[bool] = False
+    branching: ClassVar[bool] = False
+
+    def describe(self) -> str:
+        return f"bulk wait_group{'.read' if self.read else ''} {self.pending}"
+
+
+@dataclass(frozen=True, slots=True)
+class TmaLoad:
+    """Issue a TMA load of ``value`` into cell ``cell`` that completes ``nbytes`` on ``barrier``.
+
+    The data write and the transaction-byte completion happen later, as one asynchronous event.
+    """
+
+    cell: str
+    value: Any
+    barrier: int
+    barrier_name: str
+    nbytes: int
+    completion: int | None
+    who: str
+
+    sync: ClassVar[bool] = False
+    branching: ClassVar[bool] = False
+
+    def describe(self) -> str:
+        return f"issue TMA load {self.value!r} → {self.cell} (completes {self.nbytes} B on {self.barrier_name})"
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """The agent's function returned. ``problems`` lists what it left unbalanced (empty if nothing)."""
+
+    problems: tuple[str, ...] = ()
+
+    sync: ClassVar[bool] = True
+    branching: ClassVar[bool] = False
+
+    def describe(self) -> str:
+        return "finished"
+
+
+@dataclass(frozen=True, slots=True)
+class Crash:
+    """The agent's function raised (a protocol misuse the handles detected, or the agent's own error)."""
+
+    message: str
+
+    sync: ClassVar[bool] = True
+    branching: ClassVar[bool] = False
+
+    def describe(self) -> str:
+        return f"raised {self.message}"
+
+
+TERMINAL = (Done, Crash)

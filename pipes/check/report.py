@@ -1,0 +1,77 @@
+"""What the checker reports: findings, each with an interleaving that reproduces it, and a summary."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class FindingKind(enum.Enum):
+    """The kinds of protocol errors the checker finds; ``value`` is the one-line meaning."""
+
+    DEADLOCK = "no agent can move and not all have finished"
+    READ_UNCOMMITTED = "a read of a slot whose data was not committed to the reader"
+    OVERWRITE_UNRELEASED = "an overwrite of a slot not yet released by its readers"
+    OVER_ARRIVAL = "more arrivals in a phase than the barrier expects"
+    PHASE_ALIASING = "a waiter passes (or can only pass) on the wrong phase of a barrier"
+    DOUBLE_SET = "a set_flag on a flag that is already set"
+    UNBALANCED_EXIT = "state left unbalanced at exit (outstanding commits, un-drained slots, flags, bulk stores)"
+    AGENT_ERROR = "an agent function raised (a misuse of the pipeline API, or its own check failed)"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One protocol error: ``kind``, a message naming the barrier/slot/role, and how to reproduce it.
+
+    ``trace`` is the numbered interleaving (one line per operation); ``schedule`` is the sequence of
+    moves (agent names, or ``tma:...`` for a TMA load landing) that :func:`pipes.check.replay` re-runs.
+    """
+
+    kind: FindingKind
+    message: str
+    trace: tuple[str, ...]
+    schedule: tuple[str, ...]
+
+    def __str__(self) -> str:
+        steps = "\n".join(f"    {i}. {line}" for i, line in enumerate(self.trace, 1))
+        return f"{self.kind.name}: {self.message}\n  interleaving ({len(self.schedule)} moves):\n{steps}"
+
+
+@dataclass
+class Report:
+    """The result of :func:`pipes.check.check`.
+
+    ``states`` counts distinct model states visited (exhaustive search plus random runs);
+    ``exhaustive`` is True when the search covered every reachable state (no bound was hit), which
+    makes an ``ok`` report a proof for this protocol's parameters.
+    """
+
+    protocol: str
+    findings: list[Finding] = field(default_factory=list)
+    states: int = 0
+    transitions: int = 0
+    exhaustive: bool = False
+    max_states: int = 0
+    random_runs: int = 0
+    seed: int | None = None
+    seconds: float = 0.0
+    agent_runs: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    def kinds(self) -> set[FindingKind]:
+        return {f.kind for f in self.findings}
+
+    def first(self, kind: FindingKind) -> Finding | None:
+        return next((f for f in self.findings if f.kind is kind), None)
+
+    def __str__(self) -> str:
+        scope = "exhaustive" if self.exhaustive else f"bounded at {self.max_states} states (not a proof)"
+        random = f", {self.random_runs} random runs (seed {self.seed})" if self.random_runs else ""
+        head = (
+            f"pipes.check {self.protocol}: {'OK' if self.ok else f'{len(self.findings)} finding(s)'} — "
+            f"{self.states} states, {self.transitions} transitions, {scope}{random}, {self.seconds:.2f} s"
+        )
+        return "\n".join([head, *(f"[{i}] {f}" for i, f in enumerate(self.findings, 1))])

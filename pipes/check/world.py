@@ -1,0 +1,398 @@
+"""The model state of a whole protocol and the transitions between states.
+
+A :class:`World` is an immutable, hashable snapshot: where each agent is (a node of its operation
+tree), every barrier and flag, every data cell, what each agent knows (happens-before), each agent's
+bulk-store engine and the TMA loads in flight. :class:`Machine` lists the moves possible in a world
+(an agent's next synchronising operation, or a TMA load landing) and applies one.
+
+An agent's move runs its next synchronising operation and then every local operation after it (data
+accesses, bulk-copy bookkeeping), up to its next synchronising one (``reduction=True``). Local
+operations commute with every other agent's operations up to hazard detection, and hazards are judged
+by happens-before, so this loses no finding and shrinks the state space a lot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from . import barrier as mb
+from . import bulk
+from . import memory as mem
+from .agent_tree import ROOT, AgentTree
+from .ops import (
+    Arrive,
+    BulkCommit,
+    BulkStore,
+    BulkWait,
+    Crash,
+    Done,
+    FlagSet,
+    FlagWait,
+    Read,
+    Start,
+    TmaLoad,
+    TryWait,
+    Wait,
+    Write,
+)
+from .protocol import Protocol, compile_layout
+
+
+class Load(NamedTuple):
+    """A TMA load in flight: it writes ``cell`` and completes ``nbytes`` on ``barrier`` when it lands."""
+
+    label: str
+    knowledge: mem.Knowledge
+    cell: str
+    value: Any
+    barrier: int
+    barrier_name: str
+    nbytes: int
+    completion: int | None
+    issuer: str
+
+
+class World(NamedTuple):
+    positions: tuple[int, ...]
+    barriers: tuple[mb.BarrierState, ...]
+    flags: tuple[mb.FlagState, ...]
+    cells: tuple[tuple[str, mem.CellState], ...]
+    knowledge: tuple[mem.Knowledge, ...]
+    engines: tuple[bulk.Engine, ...]
+    loads: tuple[Load, ...]
+
+
+class Problem(NamedTuple):
+    """A finding before it gets its interleaving: ``kind`` is a FindingKind name."""
+
+    kind: str
+    message: str
+
+
+@dataclass
+class Outcome:
+    """The result of one move: the next world, the trace lines it adds, or the problem it hit."""
+
+    world: World | None
+    lines: list[str]
+    problem: Problem | None = None
+
+
+class Machine:
+    """Moves and their effects for one protocol."""
+
+    def __init__(self, protocol: Protocol, reduction: bool = True, max_ops: int = 20_000) -> None:
+        self.protocol = protocol
+        self.layout = compile_layout(protocol)
+        self.trees = [AgentTree(agent, self.layout, max_ops) for agent in protocol.agents]
+        self.names = [agent.name for agent in protocol.agents]
+        self.agent_index = {name: i for i, name in enumerate(self.names)}
+        self.reduction = reduction
+        self._interned: dict[Any, Any] = {}
+
+    # -- worlds ----------------------------------------------------------------------------------
+    def initial(self) -> World:
+        count = len(self.names)
+        return World(
+            positions=(ROOT,) * count,
+            barriers=tuple(mb.BarrierState.fresh(e) for e in self.layout.barrier_expected),
+            flags=tuple(mb.FlagState.fresh(s) for s in self.layout.flag_initially_set),
+            cells=(),
+            knowledge=(mem.EMPTY_KNOWLEDGE,) * count,
+            engines=(bulk.IDLE,) * count,
+            loads=(),
+        )
+
+    def reader_names(self, mask: int) -> str:
+        count = len(self.names)
+        names = []
+        for bit in range(2 * count):
+            if mask >> bit & 1:
+                names.append(self.names[bit] if bit < count else f"{self.names[bit - count]}'s TMA store")
+        return ", ".join(names)
+
+    # -- what can happen ----------------------------------------------------------------------------
+    def moves(self, world: World) -> tuple[list[str], Problem | None]:
+        """The labels of the moves possible in ``world`` (agents first, then landing loads), or a problem
+        the world already shows (a waiter that can no longer see its phase)."""
+        labels = []
+        for agent, node in enumerate(world.positions):
+            op = self.trees[agent].op(node)
+            kind = type(op)
+            if kind is Wait or kind is TryWait:
+                bar = world.barriers[op.barrier]
+                late = mb.late_wait_problem(bar, op.parity, op.completion)
+                if late:
+                    return [], Problem("PHASE_ALIASING", f"{op.barrier_name}: {op.who}, in {op.call}: {late}")
+                if kind is TryWait or mb.passes(bar, op.parity):
+                    labels.append(self.names[agent])
+            elif kind is FlagWait:
+                if mb.flag_ready(world.flags[op.flag]):
+                    labels.append(self.names[agent])
+            elif kind is not Done and kind is not Crash:
+                labels.append(self.names[agent])
+        labels.extend(load.label for load in world.loads)
+        return labels, None
+
+    def end_problem(self, world: World) -> Problem | None:
+        """For a world with no move: the deadlock, or what is unbalanced at exit (None if all is clean)."""
+        ops = [self.trees[a].op(n) for a, n in enumerate(world.positions)]
+        if not all(type(op) is Done for op in ops):
+            return Problem("DEADLOCK", self._deadlock_message(world, ops))
+        problems = self._exit_problems(world)
+        if problems:
+            return Problem("UNBALANCED_EXIT", "unbalanced state at exit: " + "; ".join(problems))
+        return None
+
+    # -- one move ----------------------------------------------------------------------------------
+    def step(self, world: World, label: str) -> Outcome:
+        scratch = _Scratch(self, world)
+        try:
+            if label in self.agent_index:
+                scratch.run_agent(self.agent_index[label])
+            else:
+                scratch.land(label)
+        except mem.Hazard as hazard:
+            return Outcome(None, scratch.lines, Problem(hazard.kind, hazard.message))
+        return Outcome(scratch.freeze(), scratch.lines, scratch.problem)
+
+    def intern(self, value: Any) -> Any:
+        return self._interned.setdefault(value, value)
+
+    # -- messages ----------------------------------------------------------------------------------
+    def _deadlock_message(self, world: World, ops: list[Any]) -> str:
+        lines = ["deadlock: no agent can move"]
+        for agent, op in enumerate(ops):
+            name = self.names[agent]
+            if type(op) is Done:
+                lines.append(f"  {name}: finished")
+            elif type(op) is Wait:
+                bar = world.barriers[op.barrier]
+                what = "" if op.completion is None else f" for completion #{op.completion}"
+                lines.append(
+                    f"  {op.who}: blocked in {op.call} on {op.barrier_name}, waiting for parity {op.parity}{what} — "
+                    f"{op.barrier_name}: {mb.status(bar)}{mb.parity_hint(op.parity, op.completion)}"
+                )
+            elif type(op) is FlagWait:
+                lines.append(f"  {op.who}: blocked in {op.call} on flag {op.flag_name}, which is not set")
+            else:
+                lines.append(f"  {name}: at {op.describe()}")
+        if world.loads:
+            lines.append(f"  ({len(world.loads)} TMA load(s) in flight)")
+        return "\n".join(lines)
+
+    def _exit_problems(self, world: World) -> list[str]:
+        layout = self.layout
+        problems = []
+        for pipe in layout.pipelines:
+            if layout.is_flag_pipeline(pipe):
+                continue
+            for slot, (full, empty) in enumerate(zip(layout.full[pipe], layout.empty[pipe], strict=True)):
+                filled, released = world.barriers[full].completed, world.barriers[empty].completed
+                if filled != released:
+                    problems.append(
+                        f"{pipe} slot {slot} was filled {filled} time(s) but released {released} time(s) "
+                        f"({layout.barrier_names[full]} vs {layout.barrier_names[empty]}): "
+                        + ("outstanding commits nobody drained" if filled > released else "releases without a fill")
+                    )
+        for index, bar in enumerate(world.barriers):
+            if bar.pending != bar.expected or bar.tx:
+                problems.append(f"{layout.barrier_names[index]} ends mid-phase: {mb.status(bar)}")
+        for index, flag in enumerate(world.flags):
+            if flag.is_set:
+                problems.append(f"flag {layout.flag_names[index]} is left set: a set_flag without its wait_flag")
+        for agent, engine in enumerate(world.engines):
+            text = bulk.outstanding(engine)
+            if text:
+                problems.append(f"{self.names[agent]} exits with {text}")
+        return problems
+
+
+class _Scratch:
+    """A mutable copy of a world while one move runs."""
+
+    def __init__(self, machine: Machine, world: World) -> None:
+        self.machine = machine
+        self.world = world
+        self.positions = list(world.positions)
+        self.barriers = list(world.barriers)
+        self.flags = list(world.flags)
+        self.cells = dict(world.cells)
+        self.knowledge = list(world.knowledge)
+        self.engines = list(world.engines)
+        self.loads = {load.label: load for load in world.loads}
+        self.lines: list[str] = []
+        self.problem: Problem | None = None
+
+    def freeze(self) -> World:
+        # Most moves change one barrier and one agent's knowledge: share every unchanged part with the
+        # previous world and intern the changed ones, so equal parts of many states are one object.
+        old = self.world
+        intern = self.machine.intern
+        cells = tuple(sorted(self.cells.items()))
+        return World(
+            tuple(self.positions),
+            tuple(b if b is o else intern(b) for b, o in zip(self.barriers, old.barriers, strict=True)),
+            tuple(self.flags),
+            old.cells if cells == old.cells else intern(cells),
+            tuple(k if k is o else intern(k) for k, o in zip(self.knowledge, old.knowledge, strict=True)),
+            tuple(self.engines),
+            tuple(self.loads[label] for label in sorted(self.loads)),
+        )
+
+    # -- agents ----------------------------------------------------------------------------------
+    def run_agent(self, agent: int) -> None:
+        tree = self.machine.trees[agent]
+        name = self.machine.names[agent]
+        node = self.positions[agent]
+        first = len(self.lines)
+        while True:
+            op = tree.op(node)
+            line = len(self.lines)
+            if type(op) is not Start:
+                self.lines.append(f"{name}: {op.describe()}")
+            result = self._execute(agent, node, op)
+            if op.branching:
+                self.lines[line] += f" → {result!r}"
+            node = tree.child(node, result)
+            following = tree.op(node)
+            if following.sync or not self.machine.reduction:
+                break
+        if len(self.lines) == first:
+            self.lines.append(f"{name}: starts")
+        self.positions[agent] = node
+        if type(following) is Crash:
+            self.problem = Problem("AGENT_ERROR", f"agent {name} raised {following.message}")
+        elif type(following) is Done and following.problems:
+            self.problem = Problem(
+                "UNBALANCED_EXIT", f"unbalanced state at exit of {name}: " + "; ".join(following.problems)
+            )
+
+    def _execute(self, agent: int, node: int, op: Any) -> Any:
+        kind = type(op)
+        if kind is Wait:
+            self._pass(agent, op)
+        elif kind is TryWait:
+            if not mb.passes(self.barriers[op.barrier], op.parity):
+                return False
+            self._pass(agent, op)
+            return True
+        elif kind is Arrive:
+            self._arrive(agent, op)
+        elif kind is Write:
+            self._write(agent, op)
+        elif kind is Read:
+            return self._read(agent, op)
+        elif kind is FlagSet:
+            try:
+                self.flags[op.flag] = mb.set_flag(self.flags[op.flag], self.knowledge[agent])
+            except mb.DoubleSet as exc:
+                raise mem.Hazard("DOUBLE_SET", f"flag {op.flag_name}: {op.who}, in {op.call}: {exc}") from None
+        elif kind is FlagWait:
+            flag = self.flags[op.flag]
+            self.knowledge[agent] = mem.join(self.knowledge[agent], flag.published)
+            self.flags[op.flag] = mb.clear_flag(flag)
+        elif kind is BulkStore:
+            self.engines[agent] = bulk.issue(self.engines[agent], node, op.src, op.dst, self.knowledge[agent])
+        elif kind is BulkCommit:
+            self.engines[agent] = bulk.commit_group(self.engines[agent])
+        elif kind is BulkWait:
+            self._bulk_wait(agent, op)
+        elif kind is TmaLoad:
+            label = f"tma:{self.machine.names[agent]}#{node}"
+            self.loads[label] = Load(
+                label,
+                self.knowledge[agent],
+                op.cell,
+                op.value,
+                op.barrier,
+                op.barrier_name,
+                op.nbytes,
+                op.completion,
+                op.who,
+            )
+        return None
+
+    def _pass(self, agent: int, op: Wait | TryWait) -> None:
+        bar = self.barriers[op.barrier]
+        stale = mb.stale_pass_problem(bar, op.parity, op.completion)
+        if stale:
+            self.lines[-1] += " → passes"
+            raise mem.Hazard("PHASE_ALIASING", f"{op.barrier_name}: {op.who}, in {op.call}: {stale}")
+        self.knowledge[agent] = mem.join(self.knowledge[agent], bar.published)
+
+    def _arrive(self, agent: int, op: Arrive) -> None:
+        bar = self.barriers[op.barrier]
+        judged = mb.arrival_problem(bar, op.completion, op.count)
+        if judged:
+            raise mem.Hazard(judged[0], f"{op.barrier_name}: {judged[1]} — {op.who}, in {op.call}")
+        try:
+            self.barriers[op.barrier] = mb.arrive(bar, op.count, self.knowledge[agent], op.tx)
+        except mb.OverArrival as exc:
+            raise mem.Hazard(
+                "OVER_ARRIVAL",
+                f"{op.barrier_name}: more arrivals in a phase than the barrier expects: {exc} — {op.who}, in {op.call}",
+            ) from None
+
+    def _write(self, agent: int, op: Write) -> None:
+        cell = self.cells.get(op.cell, mem.UNWRITTEN)
+        self.cells[op.cell], self.knowledge[agent] = mem.write(
+            op.cell, cell, self.knowledge[agent], op.value, op.who, self.machine.reader_names
+        )
+
+    def _read(self, agent: int, op: Read) -> Any:
+        cell = self.cells.get(op.cell, mem.UNWRITTEN)
+        self.cells[op.cell], self.knowledge[agent] = mem.read(op.cell, cell, self.knowledge[agent], 1 << agent, op.who)
+        return cell.value
+
+    def _bulk_wait(self, agent: int, op: BulkWait) -> None:
+        name = self.machine.names[agent]
+        engine_bit = 1 << (len(self.machine.names) + agent)
+        copier = f"{name}'s TMA store"
+
+        def read_source(store: bulk.Store) -> tuple[Any, mem.Knowledge]:
+            cell = self.cells.get(store.src, mem.UNWRITTEN)
+            self.lines.append(f"  (bulk copy of {name} reads {store.src})")
+            self.cells[store.src], knowledge = mem.read(store.src, cell, store.knowledge, engine_bit, copier)
+            return cell.value, knowledge
+
+        def write_destination(store: bulk.Store) -> mem.Knowledge:
+            cell = self.cells.get(store.dst, mem.UNWRITTEN)
+            self.lines.append(f"  (bulk copy of {name} writes {store.dst})")
+            self.cells[store.dst], knowledge = mem.write(
+                store.dst, cell, store.knowledge, store.value, copier, self.machine.reader_names
+            )
+            return knowledge
+
+        self.engines[agent], learned = bulk.wait_group(
+            self.engines[agent], op.pending, op.read, read_source, write_destination
+        )
+        for knowledge in learned:
+            self.knowledge[agent] = mem.join(self.knowledge[agent], knowledge)
+
+    # -- TMA loads landing ---------------------------------------------------------------------------
+    def land(self, label: str) -> None:
+        load = self.loads.pop(label)
+        self.lines.append(
+            f"TMA load issued by {load.issuer} lands: writes {load.cell} = {load.value!r}, "
+            f"completes {load.nbytes} B on {load.barrier_name}"
+        )
+        cell = self.cells.get(load.cell, mem.UNWRITTEN)
+        self.cells[load.cell], knowledge = mem.write(
+            load.cell,
+            cell,
+            load.knowledge,
+            load.value,
+            f"the TMA load issued by {load.issuer}",
+            self.machine.reader_names,
+        )
+        bar = self.barriers[load.barrier]
+        if load.completion is not None and load.completion != bar.completed:
+            kind = "OVER_ARRIVAL" if load.completion < bar.completed else "PHASE_ALIASING"
+            raise mem.Hazard(
+                kind,
+                f"{load.barrier_name}: transaction bytes meant for phase #{load.completion} land in phase "
+                f"#{bar.completed} (the TMA load issued by {load.issuer})",
+            )
+        self.barriers[load.barrier] = mb.complete_tx(bar, load.nbytes, knowledge)
