@@ -262,15 +262,17 @@ def build_tma_load(stages: int, *, consumer_unit: ArrivalUnit = ArrivalUnit.WARP
         if layout.is_role("reader"):
             consumer = pipe.consumer()
             bad = Int32(0)
+            seen = Int32(0)
             for t in cutlass.range(n_tiles, unroll=1):
                 slot = consumer.wait()
                 for i in cutlass.range_constexpr(TILE):
                     if tiles[i, lane, slot] != pattern(bid * n_tiles + t, i * TILE + lane):
                         bad = bad + 1
+                seen = seen + 1
                 spin(delay)
                 consumer.release()
             out[bid, 0, lane, 0] = bad
-            out[bid, 0, lane, 1] = n_tiles
+            out[bid, 0, lane, 1] = seen
 
     @cute.jit
     def launch(gsrc: cute.Tensor, out: cute.Tensor, n_tiles: Int32, delay: Int32, stream: Any):

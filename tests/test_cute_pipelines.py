@@ -100,13 +100,6 @@ def test_store_notify_publishes_only_after_non_read_wait(stages: int, lag: int) 
     assert any(ins.startswith("ld.global") for ins in kernel_body(ptx)), "the readers load the tile from global"
 
 
-def test_store_notify_thread_producer_compiles_the_same_protocol() -> None:
-    ptx = compile_store_notify(2, 1, producer_unit=ArrivalUnit.THREAD)
-    assert published_before_complete(ptx) == []
-    assert loads_before_wait(ptx) == []
-    assert "bar.warp.sync" not in "\n".join(i for i in kernel_body(ptx) if "elect" in i)
-
-
 def test_checkers_flag_a_read_wait_publish_and_an_early_load() -> None:
     """Negative control: the stock-style epilogue (wait_group.read, then arrive) and a load before the wait."""
 
