@@ -50,9 +50,13 @@ class Case:
             return f"store-notify ({self.stages} st, lag {self.stages - 1})"
         return f"{self.kind} ({self.stages} stage{'s' if self.stages > 1 else ''})"
 
-    def launchers(self, blocks: int) -> dict[str, Callable]:
+    def launchers(self, blocks: int, diagnostics: bool = False) -> dict[str, Callable]:
         make_cutlass, make_pipes = hk.KINDS[self.kind]
-        return {"cutlass": make_cutlass(self.stages, blocks), "pipes": make_pipes(self.stages, blocks)}
+        found = {"cutlass": make_cutlass(self.stages, blocks), "pipes": make_pipes(self.stages, blocks)}
+        if diagnostics:
+            for name, make in hk.DIAGNOSTICS.get(self.kind, {}).items():
+                found[name] = make(self.stages, blocks)
+        return found
 
     @property
     def outputs(self) -> int:
@@ -85,11 +89,11 @@ def compile_only(blocks: int, verbose: bool) -> None:
         out = make_fake_compact_tensor(Int32, (blocks * case.outputs,))
         aux = make_fake_compact_tensor(Int32, hk.aux_shape(case.kind, case.stages, blocks), stride_order=(1, 0))
         bodies = {}
-        for name, launch in case.launchers(blocks).items():
+        for name, launch in case.launchers(blocks, diagnostics=True).items():
             ptx = cute.compile(launch, out, aux, Int32(10), make_fake_stream(), options=options).artifacts.PTX
             bodies[name] = loop_bodies(ptx)
         sizes = {name: [len(b) for b in found] for name, found in bodies.items()}
-        print(f"{case.label:28s} loop-body PTX instructions: cutlass {sizes['cutlass']}  pipes {sizes['pipes']}")
+        print(f"{case.label:28s} loop-body PTX instructions: " + "  ".join(f"{n} {v}" for n, v in sizes.items()))
         if verbose:
             for name, found in bodies.items():
                 for i, body in enumerate(found):
@@ -100,7 +104,7 @@ def compile_only(blocks: int, verbose: bool) -> None:
 # --------------------------------------------------------------------------------------------------
 # GPU: timing
 # --------------------------------------------------------------------------------------------------
-def measure(case: Case, blocks: int, iters: int, repeats: int, warmup: int) -> dict:
+def measure(case: Case, blocks: int, iters: int, repeats: int, warmup: int, diagnostics: bool) -> dict:
     import torch
     from cutlass.cute.runtime import from_dlpack
     from cutlass.torch import current_stream
@@ -124,7 +128,8 @@ def measure(case: Case, blocks: int, iters: int, repeats: int, warmup: int) -> d
             raise SystemExit(f"{case.label} / {name}: self-check failed: got {sorted(got)[:4]}, expected {expected}")
     times: dict[str, list[float]] = {name: [] for name in compiled}
     for r in range(repeats):
-        for name in list(compiled) if r % 2 == 0 else list(reversed(compiled)):
+        names = list(compiled)
+        for name in names[r % len(names) :] + names[: r % len(names)]:  # rotate who goes first
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
             compiled[name](*args, Int32(iters), stream)
@@ -151,6 +156,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=31, help="timed launches per variant")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--verbose", action="store_true", help="with --compile-only: print the loop bodies")
+    parser.add_argument("--diagnostics", action="store_true", help="also time the diagnostic pipes variants")
     parser.add_argument("--only", default="", help="comma-separated kinds to run (default: all)")
     parser.add_argument("--markdown", action="store_true", help="also print the table as markdown")
     args = parser.parse_args()
@@ -166,7 +172,7 @@ def main() -> None:
         f"per launch, median of {args.repeats} launches per variant (interleaved), after {args.warmup} warm-up"
     )
     chosen = [c for c in CASES if not args.only or c.kind in args.only.split(",")]
-    rows = [measure(case, blocks, args.iters, args.repeats, args.warmup) for case in chosen]
+    rows = [measure(case, blocks, args.iters, args.repeats, args.warmup, args.diagnostics) for case in chosen]
     print()
     header = f"{'device':24s} {'kind':28s} {'cutlass ns/rt':>14s} {'pipes ns/rt':>12s} {'pipes/cutlass':>14s}"
     print(header)

@@ -19,7 +19,7 @@ from cutlass import Int32, Int64  # noqa: E402
 from cutlass.cute.nvgpu import cpasync  # noqa: E402
 from cutlass.memory import SmemAllocator  # noqa: E402
 
-from pipes import ArrivalUnit, Completion, PipelineSpec, Role  # noqa: E402
+from pipes import CONSUMER_START_PHASE, PRODUCER_START_PHASE, ArrivalUnit, Completion, PipelineSpec, Role  # noqa: E402
 from pipes.cute import (  # noqa: E402
     AsyncPipeline,
     OrderedBarrier,
@@ -109,6 +109,39 @@ def async_pipes(stages: int, blocks: int):
                 slot = consumer.wait()
                 total += data[slot]
                 consumer.release()
+            if cute.arch.lane_idx() == 0:
+                out[_block()] = total
+
+    return _launch(kernel, 2 * WARP, blocks)
+
+
+def async_pipes_one_cursor(stages: int, blocks: int):
+    """Diagnostic: the same pipeline driven through its explicit-state ops with ONE cursor per side
+    (the cutlass.pipeline style), instead of the handles' acquire/commit and wait/release cursors."""
+    spec = PipelineSpec("handoff", stages, Role("producer", ArrivalUnit.WARP), Role("consumer", ArrivalUnit.WARP))
+    pipe = AsyncPipeline(spec)
+
+    @cute.kernel
+    def kernel(out: cute.Tensor, aux: cute.Tensor, iters: Int32):
+        smem = SmemAllocator()
+        (ops,) = init_pipelines((pipe,), allocator=smem)
+        data = smem.allocate_tensor(Int32, cute.make_layout(stages))
+        warp = _warp()
+        if warp == 0:
+            state = ops.make_state(PRODUCER_START_PHASE)
+            for i in cutlass.range(iters, unroll=1):
+                ops.producer_acquire(state)
+                data[state.index] = i
+                ops.producer_commit(state)
+                state.advance()
+        if warp == 1:
+            state = ops.make_state(CONSUMER_START_PHASE)
+            total = Int32(0)
+            for _ in cutlass.range(iters, unroll=1):
+                ops.consumer_wait(state)
+                total += data[state.index]
+                ops.consumer_release(state)
+                state.advance()
             if cute.arch.lane_idx() == 0:
                 out[_block()] = total
 
@@ -209,6 +242,52 @@ def tma_load_pipes(stages: int, blocks: int):
                 slot = consumer.wait()
                 total += tiles[0, lane, slot]
                 consumer.release()
+            if lane == 0:
+                out[_block()] = total
+
+    return _tma_load_launch(kernel, blocks)
+
+
+def tma_load_pipes_one_cursor(stages: int, blocks: int):
+    """Diagnostic: TMA load through the explicit-state ops with one cursor per side."""
+    spec = PipelineSpec(
+        "tiles_in",
+        stages,
+        Role("load", ArrivalUnit.ELECTED_PER_WARP),
+        Role("reader", ArrivalUnit.ELECTED_PER_WARP),
+        Completion.TRANSACTION_BYTES,
+        TILE_BYTES,
+    )
+    pipe = TmaLoadPipeline(spec)
+
+    @cute.kernel
+    def kernel(atom: cute.CopyAtom, gtma: cute.Tensor, out: cute.Tensor, iters: Int32):
+        smem = SmemAllocator()
+        (ops,) = init_pipelines((pipe,), allocator=smem)
+        tiles = smem.allocate_tensor(Int32, cute.make_layout((TILE, TILE, stages), stride=(TILE, 1, TILE * TILE)), 128)
+        warp = _warp()
+        if warp == 0:
+            s_part, g_part = _tma_load_parts(atom, gtma, tiles)
+            state = ops.make_state(PRODUCER_START_PHASE)
+            for i in cutlass.range(iters, unroll=1):
+                ops.producer_acquire(state)
+                cute.copy(
+                    atom,
+                    g_part[(None, i % SOURCE_TILES, 0)],
+                    s_part[(None, state.index)],
+                    tma_bar_ptr=ops.full_barrier(state.index),
+                )
+                ops.producer_commit(state)
+                state.advance()
+        if warp == 1:
+            state = ops.make_state(CONSUMER_START_PHASE)
+            total = Int32(0)
+            lane = cute.arch.lane_idx()
+            for _ in cutlass.range(iters, unroll=1):
+                ops.consumer_wait(state)
+                total += tiles[0, lane, state.index]
+                ops.consumer_release(state)
+                state.advance()
             if lane == 0:
                 out[_block()] = total
 
@@ -371,12 +450,21 @@ def store_notify_pipes(stages: int, blocks: int):
 
 # --- ordered: two math warpgroups take turns; each turn, thread 0 of the group bumps a shared counter
 @cute.jit
-def _turn(counter: cute.Tensor, group: Int32, checks: Int32) -> Int32:
-    """One turn's payload: the shared turn counter must say it is this group's turn."""
-    seen = counter[0]
+def _turn(counters: cute.Tensor, section: Int32, group: Int32, checks: Int32) -> Int32:
+    """One turn's payload: the section's shared turn counter must say it is this group's turn.
+
+    (Sections are independent rings: group 0 may be in section 1 while group 1 is in section 0.)
+    """
+    seen = counters[section]
     if cute.arch.thread_idx()[0] % WARPGROUP == 0:
-        counter[0] = seen + 1
+        counters[section] = seen + 1
     return checks + Int32(seen % GROUPS == group)
+
+
+@cute.jit
+def _zero(counters: cute.Tensor, n: cutlass.Constexpr) -> None:
+    if cute.arch.thread_idx()[0] < n:
+        counters[cute.arch.thread_idx()[0]] = 0
 
 
 def ordered_cutlass(stages: int, blocks: int):
@@ -384,9 +472,8 @@ def ordered_cutlass(stages: int, blocks: int):
     def kernel(out: cute.Tensor, aux: cute.Tensor, iters: Int32):
         smem = SmemAllocator()
         bars = smem.allocate_array(Int64, GROUPS * stages)
-        counter = smem.allocate_tensor(Int32, cute.make_layout(1))
-        if cute.arch.thread_idx()[0] == 0:
-            counter[0] = 0
+        counters = smem.allocate_tensor(Int32, cute.make_layout(stages))
+        _zero(counters, stages)  # the pipeline's create() syncs the CTA before the first turn
         group = _warp() // 4
         order = cpipe.PipelineOrder.create(
             depth=stages,
@@ -399,9 +486,9 @@ def ordered_cutlass(stages: int, blocks: int):
         # to it: hand-written code must carry one explicitly, by assigning it in the loop.
         state = cpipe.PipelineState(stages, Int32(0), Int32(0), Int32(group == 0))
         checks = Int32(0)
-        for _ in cutlass.range(iters, unroll=1):
+        for i in cutlass.range(iters, unroll=1):
             order.wait(state)
-            checks = _turn(counter, group, checks)
+            checks = _turn(counters, i % stages, group, checks)
             state = order.arrive(state)
         if cute.arch.thread_idx()[0] % WARPGROUP == 0:
             out[_block() * GROUPS + group] = checks
@@ -416,15 +503,14 @@ def ordered_pipes(stages: int, blocks: int):
     def kernel(out: cute.Tensor, aux: cute.Tensor, iters: Int32):
         smem = SmemAllocator()
         bars = smem.allocate_array(Int64, spec.barriers)
-        counter = smem.allocate_tensor(Int32, cute.make_layout(1))
-        if cute.arch.thread_idx()[0] == 0:
-            counter[0] = 0
+        counters = smem.allocate_tensor(Int32, cute.make_layout(stages))
+        _zero(counters, stages)  # the pipeline's create() syncs the CTA before the first turn
         group = _warp() // 4
         order = OrderedBarrier.create(spec, bars, group)
         checks = Int32(0)
-        for _ in cutlass.range(iters, unroll=1):
+        for i in cutlass.range(iters, unroll=1):
             order.wait()
-            checks = _turn(counter, group, checks)
+            checks = _turn(counters, i % stages, group, checks)
             order.arrive()
         if cute.arch.thread_idx()[0] % WARPGROUP == 0:
             out[_block() * GROUPS + group] = checks
@@ -470,6 +556,12 @@ def aux_values(kind: str, rows: int, cols: int):
     r, c = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
     return ((r // TILE) * 4096 + (r % TILE) * TILE + c + 1).astype(np.int32)
 
+
+#: Extra pipes variants timed next to the two above, to locate a gap (diagnostic columns).
+DIAGNOSTICS = {
+    "async": {"pipes 1-cursor": async_pipes_one_cursor},
+    "TMA load": {"pipes 1-cursor": tma_load_pipes_one_cursor},
+}
 
 KINDS = {
     "async": (async_cutlass, async_pipes),

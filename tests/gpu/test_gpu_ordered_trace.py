@@ -23,7 +23,19 @@ from cutlass.memory import SmemAllocator
 
 from pipes import ArrivalUnit, Role
 from pipes.cute.ordered import OrderedBarrier, OrderSpec
-from pipes.cute.trace import TraceLayout, Tracer
+from pipes.cute.trace import (
+    RECORD_WORDS,
+    W_BLOCK,
+    W_EVENT,
+    W_PIPELINE,
+    W_SLOT,
+    W_SM,
+    W_TIME_HI,
+    W_TIME_LO,
+    W_WARP,
+    TraceLayout,
+    Tracer,
+)
 
 pytestmark = pytest.mark.gpu
 
@@ -119,18 +131,19 @@ def test_trace_records_are_complete_monotone_and_show_the_order(clock):
     assert set(records["pipeline"].tolist()) == {TRACE_ID}
     sm_count = torch.cuda.get_device_properties(0).multi_processor_count
     by_warp: dict[tuple[int, int], np.ndarray] = defaultdict(list)
-    regions = raw.reshape(blocks, warps, layout.capacity + 1, 8)
+    regions = raw.reshape(blocks, warps, layout.capacity + 1, RECORD_WORDS)
     for b in range(blocks):
-        assert len({int(s) for s in regions[b, :, :per_warp, 2].ravel()}) == 1, "one CTA runs on one SM"
+        assert len({int(s) for s in regions[b, :, :per_warp, W_SM].ravel()}) == 1, "one CTA runs on one SM"
         for w in range(warps):
             rows = regions[b, w, :per_warp]
             assert regions[b, w, layout.capacity, 0] == per_warp
-            times = (rows[:, 1].astype(np.int64) << 32) | (rows[:, 0].astype(np.int64) & 0xFFFFFFFF)
+            times = (rows[:, W_TIME_HI].astype(np.int64) << 32) | (rows[:, W_TIME_LO].astype(np.int64) & 0xFFFFFFFF)
             assert np.all(np.diff(times) >= 0), f"block {b} warp {w}: time went backwards"
-            assert rows[:, 3].tolist() == [WAIT + 1, RELEASE + 1] * (rounds * depth)
-            assert rows[:, 4].tolist() == [s for _ in range(rounds) for s in range(depth) for _ in (0, 1)]
-            assert set(rows[:, 6].tolist()) == {b} and set(rows[:, 7].tolist()) == {w}
-            assert 0 <= rows[0, 2] < sm_count
+            assert rows[:, W_EVENT].tolist() == [WAIT + 1, RELEASE + 1] * (rounds * depth)
+            assert set(rows[:, W_PIPELINE].tolist()) == {TRACE_ID}
+            assert rows[:, W_SLOT].tolist() == [s for _ in range(rounds) for s in range(depth) for _ in (0, 1)]
+            assert set(rows[:, W_BLOCK].tolist()) == {b} and set(rows[:, W_WARP].tolist()) == {w}
+            assert 0 <= rows[0, W_SM] < sm_count
             by_warp[(b, w)] = times
     # The trace shows the order: in each section, turn t+1 starts after turn t was handed on.
     for b in range(blocks):
