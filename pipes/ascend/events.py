@@ -1,0 +1,273 @@
+"""Event-ID allocation: collision-free ids for the flags of pipelines alive at the same time.
+
+Each intra-core pipeline from pipe P to pipe C uses one id per stage, in both directions: the forward
+flag ``P→C`` (full) and the backward flag ``C→P`` (empty) carry the same id, as hand-written kernels do.
+Whether the hardware keys a flag by ``(src, dst, id)`` or by ``(src, id)`` is disputed, so by default
+(:attr:`Keying.SOURCE_PIPE`) an id is taken from the *source pipe's* pool of its core: a pipeline needs
+its ids free in the pool of P (for ``P→C``) and in the pool of C (for ``C→P``). Ids are freed when the
+pipeline is drained.
+
+Reserved ids never handed out: 6 (reserved by convention), 7 (the framework's automatic sync) and, on the
+cube core, M→MTE1 ids 0–2 which the framework's pipe object pre-sets unless it is destroyed first
+(``framework_preset=False`` says it is). First-generation parts have 4 ids per pair, A2/A3 parts 8.
+Cross-core flags have their own pool of 16 ids per core group, of which 11–14 belong to the all-core sync.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from ..errors import PipesError
+from .pairs import CoreType, Pipe
+
+
+class Generation(enum.Enum):
+    """A device generation and the number of event ids each flag pair has on it."""
+
+    ATLAS_A2 = ("Atlas A2", 8)
+    ATLAS_A3 = ("Atlas A3", 8)
+    FIRST_GEN = ("first-generation training part", 4)
+
+    @property
+    def label(self) -> str:
+        return self.value[0]
+
+    @property
+    def event_ids(self) -> int:
+        return self.value[1]
+
+
+class Keying(enum.Enum):
+    """What the hardware is assumed to key a flag by; SOURCE_PIPE is safe whichever way it really does."""
+
+    SOURCE_PIPE = "source pipe"
+    """``(core, src, id)``: pipelines alive together never share an id from the same source pipe."""
+    PIPE_PAIR = "pipe pair"
+    """``(core, src, dst, id)``: ids only need to differ per ordered pipe pair."""
+
+
+class EventIdError(PipesError):
+    """No event id can be handed out (exhausted, or a request that cannot be met)."""
+
+
+DEFAULT_RESERVED: tuple[tuple[int, str], ...] = ((6, "reserved by convention"), (7, "framework automatic sync"))
+DEFAULT_CROSS_RESERVED: tuple[tuple[int, str], ...] = tuple((i, "all-core sync") for i in (11, 12, 13, 14))
+#: The framework's pipe object pre-sets these flags on the cube core when it is created.
+FRAMEWORK_PRESET = (CoreType.AIC, Pipe.M, Pipe.MTE1, (0, 1, 2))
+CROSS_CORE_IDS = 16
+
+
+@dataclass(frozen=True)
+class EventIdRules:
+    """The id space of one kernel: device generation, reservations and the keying assumption."""
+
+    generation: Generation = Generation.ATLAS_A2
+    reserved: tuple[tuple[int, str], ...] = DEFAULT_RESERVED
+    framework_preset: bool = True
+    """Whether the framework's pipe object is alive and has pre-set M→MTE1 ids 0–2 on the cube core."""
+    keying: Keying = Keying.SOURCE_PIPE
+    cross_core_reserved: tuple[tuple[int, str], ...] = DEFAULT_CROSS_RESERVED
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.generation, Generation):
+            raise EventIdError(f"EventIdRules.generation = {self.generation!r} is invalid: allowed a Generation")
+        if not isinstance(self.keying, Keying):
+            raise EventIdError(f"EventIdRules.keying = {self.keying!r} is invalid: allowed a Keying")
+
+    @property
+    def event_ids(self) -> int:
+        return self.generation.event_ids
+
+    def reserved_reason(self, event_id: int) -> str | None:
+        return dict(self.reserved).get(event_id)
+
+    def cross_reserved_reason(self, flag_id: int) -> str | None:
+        return dict(self.cross_core_reserved).get(flag_id)
+
+    def preset_ids(self, core: CoreType, src: Pipe, dst: Pipe) -> tuple[int, ...]:
+        """Ids of ``src→dst`` on ``core`` that the framework has already set at kernel start."""
+        preset_core, preset_src, preset_dst, ids = FRAMEWORK_PRESET
+        if self.framework_preset and (core, src, dst) == (preset_core, preset_src, preset_dst):
+            return tuple(i for i in ids if i < self.event_ids)
+        return ()
+
+    def id_problem(self, event_id: object) -> str | None:
+        """Why ``event_id`` may not be used for an intra-core flag, or None."""
+        if isinstance(event_id, bool) or not isinstance(event_id, int):
+            return f"event id {event_id!r} is not an int"
+        if not 0 <= event_id < self.event_ids:
+            return f"event id {event_id} is out of range: {self.generation.label} has ids 0–{self.event_ids - 1}"
+        reason = self.reserved_reason(event_id)
+        return f"event id {event_id} is reserved ({reason})" if reason else None
+
+    def cross_id_problem(self, flag_id: object) -> str | None:
+        """Why ``flag_id`` may not be used for a cross-core flag, or None."""
+        if isinstance(flag_id, bool) or not isinstance(flag_id, int):
+            return f"cross-core flag id {flag_id!r} is not an int"
+        if not 0 <= flag_id < CROSS_CORE_IDS:
+            return f"cross-core flag id {flag_id} is out of range: ids are 0–{CROSS_CORE_IDS - 1}"
+        reason = self.cross_reserved_reason(flag_id)
+        return f"cross-core flag id {flag_id} is reserved ({reason})" if reason else None
+
+
+@dataclass(frozen=True)
+class EventIds:
+    """The ids one pipeline holds: ``ids[s]`` serves stage ``s``; they are contiguous from ``base``."""
+
+    owner: str
+    pools: tuple[tuple, ...]
+    ids: tuple[int, ...]
+    description: str = ""
+
+    @property
+    def base(self) -> int:
+        return self.ids[0]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+@dataclass
+class _Pool:
+    size: int
+    holders: dict[int, str] = field(default_factory=dict)
+
+    def free_ids(self) -> list[int]:
+        return [i for i in range(self.size) if i not in self.holders]
+
+
+def _ranges(ids: list[int]) -> str:
+    """``[0, 1, 2, 5]`` → ``"0–2, 5"``."""
+    if not ids:
+        return "none"
+    parts, start, prev = [], ids[0], ids[0]
+    for i in [*ids[1:], None]:
+        if i is not None and i == prev + 1:
+            prev = i
+            continue
+        parts.append(f"{start}" if start == prev else f"{start}–{prev}")
+        if i is not None:
+            start = prev = i
+    return ", ".join(parts)
+
+
+class EventIdAllocator:
+    """Hands out event ids to pipelines and takes them back; one per kernel (all cores of it).
+
+    Every request is for a contiguous run, so a stage's id is ``base + stage`` — an expression that
+    works on a traced loop variable as well as on a Python int.
+    """
+
+    def __init__(self, rules: EventIdRules | None = None) -> None:
+        self.rules = rules if rules is not None else EventIdRules()
+        self._pools: dict[tuple, _Pool] = {}
+        self._live: dict[int, EventIds] = {}
+
+    # -- pools -------------------------------------------------------------------------------------
+    def _pool_key(self, core: CoreType, src: Pipe, dst: Pipe) -> tuple:
+        if self.rules.keying is Keying.SOURCE_PIPE:
+            return (core, src)
+        return (core, src, dst)
+
+    @staticmethod
+    def _pool_name(key: tuple) -> str:
+        if key[0] == "cross":
+            return "cross-core flags"
+        if len(key) == 2:
+            return f"{key[0].name} source pipe {key[1].name}"
+        return f"{key[0].name} {key[1].name}→{key[2].name}"
+
+    def _pool(self, key: tuple) -> _Pool:
+        pool = self._pools.get(key)
+        if pool is not None:
+            return pool
+        if key[0] == "cross":
+            pool = _Pool(CROSS_CORE_IDS)
+            for flag_id, reason in self.rules.cross_core_reserved:
+                pool.holders[flag_id] = reason
+        else:
+            pool = _Pool(self.rules.event_ids)
+            for event_id, reason in self.rules.reserved:
+                if event_id < pool.size:
+                    pool.holders[event_id] = reason
+            core, src = key[0], key[1]
+            preset_core, preset_src, preset_dst, preset = FRAMEWORK_PRESET
+            dst_matches = len(key) == 2 or key[2] is preset_dst
+            if self.rules.framework_preset and (core, src) == (preset_core, preset_src) and dst_matches:
+                for event_id in preset:
+                    if event_id < pool.size:
+                        pool.holders[event_id] = "framework pipe object pre-set M→MTE1"
+        self._pools[key] = pool
+        return pool
+
+    # -- allocation --------------------------------------------------------------------------------
+    def allocate(self, owner: str, core: CoreType, src: Pipe, dst: Pipe, count: int) -> EventIds:
+        """``count`` contiguous ids for a pipeline ``src→dst`` on ``core`` (both flag directions)."""
+        keys = (self._pool_key(core, src, dst), self._pool_key(core, dst, src))
+        description = f"pipeline {owner!r} ({src.name}→{dst.name} on {core.name})"
+        return self._take(owner, keys, count, description)
+
+    def allocate_cross(self, owner: str, count: int, purpose: str) -> EventIds:
+        """``count`` contiguous cross-core flag ids (one pool per core group)."""
+        return self._take(owner, (("cross",),), count, f"cross-core pipeline {owner!r} ({purpose})")
+
+    def _take(self, owner: str, keys: tuple[tuple, ...], count: int, description: str) -> EventIds:
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise EventIdError(f"{description}: id count = {count!r} is invalid: allowed an int >= 1")
+        pools = [self._pool(k) for k in dict.fromkeys(keys)]
+        size = min(p.size for p in pools)
+        for base in range(size - count + 1):
+            run = range(base, base + count)
+            if all(i not in p.holders for p in pools for i in run):
+                for pool in pools:
+                    for i in run:
+                        pool.holders[i] = description
+                ids = EventIds(owner, tuple(dict.fromkeys(keys)), tuple(run), description)
+                self._live[id(ids)] = ids
+                return ids
+        raise EventIdError(self._exhausted_message(description, keys, count))
+
+    def _exhausted_message(self, description: str, keys: tuple[tuple, ...], count: int) -> str:
+        lines = [f"cannot allocate {count} contiguous event id(s) for {description}:"]
+        if keys[0][0] != "cross":
+            lines[0] += f" they must be free in every pool below (keying by {self.rules.keying.value})"
+        for key in dict.fromkeys(keys):
+            pool = self._pool(key)
+            lines.append(f"  pool {self._pool_name(key)} (ids 0–{pool.size - 1}):")
+            by_holder: dict[str, list[int]] = {}
+            for i in sorted(pool.holders):
+                by_holder.setdefault(pool.holders[i], []).append(i)
+            for holder, ids in by_holder.items():
+                lines.append(f"    {_ranges(ids)}: {holder}")
+            lines.append(f"    free: {_ranges(pool.free_ids())}")
+        hints = ["drain a pipeline that is no longer needed (its ids are freed)", "use fewer stages"]
+        if self.rules.framework_preset and keys[0][0] != "cross":
+            hints.append("pass EventIdRules(framework_preset=False) if the framework pipe object is destroyed")
+        if self.rules.keying is Keying.SOURCE_PIPE and keys[0][0] != "cross":
+            hints.append("Keying.PIPE_PAIR if your hardware keys flags by (src, dst, id)")
+        lines.append("  options: " + "; ".join(hints))
+        return "\n".join(lines)
+
+    def free(self, ids: EventIds) -> None:
+        """Return a pipeline's ids (at drain); freeing twice is an error."""
+        if self._live.pop(id(ids), None) is None:
+            raise EventIdError(f"ids {list(ids.ids)} of {ids.description} are not held (freed twice?)")
+        for key in ids.pools:
+            pool = self._pool(key)
+            for i in ids.ids:
+                if pool.holders.get(i) == ids.description:
+                    del pool.holders[i]
+
+    def holders(self) -> dict[str, dict[int, str]]:
+        """Pool name → {id: holder} for every pool touched so far (reservations included)."""
+        return {self._pool_name(k): dict(sorted(p.holders.items())) for k, p in self._pools.items()}
+
+    def table(self) -> str:
+        """A readable listing of who holds which id."""
+        lines = []
+        for name, holders in self.holders().items():
+            lines.append(f"{name}:")
+            for i, holder in holders.items():
+                lines.append(f"  {i}: {holder}")
+        return "\n".join(lines)

@@ -1,0 +1,453 @@
+"""Executing a recorded program under one schedule: in-order pipes, binary flags, cross-core counters.
+
+Each pipe of each core is an in-order queue. An instruction *starts* when it reaches the head of its
+queue and may go (a ``wait_flag`` needs its flag set, a ``set_flag`` or barrier needs the pipe's earlier
+work finished, a data op on a non-overlapping pipe needs the previous one finished); data ops then
+*finish* later, in order. The schedule picks the next start or finish among those possible.
+
+Data hazards are found with vector clocks, not by luck of timing: every pipe knows which instructions
+of every pipe are guaranteed finished (through flags, barriers and its own order); an access that
+conflicts with one not known to be finished is a hazard even if, in this schedule, it happened to be.
+Sources are read when an op starts and results written when it finishes, so a real race also shows
+up as wrong data.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..events import Keying
+from ..pairs import CoreType, Pipe
+from .buffers import View, contains, overlaps
+from .diagnosis import Diagnoses, Diagnosis, Kind, RunResult
+from .program import Instr, Op
+
+if TYPE_CHECKING:
+    from .schedule import Schedule
+    from .simulator import Simulator
+
+_PIPE_ORDER = list(Pipe)
+
+
+class PipeRun:
+    """One pipe's queue and what it knows while a schedule runs."""
+
+    __slots__ = ("core", "pipe", "agent", "queue", "head", "inflight", "overlap", "known", "issued", "finished", "name")
+
+    def __init__(self, core: int, pipe: Pipe, agent: int, queue: list[Instr], overlap: bool, name: str) -> None:
+        self.core, self.pipe, self.agent, self.queue = core, pipe, agent, queue
+        self.head = 0
+        self.inflight: deque[tuple[Instr, list[np.ndarray]]] = deque()
+        self.overlap = overlap
+        self.known: list[int] = []
+        self.issued = 0
+        self.finished = 0
+        self.name = name
+
+    def next(self) -> Instr | None:
+        return self.queue[self.head] if self.head < len(self.queue) else None
+
+
+class _Access:
+    __slots__ = ("region", "write", "agent", "counter", "instr")
+
+    def __init__(self, region: tuple, write: bool, agent: int, counter: int, instr: Instr) -> None:
+        self.region, self.write, self.agent, self.counter, self.instr = region, write, agent, counter, instr
+
+
+class _Flag:
+    __slots__ = ("clock", "setter", "preset")
+
+    def __init__(self, clock: list[int], setter: Instr | None, preset: bool = False) -> None:
+        self.clock, self.setter, self.preset = clock, setter, preset
+
+
+def _join(into: list[int], other: list[int]) -> None:
+    for i, v in enumerate(other):
+        if v > into[i]:
+            into[i] = v
+
+
+class Machine:
+    """One run of a :class:`~pipes.ascend.sim.simulator.Simulator`'s program under one schedule."""
+
+    def __init__(self, sim: Simulator, schedule: Schedule) -> None:
+        self.sim = sim
+        self.schedule = schedule
+        self.found = Diagnoses()
+        self.pipes: list[PipeRun] = []
+        for program in sim.programs:
+            queues: dict[Pipe, list[Instr]] = {}
+            for instr in program.instrs:
+                queues.setdefault(instr.pipe, []).append(instr)
+            for pipe in sorted(queues, key=_PIPE_ORDER.index):
+                name = f"{program.name}/{pipe.name}"
+                run = PipeRun(program.index, pipe, len(self.pipes), queues[pipe], pipe in sim.overlap, name)
+                self.pipes.append(run)
+        for run in self.pipes:
+            run.known = [0] * len(self.pipes)
+        self.data = [t.fresh() for t in sim.tensors]
+        self.records: list[list[_Access]] = [[] for _ in sim.tensors]
+        self.flags: dict[tuple, _Flag] = {}
+        self.counters: dict[tuple[int, int], deque] = {}
+        self.partials: dict[tuple[int, int], deque] = {}
+        self.fence_clocks: list[list[list[int]]] = [[] for _ in sim.programs]
+        self.fence_seen = [0] * len(self.pipes)
+        self.preset_keys: list[tuple] = []
+        for program in sim.programs:
+            if program.core is CoreType.AIC:
+                for event_id in sim.rules.preset_ids(CoreType.AIC, Pipe.M, Pipe.MTE1):
+                    key = self._key(program.index, Pipe.M, Pipe.MTE1, event_id)
+                    self.flags[key] = _Flag([0] * len(self.pipes), None, preset=True)
+                    self.preset_keys.append(key)
+        self.steps = 0
+
+    # -- naming --------------------------------------------------------------------------------------
+    def _key(self, core: int, src: Pipe, dst: Pipe, event_id: int) -> tuple:
+        if self.sim.flag_keying is Keying.SOURCE_PIPE:
+            return (core, src, event_id)
+        return (core, src, dst, event_id)
+
+    def where(self, instr: Instr) -> str:
+        return instr.where(self.sim.programs[instr.core].name)
+
+    def _report(self, kind: Kind, message: str, signature: tuple, **kw: Any) -> None:
+        self.found.add(Diagnosis(kind, message, signature, **kw))
+
+    # -- the run -------------------------------------------------------------------------------------
+    def run(self) -> RunResult:
+        pipes = self.pipes
+        limit = 4 * sum(len(p.queue) for p in pipes) + 16
+        while self.steps < limit:
+            enabled = []
+            for run in pipes:
+                if run.inflight:
+                    enabled.append((True, run))
+                if run.head < len(run.queue) and self._can_start(run):
+                    enabled.append((False, run))
+            if not enabled:
+                break
+            finish, run = enabled[self.schedule.choose(enabled)] if len(enabled) > 1 else enabled[0]
+            if finish:
+                self._finish(run)
+            else:
+                self._start(run)
+            self.steps += 1
+        completed = all(p.head == len(p.queue) and not p.inflight for p in pipes)
+        if completed:
+            self._check_exit()
+        else:
+            self._explain_deadlock()
+        outputs = {t.name: self.data[t.tid] for t in self.sim.tensors if t.core is None}
+        return RunResult(self.schedule.name, self.found, outputs, self.steps, completed)
+
+    def _can_start(self, run: PipeRun) -> bool:
+        instr = run.queue[run.head]
+        if instr.fences_before > len(self.fence_clocks[instr.core]):
+            return False
+        op = instr.op
+        if op is Op.DATA:
+            return not run.inflight or (run.overlap and len(run.inflight) < self.sim.overlap_depth)
+        if op is Op.WAIT:
+            return self._key(instr.core, instr.src, instr.dst, instr.event_id) in self.flags
+        if op is Op.XWAIT:
+            return bool(self.counters.get((instr.core, instr.event_id)))
+        return not run.inflight  # set_flag, barrier and cross-core set wait for the pipe's earlier work
+
+    def _start(self, run: PipeRun) -> None:
+        instr = run.queue[run.head]
+        run.head += 1
+        known = run.known
+        if instr.fences_before > self.fence_seen[run.agent]:
+            _join(known, self.fence_clocks[instr.core][instr.fences_before - 1])
+            self.fence_seen[run.agent] = instr.fences_before
+        op = instr.op
+        if op is Op.DATA:
+            run.issued += 1
+            if not run.overlap:
+                known[run.agent] = run.issued - 1
+            for view in instr.reads:
+                self._access(instr, run, view, False)
+            for view in instr.writes:
+                self._access(instr, run, view, True)
+            inputs = [np.array(self.data[v.tensor.tid][v.key]) for v in instr.reads]
+            run.inflight.append((instr, instr.compute(inputs)))
+            return
+        if op in (Op.SET, Op.XSET, Op.BARRIER):
+            known[run.agent] = run.issued  # these wait until the pipe's earlier work has finished
+        if op is Op.SET:
+            self._set(instr, list(known))
+        elif op is Op.WAIT:
+            flag = self.flags.pop(self._key(instr.core, instr.src, instr.dst, instr.event_id))
+            _join(known, flag.clock)
+        elif op is Op.XSET:
+            self._cross_set(instr, list(known))
+        elif op is Op.XWAIT:
+            clock = self.counters[(instr.core, instr.event_id)].popleft()[0]
+            _join(known, clock)
+            self.fence_clocks[instr.core].append(list(known))
+
+    def _finish(self, run: PipeRun) -> None:
+        instr, outputs = run.inflight.popleft()
+        run.finished += 1
+        for view, value in zip(instr.writes, outputs, strict=True):
+            self.data[view.tensor.tid][view.key] = value
+
+    # -- flags ---------------------------------------------------------------------------------------
+    def _set(self, instr: Instr, clock: list[int]) -> None:
+        key = self._key(instr.core, instr.src, instr.dst, instr.event_id)
+        current = self.flags.get(key)
+        if current is None:
+            self.flags[key] = _Flag(clock, instr)
+            return
+        if current.preset:
+            before = "the framework pipe object pre-set it at kernel start and nothing has waited on it"
+        else:
+            before = f"it is still set by {self.where(current.setter)} and nothing has waited on it since"
+        self._report(
+            Kind.DOUBLE_SET,
+            f"{self.where(instr)} sets a flag that is already set: {before}. The two signals merge into one, so "
+            "one later wait_flag never returns (undefined behaviour that can also poison later kernels).",
+            ("set", key),
+        )
+
+    def _cross_set(self, instr: Instr, clock: list[int]) -> None:
+        program = self.sim.programs[instr.core]
+        if program.core is CoreType.AIC:
+            for target in self.sim.vector_programs:
+                self._signal(target.index, instr, clock)
+            return
+        key = (instr.core, instr.event_id)
+        pending = self.partials.setdefault(key, deque())
+        if pending:
+            self._lost(
+                instr,
+                f"its previous set ({self.where(pending[0][1])}) has not been combined with the other "
+                "vector cores' sets yet",
+            )
+        pending.append((clock, instr))
+        vectors = [self.partials.get((v.index, instr.event_id)) for v in self.sim.vector_programs]
+        if all(vectors):
+            merged = [0] * len(self.pipes)
+            for queue in vectors:
+                _join(merged, queue.popleft()[0])
+            self._signal(self.sim.cube_program.index, instr, merged)
+
+    def _signal(self, target: int, instr: Instr, clock: list[int]) -> None:
+        counter = self.counters.setdefault((target, instr.event_id), deque())
+        name = self.sim.programs[target].name
+        if counter:
+            self._lost(
+                instr,
+                f"{name}'s counter for id {instr.event_id} still holds {len(counter)} untaken signal(s), "
+                f"the oldest from {self.where(counter[0][1])}",
+            )
+        if len(counter) >= 15:
+            self._report(
+                Kind.COUNTER_OVERFLOW,
+                f"{self.where(instr)}: {name}'s cross-core counter for id {instr.event_id} would exceed 15",
+                ("overflow", target, instr.event_id),
+            )
+            return
+        counter.append((clock, instr))
+
+    def _lost(self, instr: Instr, why: str) -> None:
+        self._report(
+            Kind.LOST_SIGNAL,
+            f"{self.where(instr)} sets cross-core flag id {instr.event_id} again before the consumer took the previous "
+            f"signal: {why}. Signals that merge are lost and the consumer hangs; give each slot its own id and "
+            "acquire the slot before writing it.",
+            ("lost", instr.core, instr.pipe, instr.event_id),
+        )
+
+    # -- hazards -------------------------------------------------------------------------------------
+    def _access(self, instr: Instr, run: PipeRun, view: View, write: bool) -> None:
+        known = run.known
+        records = self.records[view.tensor.tid]
+        region = view.region
+        for rec in records:
+            unordered = (write or rec.write) and known[rec.agent] < rec.counter
+            if unordered and rec.instr is not instr and overlaps(region, rec.region):
+                self._hazard(instr, run, view, write, rec)
+        counter = run.issued
+        if write:
+            records[:] = [r for r in records if not (known[r.agent] >= r.counter and contains(region, r.region))]
+        else:
+            records[:] = [r for r in records if r.write or r.agent != run.agent or not contains(region, r.region)]
+        records.append(_Access(region, write, run.agent, counter, instr))
+
+    def _hazard(self, instr: Instr, run: PipeRun, view: View, write: bool, rec: _Access) -> None:
+        other = self.pipes[rec.agent]
+        status = "still in flight" if other.finished < rec.counter else "finished here only by luck of timing"
+        label = view.label
+        if rec.instr.core != instr.core:
+            what = "writes" if write else "reads"
+            their = "write" if rec.write else "read"
+            message = (
+                f"{run.name} {what} {label} ({self.where(instr)}) while {other.name}'s {their} of it "
+                f"({self.where(rec.instr)}) is not ordered before it by any cross-core flag ({status})"
+            )
+            kind = "cross-core"
+        elif rec.instr.seq < instr.seq:
+            if rec.write and not write:
+                kind, message = "RAW", f"{run.name} reads {label} before {other.name} finished writing it"
+            elif write and not rec.write:
+                kind, message = "WAR", f"{run.name} overwrites {label} while {other.name} may still be reading it"
+            else:
+                kind, message = "WAW", f"{run.name} overwrites {label} before {other.name}'s earlier write finished"
+            message += f": {self.where(instr)} is not ordered after {self.where(rec.instr)} ({status})"
+        else:
+            if rec.write and not write:
+                kind = "WAR"
+                message = (
+                    f"{other.name} overwrote {label} ({self.where(rec.instr)}) before {run.name} read the "
+                    f"previous contents ({self.where(instr)}): the read sees data from a later step"
+                )
+            elif write and not rec.write:
+                kind = "RAW"
+                message = (
+                    f"{other.name} read {label} ({self.where(rec.instr)}) before {run.name} wrote it "
+                    f"({self.where(instr)}, earlier in program order): it read stale data"
+                )
+            else:
+                kind = "WAW"
+                message = (
+                    f"{other.name}'s write of {label} ({self.where(rec.instr)}) ran before {run.name}'s "
+                    f"earlier-in-program-order write ({self.where(instr)})"
+                )
+        same_pipe = rec.agent == run.agent
+        hint = (
+            f" — same pipe: add pipe_barrier(PIPE_{run.pipe.name})"
+            if same_pipe
+            else " — a flag is missing or misplaced"
+        )
+        self._report(
+            Kind.DATA_HAZARD,
+            f"{kind} on {view.tensor.name}: {message}{hint}",
+            ("hazard", kind, view.tensor.name, run.name, other.name),
+        )
+
+    # -- the end -------------------------------------------------------------------------------------
+    def _count(self, key: tuple) -> tuple[int, int]:
+        sets = waits = 0
+        for program in self.sim.programs:
+            for instr in program.instrs:
+                if instr.op in (Op.SET, Op.WAIT) and self._key(instr.core, instr.src, instr.dst, instr.event_id) == key:
+                    sets += instr.op is Op.SET
+                    waits += instr.op is Op.WAIT
+        return sets, waits
+
+    def _check_exit(self) -> None:
+        for key, flag in self.flags.items():
+            if key in self.preset_keys:
+                continue  # the framework pipe object waits on these at teardown: they must be set
+            sets, waits = self._count(key)
+            self._report(
+                Kind.FLAG_LEFT_SET,
+                f"{flag.setter.text} by {self.where(flag.setter)} is still set when the kernel ends: the program has "
+                f"{sets} set(s) and {waits} wait(s) of this flag on this path (a drain is missing); the next kernel "
+                "on this core starts with it set.",
+                ("left", key),
+            )
+        for key in self.preset_keys:
+            if key not in self.flags:
+                self._report(
+                    Kind.FRAMEWORK_FLAG,
+                    f"M→MTE1 id {key[-1]} on {self.sim.programs[key[0]].name} was pre-set by the framework pipe "
+                    "object, consumed by the kernel and not set again: the framework's teardown wait on it hangs.",
+                    ("preset", key),
+                )
+        for (core, flag_id), counter in list(self.counters.items()) + list(self.partials.items()):
+            if counter:
+                self._report(
+                    Kind.FLAG_LEFT_SET,
+                    f"cross-core flag id {flag_id} of {self.sim.programs[core].name} holds {len(counter)} untaken "
+                    f"signal(s) at exit, the first from {self.where(counter[0][1])}",
+                    ("xleft", core, flag_id),
+                )
+        for expectation in self.sim.expectations:
+            expectation.check(self.data[expectation.tensor.tid], self.found)
+
+    def _explain_deadlock(self) -> None:
+        blocked = [p for p in self.pipes if p.head < len(p.queue)]
+        lines, edges, signature = [], {}, []
+        for run in blocked:
+            instr = run.queue[run.head]
+            signature.append((run.name, instr.text))
+            if instr.fences_before > len(self.fence_clocks[instr.core]):
+                fence = self._pending_fence(instr.core)
+                lines.append(
+                    f"  {run.name} cannot issue {instr.text}: every instruction after "
+                    f"{self.where(fence)} waits for that cross-core wait"
+                )
+                edges[run.agent] = self._pipe_of(fence).agent
+                continue
+            setter = self._pending_setter(instr)
+            if setter is None:
+                self._unmatched(run, instr)
+                lines.append(f"  {run.name} waits at {self.where(instr)}: no matching set remains in any queue")
+                continue
+            holder = self._pipe_of(setter)
+            ahead = holder.queue[holder.head]
+            lines.append(
+                f"  {run.name} waits at {self.where(instr)}; its set is {self.where(setter)}, queued on "
+                f"{holder.name} behind {self.where(ahead) if ahead is not setter else 'nothing (it is next)'}"
+            )
+            edges[run.agent] = holder.agent
+        cycle = self._cycle(edges)
+        text = f"no pipe can make progress after {self.steps} steps:\n" + "\n".join(lines)
+        if cycle:
+            text += "\n  wait cycle: " + " → ".join(self.pipes[a].name for a in cycle)
+        self._report(Kind.DEADLOCK, text, ("deadlock", tuple(signature)))
+
+    def _pipe_of(self, instr: Instr) -> PipeRun:
+        return next(p for p in self.pipes if p.core == instr.core and p.pipe is instr.pipe)
+
+    def _pending_fence(self, core: int) -> Instr:
+        index = len(self.fence_clocks[core])
+        return [i for i in self.sim.programs[core].instrs if i.fence][index]
+
+    def _pending_setter(self, instr: Instr) -> Instr | None:
+        """The first queued instruction that would satisfy the wait ``instr``, if any remains."""
+        if instr.op is Op.WAIT:
+            key = self._key(instr.core, instr.src, instr.dst, instr.event_id)
+            matches = lambda o: o.op is Op.SET and self._key(o.core, o.src, o.dst, o.event_id) == key  # noqa: E731
+        else:
+            core_type = self.sim.programs[instr.core].core
+            matches = lambda o: (  # noqa: E731
+                o.op is Op.XSET and o.event_id == instr.event_id and self.sim.programs[o.core].core is not core_type
+            )
+        for run in self.pipes:
+            for other in run.queue[run.head :]:
+                if matches(other):
+                    return other
+        return None
+
+    def _unmatched(self, run: PipeRun, instr: Instr) -> None:
+        if instr.op is Op.WAIT:
+            key = self._key(instr.core, instr.src, instr.dst, instr.event_id)
+            sets, waits = self._count(key)
+            preset = " plus 1 framework pre-set" if key in self.preset_keys else ""
+            detail = f"the program has {sets} set(s){preset} and {waits} wait(s) of this flag"
+        else:
+            detail = "no cross-core set of this id remains on the other core type"
+        self._report(
+            Kind.UNMATCHED_WAIT,
+            f"{self.where(instr)} waits for a signal that never comes: {detail} (an extra drain, a missing prime, "
+            "or a set with the wrong id)",
+            ("unmatched", run.name, instr.text),
+        )
+
+    @staticmethod
+    def _cycle(edges: dict[int, int]) -> list[int]:
+        for start in edges:
+            path, node = [], start
+            while node in edges and node not in path:
+                path.append(node)
+                node = edges[node]
+            if node in path:
+                return [*path[path.index(node) :], node]
+        return []
