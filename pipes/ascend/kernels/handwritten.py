@@ -17,12 +17,17 @@ from .pingpong import DEFAULT_SHAPE, PingPongProblem, PingPongShape, PingPongTil
 
 @dataclass(frozen=True)
 class HandIds:
-    """The user's signal constants (the request does not give values; these number them in order)."""
+    """The user's signal constants. The request gives no values; the defaults number ids per pipe pair
+    from 0, as TileLang-Ascend's expert-mode examples do (``SIG_L0AB_0 = 0``, ``SIG_L0C_0 = 0``, …)."""
 
-    SIG_K_L1: int = 0
-    SIG_L0AB: int = 1
-    SIG_L0C: int = 3
-    SIG_Q: int = 5
+    SIG_K_L1: int = 1
+    SIG_L0AB: int = 0
+    SIG_L0C: int = 0
+    SIG_Q: int = 0
+
+
+#: Every signal numbered once across the kernel instead (no id reused between pipe pairs).
+SEQUENTIAL_IDS = HandIds(SIG_K_L1=0, SIG_L0AB=1, SIG_L0C=3, SIG_Q=5)
 
 
 @dataclass(frozen=True)

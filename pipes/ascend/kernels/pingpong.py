@@ -88,10 +88,10 @@ def pingpong_gemm(
         load_k.commit()
         # 2: load Q into L0A (each slot keeps it after its first use)
         side = fill_ab.acquire()
-        kb.when(i < l0ab.stages, lambda: kb.copy(t.q_l1, t.l0a[side]))
+        kb.when(i < l0ab.stages, lambda: kb.copy(t.q_l1, t.l0a[side, :, :]))
         # 3: load K into L0B (transposed)
         use_k.wait()
-        kb.copy(t.k_l1, t.l0b[side], transpose=True)
+        kb.copy(t.k_l1, t.l0b[side, :, :], transpose=True)
         use_k.release()
         fill_ab.commit()
         # 4: MMA
@@ -99,13 +99,13 @@ def pingpong_gemm(
         acc = mma_c.acquire()
         if bug is PingPongBug.RELEASE_L0_BEFORE_MMA:
             release_ab()
-        kb.mma(t.l0a[side], t.l0b[side], t.l0c[acc], init=True)
+        kb.mma(t.l0a[side, :, :], t.l0b[side, :, :], t.l0c[acc, :, :], init=True)
         if bug is not PingPongBug.RELEASE_L0_BEFORE_MMA:
             release_ab()
         mma_c.commit()
         # 5: write back to workspace
         out = fix_c.wait()
-        kb.copy(t.l0c[out], t.workspace[cid, i])
+        kb.copy(t.l0c[out, :, :], t.workspace[cid, i, :, :])
         fix_c.release()
 
     with primed(q_l1, k_l1, l0ab, l0c):
