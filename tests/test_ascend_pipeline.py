@@ -3,8 +3,6 @@ draining, same-pipe barriers, lifecycle errors, and stage indices as traced expr
 
 from __future__ import annotations
 
-import pytest
-
 from pipes import Completion, Consumer, PipelineOps, PipelineSpec, Producer, ProtocolError, Role, SpecError
 from pipes.ascend import (
     CoreType,
@@ -19,6 +17,8 @@ from pipes.ascend import (
     primed,
     serial,
 )
+
+import pytest
 
 P = Pipe
 
@@ -92,7 +92,9 @@ def test_with_block_primes_and_drains_and_frees_ids() -> None:
     assert pipe.event_ids.ids == (0, 1, 2)
     with pipe:
         pass
-    assert sink.calls == [("set", "MTE1", "MTE2", i) for i in range(3)] + [("wait", "MTE1", "MTE2", i) for i in range(3)]
+    assert sink.calls == [("set", "MTE1", "MTE2", i) for i in range(3)] + [
+        ("wait", "MTE1", "MTE2", i) for i in range(3)
+    ]
     again = flag_pipeline(sink, "k2", stages=3, producer=P.MTE2, consumer=P.MTE1, ids=ids)
     assert again.event_ids.ids == (0, 1, 2)  # freed at drain
 

@@ -53,7 +53,8 @@ class RandomOrder:
 class DelayPipe:
     """``pipe`` (on every core) moves only when nothing else can; others go in program order."""
 
-    def __init__(self, pipe: Pipe) -> None:
+    def __init__(self, pipe: Pipe | str) -> None:
+        pipe = Pipe.parse(pipe)
         self.pipe = pipe
         self.name = f"delay({pipe.name})"
 
@@ -66,7 +67,8 @@ class DelayPipe:
 class RushPipe:
     """``pipe`` starts whatever it can before anything else moves (finishing only when it must)."""
 
-    def __init__(self, pipe: Pipe) -> None:
+    def __init__(self, pipe: Pipe | str) -> None:
+        pipe = Pipe.parse(pipe)
         self.pipe = pipe
         self.name = f"rush({pipe.name})"
 
