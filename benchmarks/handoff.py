@@ -115,7 +115,8 @@ def measure(case: Case, blocks: int, iters: int, repeats: int, warmup: int, diag
     aux = torch.from_numpy(hk.aux_values(case.kind, rows, cols)).cuda()
     args = (from_dlpack(out, assumed_align=16), from_dlpack(aux, assumed_align=16))
     compiled = {
-        name: cute.compile(launch, *args, Int32(iters), stream) for name, launch in case.launchers(blocks).items()
+        name: cute.compile(launch, *args, Int32(iters), stream)
+        for name, launch in case.launchers(blocks, diagnostics).items()
     }
     expected = hk.EXPECTED[case.kind](iters)
     for name, fn in compiled.items():  # warm-up, then each variant checks its own hand-offs
@@ -140,9 +141,11 @@ def measure(case: Case, blocks: int, iters: int, repeats: int, warmup: int, diag
     spread = {name: (max(t) - min(t)) / med[name] for name, t in times.items()}
     row = dict(case=case.label, cutlass=med["cutlass"], pipes=med["pipes"], ratio=med["pipes"] / med["cutlass"])
     row["spread"] = spread
+    row["extra"] = {name: med[name] for name in med if name not in ("cutlass", "pipes")}
+    extra = "".join(f"  {name} {value:8.2f} ns" for name, value in row["extra"].items())
     print(
         f"  {case.label:28s} cutlass {row['cutlass']:8.2f} ns  pipes {row['pipes']:8.2f} ns  "
-        f"ratio {row['ratio']:.3f}  (spread {spread['cutlass']:.1%} / {spread['pipes']:.1%})",
+        f"ratio {row['ratio']:.3f}  (spread {spread['cutlass']:.1%} / {spread['pipes']:.1%}){extra}",
         flush=True,
     )
     return row

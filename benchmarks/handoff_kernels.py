@@ -19,8 +19,16 @@ from cutlass import Int32, Int64  # noqa: E402
 from cutlass.cute.nvgpu import cpasync  # noqa: E402
 from cutlass.memory import SmemAllocator  # noqa: E402
 
-from pipes import CONSUMER_START_PHASE, PRODUCER_START_PHASE, ArrivalUnit, Completion, PipelineSpec, Role  # noqa: E402
+from pipes import (  # noqa: E402
+    CONSUMER_START_PHASE,
+    PRODUCER_START_PHASE,
+    ArrivalUnit,
+    Completion,
+    PipelineSpec,
+    Role,
+)
 from pipes.cute import (  # noqa: E402
+    AsyncOps,
     AsyncPipeline,
     OrderedBarrier,
     OrderSpec,
@@ -142,6 +150,55 @@ def async_pipes_one_cursor(stages: int, blocks: int):
                 total += data[state.index]
                 ops.consumer_release(state)
                 state.advance()
+            if cute.arch.lane_idx() == 0:
+                out[_block()] = total
+
+    return _launch(kernel, 2 * WARP, blocks)
+
+
+@cute.jit
+def _wait_without_suspend_hint(ptr: cute.Pointer, phase: Int32) -> None:
+    """``mbarrier.try_wait.parity`` retried in a loop, without the 10 ms suspend-time hint that
+    ``cute.arch.mbarrier_wait`` passes (the CUTLASS C++ ``ClusterBarrier::wait`` form)."""
+    done = cute.arch.mbarrier_try_wait(ptr, phase)
+    while not done:
+        done = cute.arch.mbarrier_try_wait(ptr, phase)
+
+
+class _NoHintAsyncOps(AsyncOps):
+    def wait_on(self, ring, state, role, op) -> None:  # noqa: ANN001 - diagnostic override
+        _wait_without_suspend_hint(ring.ptr(state.index), Int32(state.phase))
+
+
+class _NoHintAsyncPipeline(AsyncPipeline):
+    def bind(self, base: cute.Pointer) -> AsyncOps:
+        return _NoHintAsyncOps(self, base)
+
+
+def async_pipes_no_hint(stages: int, blocks: int):
+    """Diagnostic: the pipes handles with a wait that has no suspend-time hint."""
+    spec = PipelineSpec("handoff", stages, Role("producer", ArrivalUnit.WARP), Role("consumer", ArrivalUnit.WARP))
+    pipe = _NoHintAsyncPipeline(spec)
+
+    @cute.kernel
+    def kernel(out: cute.Tensor, aux: cute.Tensor, iters: Int32):
+        smem = SmemAllocator()
+        (ops,) = init_pipelines((pipe,), allocator=smem)
+        data = smem.allocate_tensor(Int32, cute.make_layout(stages))
+        warp = _warp()
+        if warp == 0:
+            producer = ops.producer()
+            for i in cutlass.range(iters, unroll=1):
+                slot = producer.acquire()
+                data[slot] = i
+                producer.commit()
+        if warp == 1:
+            consumer = ops.consumer()
+            total = Int32(0)
+            for _ in cutlass.range(iters, unroll=1):
+                slot = consumer.wait()
+                total += data[slot]
+                consumer.release()
             if cute.arch.lane_idx() == 0:
                 out[_block()] = total
 
@@ -559,7 +616,7 @@ def aux_values(kind: str, rows: int, cols: int):
 
 #: Extra pipes variants timed next to the two above, to locate a gap (diagnostic columns).
 DIAGNOSTICS = {
-    "async": {"pipes 1-cursor": async_pipes_one_cursor},
+    "async": {"pipes 1-cursor": async_pipes_one_cursor, "pipes no-hint": async_pipes_no_hint},
     "TMA load": {"pipes 1-cursor": tma_load_pipes_one_cursor},
 }
 

@@ -146,3 +146,21 @@ def test_timeline_renders_one_png_per_sm(tmp_path):
     assert all(p.stat().st_size > 5000 for p in paths)
     with pytest.raises(ValueError, match="no records"):
         draw_timeline(TraceLayout(1, 1, 1).decode(np.zeros(16, np.int32)), tmp_path / "empty.png")
+
+
+def test_long_runs_are_zoomed_to_the_first_spans_of_each_warp(tmp_path):
+    pytest.importorskip("matplotlib")
+    from pipes.cute.timeline import _window_end
+
+    layout = TraceLayout(blocks=1, warps=2, capacity=400)
+    buf = layout.zeros()
+    w, r = int(TraceEvent.WAIT), int(TraceEvent.RELEASE)
+    write(buf, layout, 0, 0, [(10 * k + 3 * (e == r), 1, e, 0, k % 2) for k in range(150) for e in (w, r)])
+    write(buf, layout, 0, 1, [(20 * k + 5 * (e == r), 1, e, 0, 0) for k in range(10) for e in (w, r)])
+    log = layout.decode(buf)
+    found = spans(log.records)
+    assert len(found) == 160
+    # Warp 0 has 150 spans: the window ends where its 40th ends; warp 1 (10 spans) does not constrain it.
+    assert _window_end(found, 40) == 10 * 39 + 3
+    assert _window_end(found, 200) is None
+    assert draw_timeline(log, tmp_path / "zoomed.png", spans_per_row=40).stat().st_size > 5000

@@ -3,9 +3,10 @@
 One picture per SM: a row per (block, warp) that recorded, time along x. A producer holds a slot
 from ``ACQUIRE`` (the slot was empty) to ``COMMIT``; a consumer from ``WAIT`` (the slot was full) to
 ``RELEASE`` — an ordered barrier's group holds its turn from ``WAIT`` to ``RELEASE`` likewise. Bars
-of the same pipeline share a colour; producer bars are hatched; wide bars show their slot. Overlap between roles is then
-visible directly: the TMA warp's bars under the math warpgroups', one warpgroup's epilogue under the
-other's MMA.
+of the same pipeline share a colour family, one shade per slot; producer bars are hatched; wide bars
+show their slot number. Long runs are zoomed to the first ``spans_per_row`` spans per warp. Overlap
+between roles is then visible directly: the TMA warp's bars under the math warpgroups', one
+warpgroup's epilogue under the other's MMA.
 
 Needs matplotlib (the ``dev`` extra); :func:`spans` does not.
 """
@@ -63,7 +64,26 @@ def _unit(log: TraceLog) -> tuple[float, str]:
     return (1e-3, "µs") if log.clock == "globaltimer" else (1.0, "cycles")
 
 
-def _draw_sm(ax, log: TraceLog, sm: int, max_rows: int) -> None:  # noqa: ANN001 - matplotlib Axes
+def _window_end(found: list[Span], per_row: int) -> int | None:
+    """End of the ``per_row``-th span of the busiest rows: zoom there when rows hold more than that."""
+    by_row: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for s in found:
+        by_row[(s.block, s.warp)].append(s.end)
+    ends = [sorted(v)[per_row - 1] for v in by_row.values() if len(v) > per_row]
+    return min(ends) if ends else None
+
+
+_SHADES = ("Blues", "Oranges", "Greens", "Purples", "Reds", "Greys")
+
+
+def _colour(pipeline_rank: int, slot: int):  # noqa: ANN202 - an RGBA tuple
+    import matplotlib
+
+    cmap = matplotlib.colormaps[_SHADES[pipeline_rank % len(_SHADES)]]
+    return cmap(0.45 + 0.15 * (slot % 4))
+
+
+def _draw_sm(ax, log: TraceLog, sm: int, max_rows: int, per_row: int) -> None:  # noqa: ANN001 - Axes
     records = log.for_sm(sm)
     if len(records) == 0:
         ax.set_title(f"SM {sm}: no records")
@@ -73,36 +93,40 @@ def _draw_sm(ax, log: TraceLog, sm: int, max_rows: int) -> None:  # noqa: ANN001
     rows = sorted({(int(r["block"]), int(r["warp"])) for r in records})[:max_rows]
     row_of = {row: i for i, row in enumerate(rows)}
     pipelines = sorted({int(p) for p in records["pipeline"]})
-    colour = {p: f"C{i % 10}" for i, p in enumerate(pipelines)}
+    rank = {p: i for i, p in enumerate(pipelines)}
     found = spans(records)
-    extent = max(1, int(records["time"].max()) - t0)
-    for s in found:
-        row = row_of.get((s.block, s.warp))
-        if row is None:
-            continue
-        if (s.end - s.start) > extent / 60:  # room for the slot number
+    until = _window_end(found, per_row)
+    shown = [s for s in found if (s.block, s.warp) in row_of and (until is None or s.start <= until)]
+    last = until if until is not None else int(records["time"].max())
+    extent = max(1, last - t0)
+    for s in shown:
+        row = row_of[(s.block, s.warp)]
+        if (s.end - s.start) > extent / 50:  # room for the slot number
             ax.text((s.start + s.end - 2 * t0) / 2 * scale, row, str(s.slot), ha="center", va="center", fontsize=6)
         ax.broken_barh(
             [((s.start - t0) * scale, max((s.end - s.start) * scale, scale))],
             (row - 0.35, 0.7),
-            facecolors=colour[s.pipeline],
+            facecolors=_colour(rank[s.pipeline], s.slot),
             edgecolor="black",
             linewidth=0.3,
             hatch="//" if s.side == "producer" else None,
-            alpha=0.85,
         )
-    for r in records:
-        row = row_of.get((int(r["block"]), int(r["warp"])))
-        if row is not None:
-            ax.plot((int(r["time"]) - t0) * scale, row, marker="|", color="black", markersize=4, linewidth=0)
+    events = [r for r in records if until is None or int(r["time"]) <= until]
+    if len(events) <= 3000:
+        for r in events:
+            row = row_of.get((int(r["block"]), int(r["warp"])))
+            if row is not None:
+                ax.plot((int(r["time"]) - t0) * scale, row, marker="|", color="black", markersize=4, linewidth=0)
+    ax.set_xlim(-0.01 * extent * scale, 1.01 * extent * scale)
     ax.set_yticks(range(len(rows)), [f"block {b} warp {w}" for b, w in rows], fontsize=7)
     ax.set_ylim(-0.6, len(rows) - 0.4)
     ax.invert_yaxis()
     ax.set_xlabel(f"time since the SM's first record ({unit}, {log.clock})")
-    ax.set_title(f"SM {sm}")
+    zoom = f" — first {per_row} spans per warp of up to {max(_row_counts(found))}" if until is not None else ""
+    ax.set_title(f"SM {sm}{zoom}")
     sides = {(s.pipeline, s.side) for s in found}
     handles = [
-        _patch(colour[p], f"{log.names.get(p, f'pipeline {p}')} {label}", hatch)
+        _patch(_colour(rank[p], 1), f"{log.names.get(p, f'pipeline {p}')} {label}", hatch)
         for p in pipelines
         for side, label, hatch in (("producer", "producer", "//"), ("consumer", "consumer / turn", None))
         if (p, side) in sides
@@ -111,16 +135,33 @@ def _draw_sm(ax, log: TraceLog, sm: int, max_rows: int) -> None:  # noqa: ANN001
         ax.legend(handles=handles, fontsize=7, loc="upper right", ncols=2)
 
 
-def _patch(colour: str, label: str, hatch: str | None):  # noqa: ANN202
+def _row_counts(found: list[Span]) -> list[int]:
+    counts: dict[tuple[int, int], int] = defaultdict(int)
+    for s in found:
+        counts[(s.block, s.warp)] += 1
+    return list(counts.values()) or [0]
+
+
+def _patch(colour, label: str, hatch: str | None):  # noqa: ANN001, ANN202
     from matplotlib.patches import Patch
 
-    return Patch(facecolor=colour, edgecolor="black", hatch=hatch, label=label, alpha=0.85)
+    return Patch(facecolor=colour, edgecolor="black", hatch=hatch, label=label)
 
 
 def draw_timeline(
-    log: TraceLog, path: str | Path, *, sms: Iterable[int] | None = None, max_sms: int = 4, max_rows: int = 48
+    log: TraceLog,
+    path: str | Path,
+    *,
+    sms: Iterable[int] | None = None,
+    max_sms: int = 4,
+    max_rows: int = 48,
+    spans_per_row: int = 40,
 ) -> Path:
-    """Draw one panel per SM (the first ``max_sms`` that recorded, or ``sms``) into one PNG."""
+    """Draw one panel per SM (the first ``max_sms`` that recorded, or ``sms``) into one PNG.
+
+    A panel whose warps hold more than ``spans_per_row`` spans shows only the time of the first
+    ``spans_per_row`` (a long run is unreadable at full width; the title says so).
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -136,7 +177,7 @@ def draw_timeline(
     ]
     fig, axes = plt.subplots(len(chosen), 1, figsize=(14, sum(heights) + 1.2 * len(chosen)), squeeze=False)
     for ax, sm in zip(axes[:, 0], chosen, strict=True):
-        _draw_sm(ax, log, sm, max_rows)
+        _draw_sm(ax, log, sm, max_rows, spans_per_row)
     if log.dropped:
         fig.suptitle(f"{sum(log.dropped.values())} records dropped (raise TraceLayout.capacity)", color="red")
     fig.tight_layout()
@@ -147,10 +188,13 @@ def draw_timeline(
 
 
 def draw_timelines(
-    log: TraceLog, directory: str | Path, *, max_sms: int | None = None, max_rows: int = 48
+    log: TraceLog, directory: str | Path, *, max_sms: int | None = None, max_rows: int = 48, spans_per_row: int = 40
 ) -> list[Path]:
     """One PNG per SM, ``directory/timeline_sm<N>.png``; returns the paths."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     chosen = log.sms if max_sms is None else log.sms[:max_sms]
-    return [draw_timeline(log, directory / f"timeline_sm{sm}.png", sms=[sm], max_rows=max_rows) for sm in chosen]
+    return [
+        draw_timeline(log, directory / f"timeline_sm{sm}.png", sms=[sm], max_rows=max_rows, spans_per_row=spans_per_row)
+        for sm in chosen
+    ]

@@ -160,3 +160,92 @@ def test_trace_records_are_complete_monotone_and_show_the_order(clock):
         from pipes.cute.timeline import draw_timeline
 
         draw_timeline(trace, os.path.join(out_dir, f"pingpong_{clock}.png"), max_sms=2)
+
+
+ACQUIRE, COMMIT = 0, 1
+
+
+def build_traced_async(stages: int, layout: TraceLayout):
+    """Warp 0 produces ``n`` slots of an AsyncPipeline, warp 1 consumes them slowly; both traced."""
+    from pipes import Completion, PipelineSpec
+    from pipes.cute import AsyncPipeline, init_pipelines
+
+    spec = PipelineSpec(
+        "tiles", stages, Role("writer", ArrivalUnit.WARP), Role("reader", ArrivalUnit.WARP), Completion.ARRIVAL
+    )
+
+    @cute.kernel
+    def kernel(log: cute.Tensor, buf: cute.Tensor, n: Int32):
+        smem = SmemAllocator()
+        tracer = Tracer.create(layout, buf, smem.allocate_array(Int32, layout.warps))
+        pipe = AsyncPipeline(spec, tracer=tracer, trace_id=1)  # declared in the kernel: it holds the tracer
+        (ops,) = init_pipelines((pipe,), allocator=smem)
+        data = smem.allocate_tensor(Int32, cute.make_layout(stages))
+        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        if warp == 0:
+            producer = ops.producer()
+            for t in cutlass.range(n, unroll=1):
+                slot = producer.acquire()
+                data[slot] = t
+                producer.commit()
+            producer.tail()
+        if warp == 1:
+            consumer = ops.consumer()
+            bad = Int32(0)
+            for t in cutlass.range(n, unroll=1):
+                slot = consumer.wait()
+                bad += Int32(data[slot] != t)
+                spin_cycles(600)
+                consumer.release()
+            if cute.arch.lane_idx() == 0:
+                log[cute.arch.block_idx()[0]] = bad
+
+    @cute.jit
+    def launch(log: cute.Tensor, buf: cute.Tensor, n: Int32, stream):
+        kernel(log, buf, n).launch(grid=(layout.blocks, 1, 1), block=(64, 1, 1), stream=stream)
+
+    return launch
+
+
+def test_a_traced_async_pipeline_shows_the_producer_running_ahead():
+    torch = pytest.importorskip("torch")
+    from cutlass.cute.runtime import from_dlpack
+    from cutlass.torch import current_stream
+
+    stages, n, blocks = 4, 300, 2
+    layout = TraceLayout(blocks=blocks, warps=2, capacity=2 * n + 2 * stages + 8)
+    bad = torch.full((blocks,), -1, dtype=torch.int32, device="cuda")
+    buf = torch.zeros((layout.words,), dtype=torch.int32, device="cuda")
+    args = (from_dlpack(bad, assumed_align=4), from_dlpack(buf, assumed_align=4), Int32(n))
+    stream = current_stream()
+    cute.compile(build_traced_async(stages, layout), *args, stream)(*args, stream)
+    torch.cuda.synchronize()
+    assert bad.cpu().tolist() == [0] * blocks
+    raw = buf.cpu().numpy()
+    trace = layout.decode(raw, names={1: "tiles"})
+    assert not trace.dropped
+    regions = raw.reshape(blocks, layout.warps, layout.capacity + 1, RECORD_WORDS)
+    for b in range(blocks):
+        prod, cons = regions[b, 0], regions[b, 1]
+        prod = prod[prod[:, W_EVENT] != 0]
+        cons = cons[cons[:, W_EVENT] != 0]
+        # The producer's tail acquires every slot once more: n acquire/commit pairs, then `stages` acquires.
+        assert prod[: 2 * n, W_EVENT].tolist() == [ACQUIRE + 1, COMMIT + 1] * n
+        assert cons[:, W_EVENT].tolist() == [WAIT + 1, RELEASE + 1] * n
+        assert cons[0::2, W_SLOT].tolist() == [t % stages for t in range(n)]
+
+        def times(rows):
+            return (rows[:, W_TIME_HI].astype(np.int64) << 32) | (rows[:, W_TIME_LO].astype(np.int64) & 0xFFFFFFFF)
+
+        commit, waited = times(prod[1 : 2 * n : 2]), times(cons[0::2])
+        acquired, released = times(prod[0 : 2 * n : 2]), times(cons[1::2])
+        assert np.all(waited >= commit), "a tile was consumed before it was committed"
+        assert np.all(acquired[stages:] >= released[:-stages]), "a slot was refilled before its release"
+        # The slow consumer lets the producer run ahead: it commits tile t+stages-1 before tile t is released.
+        ahead = commit[stages - 1 :] < released[: n - stages + 1]
+        assert ahead.mean() > 0.9
+    out_dir = os.environ.get("PIPES_TRACE_PNG_DIR")
+    if out_dir:
+        from pipes.cute.timeline import draw_timeline
+
+        draw_timeline(trace, os.path.join(out_dir, "async_4_stages.png"), max_sms=2)
