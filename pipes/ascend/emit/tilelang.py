@@ -20,6 +20,8 @@ from typing import Any
 
 from ..pairs import CoreType, Pipe
 
+_SCALAR_ALIASES = {"muls": "mul", "adds": "add"}
+
 
 class TileLangBuilder:
     """Kernel builder over a TileLang-Ascend ``T`` module for one core type."""
@@ -93,7 +95,9 @@ class TileLangBuilder:
             self._emit(self.T.gemm_v0(a, b, c, init=init))
 
     def vector(self, op: str, dst: Any, *srcs: Any) -> None:
-        self._emit(getattr(self.T, op)(dst, *srcs))
+        # TileLang-Ascend spells tensor-scalar ops like tensor-tensor ones (T.mul(dst, src, 0.5) is Muls).
+        fn = getattr(self.T, op, None) or getattr(self.T, _SCALAR_ALIASES.get(op, op))
+        self._emit(fn(dst, *srcs))
 
 
 def _accepts(fn: Any, name: str) -> bool:
