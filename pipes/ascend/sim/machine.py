@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from .simulator import Simulator
 
 _PIPE_ORDER = list(Pipe)
+#: Steps between sweeps of the access records (see Machine._collect).
+_COLLECT_EVERY = 256
 
 
 class PipeRun:
@@ -136,6 +138,8 @@ class Machine:
             else:
                 self._start(run)
             self.steps += 1
+            if self.steps % _COLLECT_EVERY == 0:
+                self._collect()
         completed = all(p.head == len(p.queue) and not p.inflight for p in pipes)
         if completed:
             self._check_exit()
@@ -195,6 +199,19 @@ class Machine:
         run.finished += 1
         for view, value in zip(instr.writes, outputs, strict=True):
             self.data[view.tensor.tid][view.key] = value
+
+    def _collect(self) -> None:
+        """Forget accesses every pipe that may still act already knows are finished: none can conflict again.
+
+        Keeps the per-tensor access lists short, so checking stays linear in the program length.
+        """
+        active = [p.known for p in self.pipes if p.head < len(p.queue)]
+        if not active:
+            return
+        floor = [min(column) for column in zip(*active, strict=True)]
+        for tid, records in enumerate(self.records):
+            if records:
+                self.records[tid] = [r for r in records if floor[r.agent] < r.counter]
 
     # -- flags ---------------------------------------------------------------------------------------
     def _set(self, instr: Instr, clock: list[int]) -> None:
