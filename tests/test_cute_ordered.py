@@ -21,7 +21,10 @@ from pipes import ArrivalUnit, Role, SpecError
 from pipes.cute.ordered import OrderedBarrier, OrderSpec
 
 OPTIONS = f"--gpu-arch sm_90a --keep-ptx --dump-dir={tempfile.mkdtemp(prefix='pipes-ptx-')}"
-WAIT_RE = re.compile(r"mbarrier\.try_wait\.parity\.shared\.b64\s+\w+,\s*\[(%r\d+)[^\]]*\],\s*(%r\d+)")
+# Both wait forms: the stock one (inline asm, suspend-time hint) and ours (NVVM try_wait, no hint).
+WAIT_RE = re.compile(
+    r"mbarrier\.try_wait\.parity(?:\.acquire\.cta)?\.shared(?:::cta)?\.b64\s+[%\w]+,\s*\[(%r\d+)[^\]]*\],\s*(%r\d+)"
+)
 
 
 def compile_ptx(build) -> str:
@@ -100,9 +103,9 @@ def test_stock_pipeline_order_waits_on_a_loop_invariant_parity():
 
 def test_ordered_barrier_flips_its_phase_inside_the_dynamic_loop():
     body = loop_body(compile_ptx(pipes_kernel(PINGPONG)))
-    waits = WAIT_RE.findall(body)
+    waits = set(WAIT_RE.findall(body))  # a first try and the retry loop: one barrier, one parity
     assert len(waits) == 1
-    _, parity = waits[0]
+    ((_, parity),) = waits
     assert assigned_in(body, parity), "the parity must be loop-carried"
     assert re.search(rf"xor\.b32\s+{re.escape(parity)},\s*{re.escape(parity)},\s*1;", body), "one flip per round"
     # Handing on the turn: one arrive per round, by every thread (WARPGROUP unit).
@@ -113,7 +116,7 @@ def test_ordered_barrier_flips_its_phase_inside_the_dynamic_loop():
 def test_depth_two_walks_the_sections_and_flips_once_per_round():
     spec = OrderSpec("mma_epi", groups=2, role=Role("math", ArrivalUnit.WARPGROUP), depth=2)
     body = loop_body(compile_ptx(pipes_kernel(spec)))
-    ((barrier, parity),) = WAIT_RE.findall(body)
+    ((barrier, parity),) = set(WAIT_RE.findall(body))
     assert assigned_in(body, parity)
     # The section index is carried too: the waited barrier's address is computed in the loop.
     assert assigned_in(body, barrier)
@@ -173,6 +176,14 @@ def test_debug_mode_bounds_the_turn_wait_and_names_the_barrier():
     assert "trap;" in ptx and "%globaltimer" in ptx
     assert "pipeline=pingpong role=math op=turn" in ptx_strings(ptx)
     assert "trap;" not in compile_ptx(pipes_kernel(PINGPONG))
+
+
+def test_the_turn_wait_retries_without_a_suspend_time_hint():
+    body = loop_body(compile_ptx(pipes_kernel(PINGPONG)))
+    assert "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64" in body
+    assert "10000000" not in body, "cute.arch.mbarrier_wait's hint makes ptxas sleep (NANOSLEEP.SYNCS) on a miss"
+    stock = loop_body(compile_ptx(stock_kernel(depth=1)))
+    assert re.search(r"try_wait\.parity\.shared\.b64 P1, \[%r\d+\], %r\d+, 10000000;", stock)
 
 
 def ptx_strings(ptx: str) -> str:
