@@ -30,6 +30,14 @@ class _TooLong(BaseException):
     """Stops a recording run that exceeded the operation limit."""
 
 
+class _Spin(BaseException):
+    """Stops a recording run that polls the same barrier over and over."""
+
+
+#: Identical polls in a row after which an agent counts as spinning.
+MAX_POLLS = 8
+
+
 @dataclass
 class _Node:
     op: Any
@@ -94,12 +102,19 @@ class AgentTree:
         self.runs += 1
         recorded: list[Any] = []
         position = 0
+        repeats = 0
         name = self.agent.name
 
         def emit(op: Any) -> Any:
-            nonlocal position
+            nonlocal position, repeats
             index = position
             position += 1
+            # A poll repeated with nothing in between is a spin loop: every repetition would be a new
+            # branch (and a new run), so stop it early with a clear error.
+            previous = expected[index - 1] if 0 < index <= len(expected) else (recorded[-1] if recorded else None)
+            repeats = repeats + 1 if op.branching and op == previous else 0
+            if repeats >= MAX_POLLS:
+                raise _Spin
             if index < len(script):
                 if op != expected[index]:
                     raise ProtocolError(
@@ -119,6 +134,11 @@ class AgentTree:
             self.agent.fn(ctx)
         except _Suspend:
             return recorded, None
+        except _Spin:
+            return recorded, Crash(
+                f"ProtocolError: it repeats the same poll {MAX_POLLS} times in a row — a spin on "
+                "try_wait/try_acquire; use the token with a blocking wait instead"
+            )
         except _TooLong:
             return recorded, Crash(
                 f"ProtocolError: more than {self._max_ops} operations — does it spin on try_wait/try_acquire? "

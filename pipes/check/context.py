@@ -61,7 +61,7 @@ class Ctx:
         """A core :class:`pipes.Consumer` on pipeline ``name``; this agent is one unit of consumer ``role``."""
         spec = self._model(name).spec
         view = self.pipeline(name, role if role is not None else spec.consumer().name)
-        return Consumer(view, view._consumer_role)
+        return Consumer(view, view.consumer_role)
 
     def order(self, name: str, group: int) -> OrderedTurn:
         """This agent's turn handle on ordered barrier ``name``, as group ``group``."""
@@ -71,13 +71,13 @@ class Ctx:
         return OrderedTurn(self, order, barriers, group)
 
     # -- data -----------------------------------------------------------------------------------
-    def write(self, pipe: str, slot: int, value: Any) -> None:
-        """Write the buffer of ``slot`` (the data the slot carries)."""
-        self._emit(Write(slot_cell(pipe, self._slot(pipe, slot)), value, self.name))
+    def write(self, pipe: str, slot: int, value: Any, part: Any = None) -> None:
+        """Write the buffer of ``slot`` (or one ``part`` of it, when several units each fill their share)."""
+        self._emit(Write(slot_cell(pipe, self._slot(pipe, slot), part), value, self.name))
 
-    def read(self, pipe: str, slot: int) -> Any:
-        """Read the buffer of ``slot``; returns what was last written there."""
-        return self._emit(Read(slot_cell(pipe, self._slot(pipe, slot)), self.name))
+    def read(self, pipe: str, slot: int, part: Any = None) -> Any:
+        """Read the buffer of ``slot`` (or one ``part`` of it); returns what was last written there."""
+        return self._emit(Read(slot_cell(pipe, self._slot(pipe, slot), part), self.name))
 
     def read_meta(self, pipe: str, slot: int) -> Any:
         """Read the metadata committed with ``slot`` (``commit(payload)``; END_OF_STREAM after a tail)."""

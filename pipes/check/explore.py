@@ -154,6 +154,8 @@ def _random_run(
         labels, problem = machine.moves(world)
         if problem is None and not labels:
             problem = machine.end_problem(world)
+            if problem is None:
+                break
         if problem:
             findings.add(problem, schedule)
             break

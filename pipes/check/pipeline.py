@@ -44,8 +44,8 @@ def meta_cell(pipe: str, slot: int) -> str:
     return f"{pipe}.meta[{slot}]"
 
 
-def slot_cell(pipe: str, slot: int) -> str:
-    return f"{pipe}.slot[{slot}]"
+def slot_cell(pipe: str, slot: int, part: Any = None) -> str:
+    return f"{pipe}.slot[{slot}]" if part is None else f"{pipe}.slot[{slot}].{part}"
 
 
 class ModelPipelineOps:
@@ -62,7 +62,7 @@ class ModelPipelineOps:
         self._full = layout.full[model.name]
         self._empty = layout.empty[model.name]
         self._is_flag = model.spec.completion is Completion.FLAG
-        self._consumer_role = consumer_role
+        self.consumer_role = consumer_role
         producer = model.spec.producer
         self._producer_arrivals = producer.unit.arrivals * producer.peers
         self._consumer_arrivals = consumer_role.unit.arrivals * consumer_role.peers
