@@ -24,6 +24,7 @@ from ..pairs import CoreType, Pipe
 from .buffers import View, contains, overlaps
 from .diagnosis import Diagnoses, Diagnosis, Kind, RunResult
 from .program import Instr, Op
+from .verdict import check_exit, explain_deadlock, report_hazard
 
 if TYPE_CHECKING:
     from .schedule import Schedule
@@ -53,7 +54,9 @@ class PipeRun:
         return self.queue[self.head] if self.head < len(self.queue) else None
 
 
-class _Access:
+class Access:
+    """One recorded read or write of a region, by an instruction with a pipe-local counter."""
+
     __slots__ = ("region", "write", "agent", "counter", "instr")
 
     def __init__(self, region: tuple, write: bool, agent: int, counter: int, instr: Instr) -> None:
@@ -92,7 +95,7 @@ class Machine:
         for run in self.pipes:
             run.known = [0] * len(self.pipes)
         self.data = [t.fresh() for t in sim.tensors]
-        self.records: list[list[_Access]] = [[] for _ in sim.tensors]
+        self.records: list[list[Access]] = [[] for _ in sim.tensors]
         self.flags: dict[tuple, _Flag] = {}
         self.counters: dict[tuple[int, int], deque] = {}
         self.partials: dict[tuple[int, int], deque] = {}
@@ -102,13 +105,13 @@ class Machine:
         for program in sim.programs:
             if program.core is CoreType.AIC:
                 for event_id in sim.rules.preset_ids(CoreType.AIC, Pipe.M, Pipe.MTE1):
-                    key = self._key(program.index, Pipe.M, Pipe.MTE1, event_id)
+                    key = self.flag_key(program.index, Pipe.M, Pipe.MTE1, event_id)
                     self.flags[key] = _Flag([0] * len(self.pipes), None, preset=True)
                     self.preset_keys.append(key)
         self.steps = 0
 
     # -- naming --------------------------------------------------------------------------------------
-    def _key(self, core: int, src: Pipe, dst: Pipe, event_id: int) -> tuple:
+    def flag_key(self, core: int, src: Pipe, dst: Pipe, event_id: int) -> tuple:
         if self.sim.flag_keying is Keying.SOURCE_PIPE:
             return (core, src, event_id)
         return (core, src, dst, event_id)
@@ -116,7 +119,7 @@ class Machine:
     def where(self, instr: Instr) -> str:
         return instr.where(self.sim.programs[instr.core].name)
 
-    def _report(self, kind: Kind, message: str, signature: tuple, **kw: Any) -> None:
+    def report(self, kind: Kind, message: str, signature: tuple, **kw: Any) -> None:
         self.found.add(Diagnosis(kind, message, signature, **kw))
 
     # -- the run -------------------------------------------------------------------------------------
@@ -142,9 +145,9 @@ class Machine:
                 self._collect()
         completed = all(p.head == len(p.queue) and not p.inflight for p in pipes)
         if completed:
-            self._check_exit()
+            check_exit(self)
         else:
-            self._explain_deadlock()
+            explain_deadlock(self)
         outputs = {t.name: self.data[t.tid] for t in self.sim.tensors if t.core is None}
         return RunResult(self.schedule.name, self.found, outputs, self.steps, completed)
 
@@ -156,7 +159,7 @@ class Machine:
         if op is Op.DATA:
             return not run.inflight or (run.overlap and len(run.inflight) < self.sim.overlap_depth)
         if op is Op.WAIT:
-            return self._key(instr.core, instr.src, instr.dst, instr.event_id) in self.flags
+            return self.flag_key(instr.core, instr.src, instr.dst, instr.event_id) in self.flags
         if op is Op.XWAIT:
             return bool(self.counters.get((instr.core, instr.event_id)))
         return not run.inflight  # set_flag, barrier and cross-core set wait for the pipe's earlier work
@@ -185,7 +188,7 @@ class Machine:
         if op is Op.SET:
             self._set(instr, list(known))
         elif op is Op.WAIT:
-            flag = self.flags.pop(self._key(instr.core, instr.src, instr.dst, instr.event_id))
+            flag = self.flags.pop(self.flag_key(instr.core, instr.src, instr.dst, instr.event_id))
             _join(known, flag.clock)
         elif op is Op.XSET:
             self._cross_set(instr, list(known))
@@ -215,7 +218,7 @@ class Machine:
 
     # -- flags ---------------------------------------------------------------------------------------
     def _set(self, instr: Instr, clock: list[int]) -> None:
-        key = self._key(instr.core, instr.src, instr.dst, instr.event_id)
+        key = self.flag_key(instr.core, instr.src, instr.dst, instr.event_id)
         current = self.flags.get(key)
         if current is None:
             self.flags[key] = _Flag(clock, instr)
@@ -224,7 +227,7 @@ class Machine:
             before = "the framework pipe object pre-set it at kernel start and nothing has waited on it"
         else:
             before = f"it is still set by {self.where(current.setter)} and nothing has waited on it since"
-        self._report(
+        self.report(
             Kind.DOUBLE_SET,
             f"{self.where(instr)} sets a flag that is already set: {before}. The two signals merge into one, so "
             "one later wait_flag never returns (undefined behaviour that can also poison later kernels).",
@@ -263,7 +266,7 @@ class Machine:
                 f"the oldest from {self.where(counter[0][1])}",
             )
         if len(counter) >= 15:
-            self._report(
+            self.report(
                 Kind.COUNTER_OVERFLOW,
                 f"{self.where(instr)}: {name}'s cross-core counter for id {instr.event_id} would exceed 15",
                 ("overflow", target, instr.event_id),
@@ -272,7 +275,7 @@ class Machine:
         counter.append((clock, instr))
 
     def _lost(self, instr: Instr, why: str) -> None:
-        self._report(
+        self.report(
             Kind.LOST_SIGNAL,
             f"{self.where(instr)} sets cross-core flag id {instr.event_id} again before the consumer took the previous "
             f"signal: {why}. Signals that merge are lost and the consumer hangs; give each slot its own id and "
@@ -288,183 +291,10 @@ class Machine:
         for rec in records:
             unordered = (write or rec.write) and known[rec.agent] < rec.counter
             if unordered and rec.instr is not instr and overlaps(region, rec.region):
-                self._hazard(instr, run, view, write, rec)
+                report_hazard(self, instr, run, view, write, rec)
         counter = run.issued
         if write:
             records[:] = [r for r in records if not (known[r.agent] >= r.counter and contains(region, r.region))]
         else:
             records[:] = [r for r in records if r.write or r.agent != run.agent or not contains(region, r.region)]
-        records.append(_Access(region, write, run.agent, counter, instr))
-
-    def _hazard(self, instr: Instr, run: PipeRun, view: View, write: bool, rec: _Access) -> None:
-        other = self.pipes[rec.agent]
-        status = "still in flight" if other.finished < rec.counter else "finished here only by luck of timing"
-        label = view.label
-        if rec.instr.core != instr.core:
-            what = "writes" if write else "reads"
-            their = "write" if rec.write else "read"
-            message = (
-                f"{run.name} {what} {label} ({self.where(instr)}) while {other.name}'s {their} of it "
-                f"({self.where(rec.instr)}) is not ordered before it by any cross-core flag ({status})"
-            )
-            kind = "cross-core"
-        elif rec.instr.seq < instr.seq:
-            if rec.write and not write:
-                kind, message = "RAW", f"{run.name} reads {label} before {other.name} finished writing it"
-            elif write and not rec.write:
-                kind, message = "WAR", f"{run.name} overwrites {label} while {other.name} may still be reading it"
-            else:
-                kind, message = "WAW", f"{run.name} overwrites {label} before {other.name}'s earlier write finished"
-            message += f": {self.where(instr)} is not ordered after {self.where(rec.instr)} ({status})"
-        else:
-            if rec.write and not write:
-                kind = "WAR"
-                message = (
-                    f"{other.name} overwrote {label} ({self.where(rec.instr)}) before {run.name} read the "
-                    f"previous contents ({self.where(instr)}): the read sees data from a later step"
-                )
-            elif write and not rec.write:
-                kind = "RAW"
-                message = (
-                    f"{other.name} read {label} ({self.where(rec.instr)}) before {run.name} wrote it "
-                    f"({self.where(instr)}, earlier in program order): it read stale data"
-                )
-            else:
-                kind = "WAW"
-                message = (
-                    f"{other.name}'s write of {label} ({self.where(rec.instr)}) ran before {run.name}'s "
-                    f"earlier-in-program-order write ({self.where(instr)})"
-                )
-        same_pipe = rec.agent == run.agent
-        hint = (
-            f" — same pipe: add pipe_barrier(PIPE_{run.pipe.name})"
-            if same_pipe
-            else " — a flag is missing or misplaced"
-        )
-        self._report(
-            Kind.DATA_HAZARD,
-            f"{kind} on {view.tensor.name}: {message}{hint}",
-            ("hazard", kind, view.tensor.name, run.name, other.name),
-        )
-
-    # -- the end -------------------------------------------------------------------------------------
-    def _count(self, key: tuple) -> tuple[int, int]:
-        sets = waits = 0
-        for program in self.sim.programs:
-            for instr in program.instrs:
-                if instr.op in (Op.SET, Op.WAIT) and self._key(instr.core, instr.src, instr.dst, instr.event_id) == key:
-                    sets += instr.op is Op.SET
-                    waits += instr.op is Op.WAIT
-        return sets, waits
-
-    def _check_exit(self) -> None:
-        for key, flag in self.flags.items():
-            if key in self.preset_keys:
-                continue  # the framework pipe object waits on these at teardown: they must be set
-            sets, waits = self._count(key)
-            self._report(
-                Kind.FLAG_LEFT_SET,
-                f"{flag.setter.text} by {self.where(flag.setter)} is still set when the kernel ends: the program has "
-                f"{sets} set(s) and {waits} wait(s) of this flag on this path (a drain is missing); the next kernel "
-                "on this core starts with it set.",
-                ("left", key),
-            )
-        for key in self.preset_keys:
-            if key not in self.flags:
-                self._report(
-                    Kind.FRAMEWORK_FLAG,
-                    f"M→MTE1 id {key[-1]} on {self.sim.programs[key[0]].name} was pre-set by the framework pipe "
-                    "object, consumed by the kernel and not set again: the framework's teardown wait on it hangs.",
-                    ("preset", key),
-                )
-        for (core, flag_id), counter in list(self.counters.items()) + list(self.partials.items()):
-            if counter:
-                self._report(
-                    Kind.FLAG_LEFT_SET,
-                    f"cross-core flag id {flag_id} of {self.sim.programs[core].name} holds {len(counter)} untaken "
-                    f"signal(s) at exit, the first from {self.where(counter[0][1])}",
-                    ("xleft", core, flag_id),
-                )
-        for expectation in self.sim.expectations:
-            expectation.check(self.data[expectation.tensor.tid], self.found)
-
-    def _explain_deadlock(self) -> None:
-        blocked = [p for p in self.pipes if p.head < len(p.queue)]
-        lines, edges, signature = [], {}, []
-        for run in blocked:
-            instr = run.queue[run.head]
-            signature.append((run.name, instr.text))
-            if instr.fences_before > len(self.fence_clocks[instr.core]):
-                fence = self._pending_fence(instr.core)
-                lines.append(
-                    f"  {run.name} cannot issue {instr.text}: every instruction after "
-                    f"{self.where(fence)} waits for that cross-core wait"
-                )
-                edges[run.agent] = self._pipe_of(fence).agent
-                continue
-            setter = self._pending_setter(instr)
-            if setter is None:
-                self._unmatched(run, instr)
-                lines.append(f"  {run.name} waits at {self.where(instr)}: no matching set remains in any queue")
-                continue
-            holder = self._pipe_of(setter)
-            ahead = holder.queue[holder.head]
-            lines.append(
-                f"  {run.name} waits at {self.where(instr)}; its set is {self.where(setter)}, queued on "
-                f"{holder.name} behind {self.where(ahead) if ahead is not setter else 'nothing (it is next)'}"
-            )
-            edges[run.agent] = holder.agent
-        cycle = self._cycle(edges)
-        text = f"no pipe can make progress after {self.steps} steps:\n" + "\n".join(lines)
-        if cycle:
-            text += "\n  wait cycle: " + " → ".join(self.pipes[a].name for a in cycle)
-        self._report(Kind.DEADLOCK, text, ("deadlock", tuple(signature)))
-
-    def _pipe_of(self, instr: Instr) -> PipeRun:
-        return next(p for p in self.pipes if p.core == instr.core and p.pipe is instr.pipe)
-
-    def _pending_fence(self, core: int) -> Instr:
-        index = len(self.fence_clocks[core])
-        return [i for i in self.sim.programs[core].instrs if i.fence][index]
-
-    def _pending_setter(self, instr: Instr) -> Instr | None:
-        """The first queued instruction that would satisfy the wait ``instr``, if any remains."""
-        if instr.op is Op.WAIT:
-            key = self._key(instr.core, instr.src, instr.dst, instr.event_id)
-            matches = lambda o: o.op is Op.SET and self._key(o.core, o.src, o.dst, o.event_id) == key  # noqa: E731
-        else:
-            core_type = self.sim.programs[instr.core].core
-            matches = lambda o: (  # noqa: E731
-                o.op is Op.XSET and o.event_id == instr.event_id and self.sim.programs[o.core].core is not core_type
-            )
-        for run in self.pipes:
-            for other in run.queue[run.head :]:
-                if matches(other):
-                    return other
-        return None
-
-    def _unmatched(self, run: PipeRun, instr: Instr) -> None:
-        if instr.op is Op.WAIT:
-            key = self._key(instr.core, instr.src, instr.dst, instr.event_id)
-            sets, waits = self._count(key)
-            preset = " plus 1 framework pre-set" if key in self.preset_keys else ""
-            detail = f"the program has {sets} set(s){preset} and {waits} wait(s) of this flag"
-        else:
-            detail = "no cross-core set of this id remains on the other core type"
-        self._report(
-            Kind.UNMATCHED_WAIT,
-            f"{self.where(instr)} waits for a signal that never comes: {detail} (an extra drain, a missing prime, "
-            "or a set with the wrong id)",
-            ("unmatched", run.name, instr.text),
-        )
-
-    @staticmethod
-    def _cycle(edges: dict[int, int]) -> list[int]:
-        for start in edges:
-            path, node = [], start
-            while node in edges and node not in path:
-                path.append(node)
-                node = edges[node]
-            if node in path:
-                return [*path[path.index(node) :], node]
-        return []
+        records.append(Access(region, write, run.agent, counter, instr))
