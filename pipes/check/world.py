@@ -219,6 +219,7 @@ class _Scratch:
         self.barriers = list(world.barriers)
         self.flags = list(world.flags)
         self.cells = dict(world.cells)
+        self.cells_touched = False
         self.knowledge = list(world.knowledge)
         self.engines = list(world.engines)
         self.loads = {load.label: load for load in world.loads}
@@ -230,12 +231,12 @@ class _Scratch:
         # previous world and intern the changed ones, so equal parts of many states are one object.
         old = self.world
         intern = self.machine.intern
-        cells = tuple(sorted(self.cells.items()))
+        cells = intern(tuple(sorted(self.cells.items()))) if self.cells_touched else old.cells
         return World(
             tuple(self.positions),
             tuple(b if b is o else intern(b) for b, o in zip(self.barriers, old.barriers, strict=True)),
             tuple(self.flags),
-            old.cells if cells == old.cells else intern(cells),
+            cells,
             tuple(k if k is o else intern(k) for k, o in zip(self.knowledge, old.knowledge, strict=True)),
             tuple(self.engines),
             tuple(self.loads[label] for label in sorted(self.loads)),
@@ -336,17 +337,20 @@ class _Scratch:
             ) from None
 
     def _write(self, agent: int, op: Write) -> None:
+        self.cells_touched = True
         cell = self.cells.get(op.cell, mem.UNWRITTEN)
         self.cells[op.cell], self.knowledge[agent] = mem.write(
             op.cell, cell, self.knowledge[agent], op.value, op.who, self.machine.reader_names
         )
 
     def _read(self, agent: int, op: Read) -> Any:
+        self.cells_touched = True
         cell = self.cells.get(op.cell, mem.UNWRITTEN)
         self.cells[op.cell], self.knowledge[agent] = mem.read(op.cell, cell, self.knowledge[agent], 1 << agent, op.who)
         return cell.value
 
     def _bulk_wait(self, agent: int, op: BulkWait) -> None:
+        self.cells_touched = True
         name = self.machine.names[agent]
         engine_bit = 1 << (len(self.machine.names) + agent)
         copier = f"{name}'s TMA store"
@@ -374,6 +378,7 @@ class _Scratch:
     # -- TMA loads landing ---------------------------------------------------------------------------
     def land(self, label: str) -> None:
         load = self.loads.pop(label)
+        self.cells_touched = True
         self.lines.append(
             f"TMA load issued by {load.issuer} lands: writes {load.cell} = {load.value!r}, "
             f"completes {load.nbytes} B on {load.barrier_name}"
