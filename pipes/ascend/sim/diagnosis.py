@@ -101,6 +101,8 @@ class Report:
 
     runs: list[RunResult]
     diagnoses: Diagnoses
+    seconds: float = 0.0
+    """Wall time of the whole exploration."""
 
     @property
     def ok(self) -> bool:

@@ -170,6 +170,4 @@ class Simulator:
             runs.append(result)
             for diagnosis in result.diagnoses:
                 merged.add(diagnosis, schedule.name)
-        report = Report(runs, merged)
-        report.seconds = time.perf_counter() - start  # type: ignore[attr-defined]
-        return report
+        return Report(runs, merged, time.perf_counter() - start)
