@@ -164,6 +164,10 @@ def show_handwritten(iters: int) -> None:
             ("sequential", VARIANTS[3].name, False),
         ),
         (
+            "Letting the first K tile's flag cover Q's load fails: step 2 reads q_l1 before step 3's wait:",
+            ("sequential", VARIANTS[4].name, False),
+        ),
+        (
             "Per-pair ids share a number from one source pipe; if flags are keyed by (src, id) they collide:",
             ("per pipe pair", "source keying", False),
         ),

@@ -14,6 +14,7 @@ from pipes.ascend.kernels.handwritten import (
     PRESET_L0AB,
     PRIMED,
     Q_ON_K_L1,
+    Q_VIA_LOOP,
     SEQUENTIAL_IDS,
     HandIds,
     handwritten_simulator,
@@ -76,6 +77,15 @@ def test_q_load_on_the_k_tile_flag_races_when_mte2_runs_ahead() -> None:
     double = report.of(Kind.DOUBLE_SET)[0]
     assert "rush(MTE2)" in double.schedules and "program-order" not in double.schedules
     assert "set_flag(MTE2→MTE1, id 0), iteration 0 sets a flag that is already set" in double.message
+
+
+def test_relying_on_the_k_tile_flag_for_q_reads_q_before_it_lands() -> None:
+    report = handwritten_simulator(4, Q_VIA_LOOP, ids=SEQUENTIAL_IDS, framework_preset=False).explore()
+    hazard = report.of(Kind.DATA_HAZARD)[0]
+    assert hazard.message.startswith("RAW on q_l1: aic/MTE1 reads q_l1 before aic/MTE2 finished writing it")
+    assert "program-order" in hazard.schedules  # found on every schedule, not only unlucky ones
+    wrong = report.of(Kind.WRONG_RESULT)[0].message
+    assert "NaN" in wrong and "max |error|" not in wrong.split(";")[2]
 
 
 def test_per_pair_ids_are_fine_per_pair_and_collide_per_source() -> None:

@@ -41,15 +41,18 @@ class HandVariant:
     """Wait each empty flag once after the loop."""
     prime_l0ab: bool = True
     """Also prime/drain M→MTE1 L0AB (False: rely on the framework pipe object's pre-set M→MTE1 ids)."""
-    q_flag_is_k_l1: bool = False
-    """Signal the Q load with SIG_K_L1 instead of its own id (reusing the K tile's flag)."""
+    q_signal: str = "own"
+    """How MTE1 learns that Q has landed in L1: ``"own"`` (set/wait SIG_Q after the copy), ``"k_l1"``
+    (set/wait SIG_K_L1 after the copy, reusing the K tile's flag) or ``"loop"`` (no signal of its own: the
+    first K tile's MTE2→MTE1 flag is set after Q's copy too, MTE2 being in order)."""
 
 
 AS_WRITTEN = HandVariant("as written (no priming, no draining)", prime=False, drain=False)
 PRIMED = HandVariant("primed before the loop and drained after it")
 PRESET_L0AB = HandVariant("primed/drained except L0AB, relying on the framework's pre-set M→MTE1 ids", prime_l0ab=False)
-Q_ON_K_L1 = HandVariant("primed/drained, Q load signalled on SIG_K_L1", q_flag_is_k_l1=True)
-VARIANTS = (AS_WRITTEN, PRIMED, PRESET_L0AB, Q_ON_K_L1)
+Q_ON_K_L1 = HandVariant("primed/drained, Q load signalled on SIG_K_L1", q_signal="k_l1")
+Q_VIA_LOOP = HandVariant("primed/drained, Q load covered by the first K tile's flag", q_signal="loop")
+VARIANTS = (AS_WRITTEN, PRIMED, PRESET_L0AB, Q_ON_K_L1, Q_VIA_LOOP)
 
 
 def handwritten_pingpong(
@@ -67,7 +70,7 @@ def handwritten_pingpong(
     """The request's schedule on a TileLang-style ``T`` (the simulator's shim runs it)."""
     K, k_l1, q_l1, l0a, l0b, l0c, workspace_1 = t.K, t.k_l1, t.q_l1, t.l0a, t.l0b, t.l0c, t.workspace  # noqa: N806
     SIG_K_L1, SIG_L0AB, SIG_L0C = ids.SIG_K_L1, ids.SIG_L0AB, ids.SIG_L0C  # noqa: N806
-    sig_q = ids.SIG_K_L1 if variant.q_flag_is_k_l1 else ids.SIG_Q
+    sig_q = ids.SIG_K_L1 if variant.q_signal == "k_l1" else ids.SIG_Q
 
     if variant.prime:
         T.set_flag("MTE1", "MTE2", SIG_K_L1)
@@ -78,8 +81,9 @@ def handwritten_pingpong(
         T.set_flag("FIX", "M", SIG_L0C + 1)
     # Q → L1 once (not shown in the request)
     T.copy(t.Q, q_l1)
-    T.set_flag("MTE2", "MTE1", sig_q)
-    T.wait_flag("MTE2", "MTE1", sig_q)
+    if variant.q_signal != "loop":
+        T.set_flag("MTE2", "MTE1", sig_q)
+        T.wait_flag("MTE2", "MTE1", sig_q)
 
     # ---- the request, verbatim ----
     for i in T.serial(batch_iters):

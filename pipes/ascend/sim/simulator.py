@@ -40,14 +40,16 @@ class Expectation:
         if not bad.any():
             return
         first = tuple(int(i) for i in np.argwhere(bad)[0])
-        err = np.nanmax(np.abs(got - want)) if not np.isnan(got).all() else float("nan")
+        finite = bad & ~np.isnan(got)
+        err = float(np.abs(got - want)[finite].max()) if finite.any() else 0.0
         nans = int(np.isnan(got).sum())
         found.add(
             Diagnosis(
                 Kind.WRONG_RESULT,
                 f"{self.tensor.name}: {int(bad.sum())} of {bad.size} elements differ from the expected values "
                 f"(rtol={self.rtol}, atol={self.atol}); first at index {first}: got {got[first]:.6g}, expected "
-                f"{want[first]:.6g}; max |error| {err:.4g}"
+                f"{want[first]:.6g}"
+                + (f"; max |error| {err:.4g}" if finite.any() else "")
                 + (f"; {nans} element(s) NaN (never written or read uninitialized on-chip memory)" if nans else ""),
                 ("result", self.tensor.name),
             )
