@@ -137,19 +137,19 @@ def show_handwritten(iters: int) -> None:
     id_sets = [("per pipe pair", HandIds()), ("sequential", SEQUENTIAL_IDS)]
     print(f"  ids per pipe pair (as TileLang-Ascend's expert examples number them): {HandIds()}")
     print(f"  ids sequential (every signal its own number): {SEQUENTIAL_IDS}\n")
-    print(f"  {'ids':<14} {'around the loop':<64} {'framework pre-set':<18} distinct findings")
+    print(f"  {'ids':<14} {'around the loop':<80} {'framework pre-set':<18} distinct findings")
     reports = {}
     for label, ids in id_sets:
         for variant in VARIANTS:
             for preset in (False, True):
                 report = handwritten_simulator(iters, variant, ids=ids, framework_preset=preset).explore()
                 reports[(label, variant.name, preset)] = report
-                print(f"  {label:<14} {variant.name:<64} {'alive' if preset else 'none':<18} {verdict(report)}")
+                print(f"  {label:<14} {variant.name:<80} {'alive' if preset else 'none':<18} {verdict(report)}")
         keyed = handwritten_simulator(
             iters, VARIANTS[1], ids=ids, framework_preset=False, flag_keying=Keying.SOURCE_PIPE
         ).explore()
         reports[(label, "source keying", False)] = keyed
-        print(f"  {label:<14} {VARIANTS[1].name + ', flags keyed by (src, id)':<64} {'none':<18} {verdict(keyed)}")
+        print(f"  {label:<14} {VARIANTS[1].name + ', flags keyed by (src, id)':<80} {'none':<18} {verdict(keyed)}")
     details = [
         (
             "As written, the loop deadlocks at iteration 0 (nothing primes the empty flags):",
