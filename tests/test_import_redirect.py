@@ -56,7 +56,9 @@ def test_import_pipes_finds_the_library_for_both_install_kinds(version, wheels, 
     interpreter = find_interpreter(version)
     if interpreter is None:
         pytest.skip(f"no Python {version} with venv on this machine")
-    stdlib_has_pipes = run_in(tmp_path, interpreter, "-c", "import importlib.util as u; print(bool(u.find_spec('pipes')))")
+    stdlib_has_pipes = run_in(
+        tmp_path, interpreter, "-c", "import importlib.util as u; print(bool(u.find_spec('pipes')))"
+    )
     assert stdlib_has_pipes.stdout.strip() == "True", "expected the deprecated stdlib module to exist on <= 3.12"
 
     venv_dir = tmp_path / "venv"
@@ -66,10 +68,14 @@ def test_import_pipes_finds_the_library_for_both_install_kinds(version, wheels, 
     elsewhere.mkdir()
 
     for kind in ("regular", "editable"):
-        install = run_in(tmp_path, python, "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(wheels[kind]))
+        install = run_in(
+            tmp_path, python, "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(wheels[kind])
+        )
         assert install.returncode == 0, install.stderr
         probe = run_in(elsewhere, python, "-W", "ignore::DeprecationWarning", "-c", PROBE)
-        assert probe.returncode == 0, f"{kind} install on {version}: import pipes gave {probe.stdout!r} {probe.stderr!r}"
+        assert probe.returncode == 0, (
+            f"{kind} install on {version}: import pipes gave {probe.stdout!r} {probe.stderr!r}"
+        )
         found = Path(probe.stdout.strip())
         expected_root = ROOT if kind == "editable" else venv_dir
         assert expected_root in found.parents, f"{kind} install on {version} imported {found}"
@@ -78,11 +84,12 @@ def test_import_pipes_finds_the_library_for_both_install_kinds(version, wheels, 
 
 def test_redirect_defers_to_the_stdlib_when_the_library_is_absent(tmp_path):
     """The finder only claims a *package* named pipes: with none on sys.path, the stdlib module still loads."""
+    root = str(ROOT)
     code = (
-        "import sys; sys.path.insert(0, %r); import _pipes_import_redirect; "
-        "sys.path[:] = [p for p in sys.path if p not in (%r, '')]; "
+        f"import sys; sys.path.insert(0, {root!r}); import _pipes_import_redirect; "
+        f"sys.path[:] = [p for p in sys.path if p not in ({root!r}, '')]; "
         "import pipes; print(pipes.__file__)"
-    ) % (str(ROOT), str(ROOT))
+    )
     probe = run_in(tmp_path, sys.executable, "-W", "ignore::DeprecationWarning", "-c", code)
     if sys.version_info >= (3, 13):
         assert probe.returncode != 0  # no stdlib module to fall back to
