@@ -262,3 +262,69 @@ def test_two_producer_warps_fill_their_own_parts_of_a_slot():
 
 def test_exhaustive_large_tma_pipeline_stays_clean():
     assert check(tma_pipeline(3, items=9)).ok
+
+
+# -- phase aliasing and ordered barriers ------------------------------------------------------------------
+def test_a_consumer_whose_phase_never_flips_passes_on_a_stale_phase():
+    def frozen(ctx):
+        ops = ctx.pipeline("data")
+        state = ops.make_state(0)
+        for _ in range(3):
+            ops.consumer_wait(state)
+            ctx.read("data", state.index)
+            ops.consumer_release(state)
+            phase = state.phase
+            state.advance()
+            state.phase = phase  # the bug: the parity is a loop-invariant constant
+
+    spec = PipelineSpec("data", 1, Role("load"), Role("math", ArrivalUnit.WARP))
+    finding = check(protocol_of(("load", correct_producer()), ("math", frozen), spec=spec)).findings[0]
+    assert finding.kind is FindingKind.PHASE_ALIASING
+    assert "data.full[0]" in finding.message and "completion #1" in finding.message
+    assert "stale completion #0" in finding.message
+
+
+def sections(depth, rounds=2):
+    def group(g):
+        def run(ctx):
+            turn = ctx.order("order", g)
+            for r in range(rounds):
+                for s in range(depth):
+                    turn.wait()
+                    ctx.write_global(("section", s), (g, r))
+                    turn.arrive()
+
+        return run
+
+    return group
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+def test_ordered_sections_serialise_the_groups(depth):
+    group = sections(depth)
+    protocol = Protocol(
+        "order", [Agent(f"g{g}", group(g)) for g in range(3)], orders=[ModelOrder("order", 3, depth=depth)]
+    )
+    report = check(protocol)
+    assert report.ok and report.exhaustive, str(report)
+
+
+def test_ordered_sections_without_the_barrier_race():
+    def free(g):
+        def run(ctx):
+            for r in range(2):
+                ctx.write_global(("section", 0), (g, r))
+
+        return run
+
+    report = check(Protocol("free", [Agent(f"g{g}", free(g)) for g in range(2)]))
+    assert report.first(FindingKind.OVERWRITE_UNRELEASED) is not None
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+def test_an_ordered_barrier_with_a_constant_phase_is_caught(depth):
+    group = sections(depth)
+    order = ModelOrder("order", 2, depth=depth, phase_flips=False)
+    report = check(Protocol("order", [Agent(f"g{g}", group(g)) for g in range(2)], orders=[order]))
+    assert report.findings[0].kind in (FindingKind.PHASE_ALIASING, FindingKind.DEADLOCK)
+    assert "order[" in report.findings[0].message

@@ -320,7 +320,8 @@ class _Scratch:
         stale = mb.stale_pass_problem(bar, op.parity, op.completion)
         if stale:
             self.lines[-1] += " → passes"
-            raise mem.Hazard("PHASE_ALIASING", f"{op.barrier_name}: {op.who}, in {op.call}: {stale}")
+            hint = mb.parity_hint(op.parity, op.completion)
+            raise mem.Hazard("PHASE_ALIASING", f"{op.barrier_name}: {op.who}, in {op.call}: {stale}{hint}")
         self.knowledge[agent] = mem.join(self.knowledge[agent], bar.published)
 
     def _arrive(self, agent: int, op: Arrive) -> None:
