@@ -328,3 +328,14 @@ def test_an_ordered_barrier_with_a_constant_phase_is_caught(depth):
     report = check(Protocol("order", [Agent(f"g{g}", group(g)) for g in range(2)], orders=[order]))
     assert report.findings[0].kind in (FindingKind.PHASE_ALIASING, FindingKind.DEADLOCK)
     assert "order[" in report.findings[0].message
+
+
+def test_unhashable_values_are_an_agent_error_not_a_checker_crash():
+    def listy(ctx):
+        p = ctx.producer("data")
+        slot = p.acquire()
+        ctx.write("data", slot, [1, 2])
+        p.commit()
+
+    message = check(protocol_of(("load", listy))).first(FindingKind.AGENT_ERROR).message
+    assert "is not hashable: use a tuple" in message

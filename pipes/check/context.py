@@ -39,8 +39,9 @@ class Ctx:
 
     def __init__(self, name: str, layout: Layout, emit: Callable[[Any], Any]) -> None:
         self.name = name
-        self._layout = layout
-        self._emit = emit
+        self.layout = layout
+        #: Low level: hand one operation record (pipes.check.ops) to the checker, get its result.
+        self.emit = emit
         self._views: dict[tuple[str, str], ModelPipelineOps] = {}
 
     # -- pipelines ----------------------------------------------------------------------------
@@ -50,7 +51,7 @@ class Ctx:
         consumer_role = spec.consumer(role) if role is not None else spec.consumers[0]
         key = (name, consumer_role.name)
         if key not in self._views:
-            self._views[key] = ModelPipelineOps(self, self._model(name), self._layout, consumer_role)
+            self._views[key] = ModelPipelineOps(self, self._model(name), self.layout, consumer_role)
         return self._views[key]
 
     def producer(self, name: str) -> Producer:
@@ -65,34 +66,34 @@ class Ctx:
 
     def order(self, name: str, group: int) -> OrderedTurn:
         """This agent's turn handle on ordered barrier ``name``, as group ``group``."""
-        if name not in self._layout.orders:
-            raise ProtocolError(f"no ordered barrier named {name!r}; declared: {sorted(self._layout.orders)}")
-        order, barriers = self._layout.orders[name]
+        if name not in self.layout.orders:
+            raise ProtocolError(f"no ordered barrier named {name!r}; declared: {sorted(self.layout.orders)}")
+        order, barriers = self.layout.orders[name]
         return OrderedTurn(self, order, barriers, group)
 
     # -- data -----------------------------------------------------------------------------------
     def write(self, pipe: str, slot: int, value: Any, part: Any = None) -> None:
         """Write the buffer of ``slot`` (or one ``part`` of it, when several units each fill their share)."""
-        self._emit(Write(slot_cell(pipe, self._slot(pipe, slot), part), value, self.name))
+        self.emit(Write(slot_cell(pipe, self._slot(pipe, slot), part), value, self.name))
 
     def read(self, pipe: str, slot: int, part: Any = None) -> Any:
         """Read the buffer of ``slot`` (or one ``part`` of it); returns what was last written there."""
-        return self._emit(Read(slot_cell(pipe, self._slot(pipe, slot), part), self.name))
+        return self.emit(Read(slot_cell(pipe, self._slot(pipe, slot), part), self.name))
 
     def read_meta(self, pipe: str, slot: int) -> Any:
         """Read the metadata committed with ``slot`` (``commit(payload)``; END_OF_STREAM after a tail)."""
-        return self._emit(Read(meta_cell(pipe, self._slot(pipe, slot)), self.name))
+        return self.emit(Read(meta_cell(pipe, self._slot(pipe, slot)), self.name))
 
     def write_global(self, key: Any, value: Any) -> None:
-        self._emit(Write(global_cell(key), value, self.name))
+        self.emit(Write(global_cell(key), value, self.name))
 
     def read_global(self, key: Any) -> Any:
         """Read a tile of global memory (e.g. one a TMA store wrote)."""
-        return self._emit(Read(global_cell(key), self.name))
+        return self.emit(Read(global_cell(key), self.name))
 
     def store(self, pipe: str, slot: int, key: Any) -> None:
         """Issue a TMA (bulk) store of ``slot``'s buffer to global tile ``key`` (async; joins the open group)."""
-        self._emit(BulkStore(slot_cell(pipe, self._slot(pipe, slot)), global_cell(key), self.name))
+        self.emit(BulkStore(slot_cell(pipe, self._slot(pipe, slot)), global_cell(key), self.name))
 
     def load(self, pipe: str, slot: int, value: Any, nbytes: int | None = None) -> None:
         """Issue a TMA load of ``value`` into ``slot``; it completes ``nbytes`` (default: the spec's) on full[slot]."""
@@ -101,32 +102,32 @@ class Ctx:
             raise ProtocolError(f"load() needs a TRANSACTION_BYTES pipeline; {pipe!r} is {model.spec.completion.name}")
         slot = self._slot(pipe, slot)
         view = self.pipeline(pipe)
-        barrier = self._layout.full[pipe][slot]
+        barrier = self.layout.full[pipe][slot]
         size = model.spec.tx_bytes if nbytes is None else nbytes
-        name = self._layout.barrier_names[barrier]
-        self._emit(TmaLoad(slot_cell(pipe, slot), value, barrier, name, size, view.armed.get(slot), self.name))
+        name = self.layout.barrier_names[barrier]
+        self.emit(TmaLoad(slot_cell(pipe, slot), value, barrier, name, size, view.armed.get(slot), self.name))
 
     # -- raw synchronisation ----------------------------------------------------------------------
     def arrive(self, barrier: str, count: int = 1, completion: int | None = None, tx: int = 0) -> None:
-        self._emit(Arrive(self._barrier(barrier), barrier, count, completion, self.name, "arrive", tx))
+        self.emit(Arrive(self._barrier(barrier), barrier, count, completion, self.name, "arrive", tx))
 
     def wait(self, barrier: str, parity: int, completion: int | None = None) -> None:
-        self._emit(Wait(self._barrier(barrier), barrier, parity, completion, self.name, "wait"))
+        self.emit(Wait(self._barrier(barrier), barrier, parity, completion, self.name, "wait"))
 
     def try_wait(self, barrier: str, parity: int, completion: int | None = None) -> bool:
-        return self._emit(TryWait(self._barrier(barrier), barrier, parity, completion, self.name, "try_wait"))
+        return self.emit(TryWait(self._barrier(barrier), barrier, parity, completion, self.name, "try_wait"))
 
     def set_flag(self, flag: str) -> None:
-        self._emit(FlagSet(self._flag(flag), flag, self.name, "set_flag"))
+        self.emit(FlagSet(self._flag(flag), flag, self.name, "set_flag"))
 
     def wait_flag(self, flag: str) -> None:
-        self._emit(FlagWait(self._flag(flag), flag, self.name, "wait_flag"))
+        self.emit(FlagWait(self._flag(flag), flag, self.name, "wait_flag"))
 
     def bulk_commit_group(self) -> None:
-        self._emit(BulkCommit(self.name))
+        self.emit(BulkCommit(self.name))
 
     def bulk_wait_group(self, pending: int, read: bool = False) -> None:
-        self._emit(BulkWait(pending, read, self.name))
+        self.emit(BulkWait(pending, read, self.name))
 
     # -- bookkeeping ---------------------------------------------------------------------------
     def outstanding(self) -> tuple[str, ...]:
@@ -134,9 +135,9 @@ class Ctx:
         return tuple(problem for view in self._views.values() for problem in view.outstanding())
 
     def _model(self, name: str):
-        if name not in self._layout.pipelines:
-            raise ProtocolError(f"no pipeline named {name!r}; declared: {sorted(self._layout.pipelines)}")
-        return self._layout.pipelines[name]
+        if name not in self.layout.pipelines:
+            raise ProtocolError(f"no pipeline named {name!r}; declared: {sorted(self.layout.pipelines)}")
+        return self.layout.pipelines[name]
 
     def _slot(self, pipe: str, slot: Any) -> int:
         stages = self._model(pipe).spec.stages
@@ -145,11 +146,11 @@ class Ctx:
         return slot
 
     def _barrier(self, name: str) -> int:
-        if name not in self._layout.barrier_ids:
-            raise ProtocolError(f"no barrier named {name!r}; declared: {self._layout.barrier_names}")
-        return self._layout.barrier_ids[name]
+        if name not in self.layout.barrier_ids:
+            raise ProtocolError(f"no barrier named {name!r}; declared: {self.layout.barrier_names}")
+        return self.layout.barrier_ids[name]
 
     def _flag(self, name: str) -> int:
-        if name not in self._layout.flag_ids:
-            raise ProtocolError(f"no flag named {name!r}; declared: {self._layout.flag_names}")
-        return self._layout.flag_ids[name]
+        if name not in self.layout.flag_ids:
+            raise ProtocolError(f"no flag named {name!r}; declared: {self.layout.flag_names}")
+        return self.layout.flag_ids[name]

@@ -18,6 +18,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ..errors import ProtocolError
+
+
+def _require_hashable(value: Any, what: str) -> None:
+    # Values live in the model state, which is hashed for the visited set.
+    try:
+        hash(value)
+    except TypeError:
+        raise ProtocolError(f"{what} {value!r} is not hashable: use a tuple, number or string") from None
+
 
 def _completion(completion: int | None) -> str:
     return "" if completion is None else f", completion #{completion}"
@@ -138,6 +148,9 @@ class Write:
     sync: ClassVar[bool] = False
     branching: ClassVar[bool] = False
 
+    def __post_init__(self) -> None:
+        _require_hashable(self.value, f"the value written to {self.cell}")
+
     def describe(self) -> str:
         return f"write {self.cell} = {self.value!r}"
 
@@ -224,6 +237,9 @@ class TmaLoad:
 
     sync: ClassVar[bool] = False
     branching: ClassVar[bool] = False
+
+    def __post_init__(self) -> None:
+        _require_hashable(self.value, f"the value loaded into {self.cell}")
 
     def describe(self) -> str:
         return f"issue TMA load {self.value!r} → {self.cell} (completes {self.nbytes} B on {self.barrier_name})"

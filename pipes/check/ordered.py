@@ -48,8 +48,8 @@ class OrderedTurn:
         # Group 0's round r follows the last group's round r - 1 (#-1: its free first turn).
         completion = turn - self._start
         barrier = self._barrier(state.index, self.group)
-        name = self._ctx._layout.barrier_names[barrier]
-        self._ctx._emit(Wait(barrier, name, state.phase, completion, self._who, "turn.wait"))
+        name = self._ctx.layout.barrier_names[barrier]
+        self._ctx.emit(Wait(barrier, name, state.phase, completion, self._who, "turn.wait"))
         phase = state.phase
         state.advance()
         if not self.order.phase_flips:
@@ -60,6 +60,6 @@ class OrderedTurn:
         state = self.arrive_state
         turn = state.count // self.order.depth
         barrier = self._barrier(state.index, (self.group + 1) % self.order.groups)
-        name = self._ctx._layout.barrier_names[barrier]
-        self._ctx._emit(Arrive(barrier, name, self._arrivals, turn, self._who, "turn.arrive"))
+        name = self._ctx.layout.barrier_names[barrier]
+        self._ctx.emit(Arrive(barrier, name, self._arrivals, turn, self._who, "turn.arrive"))
         state.advance()

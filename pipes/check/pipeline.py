@@ -111,7 +111,7 @@ class ModelPipelineOps:
                 f"{self.acquired} slot(s): acquire before commit"
             )
         if payload:
-            self._ctx._emit(
+            self._ctx.emit(
                 Write(
                     meta_cell(self.spec.name, state.index),
                     payload[0] if len(payload) == 1 else payload,
@@ -122,7 +122,7 @@ class ModelPipelineOps:
         if completion is Completion.ARRIVAL:
             self._arrive_full(state, "producer_commit")
         elif completion is Completion.FLAG:
-            self._ctx._emit(
+            self._ctx.emit(
                 FlagSet(
                     self._full[state.index],
                     self._flag_name(self._full, state.index),
@@ -147,7 +147,7 @@ class ModelPipelineOps:
         if token:
             return
         if self._is_flag:
-            self._ctx._emit(
+            self._ctx.emit(
                 FlagWait(
                     self._full[state.index],
                     self._flag_name(self._full, state.index),
@@ -157,7 +157,7 @@ class ModelPipelineOps:
             )
             return
         barrier = self._full[state.index]
-        self._ctx._emit(
+        self._ctx.emit(
             Wait(
                 barrier,
                 self._barrier_name(barrier),
@@ -183,7 +183,7 @@ class ModelPipelineOps:
                 f"{self.waited} slot(s): wait before release"
             )
         if self._is_flag:
-            self._ctx._emit(
+            self._ctx.emit(
                 FlagSet(
                     self._empty[state.index],
                     self._flag_name(self._empty, state.index),
@@ -214,15 +214,15 @@ class ModelPipelineOps:
 
     def _commit_store(self, state: PipelineState) -> None:
         who = self._producer_who
-        self._ctx._emit(BulkCommit(who))
-        self._ctx._emit(BulkWait(self.model.store_lag, self._read_only_wait(), who))
+        self._ctx.emit(BulkCommit(who))
+        self._ctx.emit(BulkWait(self.model.store_lag, self._read_only_wait(), who))
         self._unnotified.append(state.clone())
         if len(self._unnotified) > self.model.store_lag:
             self._arrive_full(self._unnotified.popleft(), "producer_commit (notify)")
 
     def _store_tail(self, state: PipelineState) -> None:
         who = self._producer_who
-        self._ctx._emit(BulkWait(0, self._read_only_wait(), who))
+        self._ctx.emit(BulkWait(0, self._read_only_wait(), who))
         while self._unnotified:
             self._arrive_full(self._unnotified.popleft(), "producer_tail (notify)")
         end = self._next_commit if self._next_commit is not None else self.make_state(PRODUCER_START_PHASE)
@@ -234,27 +234,27 @@ class ModelPipelineOps:
         self.acquired += 1
         self._wait_empty(state, "producer_tail (end of stream)")
         state.advance()
-        self._ctx._emit(Write(meta_cell(self.spec.name, end.index), END_OF_STREAM, who))
+        self._ctx.emit(Write(meta_cell(self.spec.name, end.index), END_OF_STREAM, who))
         self.committed += 1
         self._arrive_full(end, "producer_tail (end of stream)")
 
     # -- primitives -----------------------------------------------------------------------------
     def _barrier_name(self, barrier: int) -> str:
-        return self._ctx._layout.barrier_names[barrier]
+        return self._ctx.layout.barrier_names[barrier]
 
     def _flag_name(self, ids: tuple[int, ...], slot: int) -> str:
-        return self._ctx._layout.flag_names[ids[slot]]
+        return self._ctx.layout.flag_names[ids[slot]]
 
     def _wait_empty(self, state: PipelineState, call: str) -> None:
         if self._is_flag:
-            self._ctx._emit(
+            self._ctx.emit(
                 FlagWait(self._empty[state.index], self._flag_name(self._empty, state.index), self._producer_who, call)
             )
             return
         barrier = self._empty[state.index]
         # The producer's k-th use of a slot waits for the consumers' release of use k - 1 (#-1: the fresh barrier).
         completion = state.count // self.spec.stages - 1
-        self._ctx._emit(Wait(barrier, self._barrier_name(barrier), state.phase, completion, self._producer_who, call))
+        self._ctx.emit(Wait(barrier, self._barrier_name(barrier), state.phase, completion, self._producer_who, call))
 
     def _arrive_full(self, state: PipelineState, call: str) -> None:
         self._arrive(
@@ -262,7 +262,7 @@ class ModelPipelineOps:
         )
 
     def _arrive(self, barrier: int, count: int, phase: int, who: str, call: str, tx: int = 0) -> None:
-        self._ctx._emit(Arrive(barrier, self._barrier_name(barrier), count, phase, who, call, tx))
+        self._ctx.emit(Arrive(barrier, self._barrier_name(barrier), count, phase, who, call, tx))
 
     def _emit_try(self, barrier: int, state: PipelineState, completion: int, who: str, call: str) -> Any:
-        return self._ctx._emit(TryWait(barrier, self._barrier_name(barrier), state.phase, completion, who, call))
+        return self._ctx.emit(TryWait(barrier, self._barrier_name(barrier), state.phase, completion, who, call))
