@@ -47,6 +47,55 @@ def replay(protocol: Protocol, schedule: list[str] | tuple[str, ...], *, reducti
     return _replay(Machine(protocol, reduction=reduction), schedule)
 
 
+def _site(problem: Problem) -> tuple[str, str]:
+    """A finding's kind and place: its message with the numbers (slots, phases, counts) stripped."""
+    return problem.kind, re.sub(r"\d+", "#", problem.message)
+
+
+def _replay_skipping(machine: Machine, schedule: list[str]) -> tuple[Problem | None, list[str]]:
+    """Replay ``schedule``, skipping moves that are not possible; the problem hit and the moves made."""
+    world = machine.initial()
+    made: list[str] = []
+    for label in schedule:
+        labels, problem = machine.moves(world)
+        if problem:
+            return problem, made
+        if label not in labels:
+            continue
+        made.append(label)
+        outcome = machine.step(world, label)
+        if outcome.problem:
+            return outcome.problem, made
+        world = outcome.world
+    labels, problem = machine.moves(world)
+    if problem is None and not labels:
+        problem = machine.end_problem(world)
+    return problem, made
+
+
+def _shorten(machine: Machine, schedule: list[str], site: tuple[str, str], budget: int = 400) -> list[str]:
+    """Drop chunks of moves (halves, then quarters, … single moves) while the same finding still shows.
+
+    Random runs find deep bugs with long, meandering schedules; this cuts them down (not necessarily to
+    the shortest) within ``budget`` replays.
+    """
+    best = list(schedule)
+    chunk = max(1, len(best) // 2)
+    while budget > 0:
+        start = 0
+        while start < len(best) and budget > 0:
+            budget -= 1
+            problem, made = _replay_skipping(machine, best[:start] + best[start + chunk :])
+            if problem is not None and _site(problem) == site:
+                best = made
+            else:
+                start += chunk
+        if chunk == 1:
+            break
+        chunk = max(1, chunk // 2)
+    return best
+
+
 class _Findings:
     """Findings kept once per kind and site (numbers stripped), first found first."""
 
@@ -59,10 +108,12 @@ class _Findings:
     def full(self) -> bool:
         return len(self.items) >= self.limit
 
-    def add(self, problem: Problem, schedule: list[str]) -> None:
-        key = (problem.kind, re.sub(r"\d+", "#", problem.message))
+    def add(self, problem: Problem, schedule: list[str], shorten: bool = False) -> None:
+        key = _site(problem)
         if key in self.items or self.full:
             return
+        if shorten:
+            schedule = _shorten(self.machine, schedule, key)
         finding = _replay(self.machine, schedule)
         if finding is None or finding.kind.name != problem.kind:
             raise ProtocolError(f"internal: replaying {schedule} did not reproduce {problem.kind}")
@@ -157,13 +208,13 @@ def _random_run(
             if problem is None:
                 break
         if problem:
-            findings.add(problem, schedule)
+            findings.add(problem, schedule, shorten=True)
             break
         label = rng.choice(labels)
         schedule.append(label)
         outcome = machine.step(world, label)
         if outcome.problem:
-            findings.add(outcome.problem, schedule)
+            findings.add(outcome.problem, schedule, shorten=True)
             break
         world = outcome.world
     return len(schedule)
