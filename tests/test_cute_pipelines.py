@@ -422,3 +422,52 @@ def test_env_debug_flag_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ValueError, match="PIPES_DEBUG_TIMEOUT_MS = 'soon' is invalid"):
         resolve_debug(True)
     os.environ.pop("PIPES_DEBUG", None)
+
+
+@pytest.mark.parametrize("unit", list(ArrivalUnit))
+def test_every_arrival_unit_compiles_with_its_barrier_count(unit: ArrivalUnit) -> None:
+    """Consumer role of 2 units: the empty barrier is initialized to 2 × unit.arrivals; try-tokens compile.
+
+    Compile-only: with THREAD units a real kernel would restrict the calls to the 2 declared threads.
+    """
+    consumer = Role("reader", unit, 2)
+    spec = PipelineSpec("units", 2, Role("writer", ArrivalUnit.ELECTED_PER_WARP), consumer)
+    pipe = AsyncPipeline(spec)
+    warps = max(1, consumer.threads // 32)
+    first = 4 if warps >= 4 else 1  # warpgroups start at a warp index divisible by 4
+    executing = consumer.threads if consumer.threads < 32 else None
+    layout = RoleLayout(32 * (first + warps), {"writer": Warps(0), "reader": Warps(first, warps, threads=executing)})
+
+    @cute.kernel
+    def kern(out: cute.Tensor, n: Int32):
+        smem = cutlass.memory.SmemAllocator()
+        init_pipelines((pipe,), allocator=smem, layout=layout)
+        if layout.is_role("writer"):
+            p = pipe.producer()
+            for _ in cutlass.range(n, unroll=1):
+                token = p.try_acquire()
+                p.acquire(token)
+                p.commit()
+            p.tail()
+        if layout.is_role("reader"):
+            c = pipe.consumer()
+            for _ in cutlass.range(n, unroll=1):
+                token = c.try_wait()
+                c.wait(token)
+                c.release()
+        out[0] = 1
+
+    @cute.jit
+    def launch(out: cute.Tensor, n: Int32, stream):
+        kern(out, n).launch(grid=(1, 1, 1), block=(layout.block_threads, 1, 1), stream=stream)
+
+    ptx = ck.ptx_of(ck.compile_fake(launch, ck.fake_out(4), Int32(5)))
+    expected = spec.empty_arrivals
+    inits = re.findall(r"mbarrier\.init\.shared\.b64\s+\[[^\]]+\], (%r\d+|\d+);", ptx)
+    values = {
+        int(v) if v.isdigit() else int(re.search(rf"mov\.b32\s+{re.escape(v)}, (\d+);", ptx).group(1)) for v in inits
+    }
+    assert values == {1, expected}, (unit, values)
+    body = kernel_body(ptx)
+    polls = [i for i in body if i.startswith("mbarrier.try_wait") and not i.startswith("asm{")]
+    assert len(polls) >= 2, "try_acquire and try_wait poll without a loop (their tokens)"
