@@ -14,10 +14,11 @@ import platform
 import statistics
 import time
 from collections.abc import Callable
-from pipes.ascend.kernels.attention import attention_simulator
-from pipes.ascend.kernels.pingpong import PingPongProblem, pingpong_simulator
 
 import numpy as np
+
+from pipes.ascend.kernels.attention import attention_simulator
+from pipes.ascend.kernels.pingpong import PingPongProblem, pingpong_simulator
 
 REPEATS = 5
 

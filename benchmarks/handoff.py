@@ -18,7 +18,6 @@ CUDA-event timings after warm-up; the table gives ns per round trip and pipes / 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import re
 import statistics
@@ -57,7 +56,6 @@ class Case:
         if diagnostics:
             for name, make in hk.DIAGNOSTICS.get(self.kind, {}).items():
                 found[name] = make(self.stages, blocks)
-            found["pipes no-hint"] = make_pipes(self.stages, blocks)  # traced under hk.no_hint_waits()
         return found
 
     @property
@@ -83,11 +81,6 @@ def loop_bodies(ptx: str) -> list[list[str]]:
     return bodies
 
 
-def _tracing(variant: str):
-    """The context a variant's kernel is traced in (the no-hint diagnostic swaps the wait)."""
-    return hk.no_hint_waits() if variant.endswith("no-hint") else contextlib.nullcontext()
-
-
 def compile_only(blocks: int, verbose: bool) -> None:
     from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream
 
@@ -97,8 +90,7 @@ def compile_only(blocks: int, verbose: bool) -> None:
         aux = make_fake_compact_tensor(Int32, hk.aux_shape(case.kind, case.stages, blocks), stride_order=(1, 0))
         bodies = {}
         for name, launch in case.launchers(blocks, diagnostics=True).items():
-            with _tracing(name):
-                ptx = cute.compile(launch, out, aux, Int32(10), make_fake_stream(), options=options).artifacts.PTX
+            ptx = cute.compile(launch, out, aux, Int32(10), make_fake_stream(), options=options).artifacts.PTX
             bodies[name] = loop_bodies(ptx)
         sizes = {name: [len(b) for b in found] for name, found in bodies.items()}
         print(f"{case.label:28s} loop-body PTX instructions: " + "  ".join(f"{n} {v}" for n, v in sizes.items()))
@@ -124,8 +116,7 @@ def measure(case: Case, blocks: int, iters: int, repeats: int, warmup: int, diag
     args = (from_dlpack(out, assumed_align=16), from_dlpack(aux, assumed_align=16))
     compiled = {}
     for name, launch in case.launchers(blocks, diagnostics).items():
-        with _tracing(name):
-            compiled[name] = cute.compile(launch, *args, Int32(iters), stream)
+        compiled[name] = cute.compile(launch, *args, Int32(iters), stream)
     expected = hk.EXPECTED[case.kind](iters)
     for name, fn in compiled.items():  # warm-up, then each variant checks its own hand-offs
         for _ in range(warmup):

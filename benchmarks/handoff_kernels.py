@@ -9,7 +9,6 @@ The two versions of a kind do the same work in the same order; only the synchron
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
 
 os.environ.setdefault("CUTE_DSL_ARCH", "sm_90a")
 
@@ -154,36 +153,6 @@ def async_pipes_one_cursor(stages: int, blocks: int):
                 out[_block()] = total
 
     return _launch(kernel, 2 * WARP, blocks)
-
-
-@cute.jit
-def _wait_without_suspend_hint(ptr: cute.Pointer, phase: Int32) -> None:
-    """``mbarrier.try_wait.parity`` retried in a loop, without the 10 ms suspend-time hint that
-    ``cute.arch.mbarrier_wait`` passes (the CUTLASS C++ ``ClusterBarrier::wait`` form)."""
-    done = cute.arch.mbarrier_try_wait(ptr, phase)
-    while not done:
-        done = cute.arch.mbarrier_try_wait(ptr, phase)
-
-
-@contextmanager
-def no_hint_waits():
-    """Diagnostic: while a pipes kernel is traced, its non-debug waits use
-    :func:`_wait_without_suspend_hint` instead of ``cute.arch.mbarrier_wait`` (what a one-line change
-    in ``pipes.cute.barriers.MbarrierRing.wait`` would give every kind)."""
-    from pipes.cute.barriers import MbarrierRing
-
-    original = MbarrierRing.wait
-
-    def wait(self, index, phase, *, site=None, debug=None):  # noqa: ANN001, ANN202
-        if debug is not None:
-            return original(self, index, phase, site=site, debug=debug)
-        _wait_without_suspend_hint(self.ptr(index), Int32(phase))
-
-    MbarrierRing.wait = wait
-    try:
-        yield
-    finally:
-        MbarrierRing.wait = original
 
 
 # --- TMA load: warp 0 arms the full barrier and TMA-loads a 4 KiB tile; warp 1 reads, one lane releases
@@ -595,8 +564,7 @@ def aux_values(kind: str, rows: int, cols: int):
     return ((r // TILE) * 4096 + (r % TILE) * TILE + c + 1).astype(np.int32)
 
 
-#: Extra pipes variants timed next to the two above, to locate a gap (diagnostic columns). Every kind
-#: also gets "pipes no-hint": the pipes kernel traced inside :func:`no_hint_waits`.
+#: Extra pipes variants timed next to the two above, to locate a gap (diagnostic columns).
 DIAGNOSTICS = {
     "async": {"pipes 1-cursor": async_pipes_one_cursor},
     "TMA load": {"pipes 1-cursor": tma_load_pipes_one_cursor},

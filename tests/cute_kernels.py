@@ -13,6 +13,11 @@ from typing import Any
 
 os.environ.setdefault("CUTE_DSL_ARCH", "sm_90a")
 
+import cutlass  # noqa: E402
+import cutlass.cute as cute  # noqa: E402
+from cutlass import Int32, Int64  # noqa: E402
+from cutlass.cute.nvgpu import cpasync  # noqa: E402
+
 from pipes import ArrivalUnit, Completion, PipelineSpec, Role  # noqa: E402
 from pipes.cute import (  # noqa: E402
     AsyncPipeline,
@@ -25,11 +30,6 @@ from pipes.cute import (  # noqa: E402
     staging_wait,
     storage_words,
 )
-
-import cutlass  # noqa: E402
-import cutlass.cute as cute  # noqa: E402
-from cutlass import Int32, Int64  # noqa: E402
-from cutlass.cute.nvgpu import cpasync  # noqa: E402
 
 COMPILE_OPTIONS = "--gpu-arch sm_90a --keep-ptx"
 LANE_VALUES = 4  # Int32 values per lane per tile in the async kernel

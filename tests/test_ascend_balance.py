@@ -4,13 +4,14 @@ k-stage pipeline, checked by counting sets and waits and by running every schedu
 from __future__ import annotations
 
 from collections import Counter
+
+import numpy as np
+import pytest
+
 from pipes.ascend import EventIdAllocator, EventIdRules, Keying, Space, flag_pipeline, primed, serial
 from pipes.ascend.kernels.pingpong import pingpong_simulator
 from pipes.ascend.sim import Kind, Simulator
 from pipes.ascend.sim.program import Op
-
-import numpy as np
-import pytest
 
 CASES = sorted({(k, n) for k in (1, 2, 3, 4) for n in (0, 1, k - 1, k, k + 1, 2 * k + 1)})
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pipes import SpecError
 from pipes.ascend import (
     LEGAL_PAIRS,
@@ -16,8 +18,6 @@ from pipes.ascend import (
     check_pair,
     copy_route,
 )
-
-import pytest
 
 AIC, AIV = CoreType.AIC, CoreType.AIV
 P = Pipe

@@ -7,6 +7,10 @@ import contextlib
 import io
 import runpy
 from pathlib import Path
+
+import numpy as np
+import pytest
+
 from pipes.ascend import Keying
 from pipes.ascend.kernels.attention import AttentionBug, attention_simulator
 from pipes.ascend.kernels.handwritten import (
@@ -21,9 +25,6 @@ from pipes.ascend.kernels.handwritten import (
 )
 from pipes.ascend.kernels.pingpong import PingPongBug, pingpong_simulator
 from pipes.ascend.sim import Kind
-
-import numpy as np
-import pytest
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "ascend_gemm_pingpong.py"
 

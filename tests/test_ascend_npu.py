@@ -7,12 +7,12 @@ run in the simulator, emitted through :class:`~pipes.ascend.emit.TileLangBuilder
 
 from __future__ import annotations
 
+import pytest
+
 from pipes.ascend import EventIdAllocator, EventIdRules, Keying, cross_core_pipeline
 from pipes.ascend.emit import TileLangBuilder
 from pipes.ascend.kernels.attention import AttentionTiles, VectorTiles, attention_cube, attention_vector
 from pipes.ascend.kernels.pingpong import PingPongShape, PingPongTiles, pingpong_gemm
-
-import pytest
 
 pytestmark = pytest.mark.npu
 

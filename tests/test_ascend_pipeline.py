@@ -3,6 +3,8 @@ draining, same-pipe barriers, lifecycle errors, and stage indices as traced expr
 
 from __future__ import annotations
 
+import pytest
+
 from pipes import Completion, Consumer, PipelineOps, PipelineSpec, Producer, ProtocolError, Role, SpecError
 from pipes.ascend import (
     CoreType,
@@ -17,8 +19,6 @@ from pipes.ascend import (
     primed,
     serial,
 )
-
-import pytest
 
 P = Pipe
 

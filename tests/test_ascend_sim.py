@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
 from pipes.ascend import EventIdAllocator, EventIdRules, Generation, Keying, Space, flag_pipeline, primed, serial
 from pipes.ascend.sim import DelayPipe, Kind, ProgramOrder, RushPipe, Severity, Simulator
 from pipes.ascend.sim.schedule import default_schedules
-
-import numpy as np
-import pytest
 
 
 def _sim(**kw) -> Simulator:

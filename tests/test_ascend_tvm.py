@@ -7,11 +7,11 @@ TileLang-Ascend's ``T.set_flag`` is ``T.call_extern("handle", "AscendC::SetFlag<
 
 from __future__ import annotations
 
+import pytest
+
 from pipes.ascend import EventIdAllocator, EventIdRules
 from pipes.ascend.emit import TileLangBuilder
 from pipes.ascend.kernels.pingpong import PingPongTiles, pingpong_gemm
-
-import pytest
 
 tvm = pytest.importorskip("tvm")
 ir_builder = pytest.importorskip("tvm.script.ir_builder")

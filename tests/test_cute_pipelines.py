@@ -16,6 +16,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import cute_kernels as ck  # noqa: E402
+import cutlass  # noqa: E402
+import cutlass.cute as cute  # noqa: E402
+from cutlass import Int32, Int64  # noqa: E402
+from ptx_check import kernel_body, loops, path_states  # noqa: E402
+
 from pipes import ArrivalUnit, Completion, PipelineSpec, ProtocolError, Role, SpecError  # noqa: E402
 from pipes.cute import (  # noqa: E402
     AsyncPipeline,
@@ -26,12 +32,6 @@ from pipes.cute import (  # noqa: E402
     init_pipelines,
     storage_words,
 )
-
-import cute_kernels as ck  # noqa: E402
-import cutlass  # noqa: E402
-import cutlass.cute as cute  # noqa: E402
-from cutlass import Int32, Int64  # noqa: E402
-from ptx_check import kernel_body, loops, path_states  # noqa: E402
 
 
 def compile_store_notify(stages: int, lag: int, **kw) -> str:
@@ -147,7 +147,7 @@ def test_async_pipeline_ptx_and_phase_flip_in_dynamic_loop() -> None:
     assert any(re.match(r"mbarrier\.init\.shared\.b64\s+\[%r\d+\+32\], %r\d+;", i) for i in body)
     flipping = 0
     for loop in loops(body):
-        waits = [re.search(r"try_wait\.parity\.shared\.b64 P1, \[%r\d+\], (\S+),", i) for i in loop]
+        waits = [re.search(r"mbarrier\.try_wait\.parity\S*\s+\S+, \[[^\]]+\], (\S+);", i) for i in loop]
         for m in filter(None, waits):
             parity = m.group(1)
             assert parity.startswith("%r"), f"constant parity {parity} inside a dynamic loop"
@@ -430,6 +430,28 @@ def test_every_arrival_unit_compiles_with_its_barrier_count(unit: ArrivalUnit) -
 
     Compile-only: with THREAD units a real kernel would restrict the calls to the 2 declared threads.
     """
+    ptx = units_kernel_ptx(unit, tokens=True)
+    expected = Role("reader", unit, 2).arrivals
+    inits = re.findall(r"mbarrier\.init\.shared\.b64\s+\[[^\]]+\], (%r\d+|\d+);", ptx)
+    values = {
+        int(v) if v.isdigit() else int(re.search(rf"mov\.b32\s+{re.escape(v)}, (\d+);", ptx).group(1)) for v in inits
+    }
+    assert values == {1, expected}, (unit, values)
+
+
+def test_try_tokens_add_one_poll_each() -> None:
+    """try_acquire / try_wait each emit one non-blocking poll besides the blocking waits' own tries."""
+
+    def polls(ptx: str) -> int:
+        return sum(1 for i in kernel_body(ptx) if i.startswith("mbarrier.try_wait"))
+
+    with_tokens = polls(units_kernel_ptx(ArrivalUnit.WARP, tokens=True))
+    without = polls(units_kernel_ptx(ArrivalUnit.WARP, tokens=False))
+    assert with_tokens == without + 2, (with_tokens, without)
+
+
+def units_kernel_ptx(unit: ArrivalUnit, tokens: bool) -> str:
+    """PTX of a writer warp and a 2-unit reader role looping over an AsyncPipeline (optionally with try-tokens)."""
     consumer = Role("reader", unit, 2)
     spec = PipelineSpec("units", 2, Role("writer", ArrivalUnit.ELECTED_PER_WARP), consumer)
     pipe = AsyncPipeline(spec)
@@ -445,15 +467,19 @@ def test_every_arrival_unit_compiles_with_its_barrier_count(unit: ArrivalUnit) -
         if layout.is_role("writer"):
             p = pipe.producer()
             for _ in cutlass.range(n, unroll=1):
-                token = p.try_acquire()
-                p.acquire(token)
+                if cutlass.const_expr(tokens):
+                    p.acquire(p.try_acquire())
+                else:
+                    p.acquire()
                 p.commit()
             p.tail()
         if layout.is_role("reader"):
             c = pipe.consumer()
             for _ in cutlass.range(n, unroll=1):
-                token = c.try_wait()
-                c.wait(token)
+                if cutlass.const_expr(tokens):
+                    c.wait(c.try_wait())
+                else:
+                    c.wait()
                 c.release()
         out[0] = 1
 
@@ -461,13 +487,4 @@ def test_every_arrival_unit_compiles_with_its_barrier_count(unit: ArrivalUnit) -
     def launch(out: cute.Tensor, n: Int32, stream):
         kern(out, n).launch(grid=(1, 1, 1), block=(layout.block_threads, 1, 1), stream=stream)
 
-    ptx = ck.ptx_of(ck.compile_fake(launch, ck.fake_out(4), Int32(5)))
-    expected = spec.empty_arrivals
-    inits = re.findall(r"mbarrier\.init\.shared\.b64\s+\[[^\]]+\], (%r\d+|\d+);", ptx)
-    values = {
-        int(v) if v.isdigit() else int(re.search(rf"mov\.b32\s+{re.escape(v)}, (\d+);", ptx).group(1)) for v in inits
-    }
-    assert values == {1, expected}, (unit, values)
-    body = kernel_body(ptx)
-    polls = [i for i in body if i.startswith("mbarrier.try_wait") and not i.startswith("asm{")]
-    assert len(polls) >= 2, "try_acquire and try_wait poll without a loop (their tokens)"
+    return ck.ptx_of(ck.compile_fake(launch, ck.fake_out(4), Int32(5)))

@@ -33,7 +33,15 @@ from cutlass._mlir.dialects import llvm, nvvm
 from ..spec import ArrivalUnit
 from .debug import DebugConfig
 
-__all__ = ["MbarrierRing", "WaitSite", "arrive_as_unit", "bounded_wait", "trap", "warp_uniform_index"]
+__all__ = [
+    "MbarrierRing",
+    "WaitSite",
+    "arrive_as_unit",
+    "bounded_wait",
+    "trap",
+    "wait_parity",
+    "warp_uniform_index",
+]
 
 #: Bytes one mbarrier occupies in shared memory.
 MBARRIER_BYTES = 8
@@ -63,6 +71,21 @@ def trap() -> None:
     llvm.inline_asm(
         None, [], "trap;", "~{memory}", has_side_effects=True, asm_dialect=llvm.AsmDialect.AD_ATT
     )
+
+
+@cute.jit
+def wait_parity(barrier: cute.Pointer, phase: Int32) -> None:
+    """Wait for ``phase`` of an mbarrier: ``mbarrier.try_wait.parity`` retried, no suspend-time hint.
+
+    ``cute.arch.mbarrier_wait`` passes a 10 ms suspend-time hint; ptxas then follows a failed first
+    try with ``NANOSLEEP.SYNCS``, whose wake-up cost 15-40 ns per hand-off on the H100 (benchmarks/
+    RESULTS.md, "Hand-off round trip"). Without the hint (the CUTLASS C++ ``ClusterBarrier::wait``
+    form) a failed try is simply retried; ``try_wait`` itself blocks in hardware for a while, so this
+    is not a hot spin.
+    """
+    done = cute.arch.mbarrier_try_wait(barrier, phase)
+    while not done:
+        done = cute.arch.mbarrier_try_wait(barrier, phase)
 
 
 @cute.jit
@@ -123,7 +146,7 @@ class MbarrierRing:
     ) -> None:
         """Block until phase ``phase`` of barrier ``index`` has completed (parity wait)."""
         if debug is None:
-            cute.arch.mbarrier_wait(self.ptr(index), phase)
+            wait_parity(self.ptr(index), Int32(phase))
         else:
             bounded_wait(self.ptr(index), phase, index, debug, site or WaitSite("?", "?", "wait"))
 

@@ -33,7 +33,7 @@ from .barriers import MBARRIER_BYTES, MbarrierRing, WaitSite, arrive_as_unit
 from .debug import DebugConfig, TraceEvent, resolve_debug
 from .state import CuteState
 
-__all__ = ["OrderSpec", "OrderedBarrier", "wait_parity"]
+__all__ = ["OrderSpec", "OrderedBarrier"]
 
 MAX_GROUPS = 16
 
@@ -87,21 +87,6 @@ class OrderSpec:
     def block_threads(self) -> int:
         """Threads the groups occupy in one CTA (the block must have at least this many)."""
         return self.groups * self.role.threads
-
-
-@cute.jit
-def wait_parity(barrier: cute.Pointer, phase: cutlass.Int32) -> None:
-    """Wait for ``phase`` of an mbarrier: ``mbarrier.try_wait.parity`` retried, no suspend-time hint.
-
-    ``cute.arch.mbarrier_wait`` passes a 10 ms suspend-time hint; ptxas then follows a failed first
-    try with ``NANOSLEEP.SYNCS``, whose wake-up made a ping-pong hand-off ~38 ns slower on the H100
-    (benchmarks/RESULTS.md, "Hand-off round trip"). Without the hint (the CUTLASS C++
-    ``ClusterBarrier::wait`` form) a failed try is simply retried; ``try_wait`` itself still blocks
-    in hardware for a while, so this is not a hot spin.
-    """
-    done = cute.arch.mbarrier_try_wait(barrier, phase)
-    while not done:
-        done = cute.arch.mbarrier_try_wait(barrier, phase)
 
 
 def _check_group_id(spec: OrderSpec, group_id: Any) -> None:
@@ -228,11 +213,8 @@ class OrderedBarrier:
     def wait(self) -> None:
         """Block until it is this group's turn in the current section."""
         index, phase = self._barrier_index(self.group_id), cutlass.Int32(self.state.phase)
-        if self.debug is None:
-            wait_parity(self.ring.ptr(index), phase)
-        else:
-            site = WaitSite(self.spec.name, self.spec.role.name, "turn")
-            self.ring.wait(index, phase, site=site, debug=self.debug)
+        site = WaitSite(self.spec.name, self.spec.role.name, "turn")
+        self.ring.wait(index, phase, site=site, debug=self.debug)
         if self.tracer is not None:
             self.tracer.record(int(TraceEvent.WAIT), self.trace_id, self.state.index)
 

@@ -14,14 +14,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipes.cute import DebugConfig  # noqa: E402
-
 import cute_kernels as ck  # noqa: E402
 import cutlass.cute as cute  # noqa: E402
 import torch  # noqa: E402
 from cutlass import Int32  # noqa: E402
 from cutlass.cute.runtime import from_dlpack  # noqa: E402
 from cutlass.torch import current_stream  # noqa: E402
+
+from pipes.cute import DebugConfig  # noqa: E402
 
 
 def main() -> int:

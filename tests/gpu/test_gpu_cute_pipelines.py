@@ -20,11 +20,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipes import ArrivalUnit  # noqa: E402
-
 import cute_kernels as ck  # noqa: E402
 import cutlass.cute as cute  # noqa: E402
 from cutlass import Int32  # noqa: E402
+
+from pipes import ArrivalUnit  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
