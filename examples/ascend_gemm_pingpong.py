@@ -23,14 +23,15 @@ import difflib
 import inspect
 import textwrap
 import time
+
+import numpy as np
+
 from pipes.ascend import EventIdAllocator, EventIdError, EventIdRules, Keying, Sym
 from pipes.ascend.emit import AscendCBuilder, StandInT, TileLangBuilder
 from pipes.ascend.kernels import handwritten
 from pipes.ascend.kernels.attention import AttentionBug, attention_simulator
 from pipes.ascend.kernels.handwritten import SEQUENTIAL_IDS, VARIANTS, HandIds, handwritten_simulator
 from pipes.ascend.kernels.pingpong import PingPongBug, pingpong_gemm, pingpong_simulator, symbolic_tiles
-
-import numpy as np
 
 RULES = EventIdRules(framework_preset=False)
 
