@@ -207,6 +207,8 @@ def tma_load_cutlass(stages: int, blocks: int):
             for _ in cutlass.range(iters, unroll=1):
                 pipe.consumer_wait(state)
                 total += tiles[0, lane, state.index]
+                # Equivalent *correct* code: ld.shared reads before the TMA refill (pipes.cute.proxy).
+                cute.arch.fence_proxy("async.shared", space="cta")
                 pipe.consumer_release(state)
                 state.advance()
             if lane == 0:
@@ -397,6 +399,8 @@ def store_notify_cutlass(stages: int, blocks: int):
             notify.consumer_wait(state)
             while meta[0, state.index] != 0:
                 total += gplain[(block * stages + state.index) * TILE, lane]
+                # Equivalent *correct* code: ld.global reads before a later TMA store rewrites the slot.
+                cute.arch.fence_proxy("async.global")
                 with cute.arch.elect_one():
                     notify.consumer_release(state)
                 state.advance()

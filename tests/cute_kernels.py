@@ -119,7 +119,7 @@ TILE = 32  # tiles are TILE × TILE Int32 (4 KiB)
 
 def build_store_notify(stages: int, lag: int, *, fan_out: bool = False,
                        producer_unit: ArrivalUnit = ArrivalUnit.ELECTED_PER_WARP, staging: int = 2,
-                       debug: Any = None, plant_deadlock: bool = False) -> Built:
+                       debug: Any = None, plant_deadlock: bool = False, slot_readers: Any = None) -> Built:
     """Warp 0 stores tiles with TMA into a global ring of ``stages`` tile slots per CTA and commits
     them; warp 1 (and warp 2 with ``fan_out``) waits, checks meta and every element from global
     memory, and releases. Slot reuse in global memory makes a too-early notify show up as stale data.
@@ -133,7 +133,8 @@ def build_store_notify(stages: int, lag: int, *, fan_out: bool = False,
     spec = PipelineSpec(
         "tiles_out", stages, Role("epi", producer_unit, 1), tuple(readers), Completion.STORE_COMPLETE
     )
-    pipe = StoreNotifyPipeline(spec, lag=lag, meta_fields=2, debug=debug)
+    extra = {"readers": slot_readers} if slot_readers is not None else {}
+    pipe = StoreNotifyPipeline(spec, lag=lag, meta_fields=2, debug=debug, **extra)
     epi_threads = 1 if producer_unit is ArrivalUnit.THREAD else None
     roles = {"epi": Warps(0, 1, threads=epi_threads), "reader": Warps(1)}
     if fan_out:
@@ -222,7 +223,9 @@ def build_store_notify(stages: int, lag: int, *, fan_out: bool = False,
     return Built(launch, pipe, ())
 
 
-def build_tma_load(stages: int, *, consumer_unit: ArrivalUnit = ArrivalUnit.WARP, debug: Any = None) -> Built:
+def build_tma_load(
+    stages: int, *, consumer_unit: ArrivalUnit = ArrivalUnit.WARP, debug: Any = None, readers: Any = None
+) -> Built:
     """Warp 0 TMA-loads tile ``t`` of this CTA (rows ``(bid·n + t)·32 …`` of the source, filled by the
     host with ``pattern``) into stage ``slot``; warp 1 waits, checks every element, releases."""
     tile_bytes = TILE * TILE * 4
@@ -230,7 +233,7 @@ def build_tma_load(stages: int, *, consumer_unit: ArrivalUnit = ArrivalUnit.WARP
         "tiles_in", stages, Role("load", ArrivalUnit.ELECTED_PER_WARP, 1), Role("reader", consumer_unit, 1),
         Completion.TRANSACTION_BYTES, tile_bytes,
     )
-    pipe = TmaLoadPipeline(spec, debug=debug)
+    pipe = TmaLoadPipeline(spec, debug=debug, **({"readers": readers} if readers is not None else {}))
     layout = RoleLayout(64, {"load": Warps(0), "reader": Warps(1)})
     words = storage_words(pipe)
 

@@ -172,6 +172,51 @@ def test_tma_load_arms_bytes_and_waits_before_reading() -> None:
     assert smem_reads and all(s == {"waited"} for s in smem_reads)
 
 
+def generic_reads_released_unfenced(readers) -> list[str]:
+    """Plain arrivals (releases) some path reaches with an ld.shared since the last proxy fence."""
+    built = ck.build_tma_load(2, readers=readers)
+    ptx = ck.ptx_of(ck.compile_fake(built.launcher, ck.fake_out(2 * 10 * 32, 32), ck.fake_out(2, 1, 32, 2),
+                                    Int32(10), Int32(0)))
+
+    def transfer(ins: str, state: str) -> str:
+        if ins.startswith("ld.shared"):
+            return "read"
+        return "fenced" if ins.startswith("fence.proxy.async.shared::cta") else state
+
+    reached = path_states(kernel_body(ptx), transfer, "none")
+    return [i for i, states in reached if is_plain_arrive(i) and "read" in states]
+
+
+def test_tma_load_release_fences_generic_reads_before_the_tma_refill() -> None:
+    """ld.shared reads then a release: the refilling TMA (async proxy) must not overtake the reads.
+
+    On the H100 the unfenced GEMM smoke kernel produced 17-68 wrong outputs per launch (pipes.cute.proxy).
+    """
+    from pipes.cute import SlotReaders
+
+    assert generic_reads_released_unfenced(SlotReaders.GENERIC) == []
+    assert generic_reads_released_unfenced(SlotReaders.ASYNC), "ASYNC readers must not pay for a fence"
+
+
+def test_store_notify_release_fences_global_reads_before_a_later_tma_store() -> None:
+    """The stress kernel reuses a global ring: a release must not let the next TMA store overtake ld.global."""
+    from pipes.cute import SlotReaders
+
+    def unfenced(readers) -> list[str]:
+        ptx = compile_store_notify(2, 1, slot_readers=readers)
+
+        def transfer(ins: str, state: str) -> str:
+            if ins.startswith("ld.global"):
+                return "read"
+            return "fenced" if ins.startswith("fence.proxy.async.global") else state
+
+        return [i for i, states in path_states(kernel_body(ptx), transfer, "none")
+                if is_plain_arrive(i) and "read" in states]
+
+    assert unfenced(SlotReaders.GENERIC) == []
+    assert unfenced(SlotReaders.ASYNC)
+
+
 def test_tma_load_spec_checks() -> None:
     tx = PipelineSpec("ml", 2, Role("load", ArrivalUnit.WARP), Role("mma", ArrivalUnit.WARPGROUP),
                       Completion.TRANSACTION_BYTES, 1024)

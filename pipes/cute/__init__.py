@@ -17,6 +17,7 @@ from .debug import DebugConfig, TraceEvent, resolve_debug
 from .debug import Tracer as TracerProtocol
 from .named_barriers import NamedBarrier, NamedBarrierAllocator
 from .ordered import OrderedBarrier, OrderSpec
+from .proxy import SlotReaders
 from .roles import RoleLayout, Warps
 from .state import CuteConsumer, CuteProducer, CuteState, TraceStatic, make_state, state_at
 from .storage import init_pipelines, storage_bytes, storage_words
@@ -48,6 +49,7 @@ __all__ = [
     "OrderedBarrier",
     "PipelineBase",
     "RoleLayout",
+    "SlotReaders",
     "StoreNotifyConsumer",
     "StoreNotifyOps",
     "StoreNotifyPipeline",

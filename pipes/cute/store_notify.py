@@ -23,6 +23,11 @@ Protocol (the CPU checker models the same; keep them identical). Stages S, lag L
   and returns the slot; ``meta(slot).is_end`` says end-of-stream; ``release()`` arrives on
   ``empty[slot]``. The end-of-stream slot is released too.
 
+With ``readers=SlotReaders.GENERIC`` (the default) each release is preceded by
+``fence.proxy.async.global``, so a TMA store that later rewrites the same global buffer cannot
+overtake the consumer's ``ld.global`` reads (:mod:`pipes.cute.proxy`); pass ``SlotReaders.ASYNC``
+when the consumers only forward the tile with TMA / bulk copies or never see the buffer rewritten.
+
 ``.read`` waits only free the shared-memory *source* of a store: use :func:`staging_wait` to reuse
 the epilogue's staging buffers; it never publishes anything. A consumer in another CTA
 (cluster-scope arrive) is not supported.
@@ -42,6 +47,7 @@ from ..state import stage_index
 from .barriers import MbarrierRing, arrive_as_unit
 from .base import BoundPipeline, PipelineBase
 from .debug import DebugConfig, TraceEvent, Tracer
+from .proxy import SlotReaders, check_readers, fence_generic_reads
 from .state import CuteConsumer, CuteProducer, CuteState
 
 __all__ = [
@@ -117,6 +123,7 @@ class StoreNotifyPipeline(PipelineBase):
         *,
         lag: int,
         meta_fields: int = 3,
+        readers: SlotReaders = SlotReaders.GENERIC,
         debug: bool | DebugConfig | None = None,
         tracer: Tracer | None = None,
         trace_id: int = 0,
@@ -147,6 +154,7 @@ class StoreNotifyPipeline(PipelineBase):
                 )
         self.lag = lag
         self.meta_fields = meta_fields
+        self.readers = check_readers(owner, readers)
 
     def extra_words(self) -> int:
         # One Int32 "valid" word plus the fields per slot, rounded up to 8-byte words.
@@ -242,6 +250,8 @@ class StoreNotifyOps(BoundPipeline):
 
     def consumer_release(self, state: CuteState) -> None:
         self.record(TraceEvent.RELEASE, state.index)
+        # A later TMA store may rewrite what this consumer read with ld.global (a reused buffer).
+        fence_generic_reads(self.decl.readers, "global")
         arrive_as_unit(self.empty, state.index, self._consumer().unit)
 
     def meta(self, slot: Any) -> TileMeta:

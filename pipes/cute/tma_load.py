@@ -20,6 +20,11 @@ Use::
         c = pipe.consumer()
         ...slot = c.wait(); wgmma on stage slot; c.release()...
 
+Consumers that read the stage with ordinary loads (``readers=SlotReaders.GENERIC``, the default) get
+a ``fence.proxy.async.shared::cta`` before each release, so the TMA that refills the slot cannot
+overtake their reads (see :mod:`pipes.cute.proxy`); wgmma-only consumers pass
+``readers=SlotReaders.ASYNC`` and get none.
+
 Counts: full barrier = 1 arrival (the producer's ``arrive.expect_tx``) + ``tx_bytes`` (+ extra);
 the producer role must make exactly one arrival (count=1 × THREAD or ELECTED_PER_WARP).
 Empty barrier = Σ consumer arrivals, each multiplied by its ``peers``.
@@ -47,6 +52,7 @@ from ..spec import ArrivalUnit, Completion, PipelineSpec
 from .barriers import MbarrierRing, arrive_as_unit
 from .base import BoundPipeline, PipelineBase
 from .debug import DebugConfig, TraceEvent, Tracer
+from .proxy import SlotReaders, check_readers, fence_generic_reads
 from .state import CuteProducer, CuteState, TraceStatic
 
 __all__ = ["Multicast", "TmaLoadOps", "TmaLoadPipeline", "TmaLoadProducer"]
@@ -114,12 +120,14 @@ class TmaLoadPipeline(PipelineBase):
         *,
         multicast: Multicast | None = None,
         extra_tx_bytes: int = 0,
+        readers: SlotReaders = SlotReaders.GENERIC,
         debug: bool | DebugConfig | None = None,
         tracer: Tracer | None = None,
         trace_id: int = 0,
     ) -> None:
         super().__init__(spec, debug=debug, tracer=tracer, trace_id=trace_id)
         owner = f"TmaLoadPipeline({spec.name!r})"
+        self.readers = check_readers(owner, readers)
         producer = spec.producer
         if producer.unit not in _ARMING_UNITS or producer.count != 1 or producer.peers != 1:
             raise SpecError(
@@ -222,6 +230,7 @@ class TmaLoadOps(BoundPipeline):
 
     def consumer_release(self, state: CuteState) -> None:
         self.record(TraceEvent.RELEASE, state.index)
+        fence_generic_reads(self.decl.readers, "shared")
         role = self._consumer()
         multicast = self.decl.multicast
         if multicast is None:
