@@ -31,6 +31,7 @@ from pipes.cute import (  # noqa: E402
     AsyncPipeline,
     OrderedBarrier,
     OrderSpec,
+    SlotReaders,
     StoreNotifyPipeline,
     TmaLoadPipeline,
     init_pipelines,
@@ -335,7 +336,7 @@ def _stage_tile(staging: cute.Tensor, buf: Int32, value: Int32) -> None:
     cute.arch.sync_warp()
 
 
-def store_notify_cutlass(stages: int, blocks: int):
+def store_notify_cutlass(stages: int, blocks: int, warp_sync: bool = False):
     lag = stages - 1
     buffers = lag + 1
 
@@ -401,6 +402,8 @@ def store_notify_cutlass(stages: int, blocks: int):
                 total += gplain[(block * stages + state.index) * TILE, lane]
                 # Equivalent *correct* code: ld.global reads before a later TMA store rewrites the slot.
                 cute.arch.fence_proxy("async.global")
+                if cutlass.const_expr(warp_sync):
+                    cute.arch.sync_warp()
                 with cute.arch.elect_one():
                     notify.consumer_release(state)
                 state.advance()
@@ -413,7 +416,7 @@ def store_notify_cutlass(stages: int, blocks: int):
     return _store_launch(kernel, blocks)
 
 
-def store_notify_pipes(stages: int, blocks: int):
+def store_notify_pipes(stages: int, blocks: int, readers: SlotReaders = SlotReaders.GENERIC):
     lag = stages - 1
     buffers = lag + 1
     spec = PipelineSpec(
@@ -423,7 +426,7 @@ def store_notify_pipes(stages: int, blocks: int):
         Role("reader", ArrivalUnit.ELECTED_PER_WARP),
         Completion.STORE_COMPLETE,
     )
-    pipe = StoreNotifyPipeline(spec, lag=lag, meta_fields=1)
+    pipe = StoreNotifyPipeline(spec, lag=lag, meta_fields=1, readers=readers)
 
     @cute.kernel
     def kernel(atom: cute.CopyAtom, gtma: cute.Tensor, gplain: cute.Tensor, out: cute.Tensor, iters: Int32):
@@ -572,6 +575,12 @@ def aux_values(kind: str, rows: int, cols: int):
 DIAGNOSTICS = {
     "async": {"pipes 1-cursor": async_pipes_one_cursor},
     "TMA load": {"pipes 1-cursor": tma_load_pipes_one_cursor},
+    # The consumer's fence.proxy.async.global (pipes.cute.proxy) left out: what the fence costs.
+    "store-notify": {
+        "pipes no-fence": lambda stages, blocks: store_notify_pipes(stages, blocks, SlotReaders.ASYNC),
+        # pipes' elected release syncs the warp first, so every lane's reads precede the one arrival.
+        "cutlass+warp-sync": lambda stages, blocks: store_notify_cutlass(stages, blocks, warp_sync=True),
+    },
 }
 
 KINDS = {

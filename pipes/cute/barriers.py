@@ -142,10 +142,23 @@ class MbarrierRing:
             cute.arch.mbarrier_init(self.ptr(index), arrivals)
 
     def wait(
-        self, index: Any, phase: Any, *, site: WaitSite | None = None, debug: DebugConfig | None = None
+        self,
+        index: Any,
+        phase: Any,
+        *,
+        site: WaitSite | None = None,
+        debug: DebugConfig | None = None,
+        suspend: bool = False,
     ) -> None:
-        """Block until phase ``phase`` of barrier ``index`` has completed (parity wait)."""
-        if debug is None:
+        """Block until phase ``phase`` of barrier ``index`` has completed (parity wait).
+
+        ``suspend``: a failed try suspends the thread (``try_wait`` with a suspend-time hint) instead
+        of retrying at once — better where the wait is long (a TMA store's round trip to global
+        memory), worse for short hand-offs (benchmarks/RESULTS.md).
+        """
+        if debug is None and suspend:
+            cute.arch.mbarrier_wait(self.ptr(index), phase)
+        elif debug is None:
             wait_parity(self.ptr(index), Int32(phase))
         else:
             bounded_wait(self.ptr(index), phase, index, debug, site or WaitSite("?", "?", "wait"))

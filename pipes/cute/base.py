@@ -230,14 +230,17 @@ class BoundPipeline:
         )
 
     # --- shared pieces for the kinds ------------------------------------------------------------
-    def wait_on(self, ring: MbarrierRing, state: CuteState, role: Role, op: str) -> None:
-        ring.wait(state.index, state.phase, site=WaitSite(self.spec.name, role.name, op), debug=self.decl.debug)
+    def wait_on(self, ring: MbarrierRing, state: CuteState, role: Role, op: str, suspend: bool = False) -> None:
+        site = WaitSite(self.spec.name, role.name, op)
+        ring.wait(state.index, state.phase, site=site, debug=self.decl.debug, suspend=suspend)
 
-    def wait_unless(self, token: Any, ring: MbarrierRing, state: CuteState, role: Role, op: str) -> None:
+    def wait_unless(
+        self, token: Any, ring: MbarrierRing, state: CuteState, role: Role, op: str, suspend: bool = False
+    ) -> None:
         if token is None:
-            self.wait_on(ring, state, role, op)
+            self.wait_on(ring, state, role, op, suspend)
         else:
-            _wait_unless(token, self, ring, state, role, op)
+            _wait_unless(token, self, ring, state, role, op, suspend)
 
     def record(self, event: TraceEvent, slot: Any) -> None:
         tracer = self.decl.tracer
@@ -263,6 +266,7 @@ def _wait_unless(
     state: CuteState,
     role: cutlass.Constexpr,
     op: cutlass.Constexpr,
+    suspend: cutlass.Constexpr,
 ) -> None:
     if not token:
-        ops.wait_on(ring, state, role, op)
+        ops.wait_on(ring, state, role, op, suspend)

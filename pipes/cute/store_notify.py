@@ -242,7 +242,8 @@ class StoreNotifyOps(BoundPipeline):
 
     # --- consumer --------------------------------------------------------------------------------
     def consumer_wait(self, state: CuteState, token: Any = None) -> None:
-        self.wait_unless(token, self.full, state, self._consumer(), "wait")
+        # The wait spans a TMA store's trip to global memory: suspend rather than poll the barrier.
+        self.wait_unless(token, self.full, state, self._consumer(), "wait", suspend=True)
         self.record(TraceEvent.WAIT, state.index)
 
     def consumer_try_wait(self, state: CuteState) -> Any:
