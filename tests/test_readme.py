@@ -28,3 +28,16 @@ def test_ci_runs_the_readme_commands_verbatim():
 def test_pytest_markers_are_registered():
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert re.search(r'"gpu: ', pyproject) and re.search(r'"npu: ', pyproject)
+
+
+def test_the_api_taste_runs_and_the_checker_proves_it():
+    import contextlib
+    import io
+
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"## A taste of the API\n```python\n(.*?)```", text, re.S)
+    assert block, "README.md needs a python block under '## A taste of the API'"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(block.group(1), "README.md", "exec"), {})
+    assert "OK" in out.getvalue() and "exhaustive" in out.getvalue(), out.getvalue()
