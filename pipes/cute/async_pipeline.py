@@ -80,9 +80,6 @@ class AsyncOps(BoundPipeline):
         self.wait_unless(token, self.empty, state, self.spec.producer, "acquire")
         self.record(TraceEvent.ACQUIRE, state.index)
 
-    def producer_try_acquire(self, state: CuteState) -> Any:
-        return self.empty.try_wait(state.index, state.phase)
-
     def producer_commit(self, state: CuteState, *payload: Any) -> None:
         if payload:
             raise ProtocolError(
@@ -93,20 +90,6 @@ class AsyncOps(BoundPipeline):
         if self.decl.fence_async_shared:
             cute.arch.fence_proxy("async.shared", space="cta")
         arrive_as_unit(self.full, state.index, self.spec.producer.unit)
-
-    def producer_tail(self, state: CuteState) -> None:
-        # Releases may land in any order: wait for every slot's, walking a copy of the cursor.
-        cursor = state.clone()
-        for _ in range(self.stages):
-            self.wait_on(self.empty, cursor, self.spec.producer, "tail")
-            cursor.advance()
-
-    def consumer_wait(self, state: CuteState, token: Any = None) -> None:
-        self.wait_unless(token, self.full, state, self._consumer(), "wait")
-        self.record(TraceEvent.WAIT, state.index)
-
-    def consumer_try_wait(self, state: CuteState) -> Any:
-        return self.full.try_wait(state.index, state.phase)
 
     def consumer_release(self, state: CuteState) -> None:
         self.record(TraceEvent.RELEASE, state.index)

@@ -229,6 +229,32 @@ class BoundPipeline:
             f"{[c.name for c in self.spec.consumers]}); use pipeline.consumer('<role>')"
         )
 
+    # --- calls every kind makes the same way ----------------------------------------------------
+    def producer_try_acquire(self, state: CuteState) -> Any:
+        return self.empty.try_wait(state.index, state.phase)
+
+    def consumer_try_wait(self, state: CuteState) -> Any:
+        return self.full.try_wait(state.index, state.phase)
+
+    def wait_full(self, state: CuteState, token: Any = None, suspend: bool = False) -> None:
+        """The consumer's wait (skipped when ``token`` is true), then its trace record."""
+        self.wait_unless(token, self.full, state, self._consumer(), "wait", suspend)
+        self.record(TraceEvent.WAIT, state.index)
+
+    def consumer_wait(self, state: CuteState, token: Any = None) -> None:
+        self.wait_full(state, token)
+
+    def producer_tail(self, state: CuteState) -> None:
+        self.wait_every_empty(state)
+
+    def wait_every_empty(self, state: CuteState) -> None:
+        """The producer's tail: wait for each slot's release from ``state`` on, walking a copy of the
+        cursor (releases may land in any order; nothing is re-armed)."""
+        cursor = state.clone()
+        for _ in range(self.stages):
+            self.wait_on(self.empty, cursor, self.spec.producer, "tail")
+            cursor.advance()
+
     # --- shared pieces for the kinds ------------------------------------------------------------
     def wait_on(self, ring: MbarrierRing, state: CuteState, role: Role, op: str, suspend: bool = False) -> None:
         site = WaitSite(self.spec.name, role.name, op)

@@ -196,9 +196,6 @@ class StoreNotifyOps(BoundPipeline):
         self.wait_unless(token, self.empty, state, self.spec.producer, "acquire")
         self.record(TraceEvent.ACQUIRE, state.index)
 
-    def producer_try_acquire(self, state: CuteState) -> Any:
-        return self.empty.try_wait(state.index, state.phase)
-
     def producer_commit(self, state: CuteState, *meta: Any) -> None:
         if len(meta) != self.decl.meta_fields:
             raise ProtocolError(
@@ -234,20 +231,14 @@ class StoreNotifyOps(BoundPipeline):
         if elected:
             cute.arch.sync_warp()
         _flush_and_end(self, state, elected)
-        cursor = state.clone()
-        cursor.advance()
-        for _ in range(self.stages):
-            self.wait_on(self.empty, cursor, role, "tail")
-            cursor.advance()
+        after_end = state.clone()
+        after_end.advance()
+        self.wait_every_empty(after_end)
 
     # --- consumer --------------------------------------------------------------------------------
     def consumer_wait(self, state: CuteState, token: Any = None) -> None:
         # The wait spans a TMA store's trip to global memory: suspend rather than poll the barrier.
-        self.wait_unless(token, self.full, state, self._consumer(), "wait", suspend=True)
-        self.record(TraceEvent.WAIT, state.index)
-
-    def consumer_try_wait(self, state: CuteState) -> Any:
-        return self.full.try_wait(state.index, state.phase)
+        self.wait_full(state, token, suspend=True)
 
     def consumer_release(self, state: CuteState) -> None:
         self.record(TraceEvent.RELEASE, state.index)

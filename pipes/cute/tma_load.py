@@ -206,27 +206,11 @@ class TmaLoadOps(BoundPipeline):
         else:
             self.full.arrive_expect_tx(state.index, nbytes)
 
-    def producer_try_acquire(self, state: CuteState) -> Any:
-        return self.empty.try_wait(state.index, state.phase)
-
     def producer_commit(self, state: CuteState, *payload: Any) -> None:
         if payload:
             raise SpecError(f"TmaLoadPipeline {self.spec.name!r}: commit() takes no payload (got {len(payload)})")
         # The TMA engine completes the phase when the armed bytes have landed; nothing to emit.
         self.record(TraceEvent.COMMIT, state.index)
-
-    def producer_tail(self, state: CuteState) -> None:
-        cursor = state.clone()
-        for _ in range(self.stages):
-            self.wait_on(self.empty, cursor, self.spec.producer, "tail")
-            cursor.advance()
-
-    def consumer_wait(self, state: CuteState, token: Any = None) -> None:
-        self.wait_unless(token, self.full, state, self._consumer(), "wait")
-        self.record(TraceEvent.WAIT, state.index)
-
-    def consumer_try_wait(self, state: CuteState) -> Any:
-        return self.full.try_wait(state.index, state.phase)
 
     def consumer_release(self, state: CuteState) -> None:
         self.record(TraceEvent.RELEASE, state.index)
