@@ -31,8 +31,7 @@ from typing import Any
 
 from cutlass import Uint32
 
-from ..participants import Consumer, PipelineOps, Producer
-from ..spec import Role
+from ..participants import Consumer, Producer
 from ..state import PipelineState
 
 __all__ = ["CuteConsumer", "CuteProducer", "CuteState", "TraceStatic", "make_state", "state_at"]
@@ -104,23 +103,30 @@ def state_at(iteration: Any, stages: int, start_phase: int) -> CuteState:
     return CuteState.at(_u32(iteration), stages, start_phase)
 
 
-def _carry_states(handle: Any, names: tuple[str, str]) -> list[Any]:
-    values: list[Any] = []
-    for name in names:
-        values.extend(getattr(handle, name).__extract_mlir_values__())
-    return values
+class _CarriesCursors:
+    """The DSL loop-carry protocol for a handle: its two cursors travel, everything else is static."""
+
+    _CARRIED: tuple[str, str]
+
+    def __extract_mlir_values__(self) -> list[Any]:
+        values: list[Any] = []
+        for name in self._CARRIED:
+            values.extend(getattr(self, name).__extract_mlir_values__())
+        return values
+
+    def __get_mlir_types__(self) -> list[Any]:
+        return [v.type for v in self.__extract_mlir_values__()]
+
+    def __new_from_mlir_values__(self, values: list[Any]) -> Any:
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        for i, name in enumerate(self._CARRIED):
+            old = getattr(self, name)
+            setattr(new, name, old.__new_from_mlir_values__(values[i * _FIELDS : (i + 1) * _FIELDS]))
+        return new
 
 
-def _rebuild(handle: Any, names: tuple[str, str], values: list[Any]) -> Any:
-    new = object.__new__(type(handle))
-    new.__dict__.update(handle.__dict__)
-    for i, name in enumerate(names):
-        old = getattr(handle, name)
-        setattr(new, name, old.__new_from_mlir_values__(values[i * _FIELDS : (i + 1) * _FIELDS]))
-    return new
-
-
-class CuteProducer(Producer):
+class CuteProducer(_CarriesCursors, Producer):
     """A core :class:`~pipes.participants.Producer` that dynamic loops can carry.
 
     Its ``acquire_state`` and ``commit_state`` are :class:`CuteState` values (from ``ops.make_state``);
@@ -129,34 +135,8 @@ class CuteProducer(Producer):
 
     _CARRIED = ("acquire_state", "commit_state")
 
-    def __init__(self, ops: PipelineOps, role: Role | None = None) -> None:
-        super().__init__(ops, role)
 
-    def __extract_mlir_values__(self) -> list[Any]:
-        return _carry_states(self, self._CARRIED)
-
-    def __get_mlir_types__(self) -> list[Any]:
-        return [v.type for v in self.__extract_mlir_values__()]
-
-    def __new_from_mlir_values__(self, values: list[Any]) -> CuteProducer:
-        return _rebuild(self, self._CARRIED, values)
-
-
-class CuteConsumer(Consumer):
+class CuteConsumer(_CarriesCursors, Consumer):
     """A core :class:`~pipes.participants.Consumer` that dynamic loops can carry (both cursors)."""
 
     _CARRIED = ("wait_state", "release_state")
-
-    def __init__(self, ops: PipelineOps, role: Role | None = None) -> None:
-        super().__init__(ops, role)
-
-    def __extract_mlir_values__(self) -> list[Any]:
-        return _carry_states(self, self._CARRIED)
-
-    def __get_mlir_types__(self) -> list[Any]:
-        return [v.type for v in self.__extract_mlir_values__()]
-
-    def __new_from_mlir_values__(self, values: list[Any]) -> CuteConsumer:
-        return _rebuild(self, self._CARRIED, values)
-
-
