@@ -416,7 +416,9 @@ def store_notify_cutlass(stages: int, blocks: int, warp_sync: bool = False):
     return _store_launch(kernel, blocks)
 
 
-def store_notify_pipes(stages: int, blocks: int, readers: SlotReaders = SlotReaders.GENERIC):
+def store_notify_pipes(
+    stages: int, blocks: int, readers: SlotReaders = SlotReaders.GENERIC, suspend_waits: bool = True
+):
     lag = stages - 1
     buffers = lag + 1
     spec = PipelineSpec(
@@ -426,7 +428,7 @@ def store_notify_pipes(stages: int, blocks: int, readers: SlotReaders = SlotRead
         Role("reader", ArrivalUnit.ELECTED_PER_WARP),
         Completion.STORE_COMPLETE,
     )
-    pipe = StoreNotifyPipeline(spec, lag=lag, meta_fields=1, readers=readers)
+    pipe = StoreNotifyPipeline(spec, lag=lag, meta_fields=1, readers=readers, suspend_waits=suspend_waits)
 
     @cute.kernel
     def kernel(atom: cute.CopyAtom, gtma: cute.Tensor, gplain: cute.Tensor, out: cute.Tensor, iters: Int32):
@@ -578,6 +580,7 @@ DIAGNOSTICS = {
     # The consumer's fence.proxy.async.global (pipes.cute.proxy) left out: what the fence costs.
     "store-notify": {
         "pipes no-fence": lambda stages, blocks: store_notify_pipes(stages, blocks, SlotReaders.ASYNC),
+        "pipes polling waits": lambda stages, blocks: store_notify_pipes(stages, blocks, suspend_waits=False),
         # pipes' elected release syncs the warp first, so every lane's reads precede the one arrival.
         "cutlass+warp-sync": lambda stages, blocks: store_notify_cutlass(stages, blocks, warp_sync=True),
     },

@@ -124,6 +124,7 @@ class StoreNotifyPipeline(PipelineBase):
         lag: int,
         meta_fields: int = 3,
         readers: SlotReaders = SlotReaders.GENERIC,
+        suspend_waits: bool = True,
         debug: bool | DebugConfig | None = None,
         tracer: Tracer | None = None,
         trace_id: int = 0,
@@ -155,6 +156,9 @@ class StoreNotifyPipeline(PipelineBase):
         self.lag = lag
         self.meta_fields = meta_fields
         self.readers = check_readers(owner, readers)
+        # Both sides wait for a TMA store's round trip to global memory (hundreds of ns or more):
+        # suspending between tries beats polling there (benchmarks/RESULTS.md).
+        self.suspend_waits = bool(suspend_waits)
 
     def extra_words(self) -> int:
         # One Int32 "valid" word plus the fields per slot, rounded up to 8-byte words.
@@ -193,7 +197,7 @@ class StoreNotifyOps(BoundPipeline):
 
     # --- producer --------------------------------------------------------------------------------
     def producer_acquire(self, state: CuteState, token: Any = None) -> None:
-        self.wait_unless(token, self.empty, state, self.spec.producer, "acquire")
+        self.wait_unless(token, self.empty, state, self.spec.producer, "acquire", self.decl.suspend_waits)
         self.record(TraceEvent.ACQUIRE, state.index)
 
     def producer_commit(self, state: CuteState, *meta: Any) -> None:
@@ -237,8 +241,7 @@ class StoreNotifyOps(BoundPipeline):
 
     # --- consumer --------------------------------------------------------------------------------
     def consumer_wait(self, state: CuteState, token: Any = None) -> None:
-        # The wait spans a TMA store's trip to global memory: suspend rather than poll the barrier.
-        self.wait_full(state, token, suspend=True)
+        self.wait_full(state, token, self.decl.suspend_waits)
 
     def consumer_release(self, state: CuteState) -> None:
         self.record(TraceEvent.RELEASE, state.index)
@@ -286,7 +289,7 @@ def _flush_and_end(ops: cutlass.Constexpr, state: CuteState, elected: cutlass.Co
             else:
                 ops.full.arrive(slot)
     # End of stream: one more slot whose meta says so; the consumers release it like any other.
-    ops.wait_on(ops.empty, state, ops.spec.producer, "end-of-stream")
+    ops.wait_on(ops.empty, state, ops.spec.producer, "end-of-stream", ops.decl.suspend_waits)
     if cutlass.const_expr(elected):
         with cute.arch.elect_one():
             ops.write_meta(state.index, 0, (Int32(0),) * ops.decl.meta_fields)
