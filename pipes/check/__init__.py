@@ -29,6 +29,7 @@ aliasing and unbalanced exits, each with a numbered interleaving that :func:`rep
 """
 
 from .barrier import BarrierState, FlagState
+from .bridge import model_of, ordered_protocol, stream_protocol
 from .context import Ctx
 from .explore import check, replay
 from .ordered import OrderedTurn
@@ -37,6 +38,9 @@ from .protocol import END_OF_STREAM, Agent, ModelBarrier, ModelFlag, ModelOrder,
 from .report import Finding, FindingKind, Report
 
 __all__ = [
+    "model_of",
+    "ordered_protocol",
+    "stream_protocol",
     "END_OF_STREAM",
     "Agent",
     "BarrierState",

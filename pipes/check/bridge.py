@@ -1,0 +1,108 @@
+"""Check a backend's pipeline declaration from its own spec: no second description to drift apart.
+
+:func:`model_of` turns a declaration — anything with a ``spec`` (``pipes.cute.AsyncPipeline``,
+``TmaLoadPipeline``, ``StoreNotifyPipeline`` with its ``lag``, ``pipes.ascend`` flag pipelines) or a
+bare :class:`~pipes.PipelineSpec` — into the checker's :class:`ModelPipeline`; an ordered barrier's
+spec (``groups``, ``role``, ``depth``) becomes a :class:`ModelOrder`. :func:`stream_protocol` builds the
+standard agents for a pipeline: its producer streams ``items`` through the kind's own data path (thread
+writes, TMA loads, TMA stores with metadata and end-of-stream) and every unit of every consumer role
+checks each item and releases it. :func:`ordered_protocol` makes the groups of an ordered barrier take
+turns. Both only read attributes: this module imports no backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..spec import Completion, PipelineSpec
+from .context import Ctx
+from .protocol import END_OF_STREAM, Agent, ModelOrder, ModelPipeline, Protocol
+
+__all__ = ["model_of", "ordered_protocol", "stream_protocol"]
+
+
+def model_of(declaration: Any) -> ModelPipeline:
+    """The checker's model of a pipeline declaration (or spec), with the kind's options it carries."""
+    spec = declaration if isinstance(declaration, PipelineSpec) else getattr(declaration, "spec", None)
+    if not isinstance(spec, PipelineSpec):
+        raise TypeError(f"model_of({declaration!r}): expected a PipelineSpec or an object with a .spec PipelineSpec")
+    lag = getattr(declaration, "lag", None) if spec.completion is Completion.STORE_COMPLETE else None
+    return ModelPipeline(spec, lag=lag)
+
+
+def _producer(spec: PipelineSpec, items: int) -> Callable[[Ctx], None]:
+    name = spec.name
+
+    def produce(ctx: Ctx) -> None:
+        p = ctx.producer(name)
+        for item in range(items):
+            slot = p.acquire()
+            if spec.completion is Completion.TRANSACTION_BYTES:
+                ctx.load(name, slot, item)
+                p.commit()
+            elif spec.completion is Completion.STORE_COMPLETE:
+                ctx.write(name, slot, item)
+                ctx.store(name, slot, (name, item))
+                p.commit(item)
+            else:
+                ctx.write(name, slot, item)
+                p.commit()
+        p.tail()
+
+    return produce
+
+
+def _consumer(spec: PipelineSpec, role: str, items: int) -> Callable[[Ctx], None]:
+    name = spec.name
+
+    def consume(ctx: Ctx) -> None:
+        c = ctx.consumer(name, role)
+        if spec.completion is Completion.STORE_COMPLETE:
+            seen = 0
+            while (item := ctx.read_meta(name, c.wait())) is not END_OF_STREAM:
+                assert item == seen and ctx.read_global((name, item)) == item, f"{ctx.name}: item {item!r}"
+                c.release()
+                seen += 1
+            c.release()
+            assert seen == items, f"{ctx.name} saw {seen} items before end-of-stream, expected {items}"
+            return
+        for item in range(items):
+            slot = c.wait()
+            assert ctx.read(name, slot) == item, f"{ctx.name} read a wrong item from {name} slot {slot}"
+            c.release()
+
+    return consume
+
+
+def stream_protocol(declaration: Any, items: int = 6) -> Protocol:
+    """One producer agent and one agent per consumer unit (``role.count`` of each role) streaming
+    ``items`` items through ``declaration``'s pipeline, as its kind moves data."""
+    model = model_of(declaration)
+    spec = model.spec
+    agents = [Agent(spec.producer.name, _producer(spec, items))]
+    for role in spec.consumers:
+        agents += [Agent(f"{role.name}{unit}", _consumer(spec, role.name, items)) for unit in range(role.count)]
+    return Protocol(f"{spec.name}_stream", agents, [model])
+
+
+def ordered_protocol(order_spec: Any, rounds: int = 3) -> Protocol:
+    """The groups of an ordered barrier (``name``, ``groups``, ``role``, ``depth``) take turns for
+    ``rounds`` rounds; each checks, in every section, that the previous group went before it."""
+    order = ModelOrder(order_spec.name, order_spec.groups, order_spec.role, order_spec.depth)
+
+    def group(g: int) -> Callable[[Ctx], None]:
+        def run(ctx: Ctx) -> None:
+            turn = ctx.order(order.name, g)
+            for r in range(rounds):
+                for section in range(order.depth):
+                    turn.wait()
+                    previous = ctx.read_global((section, r, g - 1)) if g else None
+                    assert g == 0 or previous == "done", f"{ctx.name}: group {g - 1} had not gone first"
+                    ctx.write_global((section, r, g), "done")
+                    turn.arrive()
+
+        return run
+
+    agents = [Agent(f"{order.role.name}{g}", group(g)) for g in range(order.groups)]
+    return Protocol(f"{order.name}_turns", agents, [], orders=[order])
