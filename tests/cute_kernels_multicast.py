@@ -56,7 +56,8 @@ def row_mask(cm: int, cn: int) -> int:
 
 
 def build_multicast_load(
-    multicast: Multicast, stages: int, *, consumer_unit: ArrivalUnit = ArrivalUnit.WARP, slow_rank: int = -1
+    multicast: Multicast, stages: int, *, consumer_unit: ArrivalUnit = ArrivalUnit.WARP, slow_rank: int = -1,
+    remote_release: bool = True,
 ) -> Built:
     """Launcher ``(src_a, src_b, out, n_tiles, delay, stream)``; grid = ``out.shape[0]`` CTAs.
 
@@ -64,15 +65,20 @@ def build_multicast_load(
     ``src_b``: (clusters·cluster_n·n_tiles·32, 32), tile ``(cluster·cluster_n + n)·n_tiles + t``.
     ``out[cta, 0, lane] = (bad elements, stages seen)``. The consumer of rank ``slow_rank`` spins
     ``delay`` ns per stage; the other CTAs' consumers do not.
+
+    ``remote_release=False`` plants the bug this kernel exists to catch: the copies still multicast,
+    but the pipeline is declared without :class:`Multicast`, so each consumer releases only its own
+    CTA's empty barrier and a fast CTA's producer may refill a slot a slow peer is still reading.
     """
     cm, cn = multicast.cluster_m, multicast.cluster_n
     csize = multicast.cluster_size
     op_a, op_b = operands(multicast)
     spec = PipelineSpec(
         "mc_tiles", stages, Role("load", ArrivalUnit.ELECTED_PER_WARP, 1),
-        Role("reader", consumer_unit, 1, peers=multicast.peers), Completion.TRANSACTION_BYTES, 2 * TILE_BYTES,
+        Role("reader", consumer_unit, 1, peers=multicast.peers if remote_release else 1),
+        Completion.TRANSACTION_BYTES, 2 * TILE_BYTES,
     )
-    pipe = TmaLoadPipeline(spec, multicast=multicast)
+    pipe = TmaLoadPipeline(spec, multicast=multicast if remote_release else None)
     layout = RoleLayout(64, {"load": Warps(0), "reader": Warps(1)}, cluster_size=csize)
     words = storage_words(pipe)
     a_row_bits = row_mask(cm, cn)

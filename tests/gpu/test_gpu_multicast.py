@@ -5,7 +5,8 @@ Kernel: tests/cute_kernels_multicast.py. Each configuration runs CLUSTERS cluste
 of both operand tiles right after ``wait`` and again just before ``release``; with a slowed consumer
 in one CTA of each cluster only, the other CTAs' producers (whose TMA multicasts write into the slow
 CTA) must be held back by the slow CTA's remote release, or the second check sees the next lap's
-tile. A stage that never completes (a lost multicast byte count or release) hangs instead; the
+tile. A control run plants exactly that bug (the pipeline declared without multicast, so releases
+stay local) and must be caught. A stage that never completes (a lost multicast byte count or release) hangs instead; the
 pytest-level timeout of the runner is the guard there.
 """
 
@@ -72,30 +73,34 @@ def _name(mc: Multicast) -> str:
     return f"{mc.cluster_m}x{mc.cluster_n} a={int(mc.a)} b={int(mc.b)}"
 
 
-@pytest.mark.parametrize(("multicast", "stages", "delay", "unit"), CONFIGS,
-                         ids=[f"{_name(m)}-S{s}-d{d}-{u.name}" for m, s, d, u in CONFIGS])
-def test_multicast_no_stale_or_lost_stage(multicast: Multicast, stages: int, delay: int, unit: ArrivalUnit) -> None:
+def _run(built, multicast: Multicast, delay: int, launches: int):
+    """Compile and launch ``launches`` times; yields (launch, out on the host, milliseconds)."""
     from cutlass.torch import current_stream
 
     torch = _torch()
-    size = multicast.cluster_size
-    slow_rank = size - 1
-    built = ckm.build_multicast_load(multicast, stages, consumer_unit=unit, slow_rank=slow_rank)
     src_a = _pattern_rows(torch, CLUSTERS * multicast.cluster_m * TILES)
     src_b = -_pattern_rows(torch, CLUSTERS * multicast.cluster_n * TILES)
-    out = torch.full((CLUSTERS * size, 1, 32, 2), -1, dtype=torch.int32, device="cuda")
+    out = torch.full((CLUSTERS * multicast.cluster_size, 1, 32, 2), -1, dtype=torch.int32, device="cuda")
     args = (_dl(src_a), _dl(src_b), _dl(out), Int32(TILES), Int32(delay))
     stream = current_stream()
     compiled = cute.compile(built.launcher, *args, stream)
-    config = f"{_name(multicast)} S={stages} slow rank {slow_rank} delay={delay}ns consumer={unit.name}"
-    for launch in range(LAUNCHES):
+    for launch in range(launches):
         out.fill_(-1)
         torch.cuda.synchronize()
         start = time.perf_counter()
         compiled(*args, stream)
         torch.cuda.synchronize()
-        ms = (time.perf_counter() - start) * 1e3
-        host = out.cpu()
+        yield launch, out.cpu(), (time.perf_counter() - start) * 1e3
+
+
+@pytest.mark.parametrize(("multicast", "stages", "delay", "unit"), CONFIGS,
+                         ids=[f"{_name(m)}-S{s}-d{d}-{u.name}" for m, s, d, u in CONFIGS])
+def test_multicast_no_stale_or_lost_stage(multicast: Multicast, stages: int, delay: int, unit: ArrivalUnit) -> None:
+    size = multicast.cluster_size
+    slow_rank = size - 1
+    built = ckm.build_multicast_load(multicast, stages, consumer_unit=unit, slow_rank=slow_rank)
+    config = f"{_name(multicast)} S={stages} slow rank {slow_rank} delay={delay}ns consumer={unit.name}"
+    for launch, host, ms in _run(built, multicast, delay, LAUNCHES):
         bad = int(host[..., 0].sum())
         seen = host[..., 1]
         print(f"\n[gpu] multicast {config} launch {launch}: {CLUSTERS} clusters × {size} CTAs × {TILES} stages, "
@@ -104,3 +109,14 @@ def test_multicast_no_stale_or_lost_stage(multicast: Multicast, stages: int, del
         assert (seen == TILES).all(), f"{config} launch {launch}: stages seen {seen.unique().tolist()} != {TILES}"
         if delay:
             assert ms > TILES * delay * 1e-6 * 0.9, "the slow consumer must actually have been slow"
+
+
+def test_local_only_release_is_caught() -> None:
+    """Control: the same multicast copies with a pipeline that releases only locally must show refilled
+    stages in the slow CTA (otherwise the test above could not see a missing remote release)."""
+    built = ckm.build_multicast_load(A_ROW, 2, slow_rank=1, remote_release=False)
+    for _, host, ms in _run(built, A_ROW, SLOW_NS, 1):
+        bad = host[..., 0].sum(dim=(1, 2))
+        print(f"\n[gpu] multicast control (local-only release) {_name(A_ROW)} S=2 slow rank 1: "
+              f"bad per CTA = {bad.tolist()}, {ms:.2f} ms")
+        assert int(bad[1::2].sum()) > 0, "a local-only release went unnoticed by the slow CTA's second check"
