@@ -8,7 +8,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from pipes import ArrivalUnit, Completion, PipelineSpec, Role, SpecError  # noqa: E402
-from pipes.check import ModelPipeline, check, model_of, ordered_protocol, stream_protocol  # noqa: E402
+from pipes.check import ModelPipeline, Protocol, check, model_of, ordered_protocol, stream_protocol  # noqa: E402
 
 
 def kernel_pipelines():
@@ -81,3 +81,21 @@ def test_the_checker_catches_a_protocol_the_kind_forbids():
     broken = type(protocol)(protocol.name, protocol.agents, [ModelPipeline(store.spec, lag=store.lag,
                                                                            notify_on="smem_read")])
     assert not check(broken).ok
+
+
+def test_the_declarations_slot_readers_decide_the_release_fence():
+    """GENERIC readers (the default) fence each release; ASYNC readers read through the async proxy."""
+    ck = pytest.importorskip("cute_kernels")
+    from pipes.cute import SlotReaders
+
+    for generic, asynchronous in (
+        (ck.build_tma_load(2).pipeline, ck.build_tma_load(2, readers=SlotReaders.ASYNC).pipeline),
+        (ck.build_store_notify(2, 1).pipeline, ck.build_store_notify(2, 1, slot_readers=SlotReaders.ASYNC).pipeline),
+    ):
+        assert model_of(generic).fence_reads and not model_of(asynchronous).fence_reads
+        for decl in (generic, asynchronous):
+            report = check(stream_protocol(decl, items=4))
+            assert report.ok and report.exhaustive, (decl.spec, str(report))
+    unfenced = ck.build_tma_load(2).pipeline
+    broken = Protocol("unfenced", stream_protocol(unfenced).agents, [ModelPipeline(unfenced.spec, fence_reads=False)])
+    assert "was not fenced (fence.proxy.async)" in check(broken).findings[0].message

@@ -66,7 +66,9 @@ def _hits_within(machine, world, moves_left, kind):
     return False
 
 
-@pytest.mark.parametrize("name", ["notify_on_smem_read", "release_before_read", "two_warpgroups_declared_as_one"])
+@pytest.mark.parametrize(
+    "name", ["notify_on_smem_read", "release_before_read", "two_warpgroups_declared_as_one", "tma_no_proxy_fence"]
+)
 def test_finding_interleavings_are_shortest_in_moves(name):
     """Breadth-first search: no schedule with fewer moves reaches the same kind of finding."""
     entry = next(e for e in BAD if e.name == name)

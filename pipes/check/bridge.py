@@ -1,13 +1,15 @@
 """Check a backend's pipeline declaration from its own spec: no second description to drift apart.
 
 :func:`model_of` turns a declaration — anything with a ``spec`` (``pipes.cute.AsyncPipeline``,
-``TmaLoadPipeline``, ``StoreNotifyPipeline`` with its ``lag``, ``pipes.ascend`` flag pipelines) or a
-bare :class:`~pipes.PipelineSpec` — into the checker's :class:`ModelPipeline`; an ordered barrier's
-spec (``groups``, ``role``, ``depth``) becomes a :class:`ModelOrder`. :func:`stream_protocol` builds the
-standard agents for a pipeline: its producer streams ``items`` through the kind's own data path (thread
-writes, TMA loads, TMA stores with metadata and end-of-stream) and every unit of every consumer role
-checks each item and releases it. :func:`ordered_protocol` makes the groups of an ordered barrier take
-turns. Both only read attributes: this module imports no backend.
+``TmaLoadPipeline``, ``StoreNotifyPipeline`` with its ``lag`` and ``readers``, ``pipes.ascend`` flag
+pipelines) or a bare :class:`~pipes.PipelineSpec` — into the checker's :class:`ModelPipeline`; an
+ordered barrier's spec (``groups``, ``role``, ``depth``) becomes a :class:`ModelOrder`.
+:func:`stream_protocol` builds the standard agents for a pipeline: its producer streams ``items``
+through the kind's own data path (thread writes, TMA loads, TMA stores with metadata and end-of-stream)
+and every unit of every consumer role checks each item and releases it — reading through the async
+proxy when the declaration's ``readers`` are ``ASYNC`` (its releases then issue no proxy fence).
+:func:`ordered_protocol` makes the groups of an ordered barrier take turns. Both only read attributes:
+this module imports no backend.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 from ..spec import Completion, PipelineSpec
 from .context import Ctx
-from .protocol import END_OF_STREAM, Agent, ModelOrder, ModelPipeline, Protocol
+from .protocol import ASYNC_WRITTEN, END_OF_STREAM, Agent, ModelOrder, ModelPipeline, Protocol
 
 __all__ = ["model_of", "ordered_protocol", "stream_protocol"]
 
@@ -28,7 +30,10 @@ def model_of(declaration: Any) -> ModelPipeline:
     if not isinstance(spec, PipelineSpec):
         raise TypeError(f"model_of({declaration!r}): expected a PipelineSpec or an object with a .spec PipelineSpec")
     lag = getattr(declaration, "lag", None) if spec.completion is Completion.STORE_COMPLETE else None
-    return ModelPipeline(spec, lag=lag)
+    # pipes.cute.SlotReaders, by name: ASYNC readers (wgmma, TMA forwarding) get no fence before a release.
+    readers = getattr(declaration, "readers", None)
+    fence_reads = getattr(readers, "name", None) != "ASYNC" or spec.completion not in ASYNC_WRITTEN
+    return ModelPipeline(spec, lag=lag, fence_reads=fence_reads)
 
 
 def _producer(spec: PipelineSpec, items: int) -> Callable[[Ctx], None]:
@@ -53,15 +58,18 @@ def _producer(spec: PipelineSpec, items: int) -> Callable[[Ctx], None]:
     return produce
 
 
-def _consumer(spec: PipelineSpec, role: str, items: int) -> Callable[[Ctx], None]:
+def _consumer(model: ModelPipeline, role: str, items: int) -> Callable[[Ctx], None]:
+    spec = model.spec
     name = spec.name
+    # A pipeline whose releases do not fence stands for consumers that read through the async proxy.
+    proxy = "generic" if model.fence_reads else "async"
 
     def consume(ctx: Ctx) -> None:
         c = ctx.consumer(name, role)
         if spec.completion is Completion.STORE_COMPLETE:
             seen = 0
             while (item := ctx.read_meta(name, c.wait())) is not END_OF_STREAM:
-                assert item == seen and ctx.read_global((name, item)) == item, f"{ctx.name}: item {item!r}"
+                assert item == seen and ctx.read_global((name, item), proxy) == item, f"{ctx.name}: item {item!r}"
                 c.release()
                 seen += 1
             c.release()
@@ -69,7 +77,7 @@ def _consumer(spec: PipelineSpec, role: str, items: int) -> Callable[[Ctx], None
             return
         for item in range(items):
             slot = c.wait()
-            assert ctx.read(name, slot) == item, f"{ctx.name} read a wrong item from {name} slot {slot}"
+            assert ctx.read(name, slot, proxy=proxy) == item, f"{ctx.name} read a wrong item from {name} slot {slot}"
             c.release()
 
     return consume
@@ -82,7 +90,7 @@ def stream_protocol(declaration: Any, items: int = 6) -> Protocol:
     spec = model.spec
     agents = [Agent(spec.producer.name, _producer(spec, items))]
     for role in spec.consumers:
-        agents += [Agent(f"{role.name}{unit}", _consumer(spec, role.name, items)) for unit in range(role.count)]
+        agents += [Agent(f"{role.name}{unit}", _consumer(model, role.name, items)) for unit in range(role.count)]
     return Protocol(f"{spec.name}_stream", agents, [model])
 
 

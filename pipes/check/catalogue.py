@@ -59,8 +59,9 @@ def async_pipeline(stages: int, items: int = 6, bug: str = "") -> Protocol:
     return Protocol(f"async_s{stages}{'_' + bug if bug else ''}", agents, [ModelPipeline(spec)])
 
 
-def tma_pipeline(stages: int, items: int = 6, load_bytes: int | None = None) -> Protocol:
-    """TRANSACTION_BYTES pipeline: an elected producer thread issues TMA loads, a warpgroup consumes."""
+def tma_pipeline(stages: int, items: int = 6, load_bytes: int | None = None, fence_reads: bool = True) -> Protocol:
+    """TRANSACTION_BYTES pipeline: an elected producer thread issues TMA loads, a warpgroup consumes
+    with ordinary (generic-proxy) loads. ``fence_reads=False``: its releases omit ``fence.proxy.async``."""
     spec = PipelineSpec(
         "smem",
         stages,
@@ -79,7 +80,8 @@ def tma_pipeline(stages: int, items: int = 6, load_bytes: int | None = None) -> 
         p.tail()
 
     agents = [Agent("tma", producer), Agent("math", _stream_consumer("smem", items))]
-    return Protocol(f"tma_s{stages}", agents, [ModelPipeline(spec)])
+    name = f"tma_s{stages}{'' if fence_reads else '_no_proxy_fence'}"
+    return Protocol(name, agents, [ModelPipeline(spec, fence_reads=fence_reads)])
 
 
 def token_pipeline(stages: int = 2, items: int = 4) -> Protocol:
@@ -364,6 +366,13 @@ BAD = [
         lambda: tma_pipeline(2, items=2, load_bytes=TILE_BYTES // 2),
         FindingKind.DEADLOCK,
         ("smem.full[0]", "transaction bytes outstanding"),
+    ),
+    Entry(
+        "tma_no_proxy_fence",
+        "TMA-load consumer releases without the proxy fence",
+        lambda: tma_pipeline(2, items=4, fence_reads=False),
+        FindingKind.OVERWRITE_UNRELEASED,
+        ("the TMA load issued by tma overwrites smem.slot[", "math's read of write #", "fence.proxy.async"),
     ),
     Entry(
         "ascend_set_twice",

@@ -14,10 +14,25 @@ from typing import Any
 from ..errors import ProtocolError
 from ..participants import Consumer, Producer
 from ..spec import Completion
-from .ops import Arrive, BulkCommit, BulkStore, BulkWait, FlagSet, FlagWait, Read, TmaLoad, TryWait, Wait, Write
+from .ops import (
+    Arrive,
+    BulkCommit,
+    BulkStore,
+    BulkWait,
+    Fence,
+    FlagSet,
+    FlagWait,
+    Read,
+    TmaLoad,
+    TryWait,
+    Wait,
+    Write,
+)
 from .ordered import OrderedTurn
 from .pipeline import ModelPipelineOps, meta_cell, slot_cell
 from .protocol import Layout
+
+PROXIES = ("generic", "async")
 
 
 def global_cell(key: Any) -> str:
@@ -76,9 +91,13 @@ class Ctx:
         """Write the buffer of ``slot`` (or one ``part`` of it, when several units each fill their share)."""
         self.emit(Write(slot_cell(pipe, self._slot(pipe, slot), part), value, self.name))
 
-    def read(self, pipe: str, slot: int, part: Any = None) -> Any:
-        """Read the buffer of ``slot`` (or one ``part`` of it); returns what was last written there."""
-        return self.emit(Read(slot_cell(pipe, self._slot(pipe, slot), part), self.name))
+    def read(self, pipe: str, slot: int, part: Any = None, proxy: str = "generic") -> Any:
+        """Read the buffer of ``slot`` (or one ``part`` of it); returns what was last written there.
+
+        ``proxy="async"``: a read through the async proxy (a wgmma operand, a TMA copy forwarding the
+        slot), which later TMA writes need no ``fence.proxy.async`` to be ordered after.
+        """
+        return self.emit(Read(slot_cell(pipe, self._slot(pipe, slot), part), self.name, self._async(proxy)))
 
     def read_meta(self, pipe: str, slot: int) -> Any:
         """Read the metadata committed with ``slot`` (``commit(payload)``; END_OF_STREAM after a tail)."""
@@ -87,9 +106,14 @@ class Ctx:
     def write_global(self, key: Any, value: Any) -> None:
         self.emit(Write(global_cell(key), value, self.name))
 
-    def read_global(self, key: Any) -> Any:
-        """Read a tile of global memory (e.g. one a TMA store wrote)."""
-        return self.emit(Read(global_cell(key), self.name))
+    def read_global(self, key: Any, proxy: str = "generic") -> Any:
+        """Read a tile of global memory (e.g. one a TMA store wrote); ``proxy`` as for :meth:`read`."""
+        return self.emit(Read(global_cell(key), self.name, self._async(proxy)))
+
+    def fence_proxy_async(self) -> None:
+        """``fence.proxy.async``: order this agent's reads so far before the async-proxy writes (TMA loads,
+        bulk stores) that its later releases let reuse the data."""
+        self.emit(Fence(self.name, "fence_proxy_async"))
 
     def store(self, pipe: str, slot: int, key: Any) -> None:
         """Issue a TMA (bulk) store of ``slot``'s buffer to global tile ``key`` (async; joins the open group)."""
@@ -144,6 +168,11 @@ class Ctx:
         if isinstance(slot, bool) or not isinstance(slot, int) or not 0 <= slot < stages:
             raise ProtocolError(f"slot {slot!r} of pipeline {pipe!r} is invalid: allowed [0, {stages - 1}]")
         return slot
+
+    def _async(self, proxy: str) -> bool:
+        if proxy not in PROXIES:
+            raise ProtocolError(f"{self.name}: proxy = {proxy!r} is invalid: allowed one of {PROXIES}")
+        return proxy == "async"
 
     def _barrier(self, name: str) -> int:
         if name not in self.layout.barrier_ids:

@@ -18,6 +18,16 @@ first: a write checks that every read of the previous version is known to have f
 *read of data that was not committed* to this reader).
 
 Knowledge is a sorted tuple of ``(cell, version, readers bitmask)``; it is hashable and compared by value.
+
+Reader bits, for a protocol of ``n`` agents: bit ``a`` is agent ``a``'s read, bit ``n + a`` its bulk
+(TMA) store engine's read, bit ``2n + a`` "agent ``a``'s read is fenced". A cell records only the first
+two kinds; the fenced bit lives in knowledge. Ordinary loads read through the *generic proxy*, TMA loads
+and bulk stores write through the *async proxy*, and a release/acquire pair does not order the first
+before the second: an async write therefore needs, for each agent that read the cell, that agent's
+*fenced* bit — set by its ``fence.proxy.async`` (:func:`fence`) after the read and before the release
+that publishes it, or at once by a read through the async proxy (wgmma operands, TMA forwarding). The
+engines' reads are async themselves and need no fence. Generic-proxy writes after an async one (and
+generic writes that a TMA store then reads) are not judged by proxy.
 """
 
 from __future__ import annotations
@@ -96,9 +106,13 @@ Namer = Callable[[int], str]
 
 
 def write(
-    cell: str, state: CellState, knowledge: Knowledge, value: Any, who: str, names: Namer
+    cell: str, state: CellState, knowledge: Knowledge, value: Any, who: str, names: Namer, async_agents: int = 0
 ) -> tuple[CellState, Knowledge]:
-    """``who`` (knowing ``knowledge``) writes ``value``; returns the new cell and the writer's knowledge."""
+    """``who`` (knowing ``knowledge``) writes ``value``; returns the new cell and the writer's knowledge.
+
+    ``async_agents`` > 0: the write goes through the async proxy in a protocol of that many agents, so
+    every agent read of the previous version must also be known *fenced* (bit ``2 * async_agents + a``).
+    """
     known_version, known_readers = lookup(knowledge, cell)
     if known_version < state.version:
         raise Hazard(
@@ -113,12 +127,26 @@ def write(
             f"{who} overwrites {cell} (write #{state.version + 1}) while the read of write #{state.version} by "
             f"{names(unfinished)} is not known to have finished: the slot was not released after that read",
         )
+    if async_agents:
+        agent_reads = state.readers & ((1 << async_agents) - 1)
+        unfenced = agent_reads & ~(known_readers >> (2 * async_agents))
+        if unfenced:
+            raise Hazard(
+                "OVERWRITE_UNRELEASED",
+                f"{who} overwrites {cell} while {names(unfenced)}'s read of write #{state.version} was not fenced "
+                "(fence.proxy.async) before its release: the async-proxy write may overtake the generic read",
+            )
     version = state.version + 1
     return CellState(version, 0, value), learn(knowledge, cell, version, 0)
 
 
-def read(cell: str, state: CellState, knowledge: Knowledge, reader_bit: int, who: str) -> tuple[CellState, Knowledge]:
-    """``who`` reads ``cell``; returns the new cell (with the reader recorded) and the reader's knowledge."""
+def read(
+    cell: str, state: CellState, knowledge: Knowledge, reader_bit: int, who: str, fenced_bit: int = 0
+) -> tuple[CellState, Knowledge]:
+    """``who`` reads ``cell``; returns the new cell (with the reader recorded) and the reader's knowledge.
+
+    ``fenced_bit``: the reader's fenced bit, for a read through the async proxy (it needs no fence).
+    """
     known_version, known_readers = lookup(knowledge, cell)
     if state.version == 0:
         raise Hazard(
@@ -138,4 +166,14 @@ def read(cell: str, state: CellState, knowledge: Knowledge, reader_bit: int, who
             f"({who} last synchronised with write #{known_version}): a read of a slot whose data was not committed",
         )
     updated = CellState(state.version, state.readers | reader_bit, state.value)
-    return updated, learn(knowledge, cell, state.version, known_readers | reader_bit)
+    return updated, learn(knowledge, cell, state.version, known_readers | reader_bit | fenced_bit)
+
+
+def fence(knowledge: Knowledge, reader_bit: int, fenced_bit: int) -> Knowledge:
+    """``fence.proxy.async`` by the agent with ``reader_bit``: each of its reads it knows of becomes fenced."""
+    if not any(readers & reader_bit and not readers & fenced_bit for _, _, readers in knowledge):
+        return knowledge
+    return tuple(
+        (cell, version, readers | fenced_bit if readers & reader_bit else readers)
+        for cell, version, readers in knowledge
+    )

@@ -157,16 +157,36 @@ class Write:
 
 @dataclass(frozen=True, slots=True)
 class Read:
-    """The agent reads a data cell; the result is the value it holds."""
+    """The agent reads a data cell; the result is the value it holds.
+
+    ``async_proxy``: the read goes through the async proxy (a wgmma operand, a TMA/bulk copy forwarding
+    the data), so later async-proxy writes are ordered after it without a ``fence.proxy.async``.
+    """
 
     cell: str
     who: str
+    async_proxy: bool = False
 
     sync: ClassVar[bool] = False
     branching: ClassVar[bool] = True
 
     def describe(self) -> str:
-        return f"read {self.cell}"
+        return f"read {self.cell}{' (async proxy)' if self.async_proxy else ''}"
+
+
+@dataclass(frozen=True, slots=True)
+class Fence:
+    """``fence.proxy.async``: the agent's generic reads so far are ordered before later async-proxy writes
+    that its following releases let through (TMA loads, bulk stores refilling what it read)."""
+
+    who: str
+    call: str
+
+    sync: ClassVar[bool] = False
+    branching: ClassVar[bool] = False
+
+    def describe(self) -> str:
+        return f"{self.call}: fence.proxy.async"
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,9 @@ FLAG                acquire: wait_flag empty; commit:          wait: wait_flag f
                     set_flag full; tail drains the primed      set_flag empty
                     empty flags
 ==================  =========================================  ====================================
+
+With ``ModelPipeline.fence_reads`` (the default) a TRANSACTION_BYTES or STORE_COMPLETE release issues
+``fence.proxy.async`` before its arrival, as ``pipes.cute`` does for ``SlotReaders.GENERIC``.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from ..errors import ProtocolError
 from ..participants import acquire_every_slot
 from ..spec import Completion, PipelineSpec, Role
 from ..state import PRODUCER_START_PHASE, PipelineState
-from .ops import Arrive, BulkCommit, BulkWait, FlagSet, FlagWait, TryWait, Wait, Write
+from .ops import Arrive, BulkCommit, BulkWait, Fence, FlagSet, FlagWait, TryWait, Wait, Write
 from .protocol import END_OF_STREAM, Layout, ModelPipeline
 
 if TYPE_CHECKING:
@@ -192,6 +195,9 @@ class ModelPipelineOps:
                 )
             )
             return
+        if self.model.fences_releases:
+            # The TMA load / bulk store that reuses the data writes through the async proxy.
+            self._ctx.emit(Fence(self._consumer_who, "consumer_release"))
         phase = state.count // self.spec.stages
         self._arrive(self._empty[state.index], self._consumer_arrivals, phase, self._consumer_who, "consumer_release")
 

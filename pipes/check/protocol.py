@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from .context import Ctx
 
 NOTIFY_ON = ("store_complete", "smem_read")
+ASYNC_WRITTEN = (Completion.TRANSACTION_BYTES, Completion.STORE_COMPLETE)
+"""The kinds whose slots (TMA loads) or global tiles (bulk stores) are rewritten through the async proxy."""
 
 
 class _EndOfStream:
@@ -50,11 +52,17 @@ class ModelPipeline:
     ``notify_on`` (STORE_COMPLETE only): ``"store_complete"`` (``wait_group`` without ``.read``: the
     global writes are done) or ``"smem_read"`` (``.read``: only the shared-memory source was read — the
     defect the checker must catch).
+    ``fence_reads`` (TRANSACTION_BYTES and STORE_COMPLETE): each ``consumer_release`` first issues
+    ``fence.proxy.async``, as ``pipes.cute`` does for ``SlotReaders.GENERIC`` (the default), so the
+    consumer's ordinary reads are ordered before the async-proxy write that reuses the data. False
+    mirrors ``SlotReaders.ASYNC``: the consumers must then read through the async proxy
+    (``ctx.read(..., proxy="async")``) or fence themselves.
     """
 
     spec: PipelineSpec
     lag: int | None = None
     notify_on: str = "store_complete"
+    fence_reads: bool = True
 
     def __post_init__(self) -> None:
         owner = f"ModelPipeline({getattr(self.spec, 'name', '?')!r})"
@@ -81,10 +89,25 @@ class ModelPipeline:
             raise _bad(owner, "notify_on", self.notify_on, f"one of {NOTIFY_ON}")
         if self.notify_on != "store_complete" and not store:
             raise _bad(owner, "notify_on", self.notify_on, "'store_complete' unless completion is STORE_COMPLETE")
+        if not isinstance(self.fence_reads, bool):
+            raise _bad(owner, "fence_reads", self.fence_reads, "True or False")
+        if not self.fence_reads and self.spec.completion not in ASYNC_WRITTEN:
+            raise _bad(
+                owner,
+                "fence_reads",
+                self.fence_reads,
+                f"True unless completion is TRANSACTION_BYTES or STORE_COMPLETE (it is {self.spec.completion.name}: "
+                "nothing rewrites its slots through the async proxy)",
+            )
 
     @property
     def name(self) -> str:
         return self.spec.name
+
+    @property
+    def fences_releases(self) -> bool:
+        """Whether ``consumer_release`` issues ``fence.proxy.async`` before its arrival."""
+        return self.fence_reads and self.spec.completion in ASYNC_WRITTEN
 
     @property
     def store_lag(self) -> int:

@@ -27,6 +27,7 @@ from .ops import (
     BulkWait,
     Crash,
     Done,
+    Fence,
     FlagSet,
     FlagWait,
     Read,
@@ -106,10 +107,11 @@ class Machine:
 
     def reader_names(self, mask: int) -> str:
         count = len(self.names)
+        kinds = ("{}", "{}'s TMA store", "{} (fenced)")
         names = []
-        for bit in range(2 * count):
+        for bit in range(3 * count):
             if mask >> bit & 1:
-                names.append(self.names[bit] if bit < count else f"{self.names[bit - count]}'s TMA store")
+                names.append(kinds[bit // count].format(self.names[bit % count]))
         return ", ".join(names)
 
     # -- what can happen ----------------------------------------------------------------------------
@@ -285,6 +287,9 @@ class _Scratch:
             self._write(agent, op)
         elif kind is Read:
             return self._read(agent, op)
+        elif kind is Fence:
+            count = len(self.machine.names)
+            self.knowledge[agent] = mem.fence(self.knowledge[agent], 1 << agent, 1 << (2 * count + agent))
         elif kind is FlagSet:
             try:
                 self.flags[op.flag] = mb.set_flag(self.flags[op.flag], self.knowledge[agent])
@@ -347,13 +352,17 @@ class _Scratch:
     def _read(self, agent: int, op: Read) -> Any:
         self.cells_touched = True
         cell = self.cells.get(op.cell, mem.UNWRITTEN)
-        self.cells[op.cell], self.knowledge[agent] = mem.read(op.cell, cell, self.knowledge[agent], 1 << agent, op.who)
+        fenced = 1 << (2 * len(self.machine.names) + agent) if op.async_proxy else 0
+        self.cells[op.cell], self.knowledge[agent] = mem.read(
+            op.cell, cell, self.knowledge[agent], 1 << agent, op.who, fenced
+        )
         return cell.value
 
     def _bulk_wait(self, agent: int, op: BulkWait) -> None:
         self.cells_touched = True
         name = self.machine.names[agent]
-        engine_bit = 1 << (len(self.machine.names) + agent)
+        agents = len(self.machine.names)
+        engine_bit = 1 << (agents + agent)
         copier = f"{name}'s TMA store"
 
         def read_source(store: bulk.Store) -> tuple[Any, mem.Knowledge]:
@@ -366,7 +375,7 @@ class _Scratch:
             cell = self.cells.get(store.dst, mem.UNWRITTEN)
             self.lines.append(f"  (bulk copy of {name} writes {store.dst})")
             self.cells[store.dst], knowledge = mem.write(
-                store.dst, cell, store.knowledge, store.value, copier, self.machine.reader_names
+                store.dst, cell, store.knowledge, store.value, copier, self.machine.reader_names, agents
             )
             return knowledge
 
@@ -392,6 +401,7 @@ class _Scratch:
             load.value,
             f"the TMA load issued by {load.issuer}",
             self.machine.reader_names,
+            len(self.machine.names),
         )
         bar = self.barriers[load.barrier]
         if load.completion is not None and load.completion != bar.completed:
