@@ -125,6 +125,8 @@ def write_section(path: Path, host: str, repeat: int, rows: list[str], summary: 
         "breadth-first search with state hashing. The hand-off's 3 agents: the epilogue producer (TMA store →",
         "notify, STORE_COMPLETE) and two communication warps (two units of one consumer role, each reads every",
         "tile from global memory). Baseline in the same run: the same search with one move per operation.",
+        "Each release of a TMA-load or store→notify pipeline carries its `fence.proxy.async` (an operation",
+        "of its own in the baseline, merged into the release's move otherwise).",
         "",
         *rows,
         "",
