@@ -13,3 +13,8 @@ class SpecError(PipesError, ValueError):
 
 class ProtocolError(PipesError, RuntimeError):
     """A pipeline was used against its protocol (found while tracing or checking, not at run time)."""
+
+
+def invalid(owner: str, field: str, value: object, allowed: str) -> SpecError:
+    """The one wording of a bad field: ``Owner.field = value is invalid: allowed <range or rule>``."""
+    return SpecError(f"{owner}.{field} = {value!r} is invalid: allowed {allowed}")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from .errors import invalid
+
 #: An mbarrier's pending-arrival count is a 20-bit field: at most this many arrivals per phase.
 MAX_ARRIVALS = (1 << 20) - 1
 
@@ -58,16 +60,10 @@ class Completion(enum.Enum):
 
 def _check_int(owner: str, name: str, value: object, low: int, high: int | None = None) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise _spec_error(owner, name, value, f"an int in [{low}, {high if high is not None else '∞'}]")
+        raise invalid(owner, name, value, f"an int in [{low}, {high if high is not None else '∞'}]")
     if value < low or (high is not None and value > high):
         allowed = f"[{low}, {high}]" if high is not None else f">= {low}"
-        raise _spec_error(owner, name, value, allowed)
-
-
-def _spec_error(owner: str, name: str, value: object, allowed: str):
-    from .errors import SpecError
-
-    return SpecError(f"{owner}.{name} = {value!r} is invalid: allowed {allowed}")
+        raise invalid(owner, name, value, allowed)
 
 
 @dataclass(frozen=True)
@@ -86,13 +82,13 @@ class Role:
     def __post_init__(self) -> None:
         owner = f"Role({self.name!r})"
         if not isinstance(self.name, str) or not self.name.isidentifier():
-            raise _spec_error("Role", "name", self.name, "a non-empty identifier")
+            raise invalid("Role", "name", self.name, "a non-empty identifier")
         if not isinstance(self.unit, ArrivalUnit):
-            raise _spec_error(owner, "unit", self.unit, f"one of {[u.name for u in ArrivalUnit]}")
+            raise invalid(owner, "unit", self.unit, f"one of {[u.name for u in ArrivalUnit]}")
         _check_int(owner, "count", self.count, 1, MAX_ARRIVALS)
         _check_int(owner, "peers", self.peers, 1, 16)
         if self.arrivals > MAX_ARRIVALS:
-            raise _spec_error(
+            raise invalid(
                 owner,
                 "count",
                 self.count,
@@ -129,23 +125,23 @@ class PipelineSpec:
     def __post_init__(self) -> None:
         owner = f"PipelineSpec({self.name!r})"
         if not isinstance(self.name, str) or not self.name.isidentifier():
-            raise _spec_error("PipelineSpec", "name", self.name, "a non-empty identifier")
+            raise invalid("PipelineSpec", "name", self.name, "a non-empty identifier")
         _check_int(owner, "stages", self.stages, 1, 64)
         if isinstance(self.consumers, Role):
             object.__setattr__(self, "consumers", (self.consumers,))
         else:
             object.__setattr__(self, "consumers", tuple(self.consumers))
         if not isinstance(self.producer, Role):
-            raise _spec_error(owner, "producer", self.producer, "a Role")
+            raise invalid(owner, "producer", self.producer, "a Role")
         if not self.consumers or not all(isinstance(c, Role) for c in self.consumers):
-            raise _spec_error(owner, "consumers", self.consumers, "one Role or a non-empty tuple of Roles")
+            raise invalid(owner, "consumers", self.consumers, "one Role or a non-empty tuple of Roles")
         if not isinstance(self.completion, Completion):
-            raise _spec_error(owner, "completion", self.completion, f"one of {[c.name for c in Completion]}")
+            raise invalid(owner, "completion", self.completion, f"one of {[c.name for c in Completion]}")
         names = [self.producer.name, *(c.name for c in self.consumers)]
         if len(set(names)) != len(names):
-            raise _spec_error(owner, "consumers", names, "distinct role names (producer and each consumer)")
+            raise invalid(owner, "consumers", names, "distinct role names (producer and each consumer)")
         if self.empty_arrivals > MAX_ARRIVALS:
-            raise _spec_error(
+            raise invalid(
                 owner, "consumers", self.consumers, f"at most {MAX_ARRIVALS} arrivals in all; got {self.empty_arrivals}"
             )
         self._check_completion(owner)
@@ -155,7 +151,7 @@ class PipelineSpec:
             # mbarrier tx-count is a signed 20-bit field.
             _check_int(owner, "tx_bytes", self.tx_bytes, 1, MAX_ARRIVALS)
         elif self.tx_bytes != 0:
-            raise _spec_error(
+            raise invalid(
                 owner,
                 "tx_bytes",
                 self.tx_bytes,
@@ -164,18 +160,18 @@ class PipelineSpec:
         if self.completion is Completion.FLAG:
             for role in (self.producer, *self.consumers):
                 if role.arrivals != 1:
-                    raise _spec_error(
+                    raise invalid(
                         owner,
                         f"{role.name}.arrivals",
                         role.arrivals,
                         "1 with FLAG completion (a binary flag joins exactly one producer pipe and one consumer pipe)",
                     )
             if len(self.consumers) != 1:
-                raise _spec_error(
+                raise invalid(
                     owner, "consumers", len(self.consumers), "exactly 1 consumer role with FLAG completion"
                 )
         if self.completion is Completion.STORE_COMPLETE and self.producer.peers != 1:
-            raise _spec_error(
+            raise invalid(
                 owner,
                 "producer.peers",
                 self.producer.peers,
@@ -196,13 +192,13 @@ class PipelineSpec:
         """The consumer role called ``name`` (the only one when ``name`` is None)."""
         if name is None:
             if len(self.consumers) != 1:
-                raise _spec_error(
+                raise invalid(
                     f"PipelineSpec({self.name!r})", "consumer name", None, f"one of {[c.name for c in self.consumers]}"
                 )
             return self.consumers[0]
         for role in self.consumers:
             if role.name == name:
                 return role
-        raise _spec_error(
+        raise invalid(
             f"PipelineSpec({self.name!r})", "consumer name", name, f"one of {[c.name for c in self.consumers]}"
         )

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import SpecError
+from ..errors import invalid
 from ..spec import MAX_ARRIVALS, ArrivalUnit, Completion, PipelineSpec, Role
 
 if TYPE_CHECKING:
@@ -38,9 +38,6 @@ class _EndOfStream:
 END_OF_STREAM = _EndOfStream()
 
 
-def _bad(owner: str, name: str, value: object, allowed: str) -> SpecError:
-    return SpecError(f"{owner}.{name} = {value!r} is invalid: allowed {allowed}")
-
 
 @dataclass(frozen=True)
 class ModelPipeline:
@@ -67,18 +64,18 @@ class ModelPipeline:
     def __post_init__(self) -> None:
         owner = f"ModelPipeline({getattr(self.spec, 'name', '?')!r})"
         if not isinstance(self.spec, PipelineSpec):
-            raise _bad("ModelPipeline", "spec", self.spec, "a pipes.PipelineSpec")
+            raise invalid("ModelPipeline", "spec", self.spec, "a pipes.PipelineSpec")
         store = self.spec.completion is Completion.STORE_COMPLETE
         if self.lag is not None:
             if not store:
-                raise _bad(
+                raise invalid(
                     owner,
                     "lag",
                     self.lag,
                     f"None unless completion is STORE_COMPLETE (it is {self.spec.completion.name})",
                 )
             if isinstance(self.lag, bool) or not isinstance(self.lag, int) or not 0 <= self.lag <= self.spec.stages - 1:
-                raise _bad(
+                raise invalid(
                     owner,
                     "lag",
                     self.lag,
@@ -86,13 +83,13 @@ class ModelPipeline:
                     "notification that needs the very slot it waits for)",
                 )
         if self.notify_on not in NOTIFY_ON:
-            raise _bad(owner, "notify_on", self.notify_on, f"one of {NOTIFY_ON}")
+            raise invalid(owner, "notify_on", self.notify_on, f"one of {NOTIFY_ON}")
         if self.notify_on != "store_complete" and not store:
-            raise _bad(owner, "notify_on", self.notify_on, "'store_complete' unless completion is STORE_COMPLETE")
+            raise invalid(owner, "notify_on", self.notify_on, "'store_complete' unless completion is STORE_COMPLETE")
         if not isinstance(self.fence_reads, bool):
-            raise _bad(owner, "fence_reads", self.fence_reads, "True or False")
+            raise invalid(owner, "fence_reads", self.fence_reads, "True or False")
         if not self.fence_reads and self.spec.completion not in ASYNC_WRITTEN:
-            raise _bad(
+            raise invalid(
                 owner,
                 "fence_reads",
                 self.fence_reads,
@@ -132,12 +129,12 @@ class ModelOrder:
     def __post_init__(self) -> None:
         owner = f"ModelOrder({self.name!r})"
         if not isinstance(self.name, str) or not self.name.isidentifier():
-            raise _bad("ModelOrder", "name", self.name, "a non-empty identifier")
+            raise invalid("ModelOrder", "name", self.name, "a non-empty identifier")
         for name, value, low, high in (("groups", self.groups, 2, 16), ("depth", self.depth, 1, 16)):
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-                raise _bad(owner, name, value, f"an int in [{low}, {high}]")
+                raise invalid(owner, name, value, f"an int in [{low}, {high}]")
         if not isinstance(self.role, Role):
-            raise _bad(owner, "role", self.role, "a pipes.Role describing one group")
+            raise invalid(owner, "role", self.role, "a pipes.Role describing one group")
 
 
 @dataclass(frozen=True)
@@ -153,7 +150,7 @@ class ModelBarrier:
             or not isinstance(self.expected, int)
             or not 1 <= self.expected <= MAX_ARRIVALS
         ):
-            raise _bad(f"ModelBarrier({self.name!r})", "expected", self.expected, f"an int in [1, {MAX_ARRIVALS}]")
+            raise invalid(f"ModelBarrier({self.name!r})", "expected", self.expected, f"an int in [1, {MAX_ARRIVALS}]")
 
 
 @dataclass(frozen=True)
@@ -177,9 +174,9 @@ class Agent:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.isidentifier():
-            raise _bad("Agent", "name", self.name, "a non-empty identifier")
+            raise invalid("Agent", "name", self.name, "a non-empty identifier")
         if not callable(self.fn):
-            raise _bad(f"Agent({self.name!r})", "fn", self.fn, "a function taking the agent's context")
+            raise invalid(f"Agent({self.name!r})", "fn", self.fn, "a function taking the agent's context")
 
 
 def _tuple(value: Any) -> tuple:
@@ -202,7 +199,7 @@ class Protocol:
             object.__setattr__(self, name, _tuple(getattr(self, name)))
         owner = f"Protocol({self.name!r})"
         if not self.agents:
-            raise _bad(owner, "agents", self.agents, "at least one Agent")
+            raise invalid(owner, "agents", self.agents, "at least one Agent")
         kinds = (
             ("agents", Agent),
             ("pipelines", ModelPipeline),
@@ -213,14 +210,14 @@ class Protocol:
         for name, kind in kinds:
             for item in getattr(self, name):
                 if not isinstance(item, kind):
-                    raise _bad(owner, name, item, f"{kind.__name__} values")
+                    raise invalid(owner, name, item, f"{kind.__name__} values")
         agent_names = [a.name for a in self.agents]
         if len(set(agent_names)) != len(agent_names):
-            raise _bad(owner, "agents", agent_names, "distinct agent names")
+            raise invalid(owner, "agents", agent_names, "distinct agent names")
         objects = [p.name for p in self.pipelines] + [o.name for o in self.orders]
         objects += [b.name for b in self.barriers] + [f.name for f in self.flags]
         if len(set(objects)) != len(objects):
-            raise _bad(owner, "names", objects, "distinct names for pipelines, orders, barriers and flags")
+            raise invalid(owner, "names", objects, "distinct names for pipelines, orders, barriers and flags")
 
 
 @dataclass

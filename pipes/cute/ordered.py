@@ -27,7 +27,7 @@ from typing import Any
 import cutlass
 import cutlass.cute as cute
 
-from ..errors import SpecError
+from ..errors import invalid
 from ..spec import Role
 from .barriers import MBARRIER_BYTES, MbarrierRing, WaitSite, arrive_as_unit
 from .debug import DebugConfig, TraceEvent, resolve_debug
@@ -37,9 +37,6 @@ __all__ = ["OrderSpec", "OrderedBarrier"]
 
 MAX_GROUPS = 16
 
-
-def _bad(owner: str, field: str, value: object, allowed: str) -> SpecError:
-    return SpecError(f"{owner}.{field} = {value!r} is invalid: allowed {allowed}")
 
 
 @dataclass(frozen=True)
@@ -59,14 +56,14 @@ class OrderSpec:
     def __post_init__(self) -> None:
         owner = f"OrderSpec({self.name!r})"
         if not isinstance(self.name, str) or not self.name.isidentifier():
-            raise _bad("OrderSpec", "name", self.name, "a non-empty identifier")
+            raise invalid("OrderSpec", "name", self.name, "a non-empty identifier")
         for field, value, low, high in (("groups", self.groups, 2, MAX_GROUPS), ("depth", self.depth, 1, 16)):
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-                raise _bad(owner, field, value, f"an int in [{low}, {high}]")
+                raise invalid(owner, field, value, f"an int in [{low}, {high}]")
         if not isinstance(self.role, Role):
-            raise _bad(owner, "role", self.role, "a pipes.Role describing one group")
+            raise invalid(owner, "role", self.role, "a pipes.Role describing one group")
         if self.role.peers != 1:
-            raise _bad(owner, "role.peers", self.role.peers, "1 (an ordered barrier lives in one CTA)")
+            raise invalid(owner, "role.peers", self.role.peers, "1 (an ordered barrier lives in one CTA)")
 
     @property
     def arrivals(self) -> int:
@@ -91,9 +88,9 @@ class OrderSpec:
 
 def _check_group_id(spec: OrderSpec, group_id: Any) -> None:
     if isinstance(group_id, bool):
-        raise _bad(f"OrderedBarrier({spec.name!r})", "group_id", group_id, f"an int in [0, {spec.groups - 1}]")
+        raise invalid(f"OrderedBarrier({spec.name!r})", "group_id", group_id, f"an int in [0, {spec.groups - 1}]")
     if isinstance(group_id, int) and not 0 <= group_id < spec.groups:
-        raise _bad(
+        raise invalid(
             f"OrderedBarrier({spec.name!r})",
             "group_id",
             group_id,
