@@ -67,7 +67,14 @@ def _hits_within(machine, world, moves_left, kind):
 
 
 @pytest.mark.parametrize(
-    "name", ["notify_on_smem_read", "release_before_read", "two_warpgroups_declared_as_one", "tma_no_proxy_fence"]
+    "name",
+    [
+        "notify_on_smem_read",
+        "release_before_read",
+        "two_warpgroups_declared_as_one",
+        "tma_no_proxy_fence",
+        "store_no_proxy_fence",
+    ],
 )
 def test_finding_interleavings_are_shortest_in_moves(name):
     """Breadth-first search: no schedule with fewer moves reaches the same kind of finding."""

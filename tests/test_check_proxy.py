@@ -149,6 +149,7 @@ def _rewritten_global(fence_reads, proxy="generic"):
         for tile in range(3):
             slot = out.acquire()
             ctx.write("out", slot, tile)
+            ctx.fence_proxy_async()
             ctx.store("out", slot, "C")
             out.commit(tile)
         out.tail()

@@ -48,6 +48,7 @@ def _producer(spec: PipelineSpec, items: int) -> Callable[[Ctx], None]:
                 p.commit()
             elif spec.completion is Completion.STORE_COMPLETE:
                 ctx.write(name, slot, item)
+                ctx.fence_proxy_async()  # the staged tile is read by the TMA store (async proxy)
                 ctx.store(name, slot, (name, item))
                 p.commit(item)
             else:

@@ -158,13 +158,20 @@ def fan_out(stages: int = 2, items: int = 4) -> Protocol:
 
 
 def handoff(
-    stages: int = 2, tiles: int = 4, consumers: int = 1, lag: int | None = None, notify_on: str = "store_complete"
+    stages: int = 2,
+    tiles: int = 4,
+    consumers: int = 1,
+    lag: int | None = None,
+    notify_on: str = "store_complete",
+    fence_writes: bool = True,
 ) -> Protocol:
     """The epilogue → communication hand-off (STORE_COMPLETE).
 
-    The epilogue TMA-stores each output tile from a shared-memory slot and commits the tile index as
+    The epilogue stages each output tile in a shared-memory slot with ordinary stores, fences them
+    (``fence.proxy.async``) for the TMA store that reads the slot, and commits the tile index as
     metadata; ``consumers`` communication warps (units of one role) each wait for a tile, read it from
     global memory and release the slot, and stop at END_OF_STREAM, which the producer's tail commits.
+    ``fence_writes=False``: the epilogue omits the proxy fence.
     """
     spec = PipelineSpec(
         "out",
@@ -179,6 +186,8 @@ def handoff(
         for tile in range(tiles):
             slot = out.acquire()
             ctx.write("out", slot, f"C{tile}")
+            if fence_writes:
+                ctx.fence_proxy_async()
             ctx.store("out", slot, ("C", tile))
             out.commit(tile)
         out.tail()
@@ -200,7 +209,7 @@ def handoff(
         assert expected == tiles, f"{ctx.name} saw {expected} tiles before END_OF_STREAM, expected {tiles}"
 
     agents = [Agent("epilogue", epilogue), *(Agent(f"comm{i}", communicate) for i in range(consumers))]
-    suffix = "" if notify_on == "store_complete" else f"_{notify_on}"
+    suffix = ("" if notify_on == "store_complete" else f"_{notify_on}") + ("" if fence_writes else "_no_proxy_fence")
     name = f"handoff_s{stages}_x{consumers}{suffix}"
     return Protocol(name, agents, [ModelPipeline(spec, lag=lag, notify_on=notify_on)])
 
@@ -373,6 +382,16 @@ BAD = [
         lambda: tma_pipeline(2, items=4, fence_reads=False),
         FindingKind.OVERWRITE_UNRELEASED,
         ("the TMA load issued by tma overwrites smem.slot[", "math's read of write #", "fence.proxy.async"),
+    ),
+    Entry(
+        "store_no_proxy_fence",
+        "epilogue stores a staged tile without the proxy fence",
+        lambda: handoff(fence_writes=False),
+        FindingKind.READ_UNCOMMITTED,
+        (
+            "epilogue's TMA store reads out.slot[0] (write #1 by epilogue) through the async proxy",
+            "not fenced (fence.proxy.async) before the store was issued",
+        ),
     ),
     Entry(
         "ascend_set_twice",

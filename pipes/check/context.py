@@ -47,6 +47,7 @@ class Ctx:
         for tile in range(8):
             slot = out.acquire()
             ctx.write("out", slot, tile)        # fill the slot's buffer
+            ctx.fence_proxy_async()             # order the generic write before the TMA store's read
             ctx.store("out", slot, ("C", tile))  # TMA store of the buffer to global memory
             out.commit(tile)                    # metadata the consumer reads with read_meta
         out.tail()
@@ -112,7 +113,8 @@ class Ctx:
 
     def fence_proxy_async(self) -> None:
         """``fence.proxy.async``: order this agent's reads so far before the async-proxy writes (TMA loads,
-        bulk stores) that its later releases let reuse the data."""
+        bulk stores) that its later releases let reuse the data, and its writes so far before the
+        async-proxy reads (TMA stores) that it issues next or that its later releases let through."""
         self.emit(Fence(self.name, "fence_proxy_async"))
 
     def store(self, pipe: str, slot: int, key: Any) -> None:

@@ -21,13 +21,19 @@ Knowledge is a sorted tuple of ``(cell, version, readers bitmask)``; it is hasha
 
 Reader bits, for a protocol of ``n`` agents: bit ``a`` is agent ``a``'s read, bit ``n + a`` its bulk
 (TMA) store engine's read, bit ``2n + a`` "agent ``a``'s read is fenced". A cell records only the first
-two kinds; the fenced bit lives in knowledge. Ordinary loads read through the *generic proxy*, TMA loads
+two kinds; the other bits live in knowledge. Ordinary loads read through the *generic proxy*, TMA loads
 and bulk stores write through the *async proxy*, and a release/acquire pair does not order the first
 before the second: an async write therefore needs, for each agent that read the cell, that agent's
 *fenced* bit — set by its ``fence.proxy.async`` (:func:`fence`) after the read and before the release
 that publishes it, or at once by a read through the async proxy (wgmma operands, TMA forwarding). The
-engines' reads are async themselves and need no fence. Generic-proxy writes after an async one (and
-generic writes that a TMA store then reads) are not judged by proxy.
+engines' reads are async themselves and need no fence.
+
+The writer side (read-after-write across proxies) uses two more kinds of bit: ``3n + a`` "this version
+was written by agent ``a`` through the generic proxy" (set by the write itself) and ``4n`` "its writer
+fenced it" (set by the writer's :func:`fence`). A bulk store's source read (:func:`require_fenced_write`)
+needs the second whenever the first is there; a version written through the async proxy (a TMA load, a
+bulk copy) carries neither and needs no fence. Both bits are facts about one version, so joining
+knowledge by the union of bits keeps them right: a fenced fact dominates an unfenced one.
 """
 
 from __future__ import annotations
@@ -106,12 +112,21 @@ Namer = Callable[[int], str]
 
 
 def write(
-    cell: str, state: CellState, knowledge: Knowledge, value: Any, who: str, names: Namer, async_agents: int = 0
+    cell: str,
+    state: CellState,
+    knowledge: Knowledge,
+    value: Any,
+    who: str,
+    names: Namer,
+    async_agents: int = 0,
+    writer_bit: int = 0,
 ) -> tuple[CellState, Knowledge]:
     """``who`` (knowing ``knowledge``) writes ``value``; returns the new cell and the writer's knowledge.
 
     ``async_agents`` > 0: the write goes through the async proxy in a protocol of that many agents, so
     every agent read of the previous version must also be known *fenced* (bit ``2 * async_agents + a``).
+    ``writer_bit``: for a generic write by an agent, its writer bit (``3n + a``), which the new version
+    carries until the writer's fence adds the write-fenced bit.
     """
     known_version, known_readers = lookup(knowledge, cell)
     if known_version < state.version:
@@ -137,7 +152,7 @@ def write(
                 "(fence.proxy.async) before its release: the async-proxy write may overtake the generic read",
             )
     version = state.version + 1
-    return CellState(version, 0, value), learn(knowledge, cell, version, 0)
+    return CellState(version, 0, value), learn(knowledge, cell, version, writer_bit)
 
 
 def read(
@@ -169,11 +184,34 @@ def read(
     return updated, learn(knowledge, cell, state.version, known_readers | reader_bit | fenced_bit)
 
 
-def fence(knowledge: Knowledge, reader_bit: int, fenced_bit: int) -> Knowledge:
-    """``fence.proxy.async`` by the agent with ``reader_bit``: each of its reads it knows of becomes fenced."""
-    if not any(readers & reader_bit and not readers & fenced_bit for _, _, readers in knowledge):
+def fence(
+    knowledge: Knowledge, reader_bit: int, fenced_bit: int, writer_bit: int = 0, write_fenced: int = 0
+) -> Knowledge:
+    """``fence.proxy.async`` by the agent with ``reader_bit`` (and ``writer_bit``): each of its reads it knows
+    of becomes fenced (``fenced_bit``), and each of its generic writes too (``write_fenced``)."""
+
+    def fenced(readers: int) -> int:
+        if readers & reader_bit:
+            readers |= fenced_bit
+        if readers & writer_bit:
+            readers |= write_fenced
+        return readers
+
+    if all(fenced(readers) == readers for _, _, readers in knowledge):
         return knowledge
-    return tuple(
-        (cell, version, readers | fenced_bit if readers & reader_bit else readers)
-        for cell, version, readers in knowledge
-    )
+    return tuple((cell, version, fenced(readers)) for cell, version, readers in knowledge)
+
+
+def require_fenced_write(cell: str, knowledge: Knowledge, who: str, agents: int, names: Namer) -> None:
+    """An async-proxy read of ``cell`` (a bulk store's source) by ``who``, knowing ``knowledge``: if the
+    version it reads was written through the generic proxy, its writer must have fenced it before the
+    read was ordered after the write (before issuing the store, or before the release publishing it)."""
+    version, bits = lookup(knowledge, cell)
+    writers = bits >> (3 * agents) & ((1 << agents) - 1)
+    if writers and not bits >> (4 * agents) & 1:
+        raise Hazard(
+            "READ_UNCOMMITTED",
+            f"{who} reads {cell} (write #{version} by {names(writers)}) through the async proxy, but that generic "
+            "write was not fenced (fence.proxy.async) before the store was issued: the store may read stale "
+            "shared memory",
+        )

@@ -177,7 +177,9 @@ class Read:
 @dataclass(frozen=True, slots=True)
 class Fence:
     """``fence.proxy.async``: the agent's generic reads so far are ordered before later async-proxy writes
-    that its following releases let through (TMA loads, bulk stores refilling what it read)."""
+    that its following releases let through (TMA loads, bulk stores refilling what it read), and its
+    generic writes so far before later async-proxy reads (the TMA stores it issues, or that its
+    following releases let another thread issue)."""
 
     who: str
     call: str

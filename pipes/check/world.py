@@ -289,7 +289,9 @@ class _Scratch:
             return self._read(agent, op)
         elif kind is Fence:
             count = len(self.machine.names)
-            self.knowledge[agent] = mem.fence(self.knowledge[agent], 1 << agent, 1 << (2 * count + agent))
+            self.knowledge[agent] = mem.fence(
+                self.knowledge[agent], 1 << agent, 1 << (2 * count + agent), 1 << (3 * count + agent), 1 << (4 * count)
+            )
         elif kind is FlagSet:
             try:
                 self.flags[op.flag] = mb.set_flag(self.flags[op.flag], self.knowledge[agent])
@@ -345,8 +347,9 @@ class _Scratch:
     def _write(self, agent: int, op: Write) -> None:
         self.cells_touched = True
         cell = self.cells.get(op.cell, mem.UNWRITTEN)
+        writer = 1 << (3 * len(self.machine.names) + agent)
         self.cells[op.cell], self.knowledge[agent] = mem.write(
-            op.cell, cell, self.knowledge[agent], op.value, op.who, self.machine.reader_names
+            op.cell, cell, self.knowledge[agent], op.value, op.who, self.machine.reader_names, writer_bit=writer
         )
 
     def _read(self, agent: int, op: Read) -> Any:
@@ -369,6 +372,7 @@ class _Scratch:
             cell = self.cells.get(store.src, mem.UNWRITTEN)
             self.lines.append(f"  (bulk copy of {name} reads {store.src})")
             self.cells[store.src], knowledge = mem.read(store.src, cell, store.knowledge, engine_bit, copier)
+            mem.require_fenced_write(store.src, store.knowledge, copier, agents, self.machine.reader_names)
             return cell.value, knowledge
 
         def write_destination(store: bulk.Store) -> mem.Knowledge:
