@@ -30,7 +30,7 @@ from ..state import PipelineState
 from .backend import FlagSink
 from .events import EventIdAllocator, EventIds
 from .pairs import CoreType, Pipe, check_pipe_on
-from .pipeline import Lifecycle, seat_handles
+from .pipeline import Lifecycle, SeatedHandles
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ class CrossCorePipeline:
         )
 
 
-class CrossCoreSide:
+class CrossCoreSide(SeatedHandles):
     """One core's half of a :class:`CrossCorePipeline`, as core ``PipelineOps``.
 
     The consumer side primes when its ``with`` block opens (or on :meth:`prime`); the producer side
@@ -168,20 +168,7 @@ class CrossCoreSide:
         self._require(False, "release")
         self.sink.set_cross_flag(self.pipe, self._id(self._empty, state.index), self.mode)
 
-    # -- handles, priming, draining ------------------------------------------------------------------
-    def producer(self, role: Role | None = None) -> Producer:
-        handle = Producer(self, role)
-        self._handles.append(handle)
-        return handle
-
-    def consumer(self, role: Role | None = None) -> Consumer:
-        handle = Consumer(self, role)
-        self._handles.append(handle)
-        return handle
-
-    def seat(self, iteration: Any) -> None:
-        seat_handles(self._handles, iteration, self.spec.stages)
-
+    # -- priming, draining ---------------------------------------------------------------------------
     def prime(self) -> None:
         """Consumer side: signal every slot empty once (``stages`` × ``set_cross_flag(C, empty[s])``)."""
         if self.is_producer or self.lifecycle is not Lifecycle.FRESH:

@@ -114,7 +114,38 @@ class _BarrierSignals:
         pass
 
 
-class FlagPipeline:
+class SeatedHandles:
+    """Hands out core Producer/Consumer handles on ``self`` and re-seats them from a loop variable.
+
+    Used by :class:`FlagPipeline` and the cross-core pipeline sides; needs ``self.spec`` and
+    ``self._handles`` (a list).
+    """
+
+    spec: PipelineSpec
+    _handles: list[Producer | Consumer]
+
+    def producer(self, role: Role | None = None) -> Producer:
+        """A core :class:`~pipes.participants.Producer` on this pipeline (re-seated by :meth:`seat`)."""
+        handle = Producer(self, role)
+        self._handles.append(handle)
+        return handle
+
+    def consumer(self, role: Role | None = None) -> Consumer:
+        """A core :class:`~pipes.participants.Consumer` on this pipeline (re-seated by :meth:`seat`)."""
+        handle = Consumer(self, role)
+        self._handles.append(handle)
+        return handle
+
+    def seat(self, iteration: Any) -> None:
+        """Put every handle's cursors at ``iteration`` (an int or a traced loop variable).
+
+        A loop traced once runs its body once in Python, so cursors advanced there would be wrong on the
+        next trip; seating them from the loop variable gives index ``iteration % stages`` instead.
+        """
+        seat_handles(self._handles, iteration, self.spec.stages)
+
+
+class FlagPipeline(SeatedHandles):
     """A k-stage producer→consumer pipeline between two pipes of one core, lowered to Ascend flags.
 
     Implements the core ``PipelineOps``; drive it with the core handles from :meth:`producer` and
@@ -190,27 +221,6 @@ class FlagPipeline:
     def consumer_release(self, state: PipelineState) -> None:
         self._require(Lifecycle.PRIMED, "release")
         self._signals.release(state.index)
-
-    # -- handles and loops ---------------------------------------------------------------------------
-    def producer(self, role: Role | None = None) -> Producer:
-        """A core :class:`~pipes.participants.Producer` on this pipeline (re-seated by :meth:`seat`)."""
-        handle = Producer(self, role)
-        self._handles.append(handle)
-        return handle
-
-    def consumer(self, role: Role | None = None) -> Consumer:
-        """A core :class:`~pipes.participants.Consumer` on this pipeline (re-seated by :meth:`seat`)."""
-        handle = Consumer(self, role)
-        self._handles.append(handle)
-        return handle
-
-    def seat(self, iteration: Any) -> None:
-        """Put every handle's cursors at ``iteration`` (an int or a traced loop variable).
-
-        A loop traced once runs its body once in Python, so cursors advanced there would be wrong on the
-        next trip; seating them from the loop variable gives index ``iteration % stages`` instead.
-        """
-        seat_handles(self._handles, iteration, self.spec.stages)
 
     # -- priming and draining ------------------------------------------------------------------------
     def prime(self) -> None:
