@@ -121,6 +121,17 @@ class Consumer:
         self.release_state.advance()
         return index
 
+    def skip(self, steps: Any) -> None:
+        """Pass over ``steps`` slots that another instance of this role consumes (ping-pong).
+
+        Two math warpgroups that take turns on one pipeline each skip the other's slots: both cursors
+        move ``steps`` forward with the core ring arithmetic, nothing is waited for or released.
+        Call it only while this consumer holds no slot (every waited slot released). ``steps`` may
+        be a run-time value.
+        """
+        self.wait_state.advance(steps)
+        self.release_state.advance(steps)
+
     # cutlass.pipeline.PipelineConsumer spellings
     def wait_and_advance(self, token: Any = None) -> Any:
         return self.wait(token)

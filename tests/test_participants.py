@@ -99,3 +99,22 @@ def test_handles_default_to_the_spec_roles():
     ops = RecordingOps()
     assert Producer(ops).role.name == "prod"
     assert Consumer(ops).role.name == "cons"
+
+
+def test_consumer_skip_passes_over_the_other_warpgroups_slots():
+    # Ping-pong: two consumers of one 3-slot ring take turns of 2 slots each; each skips the other's.
+    ops = RecordingOps(stages=3)
+    first, second = Consumer(ops), Consumer(ops)
+    second.skip(2)
+    for _ in range(2):
+        for c in (first, second):
+            for _ in range(2):
+                c.wait()
+                c.release()
+            c.skip(2)
+    waits = [(index, phase, count) for name, index, phase, count, *_ in ops.calls if name == "consumer_wait"]
+    seen = [(i, p) for i, p, _ in waits]
+    # Every slot use 0..7 happens once, in order, with the phase the ring gives it.
+    assert [count for *_, count in waits] == list(range(8))
+    assert seen == [(k % 3, (k // 3) & 1) for k in range(8)]
+    assert first.release_state == first.wait_state
