@@ -34,6 +34,8 @@ from pipes.cute import (  # noqa: E402
     SlotReaders,
     StoreNotifyPipeline,
     TmaLoadPipeline,
+    TmaStoreStaging,
+    WarpSync,
     init_pipelines,
 )
 
@@ -362,6 +364,9 @@ def store_notify_cutlass(stages: int, blocks: int, warp_sync: bool = False):
             for i in cutlass.range(iters, unroll=1):
                 notify.producer_acquire(state)
                 store.producer_acquire()  # wait_group.read: the staging buffer is free again
+                # Equivalent *correct* code: only the storing lane's wait covers the store; the other
+                # lanes must not overwrite the buffer before it returned (pipes' staging acquire syncs too).
+                cute.arch.sync_warp()
                 buf = i % buffers
                 _stage_tile(staging, buf, i)
                 cute.copy(atom, s_part[(None, buf)], g_part[(None, block * stages + state.index, 0)])
@@ -429,6 +434,7 @@ def store_notify_pipes(
         Completion.STORE_COMPLETE,
     )
     pipe = StoreNotifyPipeline(spec, lag=lag, meta_fields=1, readers=readers, suspend_waits=suspend_waits)
+    ring = TmaStoreStaging(buffers, committed_by=pipe)  # the pipeline's commit closes each bulk group
 
     @cute.kernel
     def kernel(atom: cute.CopyAtom, gtma: cute.Tensor, gplain: cute.Tensor, out: cute.Tensor, iters: Int32):
@@ -440,13 +446,15 @@ def store_notify_pipes(
         if warp == 0:
             s_part, g_part = _store_parts(atom, gtma, staging)
             producer = ops.producer()
+            staged = ring.producer(sync=WarpSync())
             for i in cutlass.range(iters, unroll=1):
                 slot = producer.acquire()
-                cute.arch.cp_async_bulk_wait_group(buffers - 1, read=True)  # staging buffer free again
-                buf = i % buffers
-                _stage_tile(staging, buf, i)
+                buf = staged.acquire()  # wait_group.read: the staging buffer is free again
+                staging[0, cute.arch.lane_idx(), buf] = i
+                staged.publish()  # fence.proxy.async.shared::cta, bar.warp.sync
                 cute.copy(atom, s_part[(None, buf)], g_part[(None, block * stages + slot, 0)])
                 producer.commit(i)
+                staged.commit()
             producer.tail()
         if warp == 1:
             consumer = ops.consumer()

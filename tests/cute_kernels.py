@@ -25,9 +25,10 @@ from pipes.cute import (  # noqa: E402
     RoleLayout,
     StoreNotifyPipeline,
     TmaLoadPipeline,
+    TmaStoreStaging,
     Warps,
+    WarpSync,
     init_pipelines,
-    staging_wait,
     storage_words,
 )
 
@@ -135,6 +136,7 @@ def build_store_notify(stages: int, lag: int, *, fan_out: bool = False,
     )
     extra = {"readers": slot_readers} if slot_readers is not None else {}
     pipe = StoreNotifyPipeline(spec, lag=lag, meta_fields=2, debug=debug, **extra)
+    staging_ring = TmaStoreStaging(staging, name="stage", committed_by=pipe)  # producer.commit closes groups
     epi_threads = 1 if producer_unit is ArrivalUnit.THREAD else None
     roles = {"epi": Warps(0, 1, threads=epi_threads), "reader": Warps(1)}
     if fan_out:
@@ -194,18 +196,18 @@ def build_store_notify(stages: int, lag: int, *, fan_out: bool = False,
                 tma_atom, 0, cute.make_layout(1), cute.group_modes(stage_tiles, 0, 2), cute.group_modes(g_tiles, 0, 2)
             )
             producer = pipe.producer()
+            staged = staging_ring.producer(sync=WarpSync())  # the epilogue is this one warp
             for t in cutlass.range(n_tiles, unroll=1):
-                buf = t % staging
-                staging_wait(staging)  # the stores that read this buffer before are done reading it
-                cute.arch.sync_warp()
+                buf = staged.acquire()  # the store that read this buffer `staging` tiles ago is done reading it
                 slot = producer.acquire()
                 for i in cutlass.range_constexpr(TILE):
                     stage_tiles[i, lane, buf] = pattern(t, i * TILE + lane)
-                cute.arch.fence_proxy("async.shared", space="cta")
-                cute.arch.sync_warp()
+                staged.publish()
                 cute.copy(tma_atom, s_part[(None, buf)], g_part[(None, bid * stages + slot, 0)])
-                producer.commit(t, bid)
+                producer.commit(t, bid)  # commit_group, wait_group <lag>, notify
+                staged.commit()  # only moves the staging cursor (committed_by=pipe)
             producer.tail()
+            staged.tail()
         if layout.is_role("reader"):
             check_tiles("reader", 0, gplain, out, delay)
         if cutlass.const_expr(n_readers > 1):  # noqa: SIM102 - a static branch around a dynamic one
@@ -286,12 +288,14 @@ def build_tma_load(
     return Built(launch, pipe, ())
 
 
-def build_gemm_smoke(stages: int = 3, lag: int = 1, store_stages: int = 2, debug: Any = None) -> Built:
+def build_gemm_smoke(stages: int = 3, lag: int = 1, store_stages: int = 2, debug: Any = None,
+                     staging_buffers: int = 2) -> Built:
     """GEMM-shaped smoke kernel: C = A · Bᵀ (fp32, 32×32 tiles, 32-wide k-steps), persistent CTAs.
 
     warp 0 "load": TMA-loads A and B k-tiles through a TmaLoadPipeline (one stream of (tile, k));
-    warps 4-7 "mma" (one warpgroup): consume the k-tiles, FMA from shared memory, stage C in shared
-    memory; warp 4 "store" TMA-stores it and commits (m, n) to a StoreNotifyPipeline;
+    warps 4-7 "mma" (one warpgroup): consume the k-tiles, FMA from shared memory, stage C in one of
+    ``staging_buffers`` shared-memory buffers (a TmaStoreStaging ring); warp 4 "store" TMA-stores it and
+    commits (m, n) to a StoreNotifyPipeline;
     warp 1 "comm": waits for each finished tile, reads it from global memory, writes its sum to
     ``sums[m, n]``, releases; ends on end-of-stream.
     """
@@ -306,6 +310,7 @@ def build_gemm_smoke(stages: int = 3, lag: int = 1, store_stages: int = 2, debug
     )
     load = TmaLoadPipeline(load_spec, debug=debug)
     out_pipe = StoreNotifyPipeline(store_spec, lag=lag, meta_fields=2, debug=debug)
+    c_staging = TmaStoreStaging(staging_buffers, name="c_staging", committed_by=out_pipe)
     layout = RoleLayout(256, {"load": Warps(0), "comm": Warps(1), "mma": Warps(4, 4), "store": Warps(4)})
     words = storage_words(load, out_pipe)
     per_thread = TILE * TILE // 128  # outputs per math thread
@@ -315,7 +320,7 @@ def build_gemm_smoke(stages: int = 3, lag: int = 1, store_stages: int = 2, debug
         pipes: cute.struct.MemRange[Int64, words]
         a: cute.struct.Align[cute.struct.MemRange[cutlass.Float32, TILE * k_step * stages], 128]
         b: cute.struct.Align[cute.struct.MemRange[cutlass.Float32, TILE * k_step * stages], 128]
-        c: cute.struct.Align[cute.struct.MemRange[cutlass.Float32, TILE * TILE], 128]
+        c: cute.struct.Align[cute.struct.MemRange[cutlass.Float32, TILE * TILE * staging_buffers], 128]
 
     @cute.kernel
     def kernel(atom_a: cute.CopyAtom, ta: cute.Tensor, atom_b: cute.CopyAtom, tb: cute.Tensor,
@@ -329,7 +334,7 @@ def build_gemm_smoke(stages: int = 3, lag: int = 1, store_stages: int = 2, debug
         stage_layout = cute.make_layout((TILE, k_step, stages), stride=(k_step, 1, TILE * k_step))
         sa = st.a.get_tensor(stage_layout)
         sb = st.b.get_tensor(stage_layout)
-        sc = st.c.get_tensor(cute.make_layout((TILE, TILE), stride=(TILE, 1)))
+        sc = st.c.get_tensor(cute.make_layout((TILE, TILE, staging_buffers), stride=(TILE, 1, TILE * TILE)))
         bid, _, _ = cute.arch.block_idx()
         grid, _, _ = cute.arch.grid_dim()
         n_tiles = tiles_m * tiles_n
@@ -360,6 +365,7 @@ def build_gemm_smoke(stages: int = 3, lag: int = 1, store_stages: int = 2, debug
                 atom_c, 0, cute.make_layout(1), cute.group_modes(sc, 0, 2), cute.group_modes(gc, 0, 2))
             consumer = load.consumer()
             storer = out_pipe.producer()
+            staged = c_staging.producer(sync=epilogue_bar)  # all 128 threads write the staging buffers
             t = tidx - 128
             row = t // 4
             col0 = (t % 4) * per_thread
@@ -375,19 +381,18 @@ def build_gemm_smoke(stages: int = 3, lag: int = 1, store_stages: int = 2, debug
                         for j in cutlass.range_constexpr(per_thread):
                             acc[j] = acc[j] + a_val * sb[col0 + j, kk, slot]
                     consumer.release()
-                if layout.is_role("store"):
-                    staging_wait(1)  # the previous tile's store has read the staging tile
-                epilogue_bar.sync()
+                buf = staged.acquire()  # the store that read this buffer before is done reading it
                 for j in cutlass.range_constexpr(per_thread):
-                    sc[row, col0 + j] = acc[j]
-                cute.arch.fence_proxy("async.shared", space="cta")
-                epilogue_bar.sync()
+                    sc[row, col0 + j, buf] = acc[j]
+                staged.publish()  # fence.proxy.async in every writer, then the epilogue barrier
                 if layout.is_role("store"):
                     storer.acquire()
-                    cute.copy(atom_c, sc_part[None], gc_part[(None, tm, tn)])
-                    storer.commit(tm, tn)
+                    cute.copy(atom_c, sc_part[(None, buf)], gc_part[(None, tm, tn)])
+                    storer.commit(tm, tn)  # closes the bulk group, waits for `lag`, notifies
+                staged.commit()
             if layout.is_role("store"):
                 storer.tail()
+            staged.tail()
 
         if layout.is_role("comm"):
             comm = out_pipe.consumer()

@@ -6,7 +6,8 @@ Declare pipelines from :class:`pipes.PipelineSpec` objects (:class:`AsyncPipelin
 inside the role branches. Building blocks: :mod:`pipes.cute.state` (DSL-carried cursors and
 handles), :mod:`pipes.cute.barriers` (mbarrier rings, debug-bounded waits), :mod:`pipes.cute.roles`
 (role → warps, arrival-count checks), :mod:`pipes.cute.debug` (debug mode, trace hook).
-Also here: :class:`OrderedBarrier` (ping-pong turns), :class:`NamedBarrierAllocator`, and the
+Also here: :class:`TmaStoreStaging` (the epilogue's TMA-store staging ring: no barriers, no init),
+:class:`OrderedBarrier` (ping-pong turns), :class:`NamedBarrierAllocator`, and the
 trace recorder :class:`Tracer` (:mod:`pipes.cute.trace`; ``TracerProtocol`` is the hook it fills).
 """
 
@@ -19,6 +20,7 @@ from .named_barriers import NamedBarrier, NamedBarrierAllocator
 from .ordered import OrderedBarrier, OrderSpec
 from .proxy import SlotReaders
 from .roles import RoleLayout, Warps
+from .staging import TmaStoreStaging, TmaStoreStagingProducer, WarpSync
 from .state import CuteConsumer, CuteProducer, CuteState, TraceStatic, make_state, state_at
 from .storage import init_pipelines, storage_bytes, storage_words
 from .store_notify import (
@@ -58,6 +60,8 @@ __all__ = [
     "TmaLoadOps",
     "TmaLoadPipeline",
     "TmaLoadProducer",
+    "TmaStoreStaging",
+    "TmaStoreStagingProducer",
     "TraceEvent",
     "TraceLayout",
     "TraceLog",
@@ -65,6 +69,7 @@ __all__ = [
     "Tracer",
     "TracerProtocol",
     "WaitSite",
+    "WarpSync",
     "Warps",
     "arrive_as_unit",
     "bounded_wait",

@@ -28,13 +28,15 @@ With ``readers=SlotReaders.GENERIC`` (the default) each release is preceded by
 overtake the consumer's ``ld.global`` reads (:mod:`pipes.cute.proxy`); pass ``SlotReaders.ASYNC``
 when the consumers only forward the tile with TMA / bulk copies or never see the buffer rewritten.
 
-``.read`` waits only free the shared-memory *source* of a store: use :func:`staging_wait` to reuse
-the epilogue's staging buffers; it never publishes anything. A consumer in another CTA
+``.read`` waits only free the shared-memory *source* of a store: the epilogue's staging buffers are
+recycled by :class:`pipes.cute.TmaStoreStaging` (declare it ``committed_by=`` this pipeline, whose
+commit closes each tile's bulk group); that never publishes anything. A consumer in another CTA
 (cluster-scope arrive) is not supported.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import cutlass
@@ -65,11 +67,18 @@ _STORING_UNITS = (ArrivalUnit.THREAD, ArrivalUnit.ELECTED_PER_WARP)
 
 
 def staging_wait(buffers: int) -> None:
-    """Before reusing a staging buffer of a ``buffers``-deep smem ring that feeds TMA stores.
+    """Deprecated: use :class:`pipes.cute.TmaStoreStaging` (``acquire`` / ``publish`` / ``commit`` / ``tail``).
 
-    ``cp.async.bulk.wait_group.read (buffers-1)``: the stores of all but the newest ``buffers-1``
-    groups have *read* their shared-memory source. Says nothing about global memory.
+    ``cp.async.bulk.wait_group.read (buffers-1)`` alone: the stores of all but the newest ``buffers-1``
+    groups have *read* their shared-memory source. It neither synchronizes the writing threads with the
+    storing thread nor fences their writes, which the staging object does.
     """
+    warnings.warn(
+        "pipes.cute.staging_wait is deprecated: use pipes.cute.TmaStoreStaging(stages).producer(sync=...) "
+        "and its acquire()/publish()/commit()/tail()",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     if isinstance(buffers, bool) or not isinstance(buffers, int) or buffers < 1:
         raise SpecError(f"staging_wait(buffers={buffers!r}) is invalid: allowed an int >= 1")
     cute.arch.cp_async_bulk_wait_group(buffers - 1, read=True)
