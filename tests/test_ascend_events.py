@@ -158,5 +158,7 @@ def test_cross_core_pool_skips_all_core_sync_ids() -> None:
     with pytest.raises(EventIdError, match="11–14: all-core sync"):
         ids.allocate_cross("none", 1, "full")
     rules = EventIdRules()
-    assert rules.cross_id_problem(12) == "cross-core flag id 12 is reserved (all-core sync)"
+    assert rules.cross_id_problem(12) is None  # usable: an explicit use is only a caution
+    assert rules.cross_id_caution(12).startswith("cross-core flag id 12 is reserved (all-core sync)")
+    assert rules.cross_id_caution(3) is None
     assert "out of range" in rules.cross_id_problem(16)

@@ -96,6 +96,8 @@ def test_ids_out_of_range_and_reserved() -> None:
     assert any("cross-core flag id 16 is out of range" in m for m in out_of_range)
     assert any("event id 7 is reserved (framework automatic sync)" in m for m in reserved)
     assert any("cross-core flag id 12 is reserved (all-core sync)" in m for m in reserved)
+    assert all(d.severity is Severity.WARNING for d in result.diagnoses.of(Kind.ID_RESERVED))
+    assert all(d.severity is Severity.ERROR for d in result.diagnoses.of(Kind.ID_OUT_OF_RANGE))
 
 
 def test_first_generation_has_four_ids() -> None:
@@ -123,16 +125,31 @@ def _shared_source(sim: Simulator) -> None:
 
 
 def test_shared_source_id_is_a_warning_and_source_keying_shows_the_collision() -> None:
-    sim = _sim()
+    sim = _sim(rules=EventIdRules(framework_preset=False, keying=Keying.PIPE_PAIR))
     _shared_source(sim)
     result = sim.run()
     warning = result.diagnoses.of(Kind.SHARED_SOURCE_ID)[0]
     assert warning.severity is Severity.WARNING and result.ok
     assert "source pipe MTE1 sets id 0 toward more than one pipe (MTE1→MTE2, MTE1→M)" in warning.message
-    keyed = _sim(flag_keying=Keying.SOURCE_PIPE)
+    keyed = _sim()  # the default reading keys flags by (source pipe, id)
     _shared_source(keyed)
     result = keyed.run()
     assert {Kind.DOUBLE_SET, Kind.UNMATCHED_WAIT} <= result.kinds()
+    double = result.diagnoses.of(Kind.DOUBLE_SET)[0].message
+    assert "MTE1→M and MTE1→MTE2 with id 0 are one flag when flags are keyed by (source pipe, id)" in double
+    unmatched = result.diagnoses.of(Kind.UNMATCHED_WAIT)[0].message
+    assert "the program has 2 set(s) and 2 wait(s) of this flag; 1 set(s) merged into one still pending" in unmatched
+    assert "so 1 signal(s) fewer arrived than were set" in unmatched
+
+
+def test_one_keying_default_for_the_allocator_and_the_simulator() -> None:
+    from pipes.ascend.events import DEFAULT_KEYING
+
+    assert EventIdRules().keying is DEFAULT_KEYING is Keying.SOURCE_PIPE
+    assert Simulator().keying is DEFAULT_KEYING
+    assert Simulator(EventIdRules(keying=Keying.PIPE_PAIR)).keying is Keying.PIPE_PAIR
+    overridden = Simulator(flag_keying=Keying.PIPE_PAIR)  # an override is folded into the one place
+    assert overridden.rules.keying is Keying.PIPE_PAIR
 
 
 def _vector_copy(sim: Simulator, *, wait: bool, release_early: bool = False, iters: int = 3) -> None:
@@ -254,25 +271,70 @@ def test_wrong_result_reports_where_and_how_much() -> None:
     assert "y: 4 of 4 elements differ" in message and "got 1, expected 3" in message
 
 
-def test_cross_core_lost_signal_is_reported_not_merged() -> None:
-    sim = _sim()
-    sim.cube().set_cross_flag("FIX", 0)
-    sim.cube().set_cross_flag("FIX", 0)  # before the vector cores took the first
+def _run_ahead(sim: Simulator, sets: int = 2) -> None:
+    for _ in range(sets):
+        sim.cube().set_cross_flag("FIX", 0)  # the producer runs ahead of the vector cores' waits
     for vec in sim.vector_programs:
-        vec.wait_cross_flag("MTE2", 0)
-        vec.wait_cross_flag("MTE2", 0)
+        for _ in range(sets):
+            vec.wait_cross_flag("MTE2", 0)
+
+
+def test_cross_core_flags_count_so_a_producer_may_run_ahead() -> None:
+    sim = _sim()
+    _run_ahead(sim, sets=3)
+    report = sim.explore()
+    assert report.ok and not len(report.diagnoses), report.text()
+
+
+def test_binary_reading_loses_the_second_set_and_shows_the_hang_it_causes() -> None:
+    sim = _sim(cross_core_capacity=1)
+    _run_ahead(sim)
     assert sim.run(ProgramOrder()).ok  # the benign order happens to take each signal in time
     result = sim.run(RushPipe("FIX"))
     message = _only(result, Kind.LOST_SIGNAL)
-    assert "aic FIX #1 set_cross_flag(FIX, id 0) sets cross-core flag id 0 again before the consumer took" in message
-    assert "aiv0's counter for id 0 still holds 1 untaken signal(s)" in message
+    assert (
+        "aic FIX #1 set_cross_flag(FIX, id 0) sets cross-core flag id 0 again before aiv0 took the previous" in message
+    )
+    assert "under the binary reading (cross_core_capacity=1)" in message
+    # The model drops the set it reports lost, so its consequence shows: the second wait never returns.
+    unmatched = _only(result, Kind.UNMATCHED_WAIT)
+    assert "wait_cross_flag(MTE2, id 0)" in unmatched
+    assert "1 set(s) of this id were lost because the counter was full — aic FIX #1" in unmatched
+    assert Kind.DEADLOCK in result.kinds()
 
 
-def test_cross_core_counter_overflow() -> None:
+def test_cross_core_counter_overflow_drops_the_set() -> None:
     sim = _sim(vector_cores=1)
     for _ in range(16):
         sim.cube().set_cross_flag("FIX", 3)
-    assert "would exceed 15" in _only(sim.run(), Kind.COUNTER_OVERFLOW)
+    for _ in range(16):
+        sim.vector(0).wait_cross_flag("MTE2", 3)
+    result = sim.run(RushPipe("FIX"))
+    overflow = _only(result, Kind.COUNTER_OVERFLOW)
+    assert "aiv0's cross-core counter for id 3 already holds 15 untaken signals, the most it counts (15)" in overflow
+    assert "lost because the counter was full" in _only(result, Kind.UNMATCHED_WAIT)
+
+
+def test_untaken_cross_core_signals_at_exit_are_a_warning() -> None:
+    sim = _sim(vector_cores=1)
+    sim.vector(0).set_cross_flag("MTE2", 4)  # a primed free-slot credit the cube never takes
+    result = sim.run()
+    credit = result.diagnoses.of(Kind.CREDITS_LEFT)[0]
+    assert credit.severity is Severity.WARNING and result.ok
+    assert (
+        "cross-core flag id 4 of aic holds 1 untaken signal(s) at exit, the first from aiv0 MTE2 #0" in credit.message
+    )
+
+
+def test_explicit_reserved_ids_are_warnings_out_of_range_ids_errors() -> None:
+    sim = _sim(vector_cores=1)
+    vec = sim.vector(0)
+    vec.set_flag("MTE2", "V", 6)  # shipped hand-written kernels use 6
+    vec.wait_flag("MTE2", "V", 6)
+    result = sim.run()
+    reserved = result.diagnoses.of(Kind.ID_RESERVED)[0]
+    assert reserved.severity is Severity.WARNING and result.ok
+    assert "event id 6 is reserved (reserved by convention): the allocator never hands it out" in reserved.message
 
 
 def test_vector_sets_combine_before_the_cube_sees_one_signal() -> None:
@@ -312,7 +374,7 @@ def test_cross_core_wait_orders_every_later_instruction_of_the_core(wait_pipe: s
     report = sim.explore()
     if wait_pipe is None:
         assert "cross-core on ws" in _only(report, Kind.DATA_HAZARD)
-        assert Kind.FLAG_LEFT_SET in report.kinds()
+        assert Kind.CREDITS_LEFT in report.kinds()  # the untaken signal: a warning
     else:
         assert report.ok, report.text()
 

@@ -47,6 +47,16 @@ class Keying(enum.Enum):
     """``(core, src, dst, id)``: ids only need to differ per ordered pipe pair."""
 
 
+#: The one default for how flags are keyed, used by the allocator and the simulator alike (both read it from
+#: :attr:`EventIdRules.keying`). SOURCE_PIPE is the reading under which a program is safe whichever way the
+#: hardware really keys flags: the allocator never shares an id from one source pipe between live pipelines,
+#: and the simulator executes two flags that share a source pipe and an id as one flag.
+DEFAULT_KEYING = Keying.SOURCE_PIPE
+
+#: CANN: each cross-core flag id is a counter of at most 15 outstanding sets.
+CROSS_CORE_CAPACITY = 15
+
+
 class EventIdError(PipesError):
     """No event id can be handed out (exhausted, or a request that cannot be met)."""
 
@@ -66,14 +76,24 @@ class EventIdRules:
     reserved: tuple[tuple[int, str], ...] = DEFAULT_RESERVED
     framework_preset: bool = True
     """Whether the framework's pipe object is alive and has pre-set M→MTE1 ids 0–2 on the cube core."""
-    keying: Keying = Keying.SOURCE_PIPE
+    keying: Keying = DEFAULT_KEYING
+    """What the hardware is assumed to key a flag by: the allocator allocates and the simulator executes by it."""
     cross_core_reserved: tuple[tuple[int, str], ...] = DEFAULT_CROSS_RESERVED
+    cross_core_capacity: int = CROSS_CORE_CAPACITY
+    """How many untaken sets one cross-core flag id counts (CANN: 15). 1 is the conservative binary reading:
+    a second set before the wait is lost."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.generation, Generation):
             raise EventIdError(f"EventIdRules.generation = {self.generation!r} is invalid: allowed a Generation")
         if not isinstance(self.keying, Keying):
             raise EventIdError(f"EventIdRules.keying = {self.keying!r} is invalid: allowed a Keying")
+        capacity = self.cross_core_capacity
+        if isinstance(capacity, bool) or not isinstance(capacity, int) or not 1 <= capacity <= CROSS_CORE_CAPACITY:
+            raise EventIdError(
+                f"EventIdRules.cross_core_capacity = {capacity!r} is invalid: allowed an int in "
+                f"[1, {CROSS_CORE_CAPACITY}] (1: the binary reading, {CROSS_CORE_CAPACITY}: CANN's counter)"
+            )
 
     @property
     def event_ids(self) -> int:
@@ -93,22 +113,44 @@ class EventIdRules:
         return ()
 
     def id_problem(self, event_id: object) -> str | None:
-        """Why ``event_id`` may not be used for an intra-core flag, or None."""
+        """Why ``event_id`` may not be used for an intra-core flag at all (out of range, not an int), or None."""
         if isinstance(event_id, bool) or not isinstance(event_id, int):
             return f"event id {event_id!r} is not an int"
         if not 0 <= event_id < self.event_ids:
             return f"event id {event_id} is out of range: {self.generation.label} has ids 0–{self.event_ids - 1}"
-        reason = self.reserved_reason(event_id)
-        return f"event id {event_id} is reserved ({reason})" if reason else None
+        return None
+
+    def id_caution(self, event_id: object) -> str | None:
+        """Why an explicit use of ``event_id`` deserves a warning (a reserved id), or None.
+
+        The allocator never hands reserved ids out, but shipped hand-written kernels do use them (id 6
+        above all), so an explicit use is a caution, not an error.
+        """
+        reason = self.reserved_reason(event_id) if isinstance(event_id, int) else None
+        if reason is None:
+            return None
+        return (
+            f"event id {event_id} is reserved ({reason}): the allocator never hands it out; an explicit use is "
+            "fine as long as nothing else in the kernel (the framework's own synchronization) uses it"
+        )
 
     def cross_id_problem(self, flag_id: object) -> str | None:
-        """Why ``flag_id`` may not be used for a cross-core flag, or None."""
+        """Why ``flag_id`` may not be used for a cross-core flag at all, or None."""
         if isinstance(flag_id, bool) or not isinstance(flag_id, int):
             return f"cross-core flag id {flag_id!r} is not an int"
         if not 0 <= flag_id < CROSS_CORE_IDS:
             return f"cross-core flag id {flag_id} is out of range: ids are 0–{CROSS_CORE_IDS - 1}"
-        reason = self.cross_reserved_reason(flag_id)
-        return f"cross-core flag id {flag_id} is reserved ({reason})" if reason else None
+        return None
+
+    def cross_id_caution(self, flag_id: object) -> str | None:
+        """Why an explicit use of cross-core ``flag_id`` deserves a warning (a reserved id), or None."""
+        reason = self.cross_reserved_reason(flag_id) if isinstance(flag_id, int) else None
+        if reason is None:
+            return None
+        return (
+            f"cross-core flag id {flag_id} is reserved ({reason}): it collides with that synchronization if the "
+            "kernel also uses it"
+        )
 
 
 @dataclass(frozen=True)

@@ -141,7 +141,7 @@ def handwritten_simulator(
     """A simulator with the hand-written schedule recorded on its cube core."""
     from ..sim import Simulator
 
-    sim = Simulator(EventIdRules(framework_preset=framework_preset), flag_keying=flag_keying)
+    sim = Simulator(EventIdRules(framework_preset=framework_preset, keying=flag_keying))
     tiles = sim_tiles(sim, PingPongProblem.random(batch_iters, shape, seed), shape)
     handwritten_pingpong(sim.cube().tilelang(), tiles, batch_iters, ids, variant, block_N=shape.block_n)
     return sim

@@ -19,8 +19,9 @@ class Kind(enum.Enum):
     ID_RESERVED = "reserved event id"
     ILLEGAL_PAIR = "illegal flag pair"
     SHARED_SOURCE_ID = "id shared from one source pipe"
-    LOST_SIGNAL = "cross-core flag set again before it was taken"
+    LOST_SIGNAL = "cross-core flag set again before it was taken (binary reading)"
     COUNTER_OVERFLOW = "cross-core counter overflow"
+    CREDITS_LEFT = "cross-core signals left untaken at exit"
     DATA_HAZARD = "data hazard"
     WRONG_RESULT = "wrong result"
 

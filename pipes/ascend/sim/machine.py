@@ -22,6 +22,7 @@ import numpy as np
 from ..events import Keying
 from ..pairs import CoreType, Pipe
 from .buffers import View, contains, overlaps
+from .counters import CrossCoreCounters
 from .diagnosis import Diagnoses, Diagnosis, Kind, RunResult
 from .program import Instr, Op
 from .verdict import check_exit, explain_deadlock, report_hazard
@@ -97,8 +98,9 @@ class Machine:
         self.data = [t.fresh() for t in sim.tensors]
         self.records: list[list[Access]] = [[] for _ in sim.tensors]
         self.flags: dict[tuple, _Flag] = {}
-        self.counters: dict[tuple[int, int], deque] = {}
-        self.partials: dict[tuple[int, int], deque] = {}
+        self.merged: dict[tuple, list[tuple[Instr, Instr | None]]] = {}
+        """Flag key → the double sets seen (the set that merged, the set still pending or None for a pre-set)."""
+        self.cross = CrossCoreCounters(sim.cross_core_capacity)
         self.fence_clocks: list[list[list[int]]] = [[] for _ in sim.programs]
         self.fence_seen = [0] * len(self.pipes)
         self.preset_keys: list[tuple] = []
@@ -112,7 +114,7 @@ class Machine:
 
     # -- naming --------------------------------------------------------------------------------------
     def flag_key(self, core: int, src: Pipe, dst: Pipe, event_id: int) -> tuple:
-        if self.sim.flag_keying is Keying.SOURCE_PIPE:
+        if self.sim.keying is Keying.SOURCE_PIPE:
             return (core, src, event_id)
         return (core, src, dst, event_id)
 
@@ -161,7 +163,7 @@ class Machine:
         if op is Op.WAIT:
             return self.flag_key(instr.core, instr.src, instr.dst, instr.event_id) in self.flags
         if op is Op.XWAIT:
-            return bool(self.counters.get((instr.core, instr.event_id)))
+            return self.cross.ready(instr.core, instr.event_id)
         return not run.inflight  # set_flag, barrier and cross-core set wait for the pipe's earlier work
 
     def _start(self, run: PipeRun) -> None:
@@ -193,8 +195,7 @@ class Machine:
         elif op is Op.XSET:
             self._cross_set(instr, list(known))
         elif op is Op.XWAIT:
-            clock = self.counters[(instr.core, instr.event_id)].popleft()[0]
-            _join(known, clock)
+            _join(known, self.cross.take(instr.core, instr.event_id))
             self.fence_clocks[instr.core].append(list(known))
 
     def _finish(self, run: PipeRun) -> None:
@@ -223,15 +224,27 @@ class Machine:
         if current is None:
             self.flags[key] = _Flag(clock, instr)
             return
+        self.merged.setdefault(key, []).append((instr, current.setter))
         if current.preset:
             before = "the framework pipe object pre-set it at kernel start and nothing has waited on it"
         else:
             before = f"it is still set by {self.where(current.setter)} and nothing has waited on it since"
+        same = self._same_flag_note(instr, current.setter)
         self.report(
             Kind.DOUBLE_SET,
-            f"{self.where(instr)} sets a flag that is already set: {before}. The two signals merge into one, so "
+            f"{self.where(instr)} sets a flag that is already set: {before}{same}. The two signals merge into one, so "
             "one later wait_flag never returns (undefined behaviour that can also poison later kernels).",
             ("set", key),
+        )
+
+    def _same_flag_note(self, instr: Instr, other: Instr | None) -> str:
+        """When keying by source pipe made two pairs one flag, say so (the kernel names them differently)."""
+        if other is None or other.dst is instr.dst:
+            return ""
+        return (
+            f" ({instr.src.name}→{instr.dst.name} and {other.src.name}→{other.dst.name} with id {instr.event_id} are "
+            "one flag when flags are keyed by (source pipe, id), the default reading: "
+            "EventIdRules(keying=Keying.PIPE_PAIR) if your hardware keys them by pair)"
         )
 
     def _cross_set(self, instr: Instr, clock: list[int]) -> None:
@@ -240,47 +253,41 @@ class Machine:
             for target in self.sim.vector_programs:
                 self._signal(target.index, instr, clock)
             return
-        key = (instr.core, instr.event_id)
-        pending = self.partials.setdefault(key, deque())
-        if pending:
-            self._lost(
-                instr,
-                f"its previous set ({self.where(pending[0][1])}) has not been combined with the other "
-                "vector cores' sets yet",
+        # A vector core's set counts on the cube once every vector core of the group has set.
+        dropped = self.cross.add((instr.core, instr.event_id), (clock, instr), partial=True)
+        if dropped is not None:
+            self._full_counter(
+                instr, program.name, dropped.held, "sets of its own not yet matched by the other vector cores"
             )
-        pending.append((clock, instr))
-        vectors = [self.partials.get((v.index, instr.event_id)) for v in self.sim.vector_programs]
-        if all(vectors):
-            merged = [0] * len(self.pipes)
-            for queue in vectors:
-                _join(merged, queue.popleft()[0])
+            return
+        vectors = [v.index for v in self.sim.vector_programs]
+        merged = self.cross.combine(vectors, instr.event_id, len(self.pipes))
+        if merged is not None:
             self._signal(self.sim.cube_program.index, instr, merged)
 
     def _signal(self, target: int, instr: Instr, clock: list[int]) -> None:
-        counter = self.counters.setdefault((target, instr.event_id), deque())
-        name = self.sim.programs[target].name
-        if counter:
-            self._lost(
-                instr,
-                f"{name}'s counter for id {instr.event_id} still holds {len(counter)} untaken signal(s), "
-                f"the oldest from {self.where(counter[0][1])}",
-            )
-        if len(counter) >= 15:
+        dropped = self.cross.add((target, instr.event_id), (clock, instr))
+        if dropped is not None:
+            self._full_counter(instr, self.sim.programs[target].name, dropped.held, "untaken signals")
+
+    def _full_counter(self, instr: Instr, target: str, held: int, what: str) -> None:
+        capacity = self.cross.capacity
+        if capacity == 1:
             self.report(
-                Kind.COUNTER_OVERFLOW,
-                f"{self.where(instr)}: {name}'s cross-core counter for id {instr.event_id} would exceed 15",
-                ("overflow", target, instr.event_id),
+                Kind.LOST_SIGNAL,
+                f"{self.where(instr)} sets cross-core flag id {instr.event_id} again before {target} took the previous "
+                f"signal; under the binary reading (cross_core_capacity=1) the two merge, so this set is lost and a "
+                "later wait_cross_flag of it never returns. On parts that count up to 15 sets this is fine; if yours "
+                "may not, give each slot its own id and acquire the slot before writing it.",
+                ("lost", instr.core, instr.pipe, instr.event_id),
             )
             return
-        counter.append((clock, instr))
-
-    def _lost(self, instr: Instr, why: str) -> None:
         self.report(
-            Kind.LOST_SIGNAL,
-            f"{self.where(instr)} sets cross-core flag id {instr.event_id} again before the consumer took the previous "
-            f"signal: {why}. Signals that merge are lost and the consumer hangs; give each slot its own id and "
-            "acquire the slot before writing it.",
-            ("lost", instr.core, instr.pipe, instr.event_id),
+            Kind.COUNTER_OVERFLOW,
+            f"{self.where(instr)}: {target}'s cross-core counter for id {instr.event_id} already holds {held} {what}, "
+            f"the most it counts ({capacity}): this set is lost (an error on hardware) and a later wait_cross_flag of "
+            "it never returns — the producer runs too far ahead of its consumer",
+            ("overflow", instr.core, instr.pipe, instr.event_id),
         )
 
     # -- hazards -------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import numpy as np
 from ...errors import SpecError
 from ..pairs import SPACES_OF, CoreType, Pipe, Space, copy_route, pair_problem
 from .buffers import Tensor, View, as_view
-from .diagnosis import Diagnosis, Kind
+from .diagnosis import Diagnosis, Kind, Severity
 
 if TYPE_CHECKING:
     from .simulator import Simulator
@@ -107,8 +107,8 @@ class CoreProgram:
         self.instrs.append(instr)
         return instr
 
-    def _static(self, kind: Kind, message: str, signature: tuple) -> None:
-        self.sim.static.add(Diagnosis(kind, message, signature))
+    def _static(self, kind: Kind, message: str, signature: tuple, severity: Severity = Severity.ERROR) -> None:
+        self.sim.static.add(Diagnosis(kind, message, signature, severity))
 
     def _here(self) -> str:
         it = f", iteration {self._iteration[0] if len(self._iteration) == 1 else tuple(self._iteration)}"
@@ -126,11 +126,16 @@ class CoreProgram:
 
     # -- flags (FlagSink) ----------------------------------------------------------------------------
     def _check_id(self, event_id: Any, flag: str) -> int:
-        problem = self.sim.rules.id_problem(event_id)
+        event_id = int(event_id) if isinstance(event_id, np.integer) else event_id
+        self._judge_id(self.sim.rules.id_problem(event_id), self.sim.rules.id_caution(event_id), flag)
+        return event_id if isinstance(event_id, int) and not isinstance(event_id, bool) else -1
+
+    def _judge_id(self, problem: str | None, caution: str | None, what: str) -> None:
+        """An unusable id is an error; a reserved one used explicitly only a warning (shipped kernels use 6)."""
         if problem is not None:
-            kind = Kind.ID_RESERVED if "reserved" in problem else Kind.ID_OUT_OF_RANGE
-            self._static(kind, f"{flag} at {self._here()}: {problem}", (self.name, flag))
-        return int(event_id) if isinstance(event_id, (int, np.integer)) else -1
+            self._static(Kind.ID_OUT_OF_RANGE, f"{what} at {self._here()}: {problem}", (self.name, what))
+        elif caution is not None:
+            self._static(Kind.ID_RESERVED, f"{what} at {self._here()}: {caution}", (self.name, what), Severity.WARNING)
 
     def _flag(self, op: Op, src: Pipe | str, dst: Pipe | str, event_id: Any) -> None:
         src, dst = Pipe.parse(src), Pipe.parse(dst)
@@ -154,11 +159,9 @@ class CoreProgram:
         self._add(pipe, Op.BARRIER, f"pipe_barrier(PIPE_{pipe.name})")
 
     def _cross_id(self, flag_id: Any, what: str) -> int:
-        problem = self.sim.rules.cross_id_problem(flag_id)
-        if problem is not None:
-            kind = Kind.ID_RESERVED if "reserved" in problem else Kind.ID_OUT_OF_RANGE
-            self._static(kind, f"{what} at {self._here()}: {problem}", (self.name, what))
-        return int(flag_id) if isinstance(flag_id, (int, np.integer)) else -1
+        flag_id = int(flag_id) if isinstance(flag_id, np.integer) else flag_id
+        self._judge_id(self.sim.rules.cross_id_problem(flag_id), self.sim.rules.cross_id_caution(flag_id), what)
+        return flag_id if isinstance(flag_id, int) and not isinstance(flag_id, bool) else -1
 
     def set_cross_flag(self, pipe: Pipe | str, flag_id: Any, mode: int = 2) -> None:
         pipe = Pipe.parse(pipe)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -71,15 +72,21 @@ class Simulator:
         vector_cores: int = 2,
         overlap: Iterable[Pipe] = DEFAULT_OVERLAP,
         overlap_depth: int = 2,
-        flag_keying: Keying = Keying.PIPE_PAIR,
+        flag_keying: Keying | None = None,
+        cross_core_capacity: int | None = None,
     ) -> None:
         if vector_cores not in (1, 2):
             raise SpecError(f"Simulator.vector_cores = {vector_cores!r} is invalid: allowed 1 or 2")
-        self.rules = rules if rules is not None else EventIdRules()
+        rules = rules if rules is not None else EventIdRules()
+        # The rules are the one place hardware assumptions live (the allocator reads them too): an override
+        # here is folded into them, so every part of the simulator sees the same assumption.
+        if flag_keying is not None:
+            rules = dataclasses.replace(rules, keying=flag_keying)
+        if cross_core_capacity is not None:
+            rules = dataclasses.replace(rules, cross_core_capacity=cross_core_capacity)
+        self.rules = rules
         self.overlap = frozenset(overlap)
         self.overlap_depth = overlap_depth
-        self.flag_keying = flag_keying
-        """How flags are keyed when executing: PIPE_PAIR (src, dst, id) or SOURCE_PIPE (src, id)."""
         self.tensors: list[Tensor] = []
         self.programs: list[CoreProgram] = []
         self.static = Diagnoses()
@@ -87,6 +94,18 @@ class Simulator:
         self.cube_program = self._add_program(CoreType.AIC, "aic", 0)
         self.vector_programs = [self._add_program(CoreType.AIV, f"aiv{i}", i) for i in range(vector_cores)]
         self._checked_static = False
+
+    @property
+    def keying(self) -> Keying:
+        """How flags are keyed when executing (``rules.keying``): SOURCE_PIPE (src, id) or PIPE_PAIR (src, dst, id)."""
+        return self.rules.keying
+
+    flag_keying = keying
+
+    @property
+    def cross_core_capacity(self) -> int:
+        """How many untaken sets a cross-core flag id counts (``rules.cross_core_capacity``)."""
+        return self.rules.cross_core_capacity
 
     def _add_program(self, core: CoreType, name: str, subblock: int) -> CoreProgram:
         program = CoreProgram(self, core, len(self.programs), name, subblock)
@@ -138,12 +157,22 @@ class Simulator:
         for (name, src, event_id), dsts in destinations.items():
             if len(dsts) > 1:
                 names = ", ".join(f"{src.name}→{d.name}" for d in sorted(dsts, key=lambda p: list(Pipe).index(p)))
+                if self.keying is Keying.SOURCE_PIPE:
+                    then = (
+                        "They are executed here as one flag (keyed by (source pipe, id), the default reading): any "
+                        "collision shows as a double set or a hang; EventIdRules(keying=Keying.PIPE_PAIR) if your "
+                        "hardware keys flags by pair."
+                    )
+                else:
+                    then = (
+                        "If the hardware keys flags by (source pipe, id) these are one flag and the signals collide; "
+                        "run with EventIdRules(keying=Keying.SOURCE_PIPE) (the default) to see what happens then."
+                    )
                 self.static.add(
                     Diagnosis(
                         Kind.SHARED_SOURCE_ID,
                         f"{name}: source pipe {src.name} sets id {event_id} toward more than one pipe ({names}). "
-                        "If the hardware keys flags by (source pipe, id) these are one flag and the signals collide; "
-                        "re-run with flag_keying=Keying.SOURCE_PIPE to see what happens then.",
+                        + then,
                         ("shared", name, src, event_id),
                         Severity.WARNING,
                     )

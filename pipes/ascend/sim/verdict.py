@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .buffers import View
-from .diagnosis import Kind
+from .diagnosis import Kind, Severity
 from .program import Instr, Op
 
 if TYPE_CHECKING:
@@ -94,14 +94,25 @@ def check_exit(m: Machine) -> None:
                 "object, consumed by the kernel and not set again: the framework's teardown wait on it hangs.",
                 ("preset", key),
             )
-    for (core, flag_id), counter in list(m.counters.items()) + list(m.partials.items()):
-        if counter:
-            m.report(
-                Kind.FLAG_LEFT_SET,
-                f"cross-core flag id {flag_id} of {m.sim.programs[core].name} holds {len(counter)} untaken "
-                f"signal(s) at exit, the first from {m.where(counter[0][1])}",
-                ("xleft", core, flag_id),
+    for core, flag_id, signals, partial in m.cross.left():
+        name = m.sim.programs[core].name
+        if partial:
+            what = (
+                f"{name} set cross-core flag id {flag_id} {len(signals)} time(s) more than the other vector cores "
+                f"(the first from {m.where(signals[0][1])}), so the cube never counted those sets"
             )
+        else:
+            what = (
+                f"cross-core flag id {flag_id} of {name} holds {len(signals)} untaken signal(s) at exit, the first "
+                f"from {m.where(signals[0][1])}"
+            )
+        m.report(
+            Kind.CREDITS_LEFT,
+            f"{what}: a counted signal left at exit does not hang this kernel (typically a free-slot credit primed "
+            "and never taken), so this is a warning; drain it if the next kernel on these cores uses the id",
+            ("xleft", core, flag_id),
+            severity=Severity.WARNING,
+        )
     for expectation in m.sim.expectations:
         expectation.check(m.data[expectation.tensor.tid], m.found)
 
@@ -123,7 +134,9 @@ def explain_deadlock(m: Machine) -> None:
         setter = pending_setter(m, instr)
         if setter is None:
             report_unmatched(m, run, instr)
-            lines.append(f"  {run.name} waits at {m.where(instr)}: no matching set remains in any queue")
+            lines.append(
+                f"  {run.name} waits at {m.where(instr)}: no matching set remains in any queue{lost_signals(m, instr)}"
+            )
             continue
         holder = pipe_of(m, setter)
         ahead = holder.queue[holder.head]
@@ -165,6 +178,30 @@ def pending_setter(m: Machine, instr: Instr) -> Instr | None:
     return None
 
 
+def lost_signals(m: Machine, instr: Instr) -> str:
+    """Why fewer signals arrived than the program sets: sets that merged (double sets) or were dropped."""
+    if instr.op is Op.WAIT:
+        key = m.flag_key(instr.core, instr.src, instr.dst, instr.event_id)
+        merged = m.merged.get(key, [])
+        if not merged:
+            return ""
+        first, onto = merged[0]
+        into = "the framework's pre-set" if onto is None else m.where(onto)
+        more = f" (and {len(merged) - 1} more)" if len(merged) > 1 else ""
+        return (
+            f"; {len(merged)} set(s) merged into one still pending — {m.where(first)} set it while {into} had not "
+            f"been waited for{more} — so {len(merged)} signal(s) fewer arrived than were set"
+        )
+    dropped = m.cross.dropped_toward(instr.core, instr.event_id)
+    if not dropped:
+        return ""
+    more = f" (and {len(dropped) - 1} more)" if len(dropped) > 1 else ""
+    return (
+        f"; {len(dropped)} set(s) of this id were lost because the counter was full — {m.where(dropped[0].instr)} "
+        f"found {dropped[0].held} untaken{more}"
+    )
+
+
 def report_unmatched(m: Machine, run: PipeRun, instr: Instr) -> None:
     if instr.op is Op.WAIT:
         key = m.flag_key(instr.core, instr.src, instr.dst, instr.event_id)
@@ -173,6 +210,7 @@ def report_unmatched(m: Machine, run: PipeRun, instr: Instr) -> None:
         detail = f"the program has {sets} set(s){preset} and {waits} wait(s) of this flag"
     else:
         detail = "no cross-core set of this id remains on the other core type"
+    detail += lost_signals(m, instr)
     m.report(
         Kind.UNMATCHED_WAIT,
         f"{m.where(instr)} waits for a signal that never comes: {detail} (an extra drain, a missing prime, "
