@@ -1,0 +1,194 @@
+"""examples/persistent_gemm.py against torch.matmul (and F.linear with a bias), in one process.
+
+For every shape: identical ``torch.randn`` inputs for every contender; each contender warmed up,
+then ROUNDS rounds in which torch and every configuration run BATCH launches each, back to back
+(interleaved, so clock and power drift hit all of them alike), timed with CUDA events. The figure
+is the median over rounds of the per-launch time (ROUNDS × BATCH ≥ 100 timed launches each).
+Every configuration's output is also checked against torch once per shape.
+
+    python benchmarks/gemm.py                 # the issue's table, every candidate configuration
+    python benchmarks/gemm.py --quick         # fewer configurations and shapes
+    python benchmarks/gemm.py --json out.json
+
+Prints the device name, one row per (shape, configuration) and a summary of the best per shape.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+
+from hopper_gemm.config import GemmConfig, Schedule  # noqa: E402
+
+# (M, N, K, dtype, bias): the issue's targets.
+SHAPES = [
+    (4096, 4096, 4096, "fp16", False),
+    (4096, 4096, 4096, "bf16", False),
+    (6144, 6144, 6144, "fp16", False),
+    (6144, 6144, 6144, "bf16", False),
+    (8192, 8192, 8192, "fp16", False),
+    (8192, 8192, 8192, "bf16", False),
+    (8192, 8192, 1024, "bf16", False),
+    (256, 8192, 8192, "bf16", False),
+    (1024, 8192, 8192, "bf16", False),
+    (8192, 8192, 4096, "bf16", True),
+]
+QUICK_SHAPES = [SHAPES[1], SHAPES[5], SHAPES[6], SHAPES[7], SHAPES[9]]
+
+C = Schedule.COOPERATIVE
+P = Schedule.PINGPONG
+CANDIDATES = {
+    "coop128x256c21": GemmConfig(128, 256, 2, 1, C),
+    "coop128x256c12": GemmConfig(128, 256, 1, 2, C),
+    "coop256x128c12": GemmConfig(256, 128, 1, 2, C),
+    "coop256x128c21": GemmConfig(256, 128, 2, 1, C),
+    "pp128x128c21": GemmConfig(128, 128, 2, 1, P),
+    "pp128x128c12": GemmConfig(128, 128, 1, 2, P),
+    "pp64x256c21": GemmConfig(64, 256, 2, 1, P),
+}
+QUICK = ["coop128x256c21", "coop256x128c12", "pp128x128c21"]
+
+ROUNDS = 10
+BATCH = 10
+
+
+@dataclass
+class Row:
+    shape: tuple[int, int, int]
+    dtype: str
+    bias: bool
+    name: str
+    us: float
+    torch_us: float
+    rel_err: float
+
+    @property
+    def tflops(self) -> float:
+        m, n, k = self.shape
+        return 2 * m * n * k / self.us / 1e6
+
+    @property
+    def ratio(self) -> float:
+        """Throughput of ours over torch's (>1: faster)."""
+        return self.torch_us / self.us
+
+
+def _timed(fn, torch) -> float:
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(BATCH):
+        fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) * 1000 / BATCH
+
+
+def bench_shape(shape, names, torch) -> list[Row]:
+    import cutlass
+    from hopper_gemm.api import compiled, validate
+    from hopper_gemm.launch import clusters_to_launch, current_stream, cute_operands
+
+    m, n, k, dtype, with_bias = shape
+    tdt = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    g = torch.Generator(device="cuda").manual_seed(1)
+    a = torch.randn(m, k, device="cuda", dtype=tdt, generator=g)
+    w = torch.randn(n, k, device="cuda", dtype=tdt, generator=g)  # (N, K): a @ w.T, nn.Linear's layout
+    bias = torch.randn(n, device="cuda", dtype=tdt, generator=g) if with_bias else None
+    out = torch.empty(m, n, device="cuda", dtype=tdt)
+    ref = torch.nn.functional.linear(a, w, bias) if with_bias else a @ w.t()
+
+    def torch_fn():
+        if with_bias:
+            torch.nn.functional.linear(a, w, bias)
+        else:
+            torch.matmul(a, w.t())
+
+    ops = validate(a, w, bias=bias, out=out)
+    stream = current_stream()
+    contenders = {}
+    errors = {}
+    for name in names:
+        config = CANDIDATES[name]
+        kernel = compiled(config, ops.problem)
+        args = (
+            *cute_operands(a, w, out, bias),
+            cutlass.Float32(1.0),
+            cutlass.Int32(clusters_to_launch(config, m, n)),
+            stream,
+        )
+        contenders[name] = lambda kernel=kernel, args=args: kernel(*args)
+        out.fill_(float("nan"))
+        contenders[name]()
+        torch.cuda.synchronize()
+        errors[name] = ((out.float() - ref.float()).abs().max() / ref.float().abs().max()).item()
+    for fn in [torch_fn, *contenders.values()]:
+        for _ in range(3):
+            fn()
+    torch.cuda.synchronize()
+    times = {name: [] for name in ["torch", *contenders]}
+    for _ in range(ROUNDS):
+        times["torch"].append(_timed(torch_fn, torch))
+        for name, fn in contenders.items():
+            times[name].append(_timed(fn, torch))
+    torch_us = statistics.median(times["torch"])
+    return [
+        Row((m, n, k), dtype, with_bias, name, statistics.median(times[name]), torch_us, errors[name])
+        for name in contenders
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer shapes and configurations")
+    parser.add_argument("--configs", help="comma-separated names of CANDIDATES")
+    parser.add_argument("--json", help="write the rows here")
+    args = parser.parse_args(argv)
+    import torch
+
+    if not torch.cuda.is_available():
+        print("no CUDA GPU: benchmarks/gemm.py needs one (the CPU tests compile the kernels)")
+        return 0
+    names = args.configs.split(",") if args.configs else (QUICK if args.quick else list(CANDIDATES))
+    shapes = QUICK_SHAPES if args.quick else SHAPES
+    device = torch.cuda.get_device_name()
+    print(f"device: {device}; torch {torch.__version__}; {ROUNDS}×{BATCH} timed launches each, median of rounds")
+    rows: list[Row] = []
+    columns = [("M×N×K", 18), ("dtype", 5), ("bias", 4), ("config", 16), ("µs", 9), ("TFLOP/s", 8)]
+    columns += [("torch µs", 9), ("ratio", 6), ("rel err", 8)]
+    header = " ".join(f"{name:>{width}}" for name, width in columns)
+    print(header)
+    for shape in shapes:
+        for row in bench_shape(shape, names, torch):
+            rows.append(row)
+            m, n, k = row.shape
+            print(
+                f"{f'{m}×{n}×{k}':>18} {row.dtype:>5} {'yes' if row.bias else 'no':>4} {row.name:>16} {row.us:9.1f} "
+                f"{row.tflops:8.0f} {row.torch_us:9.1f} {row.ratio:6.3f} {row.rel_err:8.1e}",
+                flush=True,
+            )
+    print("\nbest configuration per shape (ratio = ours / torch throughput; torch = F.linear when bias):")
+    for shape in shapes:
+        mine = [r for r in rows if (r.shape, r.dtype, r.bias) == (shape[:3], shape[3], shape[4])]
+        best = max(mine, key=lambda r: r.ratio)
+        m, n, k = best.shape
+        label = f"{m}×{n}×{k} {best.dtype}{' +bias' if best.bias else ''}"
+        print(f"  {label}: {best.name} {best.tflops:.0f} TFLOP/s, ratio {best.ratio:.3f}")
+    if args.json:
+        Path(args.json).write_text(
+            json.dumps([r.__dict__ | {"ratio": r.ratio, "tflops": r.tflops} for r in rows], indent=1)
+        )
+    out_dir = os.environ.get("OUT")
+    if out_dir:
+        Path(out_dir, "gemm.json").write_text(json.dumps([r.__dict__ | {"ratio": r.ratio} for r in rows], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

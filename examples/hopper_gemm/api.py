@@ -1,0 +1,206 @@
+"""``gemm(a, b, ...)`` on torch tensors: validate, pick a configuration, compile once, launch.
+
+Every check runs before anything compiles or launches, and a bad argument is a ``ValueError`` that
+names it. Compiled kernels are cached per (configuration, problem): shapes are dynamic, so a new M, N
+or K of the same dtype and layout launches without recompiling.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from .config import GemmConfig, Problem, Schedule
+
+TORCH_DTYPES = ("fp16", "bf16")
+_ALIGN_BYTES = 16  # TMA: global addresses and row strides are multiples of 16 bytes
+
+
+def _torch() -> Any:
+    import torch
+
+    return torch
+
+
+def dtype_name(dtype: Any) -> str | None:
+    torch = _torch()
+    return {torch.float16: "fp16", torch.bfloat16: "bf16"}.get(dtype)
+
+
+@dataclass(frozen=True)
+class Operands:
+    """The validated call: tensors viewed the way the kernel reads them, and the problem's facts."""
+
+    a: Any  # (M, K), K contiguous
+    b_nk: Any  # (N, K): K contiguous ("k") or N contiguous ("n")
+    out: Any  # (M, N) row-major
+    bias: Any
+    alpha: float
+    problem: Problem
+
+    @property
+    def mnk(self) -> tuple[int, int, int]:
+        return self.a.shape[0], self.b_nk.shape[0], self.a.shape[1]
+
+
+def validate(
+    a: Any, b: Any, *, bias: Any = None, alpha: float = 1.0, out: Any = None, b_layout: str = "nk"
+) -> Operands:
+    """Check every argument; returns the operands as the kernel sees them. Raises ``ValueError``.
+
+    ``b_layout``: ``"nk"`` — ``b`` is (N, K) (``a @ b.T``, the ``nn.Linear`` weight); ``"kn"`` — ``b``
+    is (K, N) (``a @ b``).
+    """
+    torch = _torch()
+    for name, t in (("a", a), ("b", b)):
+        if not isinstance(t, torch.Tensor):
+            raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dim() != 2:
+            raise ValueError(f"{name} must be 2-D, got shape {tuple(t.shape)}")
+        if dtype_name(t.dtype) is None:
+            raise ValueError(f"{name}.dtype = {t.dtype} is not supported: allowed torch.float16 or torch.bfloat16")
+    if a.dtype != b.dtype:
+        raise ValueError(f"a.dtype = {a.dtype} and b.dtype = {b.dtype} differ: both fp16 or both bf16")
+    if b_layout not in ("nk", "kn"):
+        raise ValueError(f"b_layout = {b_layout!r} is invalid: allowed 'nk' (b is (N, K)) or 'kn' (b is (K, N))")
+    m, k = a.shape
+    n, kb = (b.shape[0], b.shape[1]) if b_layout == "nk" else (b.shape[1], b.shape[0])
+    if kb != k:
+        what = "b.shape[1]" if b_layout == "nk" else "b.shape[0]"
+        raise ValueError(
+            f"shape mismatch: a is {tuple(a.shape)} (K = {k}) but {what} = {kb} (b is {tuple(b.shape)}, {b_layout})"
+        )
+    if min(m, n, k) < 1:
+        raise ValueError(f"empty problem: M, N, K = {m}, {n}, {k}")
+    if k % 8:
+        raise ValueError(f"K = {k} is invalid: allowed a multiple of 8 (TMA needs 16-byte rows of A and B)")
+    if b_layout == "kn" and n % 8:
+        raise ValueError(f"N = {n} is invalid with b_layout='kn': allowed a multiple of 8 (16-byte rows of b)")
+    _contiguous_rows("a", a)
+    _contiguous_rows("b", b)
+    if bias is not None:
+        if not isinstance(bias, torch.Tensor) or bias.dim() != 1 or bias.shape[0] != n:
+            got = tuple(bias.shape) if isinstance(bias, torch.Tensor) else type(bias).__name__
+            raise ValueError(f"bias must be a 1-D tensor of length N = {n}, got {got}")
+        if bias.dtype != a.dtype:
+            raise ValueError(f"bias.dtype = {bias.dtype} must equal a.dtype = {a.dtype}")
+        if not bias.is_contiguous():
+            raise ValueError("bias must be contiguous")
+    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool):
+        raise ValueError(f"alpha = {alpha!r} is invalid: allowed a Python float")
+    if out is not None:
+        if not isinstance(out, torch.Tensor) or tuple(out.shape) != (m, n):
+            got = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+            raise ValueError(f"out must be a tensor of shape (M, N) = {(m, n)}, got {got}")
+        if out.dtype != a.dtype:
+            raise ValueError(f"out.dtype = {out.dtype} must equal a.dtype = {a.dtype}")
+        if not out.is_contiguous() or n % 8:
+            raise ValueError(
+                "out must be contiguous with N a multiple of 8 (TMA stores 16-byte rows); "
+                "pass out=None to get a result for any N"
+            )
+        _aligned("out", out)
+    tensors = [("a", a), ("b", b)] + [(nm, t) for nm, t in (("bias", bias), ("out", out)) if t is not None]
+    for name, t in tensors:
+        if t.device.type != "cuda":
+            raise ValueError(f"{name} is on {t.device}: every tensor must be on the same CUDA device")
+    devices = {t.device for _, t in tensors}
+    if len(devices) != 1:
+        raise ValueError(f"tensors are on different devices: {sorted(str(d) for d in devices)}")
+    problem = Problem(
+        dtype_name(a.dtype), "k" if b_layout == "nk" else "n", bias=bias is not None, scaled=float(alpha) != 1.0
+    )
+    b_nk = b if b_layout == "nk" else b.t()
+    return Operands(a, b_nk, out, bias, float(alpha), problem)
+
+
+def _contiguous_rows(name: str, t: Any) -> None:
+    if t.stride(1) != 1 or t.stride(0) < t.shape[1]:
+        raise ValueError(
+            f"{name} must be row-major with contiguous rows (stride {t.stride()}); use {name}.contiguous()"
+        )
+    if (t.stride(0) * t.element_size()) % _ALIGN_BYTES:
+        raise ValueError(f"{name}'s row stride {t.stride(0)} × {t.element_size()} B is not a multiple of 16 bytes")
+    _aligned(name, t)
+
+
+def _aligned(name: str, t: Any) -> None:
+    if t.data_ptr() % _ALIGN_BYTES:
+        raise ValueError(f"{name}.data_ptr() is not 16-byte aligned (a sliced view?); use {name}.clone()")
+
+
+def choose_config(problem: Problem, mnk: tuple[int, int, int], schedule: str, tile: Any, cluster: Any) -> GemmConfig:
+    """The configuration for a call: the measured table for ``schedule="auto"``, else what was asked."""
+    from .autotable import pick
+
+    if schedule == "auto":
+        config = pick(problem, mnk)
+    else:
+        config = (
+            GemmConfig(schedule=Schedule(schedule))
+            if schedule == "cooperative"
+            else GemmConfig(tile_m=128, tile_n=128, schedule=Schedule.PINGPONG)
+        )
+    if tile is not None:
+        config = config.with_(tile_m=int(tile[0]), tile_n=int(tile[1]))
+    if cluster is not None:
+        config = config.with_(cluster_m=int(cluster[0]), cluster_n=int(cluster[1]))
+    config.stages(problem)  # raises if it does not fit
+    return config
+
+
+COMPILE_OPTIONS = "--gpu-arch sm_90a"
+
+
+@functools.cache
+def compiled(config: GemmConfig, problem: Problem, options: str = COMPILE_OPTIONS) -> Any:
+    """The kernel of one (configuration, problem kind), compiled once for every shape."""
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.cute.runtime import make_fake_stream
+
+    from .kernel import GemmKernel
+    from .launch import fake_operands
+
+    args = (*fake_operands(problem), cutlass.Float32(1.0), cutlass.Int32(1), make_fake_stream())
+    return cute.compile(GemmKernel(config, problem), *args, options=options)
+
+
+def gemm(
+    a: Any,
+    b: Any,
+    *,
+    bias: Any = None,
+    alpha: float = 1.0,
+    out: Any = None,
+    b_layout: str = "nk",
+    schedule: str = "auto",
+    tile: tuple[int, int] | None = None,
+    cluster: tuple[int, int] | None = None,
+) -> Any:
+    """``alpha · a @ b.T + bias`` (``b_layout="nk"``, b is (N, K)) or ``alpha · a @ b + bias`` (``"kn"``).
+
+    fp16/bf16 in and out, fp32 accumulation. ``schedule``: ``"auto"`` (the measured table),
+    ``"cooperative"`` or ``"pingpong"``; ``tile`` / ``cluster`` override the table's choice.
+    """
+    import cutlass
+
+    from .launch import clusters_to_launch, current_stream, cute_operands
+
+    ops = validate(a, b, bias=bias, alpha=alpha, out=out, b_layout=b_layout)
+    if schedule not in ("auto", *(s.value for s in Schedule)):
+        raise ValueError(f"schedule = {schedule!r} is invalid: allowed 'auto', 'cooperative' or 'pingpong'")
+    m, n, _ = ops.mnk
+    config = choose_config(ops.problem, ops.mnk, schedule, tile, cluster)
+    result = ops.out
+    if result is None:
+        # TMA stores rows whose stride is a multiple of 16 bytes: for N not a multiple of 8 the result is a
+        # view of padded rows (the padding is never written).
+        padded = (n + 7) // 8 * 8
+        result = a.new_empty((m, padded))[:, :n]
+    kernel = compiled(config, ops.problem)
+    args = cute_operands(ops.a, ops.b_nk, result, ops.bias)
+    clusters = clusters_to_launch(config, m, n, a.device.index or 0)
+    kernel(*args, cutlass.Float32(ops.alpha), cutlass.Int32(clusters), current_stream())
+    return result

@@ -1,0 +1,194 @@
+"""What one compiled GEMM kernel is: the problem's static facts and the kernel's shape choices.
+
+:class:`Problem` holds what the caller's tensors fix (dtypes, B's layout, which epilogue terms are
+on); :class:`GemmConfig` holds the kernel's choices (tile, cluster, schedule, rasterization, stage
+counts). Both are frozen and validated on construction: a bad value is a ``ValueError`` that names the
+field and the allowed values. The stage counts come from the shared-memory budget here, not from
+guesses in the kernel.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+
+#: Hopper's opt-in shared memory per CTA (sm_90: 227 KiB).
+SMEM_CAPACITY = 232_448
+#: Bytes the kernel keeps for barriers and alignment padding besides the A/B ring and the staging buffers.
+SMEM_RESERVED = 2_048
+WARPGROUP_THREADS = 128
+ELEMENT_BYTES = {"fp16": 2, "bf16": 2}
+#: The largest fp32 accumulator fragment per thread that still leaves room for the epilogue under 232 registers.
+MAX_ACC_REGISTERS = 160
+
+
+class Schedule(str, enum.Enum):
+    """How the two math warpgroups share the work."""
+
+    COOPERATIVE = "cooperative"
+    """Both warpgroups compute one tile (each half of its rows), then both run its epilogue."""
+    PINGPONG = "pingpong"
+    """Each warpgroup owns every other tile; an ordered barrier alternates MMA and epilogue turns, so
+    one warpgroup's epilogue runs under the other's MMAs."""
+
+
+def _bad(owner: str, name: str, value: object, allowed: str) -> ValueError:
+    return ValueError(f"{owner}.{name} = {value!r} is invalid: allowed {allowed}")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """The static facts of a call that change the compiled code.
+
+    ``b_major``: ``"k"`` when B is given as (N, K) row-major (``x @ W.T``, ``nn.Linear``'s weight),
+    ``"n"`` when B is (K, N) row-major. ``bias``: a per-column vector is added; ``scaled``: the
+    accumulator is multiplied by a run-time ``alpha`` (off when alpha == 1, so no multiply is emitted).
+    """
+
+    dtype: str = "bf16"
+    b_major: str = "k"
+    out_dtype: str | None = None
+    bias: bool = False
+    scaled: bool = False
+
+    def __post_init__(self) -> None:
+        if self.dtype not in ELEMENT_BYTES:
+            raise _bad("Problem", "dtype", self.dtype, f"one of {sorted(ELEMENT_BYTES)}")
+        if self.b_major not in ("k", "n"):
+            raise _bad("Problem", "b_major", self.b_major, "'k' (B is (N, K)) or 'n' (B is (K, N))")
+        if self.out_dtype is None:
+            object.__setattr__(self, "out_dtype", self.dtype)
+        if self.out_dtype not in ELEMENT_BYTES:
+            raise _bad("Problem", "out_dtype", self.out_dtype, f"one of {sorted(ELEMENT_BYTES)}")
+
+    @property
+    def element_bytes(self) -> int:
+        return ELEMENT_BYTES[self.dtype]
+
+    @property
+    def out_bytes(self) -> int:
+        return ELEMENT_BYTES[self.out_dtype]
+
+
+@dataclass(frozen=True)
+class GemmConfig:
+    """The kernel's shape: CTA tile, cluster, schedule, tile order and pipeline depths.
+
+    ``raster``: which way consecutive tiles walk, ``"m"`` (down a band of ``group`` cluster columns)
+    or ``"n"`` (along a band of ``group`` cluster rows). ``ab_stages`` / ``epi_stages``: None = as
+    many A/B stages as shared memory holds next to ``epi_stages`` staging buffers (default 4 for
+    cooperative, 2 per warpgroup turn for ping-pong).
+    """
+
+    tile_m: int = 128
+    tile_n: int = 256
+    cluster_m: int = 2
+    cluster_n: int = 1
+    schedule: Schedule = Schedule.COOPERATIVE
+    raster: str = "m"
+    group: int = 8
+    tile_k: int = 64
+    ab_stages: int | None = None
+    epi_stages: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "schedule", _schedule(self.schedule))
+        owner = "GemmConfig"
+        if self.tile_k != 64:
+            raise _bad(owner, "tile_k", self.tile_k, "64 (four 16-deep wgmma k-blocks per stage)")
+        if self.tile_n not in (64, 128, 192, 256):
+            raise _bad(owner, "tile_n", self.tile_n, "64, 128, 192 or 256 (a wgmma N extent)")
+        if self.schedule is Schedule.COOPERATIVE and self.tile_m not in (128, 256):
+            raise _bad(
+                owner,
+                "tile_m",
+                self.tile_m,
+                "128 or 256 with the cooperative schedule (two warpgroups, 64 or 128 rows each)",
+            )
+        if self.schedule is Schedule.PINGPONG and self.tile_m not in (64, 128):
+            raise _bad(owner, "tile_m", self.tile_m, "64 or 128 with ping-pong (one warpgroup owns the tile)")
+        if self.acc_registers > MAX_ACC_REGISTERS:
+            raise ValueError(
+                f"GemmConfig tile {self.tile_m}×{self.tile_n} with {self.schedule.value} is invalid: each math thread "
+                f"would hold {self.tile_m}×{self.tile_n} / ({self.warpgroups_per_tile} warpgroup(s) × 128 threads) = "
+                f"{self.acc_registers} fp32 accumulators; allowed at most {MAX_ACC_REGISTERS} (registers for the "
+                "epilogue and addresses must fit under setmaxnreg 232)"
+            )
+        for name in ("cluster_m", "cluster_n"):
+            value = getattr(self, name)
+            if value not in (1, 2):
+                raise _bad(owner, name, value, "1 or 2 (clusters 1×1, 2×1, 1×2)")
+        if self.cluster_m * self.cluster_n > 2:
+            raise _bad(owner, "cluster", (self.cluster_m, self.cluster_n), "1×1, 2×1 or 1×2")
+        if self.raster not in ("m", "n"):
+            raise _bad(owner, "raster", self.raster, "'m' or 'n'")
+        if isinstance(self.group, bool) or not isinstance(self.group, int) or not 1 <= self.group <= 64:
+            raise _bad(owner, "group", self.group, "an int in [1, 64] (cluster rows/columns per raster band)")
+        for name in ("ab_stages", "epi_stages"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 16):
+                raise _bad(owner, name, value, "None (from the smem budget) or an int in [1, 16]")
+
+    # --- derived shape -------------------------------------------------------------------------
+    @property
+    def warpgroups_per_tile(self) -> int:
+        return 2 if self.schedule is Schedule.COOPERATIVE else 1
+
+    @property
+    def acc_registers(self) -> int:
+        return self.tile_m * self.tile_n // (self.warpgroups_per_tile * WARPGROUP_THREADS)
+
+    @property
+    def cluster_size(self) -> int:
+        return self.cluster_m * self.cluster_n
+
+    @property
+    def epi_tile(self) -> tuple[int, int]:
+        """The (rows, columns) of one staged output subtile: one TMA store."""
+        rows = 64 * self.warpgroups_per_tile
+        return (min(rows, self.tile_m), 32)
+
+    @property
+    def subtiles(self) -> int:
+        rows, cols = self.epi_tile
+        return (self.tile_m // rows) * (self.tile_n // cols)
+
+    def stage_bytes(self, problem: Problem) -> int:
+        """Shared memory of one A/B stage."""
+        return (self.tile_m + self.tile_n) * self.tile_k * problem.element_bytes
+
+    def staging_bytes(self, problem: Problem) -> int:
+        """Shared memory of one output staging buffer."""
+        rows, cols = self.epi_tile
+        return rows * cols * problem.out_bytes
+
+    def stages(self, problem: Problem) -> tuple[int, int]:
+        """``(ab_stages, epi_stages)``: the given ones, or what fits the shared-memory budget."""
+        epi = self.epi_stages if self.epi_stages is not None else 4 if self.schedule is Schedule.COOPERATIVE else 2
+        budget = SMEM_CAPACITY - SMEM_RESERVED - epi * self.staging_bytes(problem)
+        fit = budget // self.stage_bytes(problem)
+        ab = self.ab_stages if self.ab_stages is not None else min(fit, 8)
+        if ab < 2 or ab > fit:
+            raise ValueError(
+                f"GemmConfig {self.tile_m}×{self.tile_n}×{self.tile_k} ({problem.dtype}): ab_stages = {ab} is invalid: "
+                f"shared memory holds ({SMEM_CAPACITY} - {SMEM_RESERVED} reserved - {epi} staging × "
+                f"{self.staging_bytes(problem)} B) // {self.stage_bytes(problem)} B per stage = {fit} stages; "
+                f"allowed 2..{fit}"
+            )
+        return ab, epi
+
+    def with_(self, **changes: object) -> GemmConfig:
+        return replace(self, **changes)
+
+    def describe(self) -> str:
+        return (
+            f"{self.schedule.value} tile {self.tile_m}×{self.tile_n}×{self.tile_k} cluster {self.cluster_m}×"
+            f"{self.cluster_n} raster {self.raster}/{self.group}"
+        )
+
+
+def _schedule(value: object) -> Schedule:
+    try:
+        return Schedule(value)
+    except ValueError:
+        raise _bad("GemmConfig", "schedule", value, f"one of {[s.value for s in Schedule]}") from None

@@ -1,0 +1,505 @@
+"""The persistent warp-specialized Hopper GEMM kernel, synchronized only through pipes objects.
+
+C = epilogue(A · Bᵀ): A (M, K) row-major; B (N, K) (``b_major="k"``) or (K, N) (``"n"``); C (M, N)
+row-major; fp16/bf16 in, fp32 accumulation, fp16/bf16 out.
+
+=====================  ========================================  =====================================
+role (warps)           pipeline / barrier                        arrivals per use
+=====================  ========================================  =====================================
+``load`` (warp 0)      → ``mainloop`` TmaLoadPipeline,           full[s]: 1 ``arrive.expect_tx`` by
+setmaxnreg 40          ``ab_stages`` slots of one A and one B    the load warp's elected lane + the
+                       k-tile, multicast over the cluster        A/B bytes of every CTA's TMA
+``mma`` (warps 4–11)   ← ``mainloop``: wait, wgmma, release      empty[s]: one elected lane per math
+setmaxnreg 232         (readers ASYNC: wgmma reads smem          warp per peer CTA: cooperative 8 ×
+                       through the async proxy, no fence)        peers, ping-pong 4 × peers
+``mma`` epilogue       → ``staging`` TmaStoreStaging             none (bulk async-groups of the
+                       (``epi_stages`` smem buffers)             storing warp); ``epilogue``
+                       named barrier ``epilogue`` around         NamedBarrier: 256 (cooperative) or
+                       each buffer                               128 (ping-pong) threads
+``mma`` ping-pong      ``pingpong`` OrderedBarrier, 2 groups ×   4 per turn (one elected lane per
+                       2 sections (MMA, epilogue)                warp of the group handing on)
+=====================  ========================================  =====================================
+
+The load warp walks (tile, k) as one stream; the math warpgroups walk tiles, then k. They share only
+the ``mainloop`` pipeline and :class:`~hopper_gemm.schedule.TileOrder`, so they agree on the order
+without talking. Cooperative: both warpgroups compute the same tile (64 or 128 rows each), then both
+run its epilogue; the next tile's loads are already in flight. Ping-pong: warpgroup g computes the
+CTA's tiles g, g+2, ...; it skips the other's k-tiles in the mainloop ring (``Consumer.skip``), and the
+ordered barrier alternates the two warpgroups at the tensor cores and at the epilogue, so one
+warpgroup's epilogue runs under the other's MMAs. Peers (multicast) release every CTA of the
+cluster that wrote into their slot; the pipes object derives who from the cluster shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import cutlass
+import cutlass.cute as cute
+import cutlass.utils.hopper_helpers as sm90_utils
+from cutlass import Float32, Int32, Int64
+from cutlass.cute.nvgpu import cpasync, warpgroup
+from cutlass.tensor_utils import LayoutEnum
+
+from pipes import ArrivalUnit, Completion, PipelineSpec, Role
+from pipes.cute import (
+    Multicast,
+    NamedBarrierAllocator,
+    OrderedBarrier,
+    OrderSpec,
+    RoleLayout,
+    SlotReaders,
+    TmaLoadPipeline,
+    TmaStoreStaging,
+    Warps,
+    init_pipelines,
+    storage_words,
+)
+
+from .config import GemmConfig, Problem, Schedule
+from .epilogue import EpilogueArgs, apply_terms, terms_for
+from .schedule import TileOrder
+
+BLOCK_THREADS = 384
+LOAD_REGISTERS = 40
+MMA_REGISTERS = 232
+MATH_FIRST_WARP = 4
+_DTYPES = {"fp16": cutlass.Float16, "bf16": cutlass.BFloat16}
+
+
+@dataclass(frozen=True)
+class Declarations:
+    """The kernel's pipes objects, built once per configuration (Python objects; no code)."""
+
+    mainloop: TmaLoadPipeline
+    staging: TmaStoreStaging
+    order: OrderSpec | None
+    layout: RoleLayout
+
+
+def declare(config: GemmConfig, problem: Problem) -> Declarations:
+    """The pipelines, the staging ring, the ping-pong order and the role layout of one configuration."""
+    ab_stages, epi_stages = config.stages(problem)
+    math_warps = 4 * config.warpgroups_per_tile  # warps that consume one slot
+    a_multicast, b_multicast = config.cluster_n > 1, config.cluster_m > 1
+    multicast = (
+        Multicast(config.cluster_m, config.cluster_n, a=a_multicast, b=b_multicast)
+        if a_multicast or b_multicast
+        else None
+    )
+    peers = multicast.peers if multicast is not None else 1
+    spec = PipelineSpec(
+        "mainloop",
+        ab_stages,
+        producer=Role("load", ArrivalUnit.ELECTED_PER_WARP),
+        consumers=Role("mma", ArrivalUnit.ELECTED_PER_WARP, count=math_warps, peers=peers),
+        completion=Completion.TRANSACTION_BYTES,
+        tx_bytes=config.stage_bytes(problem),
+    )
+    mainloop = TmaLoadPipeline(spec, multicast=multicast, readers=SlotReaders.ASYNC)
+    order = None
+    if config.schedule is Schedule.PINGPONG:
+        order = OrderSpec("pingpong", groups=2, role=Role("math", ArrivalUnit.ELECTED_PER_WARP, count=4), depth=2)
+    # Ping-pong: of the 8 math warps, the 4 of one warpgroup consume each slot.
+    layout = RoleLayout(
+        BLOCK_THREADS,
+        {"load": Warps(0), "mma": Warps(MATH_FIRST_WARP, 8, threads=math_warps * 32)},
+        cluster_size=config.cluster_size,
+    )
+    return Declarations(mainloop, TmaStoreStaging(epi_stages, name="epilogue"), order, layout)
+
+
+class GemmKernel:
+    """One compiled configuration. ``__call__`` is the ``@cute.jit`` host function to compile."""
+
+    def __init__(self, config: GemmConfig, problem: Problem) -> None:
+        self.config = config
+        self.problem = problem
+        self.decl = declare(config, problem)
+        self.ab_stages, self.epi_stages = config.stages(problem)
+        self.terms = terms_for(problem)
+        self.order = TileOrder(config.cluster_m, config.cluster_n, config.raster, config.group)
+        self.ab_dtype = _DTYPES[problem.dtype]
+        self.out_dtype = _DTYPES[problem.out_dtype]
+        self.tile_mnk = (config.tile_m, config.tile_n, config.tile_k)
+        self.a_layout = LayoutEnum.ROW_MAJOR  # A (M, K): K contiguous
+        self.b_layout = LayoutEnum.ROW_MAJOR if problem.b_major == "k" else LayoutEnum.COL_MAJOR
+        self.c_layout = LayoutEnum.ROW_MAJOR
+
+    # --- host side ---------------------------------------------------------------------------------
+    @cute.jit
+    def __call__(
+        self,
+        a: cute.Tensor,
+        b: cute.Tensor,
+        c: cute.Tensor,
+        bias: cute.Tensor,
+        alpha: Float32,
+        clusters: Int32,
+        stream: Any,
+    ) -> None:
+        """``a`` (M, K), ``b`` (N, K) with K or N contiguous, ``c`` (M, N); ``bias`` (N,) (ignored unless the
+        problem has a bias); ``clusters``: how many clusters to launch (the persistent grid)."""
+        cfg = self.config
+        tiled_mma = sm90_utils.make_trivial_tiled_mma(
+            self.ab_dtype,
+            self.ab_dtype,
+            self.a_layout.sm90_mma_major_mode(),
+            self.b_layout.sm90_mma_major_mode(),
+            Float32,
+            (cfg.warpgroups_per_tile, 1, 1),
+            tiler_mn=(64, cfg.tile_n),
+        )
+        a_smem = sm90_utils.make_smem_layout_a(self.a_layout, self.tile_mnk, self.ab_dtype, self.ab_stages)
+        b_smem = sm90_utils.make_smem_layout_b(self.b_layout, self.tile_mnk, self.ab_dtype, self.ab_stages)
+        epi_smem = sm90_utils.make_smem_layout_epi(self.out_dtype, self.c_layout, cfg.epi_tile, self.epi_stages)
+        atom_a, tma_a = _load_atom(a, a_smem, (cfg.tile_m, cfg.tile_k), cfg.cluster_n)
+        atom_b, tma_b = _load_atom(b, b_smem, (cfg.tile_n, cfg.tile_k), cfg.cluster_m)
+        atom_c, tma_c = cpasync.make_tiled_tma_atom(
+            cpasync.CopyBulkTensorTileS2GOp(), c, cute.slice_(epi_smem, (None, None, 0)), cfg.epi_tile
+        )
+        words = storage_words(self.decl.mainloop)
+        order_words = self.decl.order.barriers if self.decl.order is not None else 1
+
+        @cute.struct
+        class Storage:
+            pipes: cute.struct.MemRange[Int64, words]
+            order: cute.struct.MemRange[Int64, order_words]
+            sa: cute.struct.Align[cute.struct.MemRange[self.ab_dtype, cute.cosize(a_smem)], 1024]
+            sb: cute.struct.Align[cute.struct.MemRange[self.ab_dtype, cute.cosize(b_smem)], 1024]
+            sc: cute.struct.Align[cute.struct.MemRange[self.out_dtype, cute.cosize(epi_smem)], 1024]
+
+        self.storage_type = Storage
+        self.kernel(
+            tiled_mma, atom_a, tma_a, atom_b, tma_b, atom_c, tma_c, a_smem, b_smem, epi_smem, c, bias, alpha
+        ).launch(
+            grid=(cfg.cluster_m, cfg.cluster_n, clusters),
+            block=(BLOCK_THREADS, 1, 1),
+            cluster=(cfg.cluster_m, cfg.cluster_n, 1),
+            stream=stream,
+        )
+
+    # --- device side -------------------------------------------------------------------------------
+    @cute.kernel
+    def kernel(
+        self,
+        tiled_mma: cute.TiledMma,
+        atom_a: cute.CopyAtom,
+        tma_a: cute.Tensor,
+        atom_b: cute.CopyAtom,
+        tma_b: cute.Tensor,
+        atom_c: cute.CopyAtom,
+        tma_c: cute.Tensor,
+        a_smem: cute.ComposedLayout,
+        b_smem: cute.ComposedLayout,
+        epi_smem: cute.ComposedLayout,
+        c: cute.Tensor,
+        bias: cute.Tensor,
+        alpha: Float32,
+    ) -> None:
+        cfg = self.config
+        decl = self.decl
+        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        if warp == 0:
+            cpasync.prefetch_descriptor(atom_a)
+            cpasync.prefetch_descriptor(atom_b)
+            cpasync.prefetch_descriptor(atom_c)
+
+        smem = cutlass.memory.SmemAllocator()
+        storage = smem.allocate(self.storage_type)
+        if cutlass.const_expr(decl.order is not None):
+            OrderedBarrier.init_barriers(decl.order, storage.order.data_ptr())
+        # One cluster barrier after every init: remote releases need initialized peers.
+        init_pipelines((decl.mainloop,), storage.pipes.data_ptr(), layout=decl.layout)
+        named = NamedBarrierAllocator(block_threads=BLOCK_THREADS)
+        epilogue_barrier = named.allocate("epilogue", threads=128 * cfg.warpgroups_per_tile)
+
+        sa = storage.sa.get_tensor(a_smem.outer, swizzle=a_smem.inner)
+        sb = storage.sb.get_tensor(b_smem.outer, swizzle=b_smem.inner)
+        sc = storage.sc.get_tensor(epi_smem.outer, swizzle=epi_smem.inner)
+
+        rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
+        cta_m = rank % cfg.cluster_m
+        cta_n = rank // cfg.cluster_m
+        _, _, cluster_id = cute.arch.block_idx()
+        _, _, clusters = cute.arch.grid_dim()
+        tiles_m = (c.shape[0] + cfg.tile_m - 1) // cfg.tile_m
+        tiles_n = (c.shape[1] + cfg.tile_n - 1) // cfg.tile_n
+        clusters_m, clusters_n = self.order.cluster_grid(tiles_m, tiles_n)
+        cluster_tiles = clusters_m * clusters_n
+        k_tiles = (tma_a.shape[1] + cfg.tile_k - 1) // cfg.tile_k
+        grid = TileGrid(clusters_m, clusters_n, cta_m, cta_n, cluster_id, clusters, cluster_tiles, k_tiles)
+
+        if warp < MATH_FIRST_WARP:
+            cute.arch.setmaxregister_decrease(LOAD_REGISTERS)
+            if decl.layout.is_role("load"):
+                self.load(atom_a, tma_a, atom_b, tma_b, sa, sb, grid)
+        else:
+            cute.arch.setmaxregister_increase(MMA_REGISTERS)
+            math_wg = warp // 4 - 1
+            self.math(
+                tiled_mma,
+                atom_c,
+                tma_c,
+                sa,
+                sb,
+                sc,
+                grid,
+                bias,
+                alpha,
+                c.shape[1],
+                math_wg,
+                storage.order.data_ptr(),
+                epilogue_barrier,
+            )
+
+    @cute.jit
+    def load(
+        self,
+        atom_a: cute.CopyAtom,
+        tma_a: cute.Tensor,
+        atom_b: cute.CopyAtom,
+        tma_b: cute.Tensor,
+        sa: cute.Tensor,
+        sb: cute.Tensor,
+        grid: Any,
+    ) -> None:
+        """The load warp: one stream of (tile, k) A/B k-tiles into the mainloop ring."""
+        cfg = self.config
+        cluster = cute.make_layout((cfg.cluster_m, cfg.cluster_n, 1))
+        coord = (grid.cta_m, grid.cta_n, 0)
+        # A is shared by the CTAs of a cluster row (same m), B by those of a column (same n).
+        a_mask = cute.make_layout_image_mask(cluster, coord, mode=1)
+        b_mask = cute.make_layout_image_mask(cluster, coord, mode=0)
+        ga = cute.local_tile(tma_a, (cfg.tile_m, cfg.tile_k), (None, None))
+        gb = cute.local_tile(tma_b, (cfg.tile_n, cfg.tile_k), (None, None))
+        sa_part, ga_part = cpasync.tma_partition(
+            atom_a, grid.cta_n, cute.make_layout(cfg.cluster_n), cute.group_modes(sa, 0, 2), cute.group_modes(ga, 0, 2)
+        )
+        sb_part, gb_part = cpasync.tma_partition(
+            atom_b, grid.cta_m, cute.make_layout(cfg.cluster_m), cute.group_modes(sb, 0, 2), cute.group_modes(gb, 0, 2)
+        )
+        producer = self.decl.mainloop.producer()
+        for linear in cutlass.range(grid.cluster_id, grid.cluster_tiles, grid.clusters, unroll=1):
+            tm, tn = self.order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
+            for k in cutlass.range(grid.k_tiles, unroll=1):
+                slot = producer.acquire()
+                bar = producer.barrier(slot)
+                _tma_copy(atom_a, ga_part[(None, tm, k)], sa_part[(None, slot)], bar, a_mask, cfg.cluster_n > 1)
+                _tma_copy(atom_b, gb_part[(None, tn, k)], sb_part[(None, slot)], bar, b_mask, cfg.cluster_m > 1)
+                producer.commit()
+        producer.tail()
+
+    @cute.jit
+    def math(
+        self,
+        tiled_mma: cute.TiledMma,
+        atom_c: cute.CopyAtom,
+        tma_c: cute.Tensor,
+        sa: cute.Tensor,
+        sb: cute.Tensor,
+        sc: cute.Tensor,
+        grid: Any,
+        bias: cute.Tensor,
+        alpha: Float32,
+        n: Int32,
+        math_wg: Int32,
+        order_storage: cute.Pointer,
+        epilogue_barrier: Any,
+    ) -> None:
+        """A math warpgroup: the k-loop of wgmmas per tile, then the epilogue through the staging ring."""
+        cfg = self.config
+        pingpong = cutlass.const_expr(cfg.schedule is Schedule.PINGPONG)
+        tidx, _, _ = cute.arch.thread_idx()
+        math_tidx = tidx - MATH_FIRST_WARP * 32
+        if cutlass.const_expr(pingpong):
+            # Each warpgroup is a whole tiled MMA of its own: thread index within the warpgroup.
+            math_tidx = math_tidx % 128
+        thr_mma = tiled_mma.get_slice(math_tidx)
+        a_frag = tiled_mma.make_fragment_A(thr_mma.partition_A(sa))
+        b_frag = tiled_mma.make_fragment_B(thr_mma.partition_B(sb))
+        tile_shape = (cfg.tile_m, cfg.tile_n)
+        acc = cute.make_rmem_tensor(thr_mma.partition_shape_C(tile_shape), Float32)
+        coords = thr_mma.partition_C(cute.make_identity_tensor(tile_shape))
+
+        epi = EpilogueStage(self, tiled_mma, atom_c, tma_c, sc, math_tidx)
+        staging = self.decl.staging.producer(sync=epilogue_barrier)
+        args = EpilogueArgs(alpha, bias, n)
+        consumer = self.decl.mainloop.consumer()
+        first = grid.cluster_id
+        step = grid.clusters
+        order = None
+        if cutlass.const_expr(pingpong):
+            order = OrderedBarrier.at_start(self.decl.order, order_storage, math_wg)
+            first = grid.cluster_id + math_wg * grid.clusters
+            step = 2 * grid.clusters
+            consumer.skip(math_wg * grid.k_tiles)
+        for linear in cutlass.range(first, grid.cluster_tiles, step, unroll=1):
+            tm, tn = self.order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
+            if cutlass.const_expr(pingpong):
+                order.wait()
+            # Handles passed to a function come back: a dynamic loop carries only what it sees assigned.
+            consumer = mainloop(tiled_mma, acc, a_frag, b_frag, consumer, grid.k_tiles)
+            if cutlass.const_expr(pingpong):
+                order.arrive()
+            warpgroup.wait_group(0)
+            consumer.release()
+            if cutlass.const_expr(pingpong):
+                consumer.skip(grid.k_tiles)
+                order.wait()
+            if cutlass.const_expr(len(self.terms) > 0):
+                apply_terms(self.terms, acc, _offset_coords(coords, tm * cfg.tile_m, tn * cfg.tile_n), args)
+            staging = store_tile(epi, acc, staging, tm, tn)
+            if cutlass.const_expr(pingpong):
+                # The other warpgroup reuses the staging buffers next: no store may still read them.
+                staging.tail()
+                order.arrive()
+        if cutlass.const_expr(not pingpong):
+            staging.tail()
+
+
+@dataclass
+class TileGrid:
+    """Where this CTA stands in the persistent walk (run-time values shared by every role)."""
+
+    clusters_m: Any
+    clusters_n: Any
+    cta_m: Any
+    cta_n: Any
+    cluster_id: Any
+    clusters: Any
+    cluster_tiles: Any
+    k_tiles: Any
+
+
+@cute.jit
+def mainloop(
+    tiled_mma: cute.TiledMma,
+    acc: cute.Tensor,
+    a_frag: cute.Tensor,
+    b_frag: cute.Tensor,
+    consumer: Any,
+    k_tiles: Int32,
+) -> Any:
+    """One tile's k-loop. Keeps one k-tile of wgmmas in flight: the slot of k-tile k-1 is released once
+    the wgmmas of k-tile k are issued and those of k-1 are complete. The caller waits for the last
+    group and releases the last slot (so ping-pong can hand the tensor cores on first)."""
+    token = consumer.try_wait()
+    slot = consumer.wait(token)
+    # The first k-tile of a tile overwrites the accumulators: no zero fill needed.
+    _issue_k_tile(tiled_mma, acc, a_frag, b_frag, slot, True)
+    token = consumer.try_wait()
+    for _k in cutlass.range(1, k_tiles, unroll=1):
+        slot = consumer.wait(token)
+        _issue_k_tile(tiled_mma, acc, a_frag, b_frag, slot, False)
+        warpgroup.wait_group(1)
+        consumer.release()
+        token = consumer.try_wait()
+    return consumer
+
+
+@cute.jit
+def _issue_k_tile(
+    tiled_mma: cute.TiledMma,
+    acc: cute.Tensor,
+    a_frag: cute.Tensor,
+    b_frag: cute.Tensor,
+    slot: Any,
+    overwrite: cutlass.Constexpr,
+) -> None:
+    """The wgmmas of one k-tile (stage ``slot``) as one wgmma group."""
+    warpgroup.fence()
+    # A fresh atom per k-tile: its ACCUMULATE field is set inside this region only.
+    atom = cute.make_mma_atom(tiled_mma.op)
+    atom.set(warpgroup.Field.ACCUMULATE, not overwrite)
+    for kb in cutlass.range_constexpr(cute.size(a_frag, mode=[2])):
+        cute.gemm(atom, acc, a_frag[None, None, kb, slot], b_frag[None, None, kb, slot], acc)
+        atom.set(warpgroup.Field.ACCUMULATE, True)
+    warpgroup.commit_group()
+
+
+class EpilogueStage:
+    """Registers → staging buffer (``stmatrix``) → TMA store, one ``epi_tile`` subtile at a time."""
+
+    def __init__(
+        self,
+        kernel: GemmKernel,
+        tiled_mma: cute.TiledMma,
+        atom_c: cute.CopyAtom,
+        tma_c: cute.Tensor,
+        sc: cute.Tensor,
+        math_tidx: Any,
+    ) -> None:
+        self.kernel = kernel
+        self.atom_c = atom_c
+        self.tma_c = tma_c
+        self.sc = sc
+        cfg = kernel.config
+        store_atom = sm90_utils.sm90_get_smem_store_op(kernel.c_layout, elem_ty_d=kernel.out_dtype, elem_ty_acc=Float32)
+        stmatrix = cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(False, 4), kernel.out_dtype)
+        self.r2s = cute.make_tiled_copy_S(store_atom, cute.make_tiled_copy_C_atom(stmatrix, tiled_mma))
+        thr_r2s = self.r2s.get_slice(math_tidx)
+        self.smem_part = thr_r2s.partition_D(sc)
+        self.frag_shape = cute.shape(thr_r2s.partition_S(cute.make_identity_tensor(cfg.epi_tile)))
+        self.subtile_grid = (cfg.tile_m // cfg.epi_tile[0], cfg.tile_n // cfg.epi_tile[1])
+        self.is_storer = cute.arch.make_warp_uniform(cute.arch.warp_idx()) % (4 * cfg.warpgroups_per_tile) == 0
+
+
+@cute.jit
+def store_tile(epi: cutlass.Constexpr, acc: cute.Tensor, staging: Any, tm: Any, tn: Any) -> Any:
+    """The epilogue of one tile: each ``epi_tile`` subtile converted, staged and TMA-stored; returns the
+    staging handle (its cursor moved by one commit per subtile)."""
+    kernel = epi.kernel
+    cfg = kernel.config
+    subtiles = epi.r2s.retile(acc)
+    per_sub = cute.size(epi.frag_shape)
+    values = cute.make_rmem_tensor(epi.frag_shape, Float32)
+    out = cute.make_rmem_tensor(epi.frag_shape, kernel.out_dtype)
+    gc = cute.local_tile(epi.tma_c, (cfg.tile_m, cfg.tile_n), (tm, tn))
+    gc_sub = cute.zipped_divide(gc, cfg.epi_tile)
+    sc_part, gc_part = cpasync.tma_partition(epi.atom_c, 0, cute.make_layout(1), cute.group_modes(epi.sc, 0, 2), gc_sub)
+    sub_n = epi.subtile_grid[1]
+    for sub in cutlass.range_constexpr(epi.subtile_grid[0] * sub_n):
+        for v in cutlass.range_constexpr(per_sub):
+            values[v] = subtiles[sub * per_sub + v]
+        out.store(values.load().to(kernel.out_dtype))
+        slot = staging.acquire()
+        cute.copy(epi.r2s, out, epi.smem_part[(None, None, None, slot)])
+        staging.publish()
+        if epi.is_storer:
+            cute.copy(epi.atom_c, sc_part[(None, slot)], gc_part[(None, (sub // sub_n, sub % sub_n))])
+        staging.commit()
+    return staging
+
+
+def _offset_coords(coords: cute.Tensor, row0: Any, col0: Any) -> Any:
+    return _Offset(coords, row0, col0)
+
+
+class _Offset:
+    """``coords`` shifted by the tile's origin: (row, col) in C of each accumulator value."""
+
+    def __init__(self, coords: cute.Tensor, row0: Any, col0: Any) -> None:
+        self.coords = coords
+        self.row0 = row0
+        self.col0 = col0
+
+    def __getitem__(self, i: int) -> tuple[Any, Any]:
+        row, col = self.coords[i]
+        return self.row0 + row, self.col0 + col
+
+
+def _load_atom(tensor: cute.Tensor, smem: cute.ComposedLayout, tile: tuple[int, int], multicast: int) -> Any:
+    op = cpasync.CopyBulkTensorTileG2SOp() if multicast == 1 else cpasync.CopyBulkTensorTileG2SMulticastOp()
+    return cpasync.make_tiled_tma_atom(op, tensor, cute.slice_(smem, (None, None, 0)), tile, num_multicast=multicast)
+
+
+@cute.jit
+def _tma_copy(
+    atom: cute.CopyAtom, src: cute.Tensor, dst: cute.Tensor, bar: cute.Pointer, mask: Any, multicast: cutlass.Constexpr
+) -> None:
+    if cutlass.const_expr(multicast):
+        cute.copy(atom, src, dst, tma_bar_ptr=bar, mcast_mask=mask)
+    else:
+        cute.copy(atom, src, dst, tma_bar_ptr=bar)

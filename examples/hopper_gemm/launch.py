@@ -1,0 +1,90 @@
+"""Turning operands into what the compiled kernel takes: CuTe tensors, the stream, the persistent grid.
+
+Shapes and strides are dynamic (one compile serves every M, N, K of a problem kind): on a GPU the
+torch tensors are wrapped with ``from_dlpack(...).mark_layout_dynamic``; without one, symbolic fake
+tensors of the same kind let the kernel compile for sm_90a.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .config import GemmConfig, Problem
+
+_ALIGN = 16
+
+
+def _cutlass_dtype(name: str) -> Any:
+    import cutlass
+
+    return {"fp16": cutlass.Float16, "bf16": cutlass.BFloat16}[name]
+
+
+def fake_operands(problem: Problem) -> tuple[Any, Any, Any, Any]:
+    """``(a, b_nk, c, bias)`` as symbolic fake tensors: dynamic extents and row strides."""
+    import cutlass.cute as cute
+    from cutlass.cute.runtime import make_fake_tensor
+
+    dt = _cutlass_dtype(problem.dtype)
+    m, n, k = cute.sym_int32(), cute.sym_int32(), cute.sym_int32()
+
+    def matrix(rows: Any, cols: Any, contiguous_cols: bool) -> Any:
+        stride = (cute.sym_int64(), 1) if contiguous_cols else (1, cute.sym_int64())
+        return make_fake_tensor(dt, (rows, cols), stride, assumed_align=_ALIGN)
+
+    a = matrix(m, k, True)
+    b = matrix(n, k, problem.b_major == "k")
+    c = matrix(m, n, True)
+    bias = make_fake_tensor(dt, (n,), (1,), assumed_align=_ALIGN)
+    return a, b, c, bias
+
+
+def cute_operands(a: Any, b_nk: Any, c: Any, bias: Any) -> tuple[Any, Any, Any, Any]:
+    """The torch tensors as dynamic-layout CuTe tensors (``bias`` None: a 1-element stand-in)."""
+    from cutlass.cute.runtime import from_dlpack
+
+    def wrap(t: Any, leading: int) -> Any:
+        return from_dlpack(t, assumed_align=_ALIGN).mark_layout_dynamic(leading_dim=leading)
+
+    b_leading = 1 if b_nk.stride(1) == 1 else 0
+    if bias is None:
+        bias = c.new_zeros(8)
+    return wrap(a, 1), wrap(b_nk, b_leading), wrap(c, 1), wrap(bias, 0)
+
+
+def clusters_to_launch(config: GemmConfig, m: int, n: int, device_index: int = 0) -> int:
+    """Persistent grid: one cluster per resident slot, never more than there are cluster-tiles."""
+    from .schedule import TileOrder, ceil_div
+
+    tiles = TileOrder(config.cluster_m, config.cluster_n).cluster_grid(
+        ceil_div(m, config.tile_m), ceil_div(n, config.tile_n)
+    )
+    return max(1, min(tiles[0] * tiles[1], resident_clusters(config.cluster_size, device_index)))
+
+
+_RESIDENT: dict[tuple[int, int], int] = {}
+
+
+def resident_clusters(cluster_size: int, device_index: int = 0) -> int:
+    """Clusters of ``cluster_size`` CTAs (one per SM) the GPU keeps resident at once."""
+    key = (cluster_size, device_index)
+    if key not in _RESIDENT:
+        import torch
+
+        sms = torch.cuda.get_device_properties(device_index).multi_processor_count
+        count = sms // cluster_size
+        try:
+            from cutlass.utils import HardwareInfo
+
+            count = HardwareInfo().get_max_active_clusters(cluster_size)
+        except Exception:  # noqa: BLE001 - older DSL or no driver query: SMs / cluster size
+            pass
+        _RESIDENT[key] = max(1, int(count))
+    return _RESIDENT[key]
+
+
+def current_stream() -> Any:
+    import cuda.bindings.driver as cuda
+    import torch
+
+    return cuda.CUstream(torch.cuda.current_stream().cuda_stream)

@@ -1,0 +1,77 @@
+"""Persistent tile order with grouped rasterization: which output tile a CTA computes next.
+
+The launch has one cluster per slot the GPU can keep resident; each cluster walks the linear
+*cluster-tile* indices ``c = cluster_id, cluster_id + clusters_launched, ...`` and maps each to a
+(cluster row, cluster column) of the output. Consecutive indices run concurrently on the GPU, so the
+map keeps them in a compact block (their A rows and B columns are shared in L2): the output's
+cluster-tiles are cut into *bands* of ``group`` cluster columns (``raster="m"``) or rows
+(``raster="n"``); inside a band the index walks across the band first, then down::
+
+    raster "m", group 2, 3×4 cluster tiles       0  1 | 6  7
+                                                 2  3 | 8  9
+                                                 4  5 | 10 11
+
+A CTA's own tile is its cluster's tile times the cluster shape plus its place in the cluster.
+Every function here is plain ``+ - * // %`` and ``min``, so the same code runs on Python ints (the
+CPU tests prove every tile is visited once) and on CuTe DSL integers inside the kernel. The load
+warp and the math warpgroups call the same functions, so they agree on the order by construction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import cutlass
+
+
+def _min(a: Any, b: Any) -> Any:
+    if isinstance(a, int) and isinstance(b, int):
+        return min(a, b)
+    return cutlass.min(a, b)
+
+
+def ceil_div(a: Any, b: int) -> Any:
+    return (a + b - 1) // b
+
+
+@dataclass(frozen=True)
+class TileOrder:
+    """Static part of the order: the cluster shape, the raster direction and the band width."""
+
+    cluster_m: int
+    cluster_n: int
+    raster: str = "m"
+    group: int = 8
+
+    def cluster_grid(self, tiles_m: Any, tiles_n: Any) -> tuple[Any, Any]:
+        """Cluster-tiles along M and N (a cluster may hang over the edge: its outside CTAs compute
+        tiles that TMA loads as zeros and stores nowhere, so they keep multicast uniform)."""
+        return ceil_div(tiles_m, self.cluster_m), ceil_div(tiles_n, self.cluster_n)
+
+    def cluster_tile(self, linear: Any, clusters_m: Any, clusters_n: Any) -> tuple[Any, Any]:
+        """(cluster row, cluster column) of the ``linear``-th cluster-tile."""
+        if self.raster == "m":
+            across, along = _band_walk(linear, clusters_n, clusters_m, self.group)
+            return along, across
+        across, along = _band_walk(linear, clusters_m, clusters_n, self.group)
+        return across, along
+
+    def cta_tile(self, linear: Any, clusters_m: Any, clusters_n: Any, cta_m: Any, cta_n: Any) -> tuple[Any, Any]:
+        """(tile row, tile column) the CTA at (cta_m, cta_n) of its cluster computes for cluster-tile ``linear``."""
+        cm, cn = self.cluster_tile(linear, clusters_m, clusters_n)
+        return cm * self.cluster_m + cta_m, cn * self.cluster_n + cta_n
+
+
+def _band_walk(linear: Any, across_total: Any, along_total: Any, group: int) -> tuple[Any, Any]:
+    """Position ``linear`` in bands ``group`` wide across ``across_total``, each ``along_total`` long.
+
+    Returns ``(across, along)``: the walk goes across the band first (``width`` steps, the last band
+    may be narrower), then one step along.
+    """
+    per_band = group * along_total
+    band = linear // per_band
+    first = band * group
+    width = _min(across_total - first, group)
+    inside = linear - band * per_band
+    return first + inside % width, inside // width

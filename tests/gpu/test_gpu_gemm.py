@@ -1,0 +1,117 @@
+"""examples/persistent_gemm.py on the GPU: numerics of every schedule × dtype × B layout × cluster.
+
+Each check poisons the output with NaN first (an unwritten tile fails), compares against torch in
+fp32 with a per-dtype relative bound, and odd shapes cover the tile edges (TMA bounds). Repeated
+launches must be bitwise identical.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+
+# fp32 accumulation over K, one rounding to the output dtype: the error is dominated by that rounding
+# (2^-8 relative for bf16, 2^-11 for fp16) on values of size ~sqrt(K); bounds are on max|err| / max|ref|.
+REL_BOUND = {"fp16": 2e-3, "bf16": 1.6e-2}
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+def _inputs(m, n, k, dtype, b_layout, seed=0):
+    torch = _torch()
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    tdt = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    a = torch.randn(m, k, device="cuda", dtype=tdt, generator=g)
+    b = torch.randn((n, k) if b_layout == "nk" else (k, n), device="cuda", dtype=tdt, generator=g)
+    return a, b
+
+
+def _reference(a, b, b_layout, bias=None, alpha=1.0):
+    bf = b.float() if b_layout == "kn" else b.float().t()
+    ref = alpha * (a.float() @ bf)
+    if bias is not None:
+        ref = ref + bias.float()
+    return ref
+
+
+def _check(out, ref, dtype):
+    torch = _torch()
+    assert not torch.isnan(out).any(), f"{int(torch.isnan(out).sum())} outputs never written (NaN poison left)"
+    err = (out.float() - ref).abs().max().item()
+    scale = ref.abs().max().item() or 1.0
+    assert err / scale <= REL_BOUND[dtype], f"max |err| {err:.4g} / max |ref| {scale:.4g} = {err / scale:.3g}"
+
+
+def _run(m, n, k, dtype, b_layout, schedule, tile=None, cluster=None, bias=False, alpha=1.0):
+    torch = _torch()
+    from hopper_gemm.api import gemm
+
+    a, b = _inputs(m, n, k, dtype, b_layout)
+    bias_t = torch.randn(n, device="cuda", dtype=a.dtype) if bias else None
+    out = None
+    if n % 8 == 0:
+        out = torch.full((m, n), float("nan"), device="cuda", dtype=a.dtype)
+    result = gemm(
+        a, b, bias=bias_t, alpha=alpha, out=out, b_layout=b_layout, schedule=schedule, tile=tile, cluster=cluster
+    )
+    torch.cuda.synchronize()
+    _check(result, _reference(a, b, b_layout, bias_t, alpha), dtype)
+    return a, b, bias_t, result
+
+
+CONFIGS = [
+    ("cooperative", (128, 256), (2, 1)),
+    ("cooperative", (128, 256), (1, 2)),
+    ("cooperative", (256, 128), (1, 1)),
+    ("cooperative", (128, 128), (2, 1)),
+    ("pingpong", (128, 128), (2, 1)),
+    ("pingpong", (128, 128), (1, 2)),
+    ("pingpong", (64, 256), (1, 1)),
+]
+
+
+@pytest.mark.parametrize("schedule,tile,cluster", CONFIGS, ids=lambda v: str(v))
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("b_layout", ["nk", "kn"])
+def test_every_configuration_matches_torch(schedule, tile, cluster, dtype, b_layout):
+    # 3 × 5 tiles of 128×256 plus ragged edges in M and N, K with a partial last k-tile.
+    _run(3 * 256 + 40, 5 * 256 + 24, 1000, dtype, b_layout, schedule, tile, cluster)
+
+
+@pytest.mark.parametrize("schedule", ["cooperative", "pingpong"])
+@pytest.mark.parametrize(
+    "m,n,k", [(1, 8, 8), (1, 4096, 512), (1000, 1000, 1000), (130, 200, 64), (4096, 8, 4096), (257, 263, 72)]
+)
+def test_odd_shapes(schedule, m, n, k):
+    _run(m, n, k, "bf16", "nk", schedule)
+
+
+@pytest.mark.parametrize("schedule", ["cooperative", "pingpong"])
+def test_bias_and_alpha(schedule):
+    _run(1000, 1032, 512, "bf16", "nk", schedule, bias=True, alpha=0.5)
+    _run(512, 520, 256, "fp16", "kn", schedule, bias=True)
+
+
+@pytest.mark.parametrize("schedule", ["cooperative", "pingpong"])
+def test_repeated_launches_are_bitwise_identical(schedule):
+    torch = _torch()
+    from hopper_gemm.api import gemm
+
+    a, b, _, first = _run(2048, 2048, 2048, "bf16", "nk", schedule)
+    for _ in range(5):
+        again = gemm(a, b, schedule=schedule)
+        torch.cuda.synchronize()
+        assert torch.equal(again, first)
+
+
+def test_auto_schedule_runs_every_benchmark_shape_class():
+    for m, n, k in [(256, 1024, 2048), (1024, 1024, 256)]:
+        _run(m, n, k, "bf16", "nk", "auto")
