@@ -52,6 +52,9 @@ from pipes.cute import (
     SlotReaders,
     TmaLoadPipeline,
     TmaStoreStaging,
+    TraceEvent,
+    TraceLayout,
+    Tracer,
     Warps,
     init_pipelines,
     storage_words,
@@ -78,8 +81,15 @@ class Declarations:
     layout: RoleLayout
 
 
-def declare(config: GemmConfig, problem: Problem) -> Declarations:
-    """The pipelines, the staging ring, the ping-pong order and the role layout of one configuration."""
+#: Trace ids (pipes.cute.trace) of what a traced GEMM records.
+TRACE_NAMES = {1: "mainloop", 2: "pingpong", 3: "epilogue"}
+
+
+def declare(config: GemmConfig, problem: Problem, tracer: Any = None) -> Declarations:
+    """The pipelines, the staging ring, the ping-pong order and the role layout of one configuration.
+
+    ``tracer``: a :class:`pipes.cute.Tracer` (built inside the kernel) to record the mainloop's events.
+    """
     ab_stages, epi_stages = config.stages(problem)
     math_warps = 4 * config.warpgroups_per_tile  # warps that consume one slot
     a_multicast, b_multicast = config.cluster_n > 1, config.cluster_m > 1
@@ -97,7 +107,7 @@ def declare(config: GemmConfig, problem: Problem) -> Declarations:
         completion=Completion.TRANSACTION_BYTES,
         tx_bytes=config.stage_bytes(problem),
     )
-    mainloop = TmaLoadPipeline(spec, multicast=multicast, readers=SlotReaders.ASYNC)
+    mainloop = TmaLoadPipeline(spec, multicast=multicast, readers=SlotReaders.ASYNC, tracer=tracer, trace_id=1)
     order = None
     if config.schedule is Schedule.PINGPONG:
         order = OrderSpec("pingpong", groups=2, role=Role("math", ArrivalUnit.ELECTED_PER_WARP, count=4), depth=2)
@@ -113,8 +123,9 @@ def declare(config: GemmConfig, problem: Problem) -> Declarations:
 class GemmKernel:
     """One compiled configuration. ``__call__`` is the ``@cute.jit`` host function to compile."""
 
-    def __init__(self, config: GemmConfig, problem: Problem) -> None:
+    def __init__(self, config: GemmConfig, problem: Problem, trace: TraceLayout | None = None) -> None:
         self.config = config
+        self.trace = trace
         self.problem = problem
         self.decl = declare(config, problem)
         self.ab_stages, self.epi_stages = config.stages(problem)
@@ -141,6 +152,35 @@ class GemmKernel:
     ) -> None:
         """``a`` (M, K), ``b`` (N, K) with K or N contiguous, ``c`` (M, N); ``bias`` (N,) (ignored unless the
         problem has a bias); ``clusters``: how many clusters to launch (the persistent grid)."""
+        self.launch(a, b, c, bias, alpha, clusters, bias, stream)
+
+    @cute.jit
+    def traced(
+        self,
+        a: cute.Tensor,
+        b: cute.Tensor,
+        c: cute.Tensor,
+        bias: cute.Tensor,
+        alpha: Float32,
+        clusters: Int32,
+        trace_buf: cute.Tensor,
+        stream: Any,
+    ) -> None:
+        """As ``__call__``, recording pipeline events into ``trace_buf`` (``GemmKernel(trace=TraceLayout)``)."""
+        self.launch(a, b, c, bias, alpha, clusters, trace_buf, stream)
+
+    @cute.jit
+    def launch(
+        self,
+        a: cute.Tensor,
+        b: cute.Tensor,
+        c: cute.Tensor,
+        bias: cute.Tensor,
+        alpha: Float32,
+        clusters: Int32,
+        trace_buf: cute.Tensor,
+        stream: Any,
+    ) -> None:
         cfg = self.config
         tiled_mma = sm90_utils.make_trivial_tiled_mma(
             self.ab_dtype,
@@ -172,7 +212,7 @@ class GemmKernel:
 
         self.storage_type = Storage
         self.kernel(
-            tiled_mma, atom_a, tma_a, atom_b, tma_b, atom_c, tma_c, a_smem, b_smem, epi_smem, c, bias, alpha
+            tiled_mma, atom_a, tma_a, atom_b, tma_b, atom_c, tma_c, a_smem, b_smem, epi_smem, c, bias, alpha, trace_buf
         ).launch(
             grid=(cfg.cluster_m, cfg.cluster_n, clusters),
             block=(BLOCK_THREADS, 1, 1),
@@ -197,9 +237,9 @@ class GemmKernel:
         c: cute.Tensor,
         bias: cute.Tensor,
         alpha: Float32,
+        trace_buf: cute.Tensor,
     ) -> None:
         cfg = self.config
-        decl = self.decl
         warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         if warp == 0:
             cpasync.prefetch_descriptor(atom_a)
@@ -208,6 +248,11 @@ class GemmKernel:
 
         smem = cutlass.memory.SmemAllocator()
         storage = smem.allocate(self.storage_type)
+        decl = self.decl
+        tracer = None
+        if cutlass.const_expr(self.trace is not None):
+            tracer = Tracer.create(self.trace, trace_buf, smem.allocate_array(Int32, self.trace.warps))
+            decl = declare(cfg, self.problem, tracer)
         if cutlass.const_expr(decl.order is not None):
             OrderedBarrier.init_barriers(decl.order, storage.order.data_ptr())
         # One cluster barrier after every init: remote releases need initialized peers.
@@ -234,11 +279,13 @@ class GemmKernel:
         if warp < MATH_FIRST_WARP:
             cute.arch.setmaxregister_decrease(LOAD_REGISTERS)
             if decl.layout.is_role("load"):
-                self.load(atom_a, tma_a, atom_b, tma_b, sa, sb, grid)
+                self.load(decl, atom_a, tma_a, atom_b, tma_b, sa, sb, grid)
         else:
             cute.arch.setmaxregister_increase(MMA_REGISTERS)
             math_wg = warp // 4 - 1
             self.math(
+                decl,
+                tracer,
                 tiled_mma,
                 atom_c,
                 tma_c,
@@ -257,6 +304,7 @@ class GemmKernel:
     @cute.jit
     def load(
         self,
+        decl: cutlass.Constexpr,
         atom_a: cute.CopyAtom,
         tma_a: cute.Tensor,
         atom_b: cute.CopyAtom,
@@ -280,7 +328,7 @@ class GemmKernel:
         sb_part, gb_part = cpasync.tma_partition(
             atom_b, grid.cta_m, cute.make_layout(cfg.cluster_m), cute.group_modes(sb, 0, 2), cute.group_modes(gb, 0, 2)
         )
-        producer = self.decl.mainloop.producer()
+        producer = decl.mainloop.producer()
         for linear in cutlass.range(grid.cluster_id, grid.cluster_tiles, grid.clusters, unroll=1):
             tm, tn = self.order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
             for k in cutlass.range(grid.k_tiles, unroll=1):
@@ -294,6 +342,8 @@ class GemmKernel:
     @cute.jit
     def math(
         self,
+        decl: cutlass.Constexpr,
+        tracer: cutlass.Constexpr,
         tiled_mma: cute.TiledMma,
         atom_c: cute.CopyAtom,
         tma_c: cute.Tensor,
@@ -324,14 +374,14 @@ class GemmKernel:
         coords = thr_mma.partition_C(cute.make_identity_tensor(tile_shape))
 
         epi = EpilogueStage(self, tiled_mma, atom_c, tma_c, sc, math_tidx)
-        staging = self.decl.staging.producer(sync=epilogue_barrier)
+        staging = decl.staging.producer(sync=epilogue_barrier)
         args = EpilogueArgs(alpha, bias, n)
-        consumer = self.decl.mainloop.consumer()
+        consumer = decl.mainloop.consumer()
         first = grid.cluster_id
         step = grid.clusters
         order = None
         if cutlass.const_expr(pingpong):
-            order = OrderedBarrier.at_start(self.decl.order, order_storage, math_wg)
+            order = OrderedBarrier.at_start(decl.order, order_storage, math_wg, tracer=tracer, trace_id=2)
             first = grid.cluster_id + math_wg * grid.clusters
             step = 2 * grid.clusters
             consumer.skip(math_wg * grid.k_tiles)
@@ -348,9 +398,11 @@ class GemmKernel:
             if cutlass.const_expr(pingpong):
                 consumer.skip(grid.k_tiles)
                 order.wait()
+            _trace(tracer, TraceEvent.WAIT)
             if cutlass.const_expr(len(self.terms) > 0):
                 apply_terms(self.terms, acc, _offset_coords(coords, tm * cfg.tile_m, tn * cfg.tile_n), args)
             staging = store_tile(epi, acc, staging, tm, tn)
+            _trace(tracer, TraceEvent.RELEASE)
             if cutlass.const_expr(pingpong):
                 # The other warpgroup reuses the staging buffers next: no store may still read them.
                 staging.tail()
@@ -471,6 +523,12 @@ def store_tile(epi: cutlass.Constexpr, acc: cute.Tensor, staging: Any, tm: Any, 
             cute.copy(epi.atom_c, sc_part[(None, slot)], gc_part[(None, (sub // sub_n, sub % sub_n))])
         staging.commit()
     return staging
+
+
+def _trace(tracer: Any, event: TraceEvent) -> None:
+    """The epilogue's span in a traced build (trace id 3); nothing otherwise."""
+    if tracer is not None:
+        tracer.record(int(event), 3, 0)
 
 
 def _offset_coords(coords: cute.Tensor, row0: Any, col0: Any) -> Any:
