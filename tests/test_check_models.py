@@ -43,8 +43,25 @@ def test_arrival_into_a_completed_phase_is_reported_with_expected_and_got():
     assert kind == "OVER_ARRIVAL"
     assert "expected 128, got 256" in message and "phase #1" in message
     assert mb.arrival_problem(bar, 1, 128) is None
-    kind, _ = mb.arrival_problem(bar, 3, 128)
+    # A kernel may number its rounds its own way (per slot, per logical round): a fresh phase takes any later one.
+    assert mb.arrival_problem(bar, 3, 128) is None
+
+
+def test_aliasing_is_judged_on_the_rounds_a_phase_carries_not_on_the_phase_count():
+    bar = mb.arrive(mb.BarrierState.fresh(2), 1, K, completion=4, who="a")  # round 4 opens phase #0
+    assert mb.arrival_problem(bar, 4, 1) is None
+    kind, message = mb.arrival_problem(bar, 6, 1, "b's arrivals")
     assert kind == "PHASE_ALIASING"
+    assert "phase #0 mixes two rounds: it holds a's arrival for completion #4" in message
+    assert "the b's arrivals is a full round ahead" in message
+    done = mb.arrive(bar, 1, K, completion=4, who="b")
+    assert (done.completed, done.done_round) == (1, 4)
+    assert mb.stale_pass_problem(done, 0, 4) is None  # a wait for round 4 passes on the phase that carried it
+    assert "the stale completion #4" in mb.stale_pass_problem(done, 0, 6)
+    assert mb.late_wait_problem(done, 1, 6) is None  # round 6 comes later: it blocks, rightly
+    assert "already completion #4" in mb.late_wait_problem(done, 1, 2)
+    kind, message = mb.arrival_problem(done, 4, 1)  # a third arrival for round 4: too many
+    assert kind == "OVER_ARRIVAL" and "expected 2, got 3" in message
 
 
 def test_transaction_bytes_hold_the_phase_until_delivered():
@@ -74,8 +91,11 @@ def test_stale_pass_and_late_waiter_are_phase_aliasing():
     assert mb.stale_pass_problem(one, 0, 0) is None
     three = mb.arrive(mb.arrive(one, 1, K), 1, K)
     assert "stale completion #2" in mb.stale_pass_problem(three, 0, 4)
-    assert "already completed #0 and #1" in mb.late_wait_problem(mb.arrive(one, 1, K), 0, 0)
+    late = mb.late_wait_problem(mb.arrive(one, 1, K), 0, 0)
+    assert "latest completed phase #1 is already completion #1" in late
     assert mb.late_wait_problem(one, 0, 0) is None
+    first = mb.late_wait_problem(one, 1, -1)  # the producer's free first pass, after an arrival came first
+    assert "free first pass (completion #-1, parity 1), but phase #0 has already completed (before this wait)" in first
 
 
 def test_parity_hint_names_the_start_phase_when_parity_and_completion_disagree():

@@ -25,17 +25,28 @@ backend, plus explicit data reads and writes; declare the pipelines; call :func:
 
 The checker explores every interleaving (state hashing, one move per synchronising operation) and
 reports deadlocks, reads of uncommitted data, overwrites of unreleased slots, over-arrivals, phase
-aliasing and unbalanced exits, each with a numbered interleaving that :func:`replay` reproduces.
+aliasing, lost counter signals and unbalanced exits (errors), and credits left at exit (a warning), each
+with a numbered interleaving that :func:`replay` reproduces.
 """
 
 from .barrier import BarrierState, FlagState
 from .bridge import model_of, ordered_protocol, stream_protocol
 from .context import Ctx
+from .counter import CounterState
 from .explore import check, replay
 from .ordered import OrderedTurn
 from .pipeline import ModelPipelineOps
-from .protocol import END_OF_STREAM, Agent, ModelBarrier, ModelFlag, ModelOrder, ModelPipeline, Protocol
-from .report import Finding, FindingKind, Report
+from .protocol import (
+    END_OF_STREAM,
+    Agent,
+    ModelBarrier,
+    ModelCounter,
+    ModelFlag,
+    ModelOrder,
+    ModelPipeline,
+    Protocol,
+)
+from .report import Finding, FindingKind, Report, Severity
 
 __all__ = [
     "model_of",
@@ -44,11 +55,13 @@ __all__ = [
     "END_OF_STREAM",
     "Agent",
     "BarrierState",
+    "CounterState",
     "Ctx",
     "Finding",
     "FindingKind",
     "FlagState",
     "ModelBarrier",
+    "ModelCounter",
     "ModelFlag",
     "ModelOrder",
     "ModelPipeline",
@@ -56,6 +69,7 @@ __all__ = [
     "OrderedTurn",
     "Protocol",
     "Report",
+    "Severity",
     "check",
     "replay",
 ]

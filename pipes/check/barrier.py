@@ -32,10 +32,46 @@ class BarrierState(NamedTuple):
     """What the last completed phase's arrivers knew (a passing waiter learns it)."""
     gathered: Knowledge
     """What the current phase's arrivers knew so far."""
+    round: int | None = None
+    """The completion number the current phase's annotated arrivals mean (None: no annotated arrival yet)."""
+    opener: str = ""
+    """Who made the current phase's first annotated arrival (for messages)."""
+    done_round: int | None = None
+    """The completion number the latest completed phase's arrivals meant (None: none, or not annotated)."""
 
     @classmethod
     def fresh(cls, expected: int) -> BarrierState:
         return cls(expected, 0, expected, 0, EMPTY_KNOWLEDGE, EMPTY_KNOWLEDGE)
+
+
+# -- logical rounds ---------------------------------------------------------------------------------------
+# Agents annotate waits and arrivals with the completion they mean. The checker never compares that number
+# with the barrier's own phase count — a kernel may number rounds its own way (per slot, per tile, per
+# logical round of a two-slot rendezvous) — only with the rounds the barrier's phases actually carried:
+# the arrivals of one phase must mean one round, later phases later rounds, and a waiter must pass on the
+# phase of the round it means. Negative numbers mean the fresh barrier's virtual completion (#-1, which a
+# parity-1 wait passes at once). Unannotated arrivals leave a phase's round unknown; waits on it are then
+# judged by phase count (round = phase number), the convention the model pipelines use anyway.
+
+VIRTUAL = -1
+
+
+def observed_round(bar: BarrierState) -> int:
+    """The round a wait passing now observes: the latest completed phase's (by phase count if unannotated)."""
+    if bar.completed == 0:
+        return VIRTUAL
+    return bar.done_round if bar.done_round is not None else bar.completed - 1
+
+
+def _meant_phase(bar: BarrierState, completion: int) -> int | None:
+    """The phase number a wait for ``completion`` means, as far as the barrier's rounds tell (None: unknown)."""
+    if completion < 0:
+        return VIRTUAL
+    if bar.completed and completion == observed_round(bar):
+        return bar.completed - 1
+    if bar.round is None or completion == bar.round:
+        return bar.completed if completion > observed_round(bar) else None
+    return None
 
 
 def passes(bar: BarrierState, parity: int) -> bool:
@@ -49,22 +85,39 @@ class OverArrival(Exception):
 
 def _maybe_complete(bar: BarrierState) -> BarrierState:
     if bar.pending == 0 and bar.tx == 0:
-        return BarrierState(bar.expected, bar.completed + 1, bar.expected, 0, bar.gathered, EMPTY_KNOWLEDGE)
+        return BarrierState(
+            bar.expected, bar.completed + 1, bar.expected, 0, bar.gathered, EMPTY_KNOWLEDGE, None, "", bar.round
+        )
     return bar
 
 
-def arrive(bar: BarrierState, count: int, knowledge: Knowledge, expect_tx: int = 0) -> BarrierState:
-    """``count`` arrivals (and ``expect_tx`` more outstanding bytes) into the current phase."""
+def _with_round(bar: BarrierState, completion: int | None, who: str) -> BarrierState:
+    if completion is None or bar.round is not None:
+        return bar
+    return bar._replace(round=completion, opener=who)
+
+
+def arrive(
+    bar: BarrierState,
+    count: int,
+    knowledge: Knowledge,
+    expect_tx: int = 0,
+    completion: int | None = None,
+    who: str = "",
+) -> BarrierState:
+    """``count`` arrivals (and ``expect_tx`` more outstanding bytes) into the current phase, for ``completion``."""
     if count > bar.pending:
         raise OverArrival(f"{count} arrivals with only {bar.pending} of {bar.expected} pending")
     updated = bar._replace(pending=bar.pending - count, tx=bar.tx + expect_tx, gathered=join(bar.gathered, knowledge))
-    return _maybe_complete(updated)
+    return _maybe_complete(_with_round(updated, completion, who))
 
 
-def complete_tx(bar: BarrierState, nbytes: int, knowledge: Knowledge) -> BarrierState:
+def complete_tx(
+    bar: BarrierState, nbytes: int, knowledge: Knowledge, completion: int | None = None, who: str = ""
+) -> BarrierState:
     """An asynchronous copy delivered ``nbytes`` to this barrier's transaction count."""
     updated = bar._replace(tx=bar.tx - nbytes, gathered=join(bar.gathered, knowledge))
-    return _maybe_complete(updated)
+    return _maybe_complete(_with_round(updated, completion, who))
 
 
 def status(bar: BarrierState) -> str:
@@ -76,53 +129,86 @@ def status(bar: BarrierState) -> str:
     return text
 
 
-def arrival_problem(bar: BarrierState, completion: int | None, count: int) -> tuple[str, str] | None:
-    """Judge an arrival meant for phase ``completion``: ``(kind name, detail)`` or None when fine."""
-    if completion is None or completion == bar.completed:
+def arrival_problem(
+    bar: BarrierState, completion: int | None, count: int, what: str = "arrivals"
+) -> tuple[str, str] | None:
+    """Judge ``count`` arrivals (or bytes) meant for ``completion``: ``(kind name, detail)`` or None when fine.
+
+    Judged on rounds, not on the phase count: the arrivals of one phase must mean one completion, and a
+    completion whose phase already completed gets no more arrivals.
+    """
+    if completion is None:
         return None
-    if completion < bar.completed:
-        got = bar.expected + count
+    done = bar.done_round if bar.done_round is not None else (bar.completed - 1 if bar.completed else None)
+    if (bar.round is None or completion == bar.round) and (done is None or completion > done):
+        return None
+    if done is not None and completion <= done:
+        got = f"expected {bar.expected}, got {bar.expected + count}" if what == "arrivals" else f"{count} more bytes"
         return (
             "OVER_ARRIVAL",
-            f"more arrivals in phase #{completion} than the barrier expects (expected {bar.expected}, got {got}): "
-            f"phase #{completion} had already completed, so these arrivals land in phase #{bar.completed}",
+            f"more {what} for completion #{completion} than the barrier expects ({got}): that completion's phase "
+            f"had already completed, so these {what} land in phase #{bar.completed}"
+            + (f", which {bar.opener} opened for completion #{bar.round}" if bar.round is not None else ""),
         )
+    ahead, behind = (what, f"{bar.opener}'s arrival") if completion > bar.round else (f"{bar.opener}'s arrival", what)
     return (
         "PHASE_ALIASING",
-        f"an arrival meant for phase #{completion} lands in phase #{bar.completed}: "
-        "the arriving agent is a full ring ahead",
+        f"phase #{bar.completed} mixes two rounds: it holds {bar.opener}'s arrival for completion #{bar.round}, and "
+        f"{what} for completion #{completion} now land in it — the {ahead} is a full round ahead of the {behind}, "
+        "so the phase completes with arrivals of two rounds",
     )
 
 
 def late_wait_problem(bar: BarrierState, parity: int, completion: int | None) -> str | None:
-    """A waiter that can no longer observe the completion it means to: the barrier is 2+ phases past it."""
-    if completion is None or bar.completed < completion + 2:
+    """A waiter that can no longer observe the completion it means to: the barrier moved past it."""
+    if completion is None or bar.completed == 0:
+        return None
+    latest = observed_round(bar)
+    phases = f"{bar.completed} phase(s) completed in all" if bar.completed > 1 else "before this wait"
+    if completion < 0:
+        return (
+            f"it waits for the fresh barrier's free first pass (completion #-1, parity {parity}), but phase #0 "
+            f"has already completed ({phases}): its parity now names a later phase, so it hangs or passes on the "
+            "wrong one — an arrival came before the first wait it was meant to follow"
+        )
+    if completion >= latest:
         return None
     return (
-        f"it waits for completion #{completion} (parity {parity}) but the barrier has already completed "
-        f"#{completion} and #{completion + 1} ({bar.completed} in all): a parity wait sees only the latest phase, "
-        "so it hangs or passes on the wrong phase — another agent ran a full ring ahead"
+        f"it waits for completion #{completion} (parity {parity}), but the barrier's latest completed phase "
+        f"#{bar.completed - 1} is already completion #{latest}: a parity wait sees only the latest phase, so it "
+        "hangs or passes on the wrong one — another agent ran a full round ahead"
     )
 
 
 def stale_pass_problem(bar: BarrierState, parity: int, completion: int | None) -> str | None:
     """A wait that passes now, but not on the completion it means to observe (its parity aliases)."""
-    if completion is None or not passes(bar, parity) or bar.completed == completion + 1:
+    if completion is None or not passes(bar, parity):
         return None
-    seen = bar.completed - 1
-    seen_text = "the fresh barrier's virtual completion #-1" if seen < 0 else f"the stale completion #{seen}"
+    seen = observed_round(bar)
+    if (completion < 0) == (seen < 0) and (completion < 0 or completion == seen):
+        return None
+    if seen < 0:
+        return (
+            f"it passes a wait for completion #{completion} (parity {parity}) on the fresh barrier's free first pass "
+            "(the virtual completion #-1, which every parity-1 wait sees before phase #0 completes): nothing has "
+            "completed yet"
+        )
+    age = "stale" if seen < completion else "later"
     return (
-        f"it passes a wait for completion #{completion} (parity {parity}) although the barrier has completed "
-        f"only {bar.completed} phase(s): it passed on {seen_text}, which has the same parity"
+        f"it passes a wait for completion #{completion} (parity {parity}) on phase #{bar.completed - 1}, the {age} "
+        f"completion #{seen}, which has the same parity"
     )
 
 
-def parity_hint(parity: int, completion: int | None) -> str:
-    """A note when a blocked waiter's parity cannot match the completion it means to observe."""
-    if completion is None or (completion & 1) == parity:
+def parity_hint(parity: int, completion: int | None, bar: BarrierState | None = None) -> str:
+    """A note when a waiter's parity cannot match the completion it means to observe."""
+    if completion is None:
+        return ""
+    meant = _meant_phase(bar, completion) if bar is not None else (VIRTUAL if completion < 0 else completion)
+    if meant is None or (meant & 1) == parity:
         return ""
     return (
-        f" — its parity {parity} does not match completion #{completion} (parity {completion & 1}): "
+        f" — its parity {parity} does not match completion #{completion} (parity {meant & 1}): "
         "is the cursor's start phase or phase flip wrong (a producer starts at phase 1, a consumer at 0)?"
     )
 

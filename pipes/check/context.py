@@ -19,6 +19,10 @@ from .ops import (
     BulkCommit,
     BulkStore,
     BulkWait,
+    CounterSignal,
+    CounterStore,
+    CounterTake,
+    CounterWait,
     Fence,
     FlagSet,
     FlagWait,
@@ -149,6 +153,24 @@ class Ctx:
     def wait_flag(self, flag: str) -> None:
         self.emit(FlagWait(self._flag(flag), flag, self.name, "wait_flag"))
 
+    def signal(self, counter: str, by: int = 1) -> None:
+        """Add ``by`` to ``counter`` with release semantics (Ascend ``set_cross_flag``; ``red.release.add``)."""
+        self.emit(CounterSignal(self._counter(counter), counter, self._count(by, "by"), self.name, "signal"))
+
+    def take(self, counter: str) -> None:
+        """Block while ``counter`` is 0, then take one (Ascend ``wait_cross_flag``; a semaphore acquire)."""
+        self.emit(CounterTake(self._counter(counter), counter, self.name, "take"))
+
+    def wait_counter(self, counter: str, at_least: int = 1) -> None:
+        """Block until ``counter`` >= ``at_least`` (an acquire load of a ready flag; a threshold quorum)."""
+        index = self._counter(counter)
+        self.emit(CounterWait(index, counter, self._count(at_least, "at_least"), self.name, "wait_counter"))
+
+    def store_counter(self, counter: str, value: int) -> None:
+        """Store ``value`` into ``counter`` with release semantics (``st.release`` of an epoch/ready flag)."""
+        index = self._counter(counter)
+        self.emit(CounterStore(index, counter, self._count(value, "value", 0), self.name, "store_counter"))
+
     def bulk_commit_group(self) -> None:
         self.emit(BulkCommit(self.name))
 
@@ -180,6 +202,16 @@ class Ctx:
         if name not in self.layout.barrier_ids:
             raise ProtocolError(f"no barrier named {name!r}; declared: {self.layout.barrier_names}")
         return self.layout.barrier_ids[name]
+
+    def _counter(self, name: str) -> int:
+        if name not in self.layout.counter_ids:
+            raise ProtocolError(f"no counter named {name!r}; declared: {[c.name for c in self.layout.counters]}")
+        return self.layout.counter_ids[name]
+
+    def _count(self, value: Any, what: str, low: int = 1) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ProtocolError(f"{self.name}: {what} = {value!r} is invalid: allowed an int >= {low}")
+        return value
 
     def _flag(self, name: str) -> int:
         if name not in self.layout.flag_ids:

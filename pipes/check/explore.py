@@ -22,7 +22,10 @@ def _finding(problem: Problem, lines: list[str], schedule: list[str]) -> Finding
     return Finding(FindingKind[problem.kind], problem.message, tuple(lines), tuple(schedule))
 
 
-def _replay(machine: Machine, schedule: list[str] | tuple[str, ...]) -> Finding | None:
+def _replay(
+    machine: Machine, schedule: list[str] | tuple[str, ...], site: tuple[str, str] | None = None
+) -> Finding | None:
+    """Re-run ``schedule``; the finding it hits (at the end, the one at ``site`` if several show there)."""
     world = machine.initial()
     lines: list[str] = []
     for done, label in enumerate(schedule):
@@ -38,7 +41,8 @@ def _replay(machine: Machine, schedule: list[str] | tuple[str, ...]) -> Finding 
         world = outcome.world
     labels, problem = machine.moves(world)
     if problem is None and not labels:
-        problem = machine.end_problem(world)
+        ends = machine.end_problems(world)
+        problem = next((p for p in ends if _site(p) == site), ends[0] if ends else None)
     return _finding(problem, lines, list(schedule)) if problem else None
 
 
@@ -114,7 +118,7 @@ class _Findings:
             return
         if shorten:
             schedule = _shorten(self.machine, schedule, key)
-        finding = _replay(self.machine, schedule)
+        finding = _replay(self.machine, schedule, key)
         if finding is None or finding.kind.name != problem.kind:
             raise ProtocolError(f"internal: replaying {schedule} did not reproduce {problem.kind}")
         self.items[key] = finding
@@ -158,7 +162,9 @@ def check(
         world = queue.popleft()
         labels, problem = machine.moves(world)
         if problem is None and not labels:
-            problem = machine.end_problem(world)
+            for end in machine.end_problems(world):
+                findings.add(end, _path(parents, world))
+            continue
         if problem:
             findings.add(problem, _path(parents, world))
             continue
@@ -204,9 +210,9 @@ def _random_run(
         seen.add(world)
         labels, problem = machine.moves(world)
         if problem is None and not labels:
-            problem = machine.end_problem(world)
-            if problem is None:
-                break
+            for end in machine.end_problems(world):
+                findings.add(end, schedule, shorten=True)
+            break
         if problem:
             findings.add(problem, schedule, shorten=True)
             break

@@ -111,6 +111,34 @@ class Hazard(Exception):
 Namer = Callable[[int], str]
 
 
+def _is_global(cell: str) -> bool:
+    return cell.startswith("global[")
+
+
+def _uncommitted(cell: str) -> str:
+    """Why a read saw data that was not ordered before it, in the terms of what the cell is."""
+    if _is_global(cell):
+        return (
+            "a read of global memory whose write is not ordered before it (no release → acquire chain from its writer)"
+        )
+    if ".meta[" in cell:
+        return "a read of a slot's metadata that was not committed"
+    return "a read of a slot whose data was not committed"
+
+
+def _unreleased(cell: str) -> str:
+    """Why a write came too early for an earlier read, in the terms of what the cell is."""
+    if _is_global(cell):
+        return "nothing orders that read before this write"
+    return "the slot was not released after that read"
+
+
+def _handed_back(cell: str) -> str:
+    if _is_global(cell):
+        return "the overwrite is not ordered after this read"
+    return "the slot was handed back before the read finished"
+
+
 def write(
     cell: str,
     state: CellState,
@@ -140,7 +168,7 @@ def write(
         raise Hazard(
             "OVERWRITE_UNRELEASED",
             f"{who} overwrites {cell} (write #{state.version + 1}) while the read of write #{state.version} by "
-            f"{names(unfinished)} is not known to have finished: the slot was not released after that read",
+            f"{names(unfinished)} is not known to have finished: {_unreleased(cell)}",
         )
     if async_agents:
         agent_reads = state.readers & ((1 << async_agents) - 1)
@@ -166,19 +194,19 @@ def read(
     if state.version == 0:
         raise Hazard(
             "READ_UNCOMMITTED",
-            f"{who} reads {cell}, which nothing has written yet: a read of a slot whose data was not committed",
+            f"{who} reads {cell}, which nothing has written yet: {_uncommitted(cell)}",
         )
     if known_version < state.version:
         if known_version >= 1 and not known_readers & reader_bit:
             raise Hazard(
                 "OVERWRITE_UNRELEASED",
                 f"{who} reads {cell} expecting write #{known_version}, but write #{state.version} already "
-                "overwrote it: the slot was handed back before the read finished",
+                f"overwrote it: {_handed_back(cell)}",
             )
         raise Hazard(
             "READ_UNCOMMITTED",
             f"{who} reads {cell} but its write #{state.version} is not ordered before this read "
-            f"({who} last synchronised with write #{known_version}): a read of a slot whose data was not committed",
+            f"({who} last synchronised with write #{known_version}): {_uncommitted(cell)}",
         )
     updated = CellState(state.version, state.readers | reader_bit, state.value)
     return updated, learn(knowledge, cell, state.version, known_readers | reader_bit | fenced_bit)

@@ -101,7 +101,7 @@ class Arrive:
 
     def describe(self) -> str:
         expect = f" + expect_tx {self.tx} B" if self.tx else ""
-        into = "" if self.completion is None else f" (phase #{self.completion})"
+        into = "" if self.completion is None else f" (for completion #{self.completion})"
         return f"{self.call}: arrive on {self.barrier_name} ×{self.count}{expect}{into}"
 
 
@@ -135,6 +135,73 @@ class FlagWait:
 
     def describe(self) -> str:
         return f"{self.call}: wait_flag {self.flag_name}"
+
+
+@dataclass(frozen=True, slots=True)
+class CounterSignal:
+    """Add ``by`` to a counter with release semantics (``set_cross_flag``, ``red.release.add``)."""
+
+    counter: int
+    counter_name: str
+    by: int
+    who: str
+    call: str
+
+    sync: ClassVar[bool] = True
+    branching: ClassVar[bool] = False
+
+    def describe(self) -> str:
+        return f"{self.call}: signal {self.counter_name} +{self.by}"
+
+
+@dataclass(frozen=True, slots=True)
+class CounterStore:
+    """Store ``value`` into a counter with release semantics (``st.release`` of an epoch or ready flag)."""
+
+    counter: int
+    counter_name: str
+    value: int
+    who: str
+    call: str
+
+    sync: ClassVar[bool] = True
+    branching: ClassVar[bool] = False
+
+    def describe(self) -> str:
+        return f"{self.call}: store {self.counter_name} = {self.value}"
+
+
+@dataclass(frozen=True, slots=True)
+class CounterTake:
+    """Block while the counter is 0, then take one (``wait_cross_flag``; a semaphore acquire)."""
+
+    counter: int
+    counter_name: str
+    who: str
+    call: str
+
+    sync: ClassVar[bool] = True
+    branching: ClassVar[bool] = False
+
+    def describe(self) -> str:
+        return f"{self.call}: take one from {self.counter_name}"
+
+
+@dataclass(frozen=True, slots=True)
+class CounterWait:
+    """Block until the counter is at least ``at_least`` (an acquire load of a ready flag; a quorum)."""
+
+    counter: int
+    counter_name: str
+    at_least: int
+    who: str
+    call: str
+
+    sync: ClassVar[bool] = True
+    branching: ClassVar[bool] = False
+
+    def describe(self) -> str:
+        return f"{self.call}: wait until {self.counter_name} >= {self.at_least}"
 
 
 @dataclass(frozen=True, slots=True)

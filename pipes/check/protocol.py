@@ -38,7 +38,6 @@ class _EndOfStream:
 END_OF_STREAM = _EndOfStream()
 
 
-
 @dataclass(frozen=True)
 class ModelPipeline:
     """A pipeline as the checker runs it: the spec plus the options of its kind.
@@ -162,6 +161,40 @@ class ModelFlag:
 
 
 @dataclass(frozen=True)
+class ModelCounter:
+    """A counter agents synchronise through: ``ctx.signal``, ``ctx.take``, ``ctx.wait_counter``, ``ctx.store_counter``.
+
+    * An Ascend cross-core flag: ``ModelCounter("scores_full", capacity=15, drain=True)`` — each set counts,
+      at most ``capacity`` (15 on CANN's parts; 1 is the conservative binary reading) may be outstanding, and
+      signals never taken by exit are a warning (``CREDITS_LEFT``), not an error.
+    * A GPU semaphore or ready flag in memory: ``ModelCounter("ready", initial=0)`` (no capacity), read with
+      ``ctx.wait_counter(name, at_least=n)`` — also a threshold quorum ("at least n producers are done").
+
+    ``initial``: the value at kernel start (what a previous kernel left, e.g. the last launch's epoch).
+    """
+
+    name: str
+    initial: int = 0
+    capacity: int | None = None
+    drain: bool = False
+
+    def __post_init__(self) -> None:
+        owner = f"ModelCounter({self.name!r})"
+        if not isinstance(self.name, str) or not self.name:
+            raise invalid("ModelCounter", "name", self.name, "a non-empty string")
+        if isinstance(self.initial, bool) or not isinstance(self.initial, int) or self.initial < 0:
+            raise invalid(owner, "initial", self.initial, "an int >= 0")
+        if self.capacity is not None and (
+            isinstance(self.capacity, bool) or not isinstance(self.capacity, int) or self.capacity < 1
+        ):
+            raise invalid(owner, "capacity", self.capacity, "None (unbounded) or an int >= 1")
+        if self.capacity is not None and self.initial > self.capacity:
+            raise invalid(owner, "initial", self.initial, f"at most capacity = {self.capacity}")
+        if not isinstance(self.drain, bool):
+            raise invalid(owner, "drain", self.drain, "True or False")
+
+
+@dataclass(frozen=True)
 class Agent:
     """One unit of a role (a thread, elected warp, warp or warpgroup) running ``fn(ctx)``.
 
@@ -193,9 +226,10 @@ class Protocol:
     orders: tuple[ModelOrder, ...] = ()
     barriers: tuple[ModelBarrier, ...] = ()
     flags: tuple[ModelFlag, ...] = ()
+    counters: tuple[ModelCounter, ...] = ()
 
     def __post_init__(self) -> None:
-        for name in ("agents", "pipelines", "orders", "barriers", "flags"):
+        for name in ("agents", "pipelines", "orders", "barriers", "flags", "counters"):
             object.__setattr__(self, name, _tuple(getattr(self, name)))
         owner = f"Protocol({self.name!r})"
         if not self.agents:
@@ -206,6 +240,7 @@ class Protocol:
             ("orders", ModelOrder),
             ("barriers", ModelBarrier),
             ("flags", ModelFlag),
+            ("counters", ModelCounter),
         )
         for name, kind in kinds:
             for item in getattr(self, name):
@@ -215,7 +250,7 @@ class Protocol:
         if len(set(agent_names)) != len(agent_names):
             raise invalid(owner, "agents", agent_names, "distinct agent names")
         objects = [p.name for p in self.pipelines] + [o.name for o in self.orders]
-        objects += [b.name for b in self.barriers] + [f.name for f in self.flags]
+        objects += [b.name for b in self.barriers] + [f.name for f in self.flags] + [c.name for c in self.counters]
         if len(set(objects)) != len(objects):
             raise invalid(owner, "names", objects, "distinct names for pipelines, orders, barriers and flags")
 
@@ -235,6 +270,8 @@ class Layout:
     orders: dict[str, tuple[ModelOrder, tuple[int, ...]]] = field(default_factory=dict)
     barrier_ids: dict[str, int] = field(default_factory=dict)
     flag_ids: dict[str, int] = field(default_factory=dict)
+    counters: list[ModelCounter] = field(default_factory=list)
+    counter_ids: dict[str, int] = field(default_factory=dict)
 
     def add_barrier(self, name: str, expected: int) -> int:
         self.barrier_ids[name] = len(self.barrier_names)
@@ -281,4 +318,7 @@ def compile_layout(protocol: Protocol) -> Layout:
         layout.add_barrier(barrier.name, barrier.expected)
     for flag in protocol.flags:
         layout.add_flag(flag.name, flag.initially_set)
+    for counter in protocol.counters:
+        layout.counter_ids[counter.name] = len(layout.counters)
+        layout.counters.append(counter)
     return layout

@@ -6,17 +6,33 @@ import enum
 from dataclasses import dataclass, field
 
 
+class Severity(enum.Enum):
+    """An error breaks the kernel; a warning names something harmless here that is worth knowing."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
 class FindingKind(enum.Enum):
-    """The kinds of protocol errors the checker finds; ``value`` is the one-line meaning."""
+    """The kinds of protocol problems the checker finds; ``value`` is the one-line meaning."""
 
     DEADLOCK = "no agent can move and not all have finished"
-    READ_UNCOMMITTED = "a read of a slot whose data was not committed to the reader"
-    OVERWRITE_UNRELEASED = "an overwrite of a slot not yet released by its readers"
+    READ_UNCOMMITTED = "a read of data whose write is not ordered before it"
+    OVERWRITE_UNRELEASED = "an overwrite of data whose earlier readers or writer are not ordered before it"
     OVER_ARRIVAL = "more arrivals in a phase than the barrier expects"
     PHASE_ALIASING = "a waiter passes (or can only pass) on the wrong phase of a barrier"
     DOUBLE_SET = "a set_flag on a flag that is already set"
     UNBALANCED_EXIT = "state left unbalanced at exit (outstanding commits, un-drained slots, flags, bulk stores)"
     AGENT_ERROR = "an agent function raised (a misuse of the pipeline API, or its own check failed)"
+    COUNTER_OVERFLOW = "a counter signalled beyond its capacity (the signal is lost)"
+    CREDITS_LEFT = "signals left untaken on a counter at exit (harmless to this kernel)"
+
+    @property
+    def severity(self) -> Severity:
+        return Severity.WARNING if self in _WARNINGS else Severity.ERROR
+
+
+_WARNINGS = frozenset({FindingKind.CREDITS_LEFT})
 
 
 @dataclass(frozen=True)
@@ -32,9 +48,16 @@ class Finding:
     trace: tuple[str, ...]
     schedule: tuple[str, ...]
 
+    @property
+    def severity(self) -> Severity:
+        return self.kind.severity
+
     def __str__(self) -> str:
         steps = "\n".join(f"    {i}. {line}" for i, line in enumerate(self.trace, 1))
-        return f"{self.kind.name}: {self.message}\n  interleaving ({len(self.schedule)} moves):\n{steps}"
+        label = self.kind.name if self.severity is Severity.ERROR else f"{self.kind.name} (warning)"
+        if not self.schedule and self.trace and self.trace[0].startswith("declared:"):
+            return f"{label}: {self.message}\n  before exploring:\n{steps}"
+        return f"{label}: {self.message}\n  interleaving ({len(self.schedule)} moves):\n{steps}"
 
 
 @dataclass
@@ -59,7 +82,16 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        return not self.findings
+        """No errors (warnings may be present)."""
+        return not self.errors
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity is Severity.ERROR]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity is Severity.WARNING]
 
     def kinds(self) -> set[FindingKind]:
         return {f.kind for f in self.findings}
@@ -70,8 +102,12 @@ class Report:
     def __str__(self) -> str:
         scope = "exhaustive" if self.exhaustive else f"bounded at {self.max_states} states (not a proof)"
         random = f", {self.random_runs} random runs (seed {self.seed})" if self.random_runs else ""
+        if self.ok:
+            verdict = "OK" + (f" with {len(self.warnings)} warning(s)" if self.warnings else "")
+        else:
+            verdict = f"{len(self.findings)} finding(s)"
         head = (
-            f"pipes.check {self.protocol}: {'OK' if self.ok else f'{len(self.findings)} finding(s)'} — "
+            f"pipes.check {self.protocol}: {verdict} — "
             f"{self.states} states, {self.transitions} transitions, {scope}{random}, {self.seconds:.2f} s"
         )
         return "\n".join([head, *(f"[{i}] {f}" for i, f in enumerate(self.findings, 1))])

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from . import barrier as mb
 from . import bulk
+from . import counter as mc
 from . import memory as mem
 from .agent_tree import ROOT, AgentTree
 from .ops import (
@@ -25,6 +26,10 @@ from .ops import (
     BulkCommit,
     BulkStore,
     BulkWait,
+    CounterSignal,
+    CounterStore,
+    CounterTake,
+    CounterWait,
     Crash,
     Done,
     Fence,
@@ -62,6 +67,7 @@ class World(NamedTuple):
     knowledge: tuple[mem.Knowledge, ...]
     engines: tuple[bulk.Engine, ...]
     loads: tuple[Load, ...]
+    counters: tuple[mc.CounterState, ...] = ()
 
 
 class Problem(NamedTuple):
@@ -103,6 +109,7 @@ class Machine:
             knowledge=(mem.EMPTY_KNOWLEDGE,) * count,
             engines=(bulk.IDLE,) * count,
             loads=(),
+            counters=tuple(mc.CounterState.fresh(c.initial) for c in self.layout.counters),
         )
 
     def reader_names(self, mask: int) -> str:
@@ -132,6 +139,12 @@ class Machine:
             elif kind is FlagWait:
                 if mb.flag_ready(world.flags[op.flag]):
                     labels.append(self.names[agent])
+            elif kind is CounterTake:
+                if mc.can_take(world.counters[op.counter]):
+                    labels.append(self.names[agent])
+            elif kind is CounterWait:
+                if mc.reaches(world.counters[op.counter], op.at_least):
+                    labels.append(self.names[agent])
             elif kind is not Done and kind is not Crash:
                 labels.append(self.names[agent])
         labels.extend(load.label for load in world.loads)
@@ -139,13 +152,19 @@ class Machine:
 
     def end_problem(self, world: World) -> Problem | None:
         """For a world with no move: the deadlock, or what is unbalanced at exit (None if all is clean)."""
+        problems = self.end_problems(world)
+        return problems[0] if problems else None
+
+    def end_problems(self, world: World) -> list[Problem]:
+        """For a world with no move: the deadlock, or the errors then the warnings at exit (empty if clean)."""
         ops = [self.trees[a].op(n) for a, n in enumerate(world.positions)]
         if not all(type(op) is Done for op in ops):
-            return Problem("DEADLOCK", self._deadlock_message(world, ops))
+            return [Problem("DEADLOCK", self._deadlock_message(world, ops))]
+        found = []
         problems = self._exit_problems(world)
         if problems:
-            return Problem("UNBALANCED_EXIT", "unbalanced state at exit: " + "; ".join(problems))
-        return None
+            found.append(Problem("UNBALANCED_EXIT", "unbalanced state at exit: " + "; ".join(problems)))
+        return found + self._exit_warnings(world)
 
     # -- one move ----------------------------------------------------------------------------------
     def step(self, world: World, label: str) -> Outcome:
@@ -174,10 +193,17 @@ class Machine:
                 what = "" if op.completion is None else f" for completion #{op.completion}"
                 lines.append(
                     f"  {op.who}: blocked in {op.call} on {op.barrier_name}, waiting for parity {op.parity}{what} — "
-                    f"{op.barrier_name}: {mb.status(bar)}{mb.parity_hint(op.parity, op.completion)}"
+                    f"{op.barrier_name}: {mb.status(bar)}{mb.parity_hint(op.parity, op.completion, bar)}"
                 )
             elif type(op) is FlagWait:
                 lines.append(f"  {op.who}: blocked in {op.call} on flag {op.flag_name}, which is not set")
+            elif type(op) is CounterTake:
+                lines.append(f"  {op.who}: blocked in {op.call} on counter {op.counter_name}, which is 0")
+            elif type(op) is CounterWait:
+                value = world.counters[op.counter].value
+                lines.append(
+                    f"  {op.who}: blocked in {op.call} until {op.counter_name} >= {op.at_least}; it is {value}"
+                )
             else:
                 lines.append(f"  {name}: at {op.describe()}")
         if world.loads:
@@ -210,6 +236,20 @@ class Machine:
                 problems.append(f"{self.names[agent]} exits with {text}")
         return problems
 
+    def _exit_warnings(self, world: World) -> list[Problem]:
+        warnings = []
+        for declared, state in zip(self.layout.counters, world.counters, strict=True):
+            if declared.drain and state.value > 0:
+                warnings.append(
+                    Problem(
+                        "CREDITS_LEFT",
+                        f"counter {declared.name} holds {state.value} untaken signal(s) at exit: a counted signal left "
+                        "at exit does not hang this kernel (typically a free-slot credit primed and never taken) — "
+                        "drain it if the next kernel uses the same counter",
+                    )
+                )
+        return warnings
+
 
 class _Scratch:
     """A mutable copy of a world while one move runs."""
@@ -224,6 +264,7 @@ class _Scratch:
         self.cells_touched = False
         self.knowledge = list(world.knowledge)
         self.engines = list(world.engines)
+        self.counters = list(world.counters)
         self.loads = {load.label: load for load in world.loads}
         self.lines: list[str] = []
         self.problem: Problem | None = None
@@ -242,6 +283,7 @@ class _Scratch:
             tuple(k if k is o else intern(k) for k, o in zip(self.knowledge, old.knowledge, strict=True)),
             tuple(self.engines),
             tuple(self.loads[label] for label in sorted(self.loads)),
+            tuple(c if c is o else intern(c) for c, o in zip(self.counters, old.counters, strict=True)),
         )
 
     # -- agents ----------------------------------------------------------------------------------
@@ -301,6 +343,27 @@ class _Scratch:
             flag = self.flags[op.flag]
             self.knowledge[agent] = mem.join(self.knowledge[agent], flag.published)
             self.flags[op.flag] = mb.clear_flag(flag)
+        elif kind is CounterSignal:
+            declared = self.machine.layout.counters[op.counter]
+            try:
+                self.counters[op.counter] = mc.signal(
+                    self.counters[op.counter], op.by, self.knowledge[agent], declared.capacity
+                )
+            except mc.CounterFull as exc:
+                reading = " (the binary reading: a second signal before the take merges into the first)"
+                raise mem.Hazard(
+                    "COUNTER_OVERFLOW",
+                    f"counter {op.counter_name}: {op.who}, in {op.call}: {exc}"
+                    + (reading if declared.capacity == 1 else "")
+                    + " — the wait meant for it never returns; the signalling side runs too far ahead",
+                ) from None
+        elif kind is CounterStore:
+            self.counters[op.counter] = mc.store(self.counters[op.counter], op.value, self.knowledge[agent])
+        elif kind is CounterTake:
+            self.counters[op.counter], learned = mc.take(self.counters[op.counter])
+            self.knowledge[agent] = mem.join(self.knowledge[agent], learned)
+        elif kind is CounterWait:
+            self.knowledge[agent] = mem.join(self.knowledge[agent], self.counters[op.counter].published)
         elif kind is BulkStore:
             self.engines[agent] = bulk.issue(self.engines[agent], node, op.src, op.dst, self.knowledge[agent])
         elif kind is BulkCommit:
@@ -327,7 +390,7 @@ class _Scratch:
         stale = mb.stale_pass_problem(bar, op.parity, op.completion)
         if stale:
             self.lines[-1] += " → passes"
-            hint = mb.parity_hint(op.parity, op.completion)
+            hint = mb.parity_hint(op.parity, op.completion, bar)
             raise mem.Hazard("PHASE_ALIASING", f"{op.barrier_name}: {op.who}, in {op.call}: {stale}{hint}")
         self.knowledge[agent] = mem.join(self.knowledge[agent], bar.published)
 
@@ -337,7 +400,7 @@ class _Scratch:
         if judged:
             raise mem.Hazard(judged[0], f"{op.barrier_name}: {judged[1]} — {op.who}, in {op.call}")
         try:
-            self.barriers[op.barrier] = mb.arrive(bar, op.count, self.knowledge[agent], op.tx)
+            self.barriers[op.barrier] = mb.arrive(bar, op.count, self.knowledge[agent], op.tx, op.completion, op.who)
         except mb.OverArrival as exc:
             raise mem.Hazard(
                 "OVER_ARRIVAL",
@@ -408,11 +471,9 @@ class _Scratch:
             len(self.machine.names),
         )
         bar = self.barriers[load.barrier]
-        if load.completion is not None and load.completion != bar.completed:
-            kind = "OVER_ARRIVAL" if load.completion < bar.completed else "PHASE_ALIASING"
-            raise mem.Hazard(
-                kind,
-                f"{load.barrier_name}: transaction bytes meant for phase #{load.completion} land in phase "
-                f"#{bar.completed} (the TMA load issued by {load.issuer})",
-            )
-        self.barriers[load.barrier] = mb.complete_tx(bar, load.nbytes, knowledge)
+        what = f"transaction bytes of the TMA load issued by {load.issuer}"
+        judged = mb.arrival_problem(bar, load.completion, load.nbytes, what)
+        if judged:
+            raise mem.Hazard(judged[0], f"{load.barrier_name}: {judged[1]}")
+        who = f"the TMA load issued by {load.issuer}"
+        self.barriers[load.barrier] = mb.complete_tx(bar, load.nbytes, knowledge, load.completion, who)

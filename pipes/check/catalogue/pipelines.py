@@ -1,21 +1,14 @@
-"""A catalogue of protocols: correct pipelines, and broken variants the checker must catch.
-
-Every entry builds a :class:`~pipes.check.Protocol` whose agents use the ordinary handles over the
-model backend. Correct entries must check clean; each bad entry names the finding it must produce and
-words its message must contain (the barrier, slot or role at fault). The tests run them all; the
-benchmark runs :func:`handoff` at its full size.
-"""
+"""Catalogue protocols built on the model pipelines: the ordinary Producer/Consumer handles over the model
+backend (ARRIVAL, TMA-load, store→notify and FLAG pipelines, ordered barriers)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from ..spec import ArrivalUnit, Completion, PipelineSpec, Role
-from ..state import CONSUMER_START_PHASE
-from .context import Ctx
-from .protocol import END_OF_STREAM, Agent, ModelFlag, ModelOrder, ModelPipeline, Protocol
-from .report import FindingKind
+from ...spec import ArrivalUnit, Completion, PipelineSpec, Role
+from ...state import CONSUMER_START_PHASE
+from ..context import Ctx
+from ..protocol import END_OF_STREAM, Agent, ModelFlag, ModelOrder, ModelPipeline, Protocol
 
 TILE_BYTES = 16384
 
@@ -286,120 +279,3 @@ def ascend_set_twice() -> Protocol:
             ctx.read_global("l1")
 
     return Protocol("ascend_set_twice", [Agent("mte2", mte2), Agent("mte1", mte1)], flags=[ModelFlag("MTE2_MTE1_0")])
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One catalogue protocol: ``expect`` None means it must check clean."""
-
-    name: str
-    summary: str
-    build: Callable[[], Protocol]
-    expect: FindingKind | None = None
-    mentions: tuple[str, ...] = ()
-    alternatives: tuple[FindingKind, ...] = ()
-    """Other finding kinds that are equally right (the first one found depends on the exploration order)."""
-
-    @property
-    def bad(self) -> bool:
-        return self.expect is not None
-
-
-GOOD = [
-    *(Entry(f"async_s{s}", f"ARRIVAL pipeline, {s} stage(s)", lambda s=s: async_pipeline(s)) for s in range(1, 5)),
-    *(Entry(f"tma_s{s}", f"TMA-load pipeline, {s} stage(s)", lambda s=s: tma_pipeline(s)) for s in range(1, 5)),
-    Entry("tokens", "try_acquire/try_wait tokens", token_pipeline),
-    Entry("two_warpgroups", "two consumer warpgroups, declared count=2", consumer_warpgroups),
-    Entry("fan_out", "two consumer warps (roles) read every slot", fan_out),
-    Entry("handoff", "epilogue → communication hand-off, 2 stages, lag 1", handoff),
-    Entry("handoff_lag0", "hand-off, 3 stages, lag 0", lambda: handoff(stages=3, tiles=4, lag=0)),
-    Entry("handoff_two_comm", "hand-off to two communication warps", lambda: handoff(stages=2, tiles=3, consumers=2)),
-    Entry("ping_pong", "two math warpgroups alternate tiles (ordered barrier)", ping_pong),
-    Entry("ascend_flags", "Ascend set_flag/wait_flag double buffer", ascend_double_buffer),
-]
-
-BAD = [
-    Entry(
-        "missing_release",
-        "the consumer never releases a slot",
-        lambda: async_pipeline(2, bug="no_release"),
-        FindingKind.DEADLOCK,
-        ("data.empty[", "producer 'load'", "consumer 'math'"),
-    ),
-    Entry(
-        "release_before_read",
-        "the consumer releases a slot before reading it",
-        lambda: async_pipeline(2, bug="release_before_read"),
-        FindingKind.OVERWRITE_UNRELEASED,
-        ("data.slot[", "math"),
-    ),
-    Entry(
-        "keeps_last_slot",
-        "the consumer exits without releasing its last slot",
-        lambda: async_pipeline(2, bug="keep_last"),
-        FindingKind.UNBALANCED_EXIT,
-        ("consumer 'math' of data", "waited for 6 slot(s) but released 5"),
-    ),
-    Entry(
-        "two_warpgroups_declared_as_one",
-        "two consumer warpgroups, spec declares count=1",
-        lambda: consumer_warpgroups(declared=1),
-        FindingKind.OVER_ARRIVAL,
-        ("mainloop.empty[0]", "expected 128, got 256", "consumer 'math'"),
-    ),
-    Entry(
-        "producer_phase_0",
-        "the producer's state starts at phase 0",
-        producer_at_phase_zero,
-        FindingKind.DEADLOCK,
-        ("data.empty[0]", "producer 'load'", "parity 0", "start phase"),
-    ),
-    Entry(
-        "notify_on_smem_read",
-        "store→notify that notifies after wait_group.read (smem read) instead of store completion",
-        lambda: handoff(notify_on="smem_read"),
-        FindingKind.READ_UNCOMMITTED,
-        ("global[('C', 0)]", "comm0"),
-    ),
-    Entry(
-        "order_phase_never_flips",
-        "ordered barrier whose phase is a loop-invariant constant",
-        lambda: ping_pong(phase_flips=False),
-        FindingKind.PHASE_ALIASING,
-        ("order[", "group"),
-        (FindingKind.DEADLOCK,),
-    ),
-    Entry(
-        "tx_bytes_short",
-        "a TMA load delivers fewer bytes than the producer armed",
-        lambda: tma_pipeline(2, items=2, load_bytes=TILE_BYTES // 2),
-        FindingKind.DEADLOCK,
-        ("smem.full[0]", "transaction bytes outstanding"),
-    ),
-    Entry(
-        "tma_no_proxy_fence",
-        "TMA-load consumer releases without the proxy fence",
-        lambda: tma_pipeline(2, items=4, fence_reads=False),
-        FindingKind.OVERWRITE_UNRELEASED,
-        ("the TMA load issued by tma overwrites smem.slot[", "math's read of write #", "fence.proxy.async"),
-    ),
-    Entry(
-        "store_no_proxy_fence",
-        "epilogue stores a staged tile without the proxy fence",
-        lambda: handoff(fence_writes=False),
-        FindingKind.READ_UNCOMMITTED,
-        (
-            "epilogue's TMA store reads out.slot[0] (write #1 by epilogue) through the async proxy",
-            "not fenced (fence.proxy.async) before the store was issued",
-        ),
-    ),
-    Entry(
-        "ascend_set_twice",
-        "a second set_flag before the wait_flag",
-        ascend_set_twice,
-        FindingKind.DOUBLE_SET,
-        ("MTE2_MTE1_0",),
-    ),
-]
-
-ENTRIES = {entry.name: entry for entry in (*GOOD, *BAD)}
