@@ -1,0 +1,288 @@
+"""Streaming kernels (examples/streaming) against a device-to-device copy of the same bytes and torch.
+
+One process, one GPU, randn inputs: achieved bandwidth = (bytes read + written) / time, as a ratio to
+``copy_`` of the same bytes measured in the same run; torch's ``F.rms_norm`` and ``torch.add(y, x,
+alpha=…)`` for reference; the pipeline depth sweep (stages in flight vs bandwidth); TMA store vs plain
+``st.global``; small-M latency. Every configuration checks its own output before it is timed.
+
+    python benchmarks/streaming.py                    # GPU: tables on stdout, JSON + log in $OUT if set
+    python benchmarks/streaming.py --compile-only     # CPU: compile every configuration, print the plans
+    python benchmarks/streaming.py --plot RESULT.json docs/streaming_stages.png   # the docs figure
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from examples.streaming.plan import Op, Store, StreamConfig, make_plan  # noqa: E402
+
+DTYPE = "bf16"
+ELEMENTS = 1 << 28  # M × N of every bandwidth row: 512 MiB per bf16 tensor, far beyond L2
+RMSNORM_N = (1024, 4096, 8192, 32768)
+AXPBY_N = 8192
+SWEEP_N = 8192
+SWEEP_STAGES = (1, 2, 3, 4, 5, 6)
+SMALL_M = (1, 2, 4, 8, 16, 32, 64)
+SMALL_N = 8192
+TARGETS = {"axpby": 0.95, "rmsnorm": 0.90, "small_m": 3.0}
+
+
+@dataclass(frozen=True)
+class Case:
+    section: str  # main | sweep | store | small_m
+    op: Op
+    n: int
+    config: StreamConfig | None
+    m: int
+
+    def plan(self) -> Any:
+        return make_plan(self.op, DTYPE, self.n, self.config)
+
+
+def cases() -> list[Case]:
+    """Every configuration the benchmark runs (the CPU test compiles each of them)."""
+    out = [Case("main", Op.AXPBY, AXPBY_N, None, ELEMENTS // AXPBY_N)]
+    out += [Case("main", Op.RMSNORM, n, None, ELEMENTS // n) for n in RMSNORM_N]
+    for op in (Op.AXPBY, Op.RMSNORM):
+        for ctas in (1, 2):
+            for stages in SWEEP_STAGES:
+                config = StreamConfig(stages=stages, ctas_per_sm=ctas)
+                try:
+                    make_plan(op, DTYPE, SWEEP_N, config)
+                except ValueError:
+                    continue  # two CTAs of this depth do not fit one SM
+                out.append(Case("sweep", op, SWEEP_N, config, ELEMENTS // SWEEP_N))
+    out.append(Case("store", Op.AXPBY, AXPBY_N, StreamConfig(store=Store.ST_GLOBAL), ELEMENTS // AXPBY_N))
+    out += [
+        Case("store", Op.RMSNORM, n, StreamConfig(store=Store.ST_GLOBAL), ELEMENTS // n) for n in (1024, 8192, 32768)
+    ]
+    out += [Case("small_m", Op.RMSNORM, SMALL_N, None, m) for m in SMALL_M]
+    return out
+
+
+def compile_all() -> int:
+    from examples.streaming.build import compile_kernel
+
+    seen: set = set()
+    bad = 0
+    print("| section | plan | regs (limit) | spills | compile s |")
+    print("|---|---|---:|---:|---:|")
+    for case in cases():
+        plan = case.plan()
+        if plan.key() in seen:
+            continue
+        seen.add(plan.key())
+        kernel = compile_kernel(plan, report=True)
+        r = kernel.report
+        bad += r.spills > 0 or r.registers > plan.register_limit
+        print(
+            f"| {case.section} | {plan.describe()} | {r.registers} ({plan.register_limit}) | {r.spills} | "
+            f"{kernel.compile_seconds:.2f} |"
+        )
+    return 1 if bad else 0
+
+
+class Log:
+    """Print and keep every line, for $OUT/streaming.md."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def __call__(self, line: str = "") -> None:
+        print(line, flush=True)
+        self.lines.append(line)
+
+
+def run(log: Log) -> dict[str, Any]:
+    import torch
+
+    from examples.streaming.bench import CheckFailed, bench_axpby, bench_rmsnorm, bench_small_m
+    from examples.streaming.timing import copy_gbps
+
+    started = time.perf_counter()
+    props = torch.cuda.get_device_properties(0)
+    device = f"{props.name} ({props.multi_processor_count} SMs)"
+    copies: dict[int, float] = {}
+
+    def copy_for(nbytes: int) -> float:
+        if nbytes not in copies:
+            copies[nbytes] = copy_gbps(nbytes, "cuda")
+        return copies[nbytes]
+
+    records: list[dict[str, Any]] = []
+    failures: list[str] = []
+    for case in cases():
+        element = case.plan().element_bytes
+        try:
+            if case.section == "small_m":
+                row = bench_small_m(case.m, case.n, DTYPE)
+            elif case.op is Op.AXPBY:
+                row = bench_axpby(
+                    case.m,
+                    case.n,
+                    DTYPE,
+                    case.config,
+                    copy=copy_for(3 * case.m * case.n * element),
+                    baseline=case.section == "main",
+                )
+            else:
+                row = bench_rmsnorm(
+                    case.m,
+                    case.n,
+                    DTYPE,
+                    case.config,
+                    copy=copy_for(2 * case.m * case.n * element),
+                    baseline=case.section == "main",
+                )
+        except CheckFailed as exc:
+            failures.append(str(exc))
+            log(f"CHECK FAILED: {exc}")
+            continue
+        record = {"section": case.section, **row.record()}
+        records.append(record)
+    doc = {
+        "device": device,
+        "dtype": DTYPE,
+        "elements": ELEMENTS,
+        "copy_gbps": copies,
+        "rows": records,
+        "failures": failures,
+        "seconds": time.perf_counter() - started,
+    }
+    report(doc, log)
+    return doc
+
+
+def _fmt(value: Any, spec: str) -> str:
+    return "–" if value is None else format(value, spec)
+
+
+def report(doc: dict[str, Any], log: Log) -> None:
+    rows = doc["rows"]
+    copy = max(doc["copy_gbps"].values()) if doc["copy_gbps"] else float("nan")
+    log(
+        f"device: {doc['device']}, {doc['dtype']}, M×N = 2^{doc['elements'].bit_length() - 1}; "
+        f"copy_ of the same bytes: {', '.join(f'{v:.0f}' for v in doc['copy_gbps'].values())} GB/s"
+    )
+    log()
+    log("| kernel | M × N | stages | CTAs/SM | µs | GB/s | copy GB/s | × copy | target | torch µs | × torch |")
+    log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        if r["section"] != "main":
+            continue
+        target = TARGETS[r["kernel"]]
+        mark = "ok" if r["ratio"] >= target else "MISS"
+        log(
+            f"| {r['kernel']} | {r['m']} × {r['n']} | {r['stages']} | {r['ctas_per_sm']} | {r['us']:.1f} | "
+            f"{r['gbps']:.0f} | {r['copy_gbps']:.0f} | **{r['ratio']:.3f}** | ≥ {target} {mark} | "
+            f"{_fmt(r['torch_us'], '.1f')} | {_fmt(r['vs_torch'], '.2f')} |"
+        )
+    log()
+    log(f"Pipeline depth (N = {SWEEP_N}): load bytes in flight per SM vs bandwidth")
+    log()
+    log("| kernel | stages | CTAs/SM | KiB in flight / SM | GB/s | × copy |")
+    log("|---|---:|---:|---:|---:|---:|")
+    for r in rows:
+        if r["section"] == "sweep":
+            log(
+                f"| {r['kernel']} | {r['stages']} | {r['ctas_per_sm']} | {r['in_flight_kib']} | {r['gbps']:.0f} | "
+                f"{r['ratio']:.3f} |"
+            )
+    log()
+    log("Output path: TMA store through the staging ring vs st.global.v4 from registers (default otherwise)")
+    log()
+    log("| kernel | N | TMA store × copy | st.global × copy |")
+    log("|---|---:|---:|---:|")
+    for r in rows:
+        if r["section"] != "store":
+            continue
+        tma = next(
+            (t for t in rows if t["section"] == "main" and t["kernel"] == r["kernel"] and t["n"] == r["n"]), None
+        )
+        log(f"| {r['kernel']} | {r['n']} | {_fmt(tma and tma['ratio'], '.3f')} | {r['ratio']:.3f} |")
+    log()
+    log(f"Small M (N = {SMALL_N}): µs per call, back-to-back calls (host included) and CUDA-graph replay (GPU only)")
+    log()
+    log("| M | ours µs | torch µs | torch / ours | target | ours graph µs | torch graph µs | graph ratio |")
+    log("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        if r["section"] != "small_m":
+            continue
+        mark = "ok" if r["vs_torch"] >= TARGETS["small_m"] else "MISS"
+        graph_ratio = r["torch_graph_us"] / r["graph_us"] if r["graph_us"] and r["torch_graph_us"] else None
+        log(
+            f"| {r['m']} | {r['us']:.1f} | {r['torch_us']:.1f} | **{r['vs_torch']:.2f}** | ≥ 3 {mark} | "
+            f"{_fmt(r['graph_us'], '.1f')} | {_fmt(r['torch_graph_us'], '.1f')} | {_fmt(graph_ratio, '.2f')} |"
+        )
+    log()
+    for failure in doc["failures"]:
+        log(f"FAILED: {failure}")
+    log(f"copy reference {copy:.0f} GB/s; {len(rows)} configurations in {doc['seconds']:.0f} s")
+
+
+def plot(result: str, png: str) -> None:
+    """The docs figure: × copy against KiB of loads in flight per SM, one line per kernel and CTAs/SM."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with open(result) as f:
+        doc = json.load(f)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for kernel in ("axpby", "rmsnorm"):
+        for ctas in (1, 2):
+            pts = sorted(
+                (r["in_flight_kib"], r["ratio"], r["stages"])
+                for r in doc["rows"]
+                if r["section"] == "sweep" and r["kernel"] == kernel and r["ctas_per_sm"] == ctas
+            )
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{kernel}, {ctas} CTA/SM")
+                for x, y, s in pts:
+                    ax.annotate(str(s), (x, y), textcoords="offset points", xytext=(3, -10), fontsize=7)
+    for name, target in (("axpby target", TARGETS["axpby"]), ("rmsnorm target", TARGETS["rmsnorm"])):
+        ax.axhline(target, linestyle="--", linewidth=0.8, color="grey")
+        ax.text(1, target + 0.005, name, fontsize=7, color="grey")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("TMA-load bytes in flight per SM (KiB); labels: stages")
+    ax.set_ylabel("bandwidth / copy_ bandwidth")
+    ax.set_title(f"{doc['device']}, {doc['dtype']}, N = {SWEEP_N}")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(png, dpi=120)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--compile-only", action="store_true", help="compile every configuration (no GPU)")
+    parser.add_argument("--plot", nargs=2, metavar=("RESULT_JSON", "PNG"), help="draw the stages figure")
+    args = parser.parse_args(argv)
+    if args.plot:
+        plot(*args.plot)
+        return 0
+    if args.compile_only:
+        return compile_all()
+    log = Log()
+    doc = run(log)
+    out_dir = os.environ.get("OUT")
+    if out_dir:
+        os.makedirs(out_dir, exist_ok=True)
+        with open(os.path.join(out_dir, "streaming.json"), "w") as f:
+            json.dump(doc, f, indent=1)
+        with open(os.path.join(out_dir, "streaming.md"), "w") as f:
+            f.write("\n".join(log.lines) + "\n")
+    return 1 if doc["failures"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
