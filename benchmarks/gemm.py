@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
 from hopper_gemm.config import GemmConfig, Schedule  # noqa: E402
+from hopper_gemm.timing import time_interleaved  # noqa: E402
 
 # (M, N, K, dtype, bias): the targets.
 SHAPES = [
@@ -80,16 +80,6 @@ class Row:
         return self.torch_us / self.us
 
 
-def _timed(fn, torch) -> float:
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(BATCH):
-        fn()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end) * 1000 / BATCH
-
-
 def bench_shape(shape, names, torch) -> list[Row]:
     import cutlass
     from hopper_gemm.api import compiled, validate
@@ -128,20 +118,9 @@ def bench_shape(shape, names, torch) -> list[Row]:
         contenders[name]()
         torch.cuda.synchronize()
         errors[name] = ((out.float() - ref.float()).abs().max() / ref.float().abs().max()).item()
-    for fn in [torch_fn, *contenders.values()]:
-        for _ in range(3):
-            fn()
-    torch.cuda.synchronize()
-    times = {name: [] for name in ["torch", *contenders]}
-    for _ in range(ROUNDS):
-        times["torch"].append(_timed(torch_fn, torch))
-        for name, fn in contenders.items():
-            times[name].append(_timed(fn, torch))
-    torch_us = statistics.median(times["torch"])
-    return [
-        Row((m, n, k), dtype, with_bias, name, statistics.median(times[name]), torch_us, errors[name])
-        for name in contenders
-    ]
+    times = time_interleaved({"torch": torch_fn, **contenders}, ROUNDS, BATCH)
+    torch_us = times["torch"]
+    return [Row((m, n, k), dtype, with_bias, name, times[name], torch_us, errors[name]) for name in contenders]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -188,9 +188,9 @@ def gemm(
 
     from .launch import clusters_to_launch, current_stream, cute_operands
 
-    ops = validate(a, b, bias=bias, alpha=alpha, out=out, b_layout=b_layout)
     if schedule not in ("auto", *(s.value for s in Schedule)):
         raise ValueError(f"schedule = {schedule!r} is invalid: allowed 'auto', 'cooperative' or 'pingpong'")
+    ops = validate(a, b, bias=bias, alpha=alpha, out=out, b_layout=b_layout)
     m, n, _ = ops.mnk
     config = choose_config(ops.problem, ops.mnk, schedule, tile, cluster)
     result = ops.out

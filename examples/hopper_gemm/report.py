@@ -1,0 +1,102 @@
+"""What the compiler made of a configuration: registers, spills, shared memory, the PTX and the SASS.
+
+Works without a GPU (the kernel compiles for sm_90a on a CPU): the example's compile-only report and
+the CPU tests use it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import GemmConfig, Problem
+
+OPTIONS = "--gpu-arch sm_90a --keep-ptx --keep-cubin"
+
+
+@dataclass(frozen=True)
+class CompileReport:
+    config: GemmConfig
+    problem: Problem
+    registers: int
+    spill_bytes: int
+    smem_bytes: int
+    ab_stages: int
+    epi_stages: int
+    ptx: str
+    cubin: bytes
+
+    def lines(self) -> list[str]:
+        return [
+            f"configuration : {self.config.describe()}",
+            f"problem       : {self.problem.dtype} in/out, B {'(N, K)' if self.problem.b_major == 'k' else '(K, N)'}"
+            f"{', bias' if self.problem.bias else ''}{', alpha' if self.problem.scaled else ''}",
+            f"stages        : {self.ab_stages} A/B stages, {self.epi_stages} staging buffers",
+            f"shared memory : {self.smem_bytes} bytes per CTA",
+            f"registers     : {self.registers} per thread (setmaxnreg: load warps 40, math warpgroups 232)",
+            f"spills        : {self.spill_bytes} bytes",
+        ]
+
+    def sass(self) -> str:
+        """The cubin disassembled with ``nvdisasm`` (the ``nvidia-cuda-nvdisasm`` wheel or the CUDA toolkit)."""
+        tool = nvdisasm_path()
+        if tool is None:
+            raise FileNotFoundError("nvdisasm not found: pip install nvidia-cuda-nvdisasm")
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp, "kernel.cubin")
+            path.write_bytes(self.cubin)
+            return subprocess.run([tool, "-c", str(path)], check=True, capture_output=True, text=True).stdout
+
+
+def nvdisasm_path() -> str | None:
+    found = shutil.which("nvdisasm")
+    if found:
+        return found
+    try:
+        import nvidia.cu13  # the nvidia-cuda-nvdisasm wheel installs under nvidia/cu13/bin
+
+        candidate = Path(next(iter(nvidia.cu13.__path__)), "bin", "nvdisasm")
+        return str(candidate) if candidate.exists() else None
+    except Exception:  # noqa: BLE001 - the wheel is optional
+        return None
+
+
+def compile_report(config: GemmConfig, problem: Problem) -> CompileReport:
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.cute.runtime import make_fake_stream
+
+    from .kernel import GemmKernel
+    from .launch import fake_operands
+
+    kernel = GemmKernel(config, problem)
+    with tempfile.TemporaryDirectory() as tmp:
+        remarks = os.path.join(tmp, "remarks.yaml")
+        compiled = cute.compile(
+            kernel,
+            *fake_operands(problem),
+            cutlass.Float32(1.0),
+            cutlass.Int32(1),
+            make_fake_stream(),
+            options=f"{OPTIONS} remarks{{ptx}} --remark-output {remarks}",
+        )
+        text = Path(remarks).read_text()
+    registers = int(re.search(r"Used (\d+) registers", text).group(1))
+    spills = sum(int(n) for n in re.findall(r"(\d+) bytes spill (?:stores|loads)", text))
+    ab, epi = config.stages(problem)
+    return CompileReport(
+        config,
+        problem,
+        registers,
+        spills,
+        int(kernel.storage_type.size_in_bytes()),
+        ab,
+        epi,
+        compiled.artifacts.PTX,
+        compiled.artifacts.CUBIN,
+    )

@@ -1,0 +1,40 @@
+"""Run one traced launch and draw who held which slot when, for a few SMs (``pipes.cute.timeline``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .config import GemmConfig
+
+#: Records per (block, warp) region: enough for ~(tiles per CTA × k-tiles) mainloop events of the load warp.
+CAPACITY = 4096
+
+
+def traced_run(a: Any, b_nk: Any, config: GemmConfig, clock: str = "globaltimer") -> Any:
+    """Launch the traced kernel once on torch tensors ``a`` (M, K) and ``b_nk`` (N, K); returns the TraceLog."""
+    import cutlass
+    import cutlass.cute as cute
+    import torch
+    from cutlass.cute.runtime import from_dlpack
+
+    from pipes.cute import TraceLayout
+
+    from .api import validate
+    from .kernel import BLOCK_THREADS, TRACE_NAMES, GemmKernel
+    from .launch import clusters_to_launch, current_stream, cute_operands
+
+    m, n = a.shape[0], b_nk.shape[0]
+    out = torch.empty(m, n, device=a.device, dtype=a.dtype)
+    ops = validate(a, b_nk, out=out)
+    clusters = clusters_to_launch(config, m, n)
+    layout = TraceLayout(
+        blocks=clusters * config.cluster_size, warps=BLOCK_THREADS // 32, capacity=CAPACITY, clock=clock
+    )
+    buf = torch.zeros(layout.words, dtype=torch.int32, device=a.device)
+    kernel = GemmKernel(config, ops.problem, trace=layout)
+    args = (*cute_operands(a, b_nk, out, None), cutlass.Float32(1.0), cutlass.Int32(clusters))
+    trace = from_dlpack(buf, assumed_align=16)
+    compiled = cute.compile(kernel.traced, *args, trace, current_stream(), options="--gpu-arch sm_90a")
+    compiled(*args, trace, current_stream())
+    torch.cuda.synchronize()
+    return layout.decode(buf.cpu().numpy(), names=TRACE_NAMES)

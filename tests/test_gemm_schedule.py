@@ -1,0 +1,115 @@
+"""examples/hopper_gemm on the CPU: tile order, configuration rules and argument checks (no compile)."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+
+from hopper_gemm.config import SMEM_CAPACITY, GemmConfig, Problem, Schedule  # noqa: E402
+from hopper_gemm.schedule import TileOrder, ceil_div  # noqa: E402
+
+
+def visits(order: TileOrder, tiles_m: int, tiles_n: int, clusters: int) -> Counter:
+    """Every (tile row, tile column) every CTA of every launched cluster computes, as the kernel walks."""
+    cm, cn = order.cluster_grid(tiles_m, tiles_n)
+    seen: Counter = Counter()
+    for cluster in range(clusters):
+        for linear in range(cluster, cm * cn, clusters):
+            for cta_m in range(order.cluster_m):
+                for cta_n in range(order.cluster_n):
+                    seen[order.cta_tile(linear, cm, cn, cta_m, cta_n)] += 1
+    return seen
+
+
+@pytest.mark.parametrize("cluster", [(1, 1), (2, 1), (1, 2)])
+@pytest.mark.parametrize("raster", ["m", "n"])
+@pytest.mark.parametrize("group", [1, 3, 8])
+@pytest.mark.parametrize("tiles", [(1, 1), (7, 5), (32, 16), (2, 64)])
+def test_every_tile_is_computed_exactly_once(cluster, raster, group, tiles):
+    order = TileOrder(*cluster, raster=raster, group=group)
+    seen = visits(order, *tiles, clusters=5)
+    inside = {(m, n): c for (m, n), c in seen.items() if m < tiles[0] and n < tiles[1]}
+    assert set(inside) == {(m, n) for m in range(tiles[0]) for n in range(tiles[1])}
+    assert set(inside.values()) == {1}
+    # Outside tiles exist only where a cluster hangs over the edge.
+    for m, n in set(seen) - set(inside):
+        assert m < ceil_div(tiles[0], cluster[0]) * cluster[0] and n < ceil_div(tiles[1], cluster[1]) * cluster[1]
+
+
+def test_consecutive_cluster_tiles_stay_in_a_band():
+    order = TileOrder(1, 1, raster="m", group=4)
+    walk = [order.cluster_tile(i, 8, 10) for i in range(12)]
+    # Band of 4 columns, walked across first, then down the rows.
+    assert walk[:6] == [(0, 0), (0, 1), (0, 2), (0, 3), (1, 0), (1, 1)]
+    last_band = [order.cluster_tile(i, 8, 10) for i in range(64, 80)]
+    assert {n for _, n in last_band} == {8, 9}  # the last band is 2 columns wide
+
+
+def test_pingpong_warpgroups_split_the_ctas_tiles():
+    # Warpgroup g takes the CTA's tiles g, g+2, ...: together they cover the CTA's walk once.
+    clusters, total = 3, 17
+    for cluster in range(clusters):
+        walk = list(range(cluster, total, clusters))
+        wg0 = list(range(cluster, total, 2 * clusters))
+        wg1 = list(range(cluster + clusters, total, 2 * clusters))
+        assert sorted(wg0 + wg1) == walk
+        assert wg0 == walk[0::2] and wg1 == walk[1::2]
+
+
+def test_configuration_rules_name_the_field():
+    with pytest.raises(ValueError, match=r"tile_m = 64 is invalid: allowed 128 or 256"):
+        GemmConfig(tile_m=64, schedule="cooperative")
+    with pytest.raises(ValueError, match=r"256 fp32 accumulators"):
+        GemmConfig(tile_m=128, tile_n=256, schedule="pingpong")
+    with pytest.raises(ValueError, match=r"cluster_m = 4"):
+        GemmConfig(cluster_m=4)
+    with pytest.raises(ValueError, match=r"schedule = 'zigzag'"):
+        GemmConfig(schedule="zigzag")
+    with pytest.raises(ValueError, match=r"dtype = 'fp8'"):
+        Problem("fp8")
+
+
+def test_stages_fill_shared_memory():
+    problem = Problem("bf16")
+    config = GemmConfig(128, 256, schedule=Schedule.COOPERATIVE)
+    ab, epi = config.stages(problem)
+    assert (ab, epi) == (4, 4)
+    used = ab * config.stage_bytes(problem) + epi * config.staging_bytes(problem)
+    assert used <= SMEM_CAPACITY < used + config.stage_bytes(problem)
+    with pytest.raises(ValueError, match=r"ab_stages = 9 is invalid: .* = 4 stages"):
+        config.with_(ab_stages=9).stages(problem)
+
+
+def _tensors(torch, m=64, n=32, k=64, dtype=None):
+    dtype = dtype or torch.bfloat16
+    return torch.randn(m, k, dtype=dtype), torch.randn(n, k, dtype=dtype)
+
+
+def test_bad_arguments_are_value_errors_that_name_them():
+    torch = pytest.importorskip("torch")
+    from hopper_gemm.api import gemm, validate
+
+    a, b = _tensors(torch)
+    cases = [
+        (dict(a=a.float(), b=b), r"a.dtype = torch.float32 is not supported"),
+        (dict(a=a, b=b.half()), r"differ"),
+        (dict(a=a, b=b[:, :56]), r"shape mismatch: a is \(64, 64\) \(K = 64\) but b.shape\[1\] = 56"),
+        (dict(a=a[:, :60], b=b[:, :60]), r"K = 60 is invalid: allowed a multiple of 8"),
+        (dict(a=a, b=b, bias=torch.randn(31, dtype=torch.bfloat16)), r"bias must be a 1-D tensor of length N = 32"),
+        (dict(a=a, b=b, bias=torch.randn(32)), r"bias.dtype"),
+        (dict(a=a.t(), b=b), r"shape mismatch|a must be row-major"),
+        (dict(a=a.view(-1)[4 : 4 + 64 * 56].view(64, 56), b=b[:, :56]), r"a.data_ptr\(\) is not 16-byte aligned"),
+        (dict(a=a, b=b, out=torch.empty(64, 31, dtype=torch.bfloat16)), r"out must be a tensor of shape"),
+        (dict(a=a, b=b, b_layout="tn"), r"b_layout = 'tn' is invalid"),
+        (dict(a=a, b=b), r"a is on cpu: every tensor must be on the same CUDA device"),
+    ]
+    for kwargs, message in cases:
+        with pytest.raises(ValueError, match=message):
+            validate(**kwargs)
+    with pytest.raises(ValueError, match=r"schedule = 'fast' is invalid"):
+        gemm(a, b, schedule="fast")
