@@ -18,6 +18,14 @@ setmaxnreg 232         (readers ASYNC: wgmma reads smem          warp per peer C
                        each buffer                               128 (ping-pong) threads
 ``mma`` ping-pong      ``pingpong`` OrderedBarrier, 2 groups ×   4 per turn (one elected lane per
                        2 sections (MMA, epilogue)                warp of the group handing on)
+``store`` (warp 4;     → ``tiles`` StoreNotifyPipeline           full[s]: 1 (elected lane of warp 4
+only with ``comm``,    (``CommConfig.slots`` slots of (tm, tn)): after every lane's ``wait_group
+cooperative)           acquire before a tile's first TMA         lag``); empty[s]: 1 (elected lane of
+                       store, commit(tm, tn) after its last      the comm warp after its warp sync)
+                       staging commit, tail() after the last
+``comm`` (warp 1,      ← ``tiles``: wait, meta → (tm, tn), ship  (flags: examples/tile_comm/ship.py)
+setmaxnreg 40)         the tile, publish its ready flag,
+                       release; ends on end-of-stream
 =====================  ========================================  =====================================
 
 The load warp walks (tile, k) as one stream; the math warpgroups walk tiles, then k. They share only
@@ -28,6 +36,14 @@ CTA's tiles g, g+2, ...; it skips the other's k-tiles in the mainloop ring (``Co
 ordered barrier alternates the two warpgroups at the tensor cores and at the epilogue, so one
 warpgroup's epilogue runs under the other's MMAs. Peers (multicast) release every CTA of the
 cluster that wrote into their slot; the pipes object derives who from the cluster shape.
+
+``comm`` (a ``tile_comm.CommRole``; examples/epilogue_comm.py): the storing warp's ``commit`` closes one
+more bulk group after the staging ring's per-subtile groups and waits ``cp.async.bulk.wait_group lag``
+(no ``.read``). Every tile contributes at least one group, so the ``lag`` newest groups belong to the
+``lag`` newest tiles at most: every tile ``lag`` commits old is complete in global memory when its
+notify arrives (``lag = 0``: the tile itself). The staging ring's ``.read`` waits count the same
+groups and stay correct (an empty group completes at once). Without ``comm`` (None) none of this code
+is emitted: the kernel is the GEMM alone.
 """
 
 from __future__ import annotations
@@ -79,16 +95,22 @@ class Declarations:
     staging: TmaStoreStaging
     order: OrderSpec | None
     layout: RoleLayout
+    notify: Any = None  # comm hook: the ``tiles`` StoreNotifyPipeline (None without comm)
+
+    @property
+    def pipelines(self) -> tuple[Any, ...]:
+        return (self.mainloop,) if self.notify is None else (self.mainloop, self.notify)
 
 
 #: Trace ids (pipes.cute.trace) of what a traced GEMM records.
 TRACE_NAMES = {1: "mainloop", 2: "pingpong", 3: "epilogue"}
 
 
-def declare(config: GemmConfig, problem: Problem, tracer: Any = None) -> Declarations:
+def declare(config: GemmConfig, problem: Problem, tracer: Any = None, comm: Any = None) -> Declarations:
     """The pipelines, the staging ring, the ping-pong order and the role layout of one configuration.
 
     ``tracer``: a :class:`pipes.cute.Tracer` (built inside the kernel) to record the mainloop's events.
+    ``comm``: a ``tile_comm.CommRole`` (adds the ``tiles`` pipeline and the ``store``/``comm`` roles).
     """
     ab_stages, epi_stages = config.stages(problem)
     math_warps = 4 * config.warpgroups_per_tile  # warps that consume one slot
@@ -112,22 +134,27 @@ def declare(config: GemmConfig, problem: Problem, tracer: Any = None) -> Declara
     if config.schedule is Schedule.PINGPONG:
         order = OrderSpec("pingpong", groups=2, role=Role("math", ArrivalUnit.ELECTED_PER_WARP, count=4), depth=2)
     # Ping-pong: of the 8 math warps, the 4 of one warpgroup consume each slot.
-    layout = RoleLayout(
-        BLOCK_THREADS,
-        {"load": Warps(0), "mma": Warps(MATH_FIRST_WARP, 8, threads=math_warps * 32)},
-        cluster_size=config.cluster_size,
-    )
-    return Declarations(mainloop, TmaStoreStaging(epi_stages, name="epilogue"), order, layout)
+    roles = {"load": Warps(0), "mma": Warps(MATH_FIRST_WARP, 8, threads=math_warps * 32)}
+    notify = None
+    if comm is not None:  # comm hook: the store→notify pipeline and the store/comm roles
+        notify, roles = comm.declare(roles, storing_warp=MATH_FIRST_WARP)
+    layout = RoleLayout(BLOCK_THREADS, roles, cluster_size=config.cluster_size)
+    return Declarations(mainloop, TmaStoreStaging(epi_stages, name="epilogue"), order, layout, notify)
 
 
 class GemmKernel:
     """One compiled configuration. ``__call__`` is the ``@cute.jit`` host function to compile."""
 
-    def __init__(self, config: GemmConfig, problem: Problem, trace: TraceLayout | None = None) -> None:
+    def __init__(
+        self, config: GemmConfig, problem: Problem, trace: TraceLayout | None = None, comm: Any = None
+    ) -> None:
         self.config = config
         self.trace = trace
         self.problem = problem
-        self.decl = declare(config, problem)
+        self.comm = comm  # comm hook: a tile_comm.CommRole, or None
+        if comm is not None:
+            comm.check(config)
+        self.decl = declare(config, problem, comm=comm)
         self.ab_stages, self.epi_stages = config.stages(problem)
         self.terms = terms_for(problem)
         self.order = TileOrder(config.cluster_m, config.cluster_n, config.raster, config.group)
@@ -149,10 +176,12 @@ class GemmKernel:
         alpha: Float32,
         clusters: Int32,
         stream: Any,
+        comm_args: Any = None,
     ) -> None:
         """``a`` (M, K), ``b`` (N, K) with K or N contiguous, ``c`` (M, N); ``bias`` (N,) (ignored unless the
-        problem has a bias); ``clusters``: how many clusters to launch (the persistent grid)."""
-        self.launch(a, b, c, bias, alpha, clusters, bias, stream)
+        problem has a bias); ``clusters``: how many clusters to launch (the persistent grid);
+        ``comm_args``: the comm role's run-time arguments (``tile_comm.args``; with ``comm`` only)."""
+        self.launch(a, b, c, bias, alpha, clusters, bias, stream, comm_args)
 
     @cute.jit
     def traced(
@@ -165,9 +194,10 @@ class GemmKernel:
         clusters: Int32,
         trace_buf: cute.Tensor,
         stream: Any,
+        comm_args: Any = None,
     ) -> None:
         """As ``__call__``, recording pipeline events into ``trace_buf`` (``GemmKernel(trace=TraceLayout)``)."""
-        self.launch(a, b, c, bias, alpha, clusters, trace_buf, stream)
+        self.launch(a, b, c, bias, alpha, clusters, trace_buf, stream, comm_args)
 
     @cute.jit
     def launch(
@@ -180,6 +210,7 @@ class GemmKernel:
         clusters: Int32,
         trace_buf: cute.Tensor,
         stream: Any,
+        comm_args: Any = None,
     ) -> None:
         cfg = self.config
         tiled_mma = sm90_utils.make_trivial_tiled_mma(
@@ -199,7 +230,7 @@ class GemmKernel:
         atom_c, tma_c = cpasync.make_tiled_tma_atom(
             cpasync.CopyBulkTensorTileS2GOp(), c, cute.slice_(epi_smem, (None, None, 0)), cfg.epi_tile
         )
-        words = storage_words(self.decl.mainloop)
+        words = storage_words(*self.decl.pipelines)
         order_words = self.decl.order.barriers if self.decl.order is not None else 1
 
         @cute.struct
@@ -211,9 +242,11 @@ class GemmKernel:
             sc: cute.struct.Align[cute.struct.MemRange[self.out_dtype, cute.cosize(epi_smem)], 1024]
 
         self.storage_type = Storage
-        self.kernel(
-            tiled_mma, atom_a, tma_a, atom_b, tma_b, atom_c, tma_c, a_smem, b_smem, epi_smem, c, bias, alpha, trace_buf
-        ).launch(
+        args = (tiled_mma, atom_a, tma_a, atom_b, tma_b, atom_c, tma_c, a_smem, b_smem, epi_smem)
+        args = (*args, c, bias, alpha, trace_buf)
+        if cutlass.const_expr(self.comm is not None):
+            args = (*args, comm_args)
+        self.kernel(*args).launch(
             grid=(cfg.cluster_m, cfg.cluster_n, clusters),
             block=(BLOCK_THREADS, 1, 1),
             cluster=(cfg.cluster_m, cfg.cluster_n, 1),
@@ -238,6 +271,7 @@ class GemmKernel:
         bias: cute.Tensor,
         alpha: Float32,
         trace_buf: cute.Tensor,
+        comm_args: Any = None,
     ) -> None:
         cfg = self.config
         warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
@@ -252,11 +286,11 @@ class GemmKernel:
         tracer = None
         if cutlass.const_expr(self.trace is not None):
             tracer = Tracer.create(self.trace, trace_buf, smem.allocate_array(Int32, self.trace.warps))
-            decl = declare(cfg, self.problem, tracer)
+            decl = declare(cfg, self.problem, tracer, self.comm)
         if cutlass.const_expr(decl.order is not None):
             OrderedBarrier.init_barriers(decl.order, storage.order.data_ptr())
         # One cluster barrier after every init: remote releases need initialized peers.
-        init_pipelines((decl.mainloop,), storage.pipes.data_ptr(), layout=decl.layout)
+        init_pipelines(decl.pipelines, storage.pipes.data_ptr(), layout=decl.layout)
         named = NamedBarrierAllocator(block_threads=BLOCK_THREADS)
         epilogue_barrier = named.allocate("epilogue", threads=128 * cfg.warpgroups_per_tile)
 
@@ -280,6 +314,10 @@ class GemmKernel:
             cute.arch.setmaxregister_decrease(LOAD_REGISTERS)
             if decl.layout.is_role("load"):
                 self.load(decl, atom_a, tma_a, atom_b, tma_b, sa, sb, grid)
+            # comm hook: the communication warp (a trace-time test, then the run-time role test)
+            if cutlass.const_expr(self.comm is not None):  # noqa: SIM102
+                if decl.layout.is_role("comm"):
+                    self.comm.run(decl.notify, c, comm_args, cfg.tile_m, cfg.tile_n)
         else:
             cute.arch.setmaxregister_increase(MMA_REGISTERS)
             math_wg = warp // 4 - 1
@@ -299,6 +337,7 @@ class GemmKernel:
                 math_wg,
                 storage.order.data_ptr(),
                 epilogue_barrier,
+                comm_args,
             )
 
     @cute.jit
@@ -357,6 +396,7 @@ class GemmKernel:
         math_wg: Int32,
         order_storage: cute.Pointer,
         epilogue_barrier: Any,
+        comm_args: Any = None,
     ) -> None:
         """A math warpgroup: the k-loop of wgmmas per tile, then the epilogue through the staging ring."""
         cfg = self.config
@@ -385,6 +425,8 @@ class GemmKernel:
             first = grid.cluster_id + math_wg * grid.clusters
             step = 2 * grid.clusters
             consumer.skip(math_wg * grid.k_tiles)
+        comm = self.comm
+        notify = decl.notify.producer() if cutlass.const_expr(comm is not None) else None
         for linear in cutlass.range(first, grid.cluster_tiles, step, unroll=1):
             tm, tn = self.order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
             if cutlass.const_expr(pingpong):
@@ -401,12 +443,18 @@ class GemmKernel:
             _trace(tracer, TraceEvent.WAIT)
             if cutlass.const_expr(len(self.terms) > 0):
                 apply_terms(self.terms, acc, _offset_coords(coords, tm * cfg.tile_m, tn * cfg.tile_n), args)
+            if cutlass.const_expr(comm is not None):  # comm hook: a notify slot before the first TMA store
+                notify = comm.begin_tile(notify, epi.is_storer, comm_args, tm, tn, n, cfg.tile_n)
             staging = store_tile(epi, acc, staging, tm, tn)
+            if cutlass.const_expr(comm is not None):  # comm hook: commit (tm, tn) after the last staging commit
+                notify = comm.end_tile(notify, epi.is_storer, comm_args, tm, tn, n, cfg.tile_n)
             _trace(tracer, TraceEvent.RELEASE)
             if cutlass.const_expr(pingpong):
                 # The other warpgroup reuses the staging buffers next: no store may still read them.
                 staging.tail()
                 order.arrive()
+        if cutlass.const_expr(comm is not None):  # comm hook: end-of-stream once every store is complete
+            comm.finish(notify, epi.is_storer)
         if cutlass.const_expr(not pingpong):
             staging.tail()
 
