@@ -10,7 +10,7 @@ Backends: :mod:`pipes.cute` (CuTe DSL, Hopper), :mod:`pipes.ascend` (set_flag/wa
 :mod:`pipes.check` (CPU model checker).
 """
 
-from .errors import PipesError, ProtocolError, SpecError
+from .errors import PipesError, PipesPerformanceWarning, ProtocolError, SpecError
 from .participants import Consumer, PipelineOps, Producer, acquire_every_slot
 from .spec import MAX_ARRIVALS, ArrivalUnit, Completion, PipelineSpec, Role
 from .state import (
@@ -37,6 +37,7 @@ __all__ = [
     "PipelineSpec",
     "PipelineState",
     "PipesError",
+    "PipesPerformanceWarning",
     "Producer",
     "ProtocolError",
     "Role",

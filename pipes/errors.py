@@ -15,6 +15,10 @@ class ProtocolError(PipesError, RuntimeError):
     """A pipeline was used against its protocol (found while tracing or checking, not at run time)."""
 
 
+class PipesPerformanceWarning(UserWarning):
+    """A valid declaration that is much slower than an equivalent one (the message names the better form)."""
+
+
 def invalid(owner: str, field: str, value: object, allowed: str) -> SpecError:
     """The one wording of a bad field: ``Owner.field = value is invalid: allowed <range or rule>``."""
     return SpecError(f"{owner}.{field} = {value!r} is invalid: allowed {allowed}")

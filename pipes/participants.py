@@ -10,6 +10,13 @@ code never touches an index or phase:
 
 Two cursors per side let a role hold several slots at once (acquire ahead, commit behind; keep one
 wgmma in flight and release the slot before it) without hand-kept second states.
+
+Counts (``cutlass.pipeline``'s ``state.count``): ``producer.count`` is the number of slots acquired so
+far — the iteration number of the next ``acquire`` — and ``producer.committed`` the number committed;
+``consumer.count`` / ``consumer.released`` likewise. They are the cursors' own counts, advanced by the
+same core arithmetic as the index and phase. There is no ``reset_count``: the count is part of the
+protocol state (the store-notify tail derives its pending notifications from it), so take a per-tile
+k index as a difference: ``first = consumer.count`` at the top of the tile, ``k = consumer.count - first``.
 """
 
 from __future__ import annotations
@@ -67,6 +74,16 @@ class Producer:
         self.acquire_state = ops.make_state(PRODUCER_START_PHASE)
         self.commit_state = ops.make_state(PRODUCER_START_PHASE)
 
+    @property
+    def count(self) -> Any:
+        """Slots acquired so far: the iteration number of the next :meth:`acquire` (``state.count``)."""
+        return self.acquire_state.count
+
+    @property
+    def committed(self) -> Any:
+        """Slots committed so far."""
+        return self.commit_state.count
+
     def try_acquire(self) -> Any:
         """Poll the next slot without blocking; pass the token to :meth:`acquire`."""
         return self.ops.producer_try_acquire(self.acquire_state)
@@ -102,6 +119,16 @@ class Consumer:
         self.role = role if role is not None else ops.spec.consumer()
         self.wait_state = ops.make_state(CONSUMER_START_PHASE)
         self.release_state = ops.make_state(CONSUMER_START_PHASE)
+
+    @property
+    def count(self) -> Any:
+        """Slots waited for so far: the iteration number of the next :meth:`wait` (``state.count``)."""
+        return self.wait_state.count
+
+    @property
+    def released(self) -> Any:
+        """Slots released so far."""
+        return self.release_state.count
 
     def try_wait(self) -> Any:
         """Poll the next slot without blocking; pass the token to :meth:`wait`."""

@@ -258,9 +258,10 @@ def build_tma_load(
                 tma_atom, 0, cute.make_layout(1), cute.group_modes(tiles, 0, 2), cute.group_modes(g_tiles, 0, 2)
             )
             producer = pipe.producer()
-            for t in cutlass.range(n_tiles, unroll=1):
+            for _t in cutlass.range(n_tiles, unroll=1):
+                k = Int32(producer.count)  # the tile index from the handle (cutlass' state.count), = _t
                 slot = producer.acquire()
-                cute.copy(tma_atom, g_part[(None, bid * n_tiles + t, 0)], s_part[(None, slot)],
+                cute.copy(tma_atom, g_part[(None, bid * n_tiles + k, 0)], s_part[(None, slot)],
                           tma_bar_ptr=producer.barrier(slot))
                 producer.commit()
             producer.tail()
@@ -301,7 +302,8 @@ def build_gemm_smoke(stages: int = 3, lag: int = 1, store_stages: int = 2, debug
     """
     k_step = TILE
     load_spec = PipelineSpec(
-        "mainloop", stages, Role("load", ArrivalUnit.ELECTED_PER_WARP, 1), Role("mma", ArrivalUnit.WARPGROUP, 1),
+        "mainloop", stages, Role("load", ArrivalUnit.ELECTED_PER_WARP, 1),
+        Role("mma", ArrivalUnit.ELECTED_PER_WARP, 4),  # one elected lane per math warp releases (as CUTLASS)
         Completion.TRANSACTION_BYTES, 2 * TILE * k_step * 4,
     )
     store_spec = PipelineSpec(

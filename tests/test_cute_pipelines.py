@@ -226,8 +226,11 @@ def test_tma_load_spec_checks() -> None:
                       Completion.TRANSACTION_BYTES, 1024)
     from pipes.cute import Multicast
 
-    with pytest.raises(SpecError, match="gives 3 peer CTAs"):
-        TmaLoadPipeline(ok, multicast=Multicast(2, 2))
+    stated = PipelineSpec("ml", 2, Role("load", ArrivalUnit.ELECTED_PER_WARP),
+                          Role("mma", ArrivalUnit.ELECTED_PER_WARP, 4, peers=2), Completion.TRANSACTION_BYTES, 1024)
+    with pytest.raises(SpecError, match=r"consumer role 'mma' has peers=2, but Multicast\(cluster_m=2, cluster_n=2, "
+                                        r"a=True, b=True\) gives 3 peer CTA\(s\): leave Role.peers at 1"):
+        TmaLoadPipeline(stated, multicast=Multicast(2, 2))
     assert TmaLoadPipeline(ok, extra_tx_bytes=64).stage_tx_bytes == 1088
 
 
@@ -252,8 +255,9 @@ def test_multicast_release_compiles_to_remote_arrivals() -> None:
     from pipes.cute import Multicast
 
     spec = PipelineSpec("mc", 2, Role("load", ArrivalUnit.ELECTED_PER_WARP),
-                        Role("mma", ArrivalUnit.ELECTED_PER_WARP, 1, peers=3), Completion.TRANSACTION_BYTES, 1024)
-    pipe = TmaLoadPipeline(spec, multicast=Multicast(2, 2))
+                        Role("mma", ArrivalUnit.ELECTED_PER_WARP, 1), Completion.TRANSACTION_BYTES, 1024)
+    pipe = TmaLoadPipeline(spec, multicast=Multicast(2, 2))  # peers = 3, derived from the multicast
+    assert pipe.spec.consumer("mma").peers == 3 and pipe.empty_arrivals() == 3
 
     @cute.kernel
     def kern(out: cute.Tensor):

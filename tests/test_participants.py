@@ -118,3 +118,25 @@ def test_consumer_skip_passes_over_the_other_warpgroups_slots():
     assert [count for *_, count in waits] == list(range(8))
     assert seen == [(k % 3, (k // 3) & 1) for k in range(8)]
     assert first.release_state == first.wait_state
+
+
+def test_counts_follow_each_cursor_and_survive_skips():
+    """producer.count / committed and consumer.count / released are the cursors' counts (cutlass state.count)."""
+    ops = RecordingOps(stages=3)
+    producer, consumer = Producer(ops), Consumer(ops)
+    assert (producer.count, producer.committed, consumer.count, consumer.released) == (0, 0, 0, 0)
+    for k in range(5):
+        assert producer.count == k
+        producer.acquire()
+    producer.commit()
+    assert (producer.count, producer.committed) == (5, 1)
+    first = consumer.count
+    consumer.wait()
+    consumer.wait()
+    consumer.release()
+    assert (consumer.count - first, consumer.released) == (2, 1)
+    consumer.release()
+    consumer.skip(4)
+    assert (consumer.count, consumer.released) == (6, 6)
+    # the count is the one the core arithmetic carries: index and phase agree with it
+    assert consumer.wait_state == PipelineState.at(6, 3, 0)

@@ -22,7 +22,7 @@ from .proxy import SlotReaders
 from .roles import RoleLayout, Warps
 from .staging import TmaStoreStaging, TmaStoreStagingProducer, WarpSync
 from .state import CuteConsumer, CuteProducer, CuteState, TraceStatic, make_state, state_at
-from .storage import init_pipelines, storage_bytes, storage_words
+from .storage import PendingInit, init_pipelines, init_pipelines_arrive, storage_bytes, storage_words
 from .store_notify import (
     StoreNotifyConsumer,
     StoreNotifyOps,
@@ -49,6 +49,7 @@ __all__ = [
     "NamedBarrierAllocator",
     "OrderSpec",
     "OrderedBarrier",
+    "PendingInit",
     "PipelineBase",
     "RoleLayout",
     "SlotReaders",
@@ -75,6 +76,7 @@ __all__ = [
     "bounded_wait",
     "fence_before_async_forward",
     "init_pipelines",
+    "init_pipelines_arrive",
     "make_state",
     "resolve_debug",
     "staging_wait",

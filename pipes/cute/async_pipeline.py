@@ -54,11 +54,12 @@ class AsyncPipeline(PipelineBase):
         spec: PipelineSpec,
         *,
         fence_async_shared: bool = False,
+        suspend_waits: bool | None = None,
         debug: bool | DebugConfig | None = None,
         tracer: Tracer | None = None,
         trace_id: int = 0,
     ) -> None:
-        super().__init__(spec, debug=debug, tracer=tracer, trace_id=trace_id)
+        super().__init__(spec, suspend_waits=suspend_waits, debug=debug, tracer=tracer, trace_id=trace_id)
         for role in (spec.producer, *spec.consumers):
             if role.peers != 1:
                 raise SpecError(

@@ -68,6 +68,11 @@ def enclosing_region_ops() -> list[str]:
 class PipelineBase(TraceStatic):
     """Declaration of one mbarrier pipeline: a validated spec plus backend options. Emits no code.
 
+    ``suspend_waits``: how every wait of this pipeline (acquire, wait, tail) retries a failed
+    ``mbarrier.try_wait``: True suspends the thread between tries (``try_wait`` with a suspend-time
+    hint; good when the wait is long, e.g. a TMA store's round trip to global memory), False retries at
+    once (good for short hand-offs). None takes the kind's default, :attr:`default_suspend_waits`, which
+    is the one the hand-off benchmark measured faster (benchmarks/RESULTS.md).
     ``debug``: True/False, a :class:`~pipes.cute.debug.DebugConfig`, or None (then ``PIPES_DEBUG``).
     ``tracer``: an object with ``record(event, pipeline_id, slot)`` (None: no trace code).
     ``trace_id``: the ``pipeline_id`` passed to the tracer.
@@ -75,11 +80,14 @@ class PipelineBase(TraceStatic):
 
     completion: ClassVar[Completion]
     kind: ClassVar[str] = "pipeline"
+    #: Polling (False) for the short hand-offs of the async and TMA-load kinds; StoreNotifyPipeline: True.
+    default_suspend_waits: ClassVar[bool] = False
 
     def __init__(
         self,
         spec: PipelineSpec,
         *,
+        suspend_waits: bool | None = None,
         debug: bool | DebugConfig | None = None,
         tracer: Tracer | None = None,
         trace_id: int = 0,
@@ -95,11 +103,18 @@ class PipelineBase(TraceStatic):
             raise SpecError(f"{type(self).__name__}.tracer = {tracer!r} is invalid: needs a record(event, id, slot)")
         if isinstance(trace_id, bool) or not isinstance(trace_id, int) or trace_id < 0:
             raise SpecError(f"{type(self).__name__}.trace_id = {trace_id!r} is invalid: allowed an int >= 0")
+        if suspend_waits is not None and not isinstance(suspend_waits, bool):
+            raise SpecError(
+                f"{type(self).__name__}.suspend_waits = {suspend_waits!r} is invalid: allowed True, False or None "
+                f"(None: the kind's default, {self.default_suspend_waits})"
+            )
+        self.suspend_waits = self.default_suspend_waits if suspend_waits is None else suspend_waits
         self.spec = spec
         self.debug = resolve_debug(debug)
         self.tracer = tracer
         self.trace_id = trace_id
         self._bindings: dict[int, BoundPipeline] = {}
+        self._pending: dict[int, Any] = {}
 
     @property
     def name(self) -> str:
@@ -141,11 +156,24 @@ class PipelineBase(TraceStatic):
         raise NotImplementedError
 
     def _register(self, key: int, bound: BoundPipeline) -> None:
+        self._pending.pop(key, None)
         self._bindings[key] = bound
+
+    def _register_pending(self, key: int, pending: Any) -> None:
+        """Bound in kernel ``key`` by ``init_pipelines_arrive``, whose ``wait()`` has not been traced yet."""
+        self._bindings.pop(key, None)
+        self._pending[key] = pending
 
     def bound(self) -> BoundPipeline:
         """This pipeline's ops in the kernel being traced; ProtocolError if it was never initialized there."""
         key = current_kernel_key()
+        if key is not None and key in self._pending:
+            raise ProtocolError(
+                f"{self.kind} {self.name!r} is used before the barrier-init wait: init_pipelines_arrive("
+                f"{self._pending[key].names}) was traced, but not its .wait(). Call pending.wait() in every "
+                "thread, before role dispatch and before any pipeline use (a peer CTA may not have initialized "
+                "its barriers yet)"
+            )
         bound = self._bindings.get(key) if key is not None else None
         if bound is None:
             raise ProtocolError(
@@ -236,7 +264,7 @@ class BoundPipeline:
     def consumer_try_wait(self, state: CuteState) -> Any:
         return self.full.try_wait(state.index, state.phase)
 
-    def wait_full(self, state: CuteState, token: Any = None, suspend: bool = False) -> None:
+    def wait_full(self, state: CuteState, token: Any = None, suspend: bool | None = None) -> None:
         """The consumer's wait (skipped when ``token`` is true), then its trace record."""
         self.wait_unless(token, self.full, state, self._consumer(), "wait", suspend)
         self.record(TraceEvent.WAIT, state.index)
@@ -256,12 +284,17 @@ class BoundPipeline:
             cursor.advance()
 
     # --- shared pieces for the kinds ------------------------------------------------------------
-    def wait_on(self, ring: MbarrierRing, state: CuteState, role: Role, op: str, suspend: bool = False) -> None:
+    def wait_on(
+        self, ring: MbarrierRing, state: CuteState, role: Role, op: str, suspend: bool | None = None
+    ) -> None:
+        """Wait on ``ring`` at ``state``; ``suspend`` None: the declaration's ``suspend_waits``."""
+        if suspend is None:
+            suspend = self.decl.suspend_waits
         site = WaitSite(self.spec.name, role.name, op)
         ring.wait(state.index, state.phase, site=site, debug=self.decl.debug, suspend=suspend)
 
     def wait_unless(
-        self, token: Any, ring: MbarrierRing, state: CuteState, role: Role, op: str, suspend: bool = False
+        self, token: Any, ring: MbarrierRing, state: CuteState, role: Role, op: str, suspend: bool | None = None
     ) -> None:
         if token is None:
             self.wait_on(ring, state, role, op, suspend)

@@ -27,6 +27,8 @@ import os
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from .state import TraceStatic
+
 __all__ = ["DebugConfig", "TraceEvent", "Tracer", "resolve_debug"]
 
 DEFAULT_TIMEOUT_MS = 4000
@@ -49,7 +51,7 @@ class Tracer(Protocol):
 
 
 @dataclass(frozen=True)
-class DebugConfig:
+class DebugConfig(TraceStatic):
     """Bounded-wait settings. ``timeout_ns`` is the wall-clock bound of one wait."""
 
     timeout_ns: int = DEFAULT_TIMEOUT_MS * 1_000_000

@@ -27,6 +27,7 @@ import cutlass.cute as cute
 
 from ..errors import ProtocolError, SpecError
 from ..spec import WARP_THREADS
+from .state import TraceStatic
 
 __all__ = ["HARDWARE_BARRIERS", "SYNCTHREADS_ID", "NamedBarrier", "NamedBarrierAllocator"]
 
@@ -36,7 +37,7 @@ MAX_BLOCK_THREADS = 1024
 
 
 @dataclass(frozen=True)
-class NamedBarrier:
+class NamedBarrier(TraceStatic):
     """One hardware named barrier: ``threads`` threads (whole warps) meet at barrier ``barrier_id``.
 
     Frozen, so dynamic loops treat it as a constant. ``sync`` is ``bar.sync id, threads`` (all
@@ -78,7 +79,7 @@ def _check_threads(what: str, threads: object, block_threads: int) -> None:
         )
 
 
-class NamedBarrierAllocator:
+class NamedBarrierAllocator(TraceStatic):
     """Hands out named-barrier ids 1–15 of one CTA at trace time and names who holds each.
 
     ``reserved`` maps ids that other code uses (a library epilogue that hard-codes ``bar.sync 1``)

@@ -31,7 +31,7 @@ from ..errors import invalid
 from ..spec import Role
 from .barriers import MBARRIER_BYTES, MbarrierRing, WaitSite, arrive_as_unit
 from .debug import DebugConfig, TraceEvent, resolve_debug
-from .state import CuteState
+from .state import CuteState, TraceStatic
 
 __all__ = ["OrderSpec", "OrderedBarrier"]
 
@@ -40,7 +40,7 @@ MAX_GROUPS = 16
 
 
 @dataclass(frozen=True)
-class OrderSpec:
+class OrderSpec(TraceStatic):
     """What an ordered barrier sequences: ``groups`` instances of ``role`` taking turns in
     ``depth`` independent sections per round.
 
@@ -113,7 +113,9 @@ class OrderedBarrier:
 
     ``debug`` (True, a :class:`~pipes.cute.debug.DebugConfig`, or None for ``PIPES_DEBUG``) bounds
     the wait: a turn that never comes prints the barrier's name, role, barrier index and phase, then
-    traps. ``tracer`` records WAIT (turn taken) and RELEASE (turn handed on) events.
+    traps. ``tracer`` records WAIT (turn taken) and RELEASE (turn handed on) events. ``suspend_waits``
+    (default False: a turn is a short hand-off, polling measured faster) makes the wait suspend between
+    tries, as the pipelines' option of the same name.
     """
 
     def __init__(
@@ -126,8 +128,12 @@ class OrderedBarrier:
         debug: DebugConfig | None = None,
         tracer: Any = None,
         trace_id: int = 0,
+        suspend_waits: bool = False,
     ) -> None:
         _check_group_id(spec, group_id)
+        if not isinstance(suspend_waits, bool):
+            raise invalid(f"OrderedBarrier({spec.name!r})", "suspend_waits", suspend_waits, "True or False")
+        self.suspend_waits = suspend_waits
         self.spec = spec
         self.ring = ring
         self.group_id = group_id
@@ -160,6 +166,7 @@ class OrderedBarrier:
         debug: bool | DebugConfig | None = None,
         tracer: Any = None,
         trace_id: int = 0,
+        suspend_waits: bool = False,
     ) -> OrderedBarrier:
         """Initialize the barriers and return group ``group_id``'s cursor at its first turn.
 
@@ -173,7 +180,9 @@ class OrderedBarrier:
         cls.init_barriers(spec, storage)
         if sync:
             cute.arch.sync_threads()
-        return cls.at_start(spec, storage, group_id, debug=debug, tracer=tracer, trace_id=trace_id)
+        return cls.at_start(
+            spec, storage, group_id, debug=debug, tracer=tracer, trace_id=trace_id, suspend_waits=suspend_waits
+        )
 
     @classmethod
     def at_start(
@@ -185,6 +194,7 @@ class OrderedBarrier:
         debug: bool | DebugConfig | None = None,
         tracer: Any = None,
         trace_id: int = 0,
+        suspend_waits: bool = False,
     ) -> OrderedBarrier:
         """Group ``group_id``'s cursor at its first turn, over barriers already initialized."""
         _check_group_id(spec, group_id)
@@ -201,7 +211,13 @@ class OrderedBarrier:
             debug=resolve_debug(debug),
             tracer=tracer,
             trace_id=trace_id,
+            suspend_waits=suspend_waits,
         )
+
+    @property
+    def count(self) -> Any:
+        """Turns this group has handed on so far (sections passed, a ``Uint32``)."""
+        return self.state.count
 
     # --- the protocol ---------------------------------------------------------------------------
     def _barrier_index(self, group: Any) -> Any:
@@ -211,7 +227,7 @@ class OrderedBarrier:
         """Block until it is this group's turn in the current section."""
         index, phase = self._barrier_index(self.group_id), cutlass.Int32(self.state.phase)
         site = WaitSite(self.spec.name, self.spec.role.name, "turn")
-        self.ring.wait(index, phase, site=site, debug=self.debug)
+        self.ring.wait(index, phase, site=site, debug=self.debug, suspend=self.suspend_waits)
         if self.tracer is not None:
             self.tracer.record(int(TraceEvent.WAIT), self.trace_id, self.state.index)
 
@@ -239,4 +255,5 @@ class OrderedBarrier:
             debug=self.debug,
             tracer=self.tracer,
             trace_id=self.trace_id,
+            suspend_waits=self.suspend_waits,
         )

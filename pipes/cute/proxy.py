@@ -18,6 +18,7 @@ import enum
 import cutlass.cute as cute
 
 from ..errors import SpecError
+from .state import _register_static
 
 __all__ = ["SlotReaders", "check_readers", "fence_generic_reads"]
 
@@ -29,6 +30,9 @@ class SlotReaders(enum.Enum):
     """Threads read with ordinary loads (``ld.shared`` / ``ld.global``): fence before each release."""
     ASYNC = "async"
     """Only async-proxy readers (wgmma operands, TMA or bulk copies): no fence."""
+
+
+_register_static(SlotReaders)  # an enum: carried through dynamic control flow as itself
 
 
 def fence_generic_reads(readers: SlotReaders, space: str) -> None:

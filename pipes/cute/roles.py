@@ -26,12 +26,13 @@ from typing import Any
 
 from ..errors import ProtocolError, SpecError
 from ..spec import WARP_THREADS, PipelineSpec, Role
+from .state import TraceStatic
 
 __all__ = ["RoleLayout", "Warps"]
 
 
 @dataclass(frozen=True)
-class Warps:
+class Warps(TraceStatic):
     """Warps ``first .. first+count-1`` of the CTA; ``threads`` of them execute the role's calls.
 
     ``threads`` defaults to every thread of those warps; give it when fewer threads execute the
@@ -70,7 +71,7 @@ class Warps:
 
 
 @dataclass(frozen=True)
-class RoleLayout:
+class RoleLayout(TraceStatic):
     """The CTA's warp-to-role map for one kernel: ``block_threads`` and ``roles`` name → :class:`Warps`."""
 
     block_threads: int

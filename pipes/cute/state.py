@@ -27,11 +27,14 @@ plain Python object it must carry), which is why every pipeline here hands out t
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 from cutlass import Uint32
+from cutlass.base_dsl.utils.tree_utils import register_pytree_node
 
 from ..participants import Consumer, Producer
+from ..spec import ArrivalUnit, Completion, PipelineSpec, Role
 from ..state import PipelineState
 
 __all__ = ["CuteConsumer", "CuteProducer", "CuteState", "TraceStatic", "make_state", "state_at"]
@@ -40,23 +43,48 @@ _FIELDS = 3  # index, phase, count
 
 
 class TraceStatic:
-    """Mixin for trace-time Python objects (configs, pipelines) used inside dynamic branches and loops.
+    """Mixin for trace-time Python objects (configs, declarations) used inside ``@cute.jit`` code.
 
-    The DSL must carry every object a dynamic ``if``/``for`` body may modify; a plain Python object
-    it cannot prove unmodified is rejected ("a plain Python value ... cannot be turned into a Runtime
-    value"). These objects hold no DSL values, so they carry nothing and stay the same object.
+    Two things must work with them, and a plain Python object gets only the first:
+
+    * as a Python condition — ``if multicast:``, ``x if pipe else y``, ``cutlass.const_expr(pipe)`` —
+      evaluated at trace time like any Python value;
+    * assigned inside a dynamic ``if``/``for``/``while`` body, which the DSL carries out of the body
+      (a plain object is rejected there: "a plain Python value ... cannot be turned into a Runtime value").
+
+    The DSL's usual way to carry an object, the ``__extract_mlir_values__`` protocol, would also make
+    it a *run-time* value, which a condition then fails to convert ("Cannot convert ... to Boolean").
+    So each subclass is instead registered as a leaf of the DSL's value trees that carries no values
+    and is rebuilt as the very same object (:func:`_register_static`).
     """
 
     __slots__ = ()
 
-    def __extract_mlir_values__(self) -> list[Any]:
-        return []
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _register_static(cls)
 
-    def __get_mlir_types__(self) -> list[Any]:
-        return []
 
-    def __new_from_mlir_values__(self, values: list[Any]) -> Any:
-        return self
+def _static_to_iterable(obj: Any) -> tuple[Any, list[Any]]:
+    return SimpleNamespace(original_obj=obj), []
+
+
+def _static_from_iterable(metadata: Any, children: Any) -> Any:
+    return metadata.original_obj
+
+
+def _register_static(cls: type) -> None:
+    """Let dynamic control flow carry instances of ``cls`` as themselves, holding no DSL values.
+
+    Uses the DSL's value-tree registry (``cutlass.base_dsl.utils.tree_utils.register_pytree_node``,
+    nvidia-cutlass-dsl 4.8): keyed by exact type, hence one registration per subclass.
+    """
+    register_pytree_node(cls, _static_to_iterable, _static_from_iterable)
+
+
+# The backend-neutral declarations and enums (pipes.spec imports no DSL): the same treatment, here.
+for _cls in (PipelineSpec, Role, ArrivalUnit, Completion):
+    _register_static(_cls)
 
 
 def _u32(value: Any) -> Any:

@@ -22,6 +22,19 @@ layout (arrival counts), then: warp 0 (one elected thread) initializes every bar
 arrive/wait. Handles created later, inside role branches, emit no synchronization, so nothing can
 deadlock on a branch that only some warps enter. Calling it inside a dynamic branch or loop is a
 :class:`~pipes.errors.ProtocolError` at trace time.
+
+Arrive now, wait later (what ``pipeline_init_arrive`` / ``pipeline_init_wait`` do for the stock
+pipelines): the cluster barrier's latency can hide under the kernel's prologue::
+
+    pending = init_pipelines_arrive((load, out), storage.pipes.data_ptr(), layout=layout)
+    ...partition tensors, build TMA views, compute tile coordinates (no pipeline use)...
+    load_ops, out_ops = pending.wait()      # every thread, before role dispatch
+
+``init_pipelines_arrive`` initializes, fences and (for clusters) arrives on the cluster barrier;
+``wait()`` waits on it (``bar.sync 0`` without a cluster). Until ``wait()`` has been traced the
+declarations refuse to hand out handles: a kernel that uses a pipeline before the wait — a remote
+arrival could reach a peer CTA whose barriers are not initialized yet — fails at trace time with a
+:class:`~pipes.errors.ProtocolError` that names the missing call; so does a second ``wait()``.
 """
 
 from __future__ import annotations
@@ -37,8 +50,9 @@ from ..errors import ProtocolError
 from .barriers import MBARRIER_BYTES, warp_uniform_index
 from .base import BoundPipeline, PipelineBase, current_kernel_key, enclosing_region_ops
 from .roles import RoleLayout
+from .state import TraceStatic
 
-__all__ = ["init_pipelines", "storage_bytes", "storage_words"]
+__all__ = ["PendingInit", "init_pipelines", "init_pipelines_arrive", "storage_bytes", "storage_words"]
 
 
 def storage_words(*pipelines: PipelineBase) -> int:
@@ -77,6 +91,67 @@ def init_pipelines(
     ``layout``: checked against every spec (arrival counts; raises ProtocolError with the sums).
     ``cluster_size``: CTAs per cluster (default ``layout.cluster_size`` or 1); above 1 the final
     synchronization is a cluster barrier, as remote arrivals need initialized peers.
+
+    The same as ``init_pipelines_arrive(...).wait()``.
+    """
+    return init_pipelines_arrive(
+        pipelines, storage, allocator=allocator, layout=layout, cluster_size=cluster_size
+    ).wait()
+
+
+class PendingInit(TraceStatic):
+    """Pipelines whose barriers are initialized and announced, not yet known initialized everywhere.
+
+    Returned by :func:`init_pipelines_arrive`; :meth:`wait` (once, in every thread, before role
+    dispatch) completes the CTA or cluster synchronization and returns the bound pipelines.
+    """
+
+    def __init__(self, bound: tuple[BoundPipeline, ...], cluster_size: int, key: int) -> None:
+        self.bound = bound
+        self.cluster_size = cluster_size
+        self.key = key
+        self.waited = False
+
+    @property
+    def names(self) -> list[str]:
+        return [ops.decl.name for ops in self.bound]
+
+    def wait(self) -> tuple[BoundPipeline, ...]:
+        """``barrier.cluster.wait`` (clusters) or ``bar.sync 0``; then the pipelines may be used."""
+        if self.waited:
+            raise ProtocolError(f"init_pipelines_arrive({self.names}).wait() is traced twice: call it once")
+        if current_kernel_key() != self.key:
+            raise ProtocolError(
+                f"init_pipelines_arrive({self.names}).wait() is traced outside the kernel that arrived"
+            )
+        nested = enclosing_region_ops()
+        if nested:
+            raise ProtocolError(
+                f"init_pipelines_arrive({self.names}).wait() is traced inside {' inside '.join(nested)}: it must "
+                "run in every thread of the CTA before role dispatch (a CTA/cluster barrier in a branch deadlocks)"
+            )
+        if self.cluster_size > 1:
+            cute.arch.cluster_wait()
+        else:
+            cute.arch.sync_threads()
+        self.waited = True
+        for ops in self.bound:
+            ops.decl._register(self.key, ops)
+        return self.bound
+
+
+def init_pipelines_arrive(
+    pipelines: Sequence[PipelineBase],
+    storage: cute.Pointer | None = None,
+    *,
+    allocator: Any = None,
+    layout: RoleLayout | None = None,
+    cluster_size: int | None = None,
+) -> PendingInit:
+    """The first half of :func:`init_pipelines`: bind, initialize, fence and (clusters) arrive.
+
+    Arguments as for :func:`init_pipelines`. Call :meth:`PendingInit.wait` later, in every thread and
+    before role dispatch; until then the pipelines refuse to hand out handles.
     """
     decls = _flatten(pipelines)
     if not decls:
@@ -125,20 +200,20 @@ def init_pipelines(
 
     bound: list[BoundPipeline] = []
     offset = 0
+    pending = PendingInit((), cluster_size, key)
     for decl in decls:
         ops = decl.bind(storage + offset)
-        decl._register(key, ops)
+        decl._register_pending(key, pending)
         bound.append(ops)
         offset += decl.smem_words
+    pending.bound = tuple(bound)
 
-    _init_barriers(tuple(bound))
+    _init_barriers(pending.bound)
     cute.arch.mbarrier_init_fence()
     if cluster_size > 1:
+        # Relaxed: the fence above already orders the inits; the wait (PendingInit.wait) acquires them.
         cute.arch.cluster_arrive_relaxed()
-        cute.arch.cluster_wait()
-    else:
-        cute.arch.sync_threads()
-    return tuple(bound)
+    return pending
 
 
 @cute.jit

@@ -125,6 +125,9 @@ class StoreNotifyPipeline(PipelineBase):
 
     completion = Completion.STORE_COMPLETE
     kind = "StoreNotifyPipeline"
+    # Both sides wait for a TMA store's round trip to global memory (hundreds of ns or more):
+    # suspending between tries beats polling there (benchmarks/RESULTS.md).
+    default_suspend_waits = True
 
     def __init__(
         self,
@@ -133,12 +136,12 @@ class StoreNotifyPipeline(PipelineBase):
         lag: int,
         meta_fields: int = 3,
         readers: SlotReaders = SlotReaders.GENERIC,
-        suspend_waits: bool = True,
+        suspend_waits: bool | None = None,
         debug: bool | DebugConfig | None = None,
         tracer: Tracer | None = None,
         trace_id: int = 0,
     ) -> None:
-        super().__init__(spec, debug=debug, tracer=tracer, trace_id=trace_id)
+        super().__init__(spec, suspend_waits=suspend_waits, debug=debug, tracer=tracer, trace_id=trace_id)
         owner = f"StoreNotifyPipeline({spec.name!r})"
         if isinstance(lag, bool) or not isinstance(lag, int) or not 0 <= lag <= spec.stages - 1:
             raise SpecError(
@@ -165,9 +168,6 @@ class StoreNotifyPipeline(PipelineBase):
         self.lag = lag
         self.meta_fields = meta_fields
         self.readers = check_readers(owner, readers)
-        # Both sides wait for a TMA store's round trip to global memory (hundreds of ns or more):
-        # suspending between tries beats polling there (benchmarks/RESULTS.md).
-        self.suspend_waits = bool(suspend_waits)
 
     def extra_words(self) -> int:
         # One Int32 "valid" word plus the fields per slot, rounded up to 8-byte words.
