@@ -81,6 +81,7 @@ def _rows(op: str, x: Any) -> tuple[int, int]:
     return m, n
 
 
+@functools.lru_cache(maxsize=256)
 def _plan(op: Op, dtype: str, n: int, config: StreamConfig | None) -> Plan:
     try:
         return make_plan(op, dtype, n, config)
@@ -88,11 +89,15 @@ def _plan(op: Op, dtype: str, n: int, config: StreamConfig | None) -> Plan:
         raise ValueError(f"{op.value}: {exc}") from None
 
 
-def _stream(device: Any) -> Any:
-    import cuda.bindings.driver as cuda
+def _launch(kernel: Any, device: Any, *values: Any) -> None:
+    """Launch on ``device`` in torch's current stream there (ordered with the caller's other work)."""
     import torch
 
-    return cuda.CUstream(torch.cuda.current_stream(device).cuda_stream)
+    if device.index == torch.cuda.current_device():
+        kernel(*values, torch.cuda.current_stream(device).cuda_stream)
+        return
+    with torch.cuda.device(device):
+        kernel(*values, torch.cuda.current_stream(device).cuda_stream)
 
 
 def rmsnorm(x: Any, weight: Any, eps: float = 1e-6, out: Any = None, *, config: StreamConfig | None = None) -> Any:
@@ -116,8 +121,9 @@ def rmsnorm(x: Any, weight: Any, eps: float = 1e-6, out: Any = None, *, config: 
     sms = _check_device("rmsnorm", x.device)
     if m == 0:
         return out
-    kernel = kernel_for(plan)
-    kernel(x.data_ptr(), weight.data_ptr(), out.data_ptr(), m, float(eps), plan.grid(m, sms), _stream(x.device))
+    _launch(
+        kernel_for(plan), x.device, x.data_ptr(), weight.data_ptr(), out.data_ptr(), m, float(eps), plan.grid(m, sms)
+    )
     return out
 
 
@@ -141,8 +147,15 @@ def axpby(
     sms = _check_device("axpby", x.device)
     if m == 0:
         return out
-    kernel = kernel_for(plan)
-    kernel(
-        x.data_ptr(), y.data_ptr(), out.data_ptr(), m, float(alpha), float(beta), plan.grid(m, sms), _stream(x.device)
+    _launch(
+        kernel_for(plan),
+        x.device,
+        x.data_ptr(),
+        y.data_ptr(),
+        out.data_ptr(),
+        m,
+        float(alpha),
+        float(beta),
+        plan.grid(m, sms),
     )
     return out

@@ -1,0 +1,136 @@
+"""GPU correctness of examples/streaming (RMSNorm and axpby on the multi-stage TMA pipeline), H100.
+
+Every output element is compared with a float64 reference (bound: one unit in the last place of the
+output type plus fp32 noise); outputs start NaN-poisoned, so an element the kernel never wrote fails; a
+second call must write the same bits. Shapes cover M = 1, odd M, N not a multiple of the chunk
+(N = 1000: 8-column TMA boxes, tiles padded past N), N = 256, rows held over several chunks and the
+largest N per dtype; every pipeline depth the benchmark sweeps runs on enough rows for each CTA to lap
+its ring many times. A hang means a protocol bug: run with PIPES_DEBUG=1 to trap with the waiting slot.
+"""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+torch = pytest.importorskip("torch")
+
+from examples.streaming import axpby, rmsnorm  # noqa: E402
+from examples.streaming.check import EPS, check_axpby, check_rmsnorm, same_bits  # noqa: E402
+from examples.streaming.plan import Op, Store, StreamConfig, make_plan, max_n  # noqa: E402
+from examples.streaming.reference import excess_error, rmsnorm_reference, torch_dtype  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+
+DTYPES = ["bf16", "fp16", "fp32"]
+RMSNORM_SHAPES = [(1, 8192), (37, 256), (300, 1000), (129, 1024), (65, 2048), (33, 4096), (17, 12288), (9, 32768)]
+
+
+def _ok(result):
+    assert result.bad == 0, f"{result}: {result.bad} elements off the bound or never written"
+    assert result.repeatable, f"{result}: a second call wrote different bits"
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("m", "n"), RMSNORM_SHAPES)
+def test_rmsnorm_matches_float64(dtype, m, n):
+    _ok(check_rmsnorm(m, n, dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rmsnorm_at_the_largest_n(dtype):
+    n = max_n(Op.RMSNORM, dtype)  # 65536 (16-bit: weight re-read per chunk), 32768 fp32
+    _ok(check_rmsnorm(5, n, dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("m", "n"), [(1, 256), (300, 1000), (77, 8192), (5, 32768)])
+def test_axpby_matches_float64(dtype, m, n):
+    _ok(check_axpby(m, n, dtype))
+
+
+def _sweep_configs():
+    for op in (Op.RMSNORM, Op.AXPBY):
+        for ctas in (1, 2):
+            for stages in (1, 2, 3, 4, 5, 6):
+                config = StreamConfig(stages=stages, ctas_per_sm=ctas)
+                try:
+                    make_plan(op, "bf16", 8192, config)
+                except ValueError:
+                    continue  # two CTAs this deep do not fit one SM
+                yield pytest.param(op, 8192, config, id=f"{op.value}-s{stages}-c{ctas}")
+    for op, n in ((Op.RMSNORM, 8192), (Op.RMSNORM, 1024), (Op.RMSNORM, 32768), (Op.AXPBY, 8192)):
+        yield pytest.param(op, n, StreamConfig(store=Store.ST_GLOBAL), id=f"{op.value}-{n}-st_global")
+
+
+@pytest.mark.parametrize(("op", "n", "config"), list(_sweep_configs()))
+def test_every_benchmarked_configuration_laps_its_ring(op, n, config):
+    """~2^24 elements in an odd number of rows: each persistent CTA takes ten or more row blocks, so every
+    slot's phase flips many times."""
+    fn = check_rmsnorm if op is Op.RMSNORM else check_axpby
+    m = 2_731 * max(1, 8192 // n)
+    for seed in range(3):  # one launch can hide a race
+        _ok(fn(m, n, "bf16", config, seed=seed))
+
+
+@pytest.mark.parametrize("n", [1024, 32768])
+def test_st_global_output_path(n):
+    _ok(check_rmsnorm(1_031, n, "bf16", StreamConfig(store=Store.ST_GLOBAL)))
+
+
+@pytest.mark.parametrize("m", [1, 2, 4, 8, 16, 32, 64])
+def test_small_m(m):
+    _ok(check_rmsnorm(m, 8192, "bf16"))
+
+
+def test_leading_dimensions_and_in_place():
+    x = torch.randn(2, 3, 1024, device="cuda").to(torch.bfloat16)
+    w = torch.randn(1024, device="cuda").to(torch.bfloat16)
+    ref = rmsnorm_reference(x, w, EPS)
+    out = rmsnorm(x, w, EPS, out=x)  # in place: each row block is read before its tiles are stored
+    torch.cuda.synchronize()
+    assert out is x
+    worst, bad = excess_error(out, ref, "bf16")
+    assert bad == 0, worst
+
+
+def test_zero_rows_launch_nothing():
+    x = torch.empty(0, 4096, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(4096, device="cuda").to(torch.bfloat16)
+    assert rmsnorm(x, w).shape == (0, 4096)
+
+
+def test_runs_on_the_callers_stream():
+    """Inputs produced on a side stream, the kernel called there: it must be ordered after them."""
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(2_000_000)  # keep the side stream busy so a launch elsewhere would race
+        x = torch.randn(4096, 8192, device="cuda").to(torch.bfloat16)
+        w = torch.randn(8192, device="cuda").to(torch.bfloat16)
+        out = rmsnorm(x, w, EPS)
+    side.synchronize()
+    worst, bad = excess_error(out, rmsnorm_reference(x, w, EPS), "bf16")
+    assert bad == 0, worst
+
+
+def test_large_persistent_run_matches_torch_rms_norm_closely():
+    """2^25 elements, the benchmark's kernel: against float64 on every row, and bitwise stable over launches."""
+    x = torch.randn(4096, 8192, device="cuda").to(torch.bfloat16)
+    w = torch.randn(8192, device="cuda").to(torch.bfloat16)
+    first = rmsnorm(x, w, EPS)
+    worst, bad = excess_error(first, rmsnorm_reference(x, w, EPS), "bf16")
+    assert bad == 0, worst
+    for _ in range(4):
+        assert same_bits(rmsnorm(x, w, EPS), first)
+    torch_out = torch.nn.functional.rms_norm(x, (8192,), w, EPS)
+    assert (first.float() - torch_out.float()).abs().max() <= 2**-6 * torch_out.float().abs().max()
+
+
+def test_axpby_with_beta_one_matches_torch_add():
+    x = torch.randn(1000, 4096, device="cuda").to(torch_dtype("bf16"))
+    y = torch.randn(1000, 4096, device="cuda").to(torch_dtype("bf16"))
+    ours = axpby(x, y, 0.5, 1.0)
+    theirs = torch.add(y, x, alpha=0.5)
+    assert (ours.float() - theirs.float()).abs().max() <= 2**-7 * theirs.float().abs().max()
