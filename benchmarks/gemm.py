@@ -46,11 +46,15 @@ C = Schedule.COOPERATIVE
 P = Schedule.PINGPONG
 CANDIDATES = {
     "coop128x256c21": GemmConfig(128, 256, 2, 1, C),
+    "coop128x256c21g4": GemmConfig(128, 256, 2, 1, C, group=4),
+    "coop128x256c21g16": GemmConfig(128, 256, 2, 1, C, group=16),
+    "coop128x256c21rn": GemmConfig(128, 256, 2, 1, C, raster="n"),
     "coop128x256c12": GemmConfig(128, 256, 1, 2, C),
     "coop256x128c12": GemmConfig(256, 128, 1, 2, C),
     "coop256x128c21": GemmConfig(256, 128, 2, 1, C),
+    "coop128x128c21": GemmConfig(128, 128, 2, 1, C),
     "pp128x128c21": GemmConfig(128, 128, 2, 1, P),
-    "pp128x128c12": GemmConfig(128, 128, 1, 2, P),
+    "pp128x192c21": GemmConfig(128, 192, 2, 1, P),
     "pp64x256c21": GemmConfig(64, 256, 2, 1, P),
 }
 QUICK = ["coop128x256c21", "coop256x128c12", "pp128x128c21"]

@@ -61,6 +61,17 @@ def test_cluster_shapes_multicast_the_shared_operand(cluster):
     assert r.spill_bytes == 0
 
 
+def test_every_configuration_auto_can_pick_compiles_without_spills():
+    from hopper_gemm.autotable import pick
+
+    shapes = [(256, 8192, 8192), (8192, 8192, 1024), (4096, 4096, 4096)]
+    for bias in (False, True):
+        problem = Problem("bf16", bias=bias, scaled=bias)
+        for config in {pick(problem, mnk) for mnk in shapes}:
+            r = report(config, problem)
+            assert r.spill_bytes == 0, f"{config.describe()} bias={bias}: {r.spill_bytes} bytes spilled"
+
+
 @pytest.mark.parametrize("config", [COOP, PINGPONG], ids=["cooperative", "pingpong"])
 def test_waits_poll_without_nanosleep(config):
     pytest.importorskip("nvidia.cu13", reason="nvdisasm comes with the nvidia-cuda-nvdisasm wheel (dev extra)")

@@ -19,7 +19,7 @@ SMEM_RESERVED = 2_048
 WARPGROUP_THREADS = 128
 ELEMENT_BYTES = {"fp16": 2, "bf16": 2}
 #: The largest fp32 accumulator fragment per thread that still leaves room for the epilogue under 232 registers.
-MAX_ACC_REGISTERS = 160
+MAX_ACC_REGISTERS = 192
 
 
 class Schedule(str, enum.Enum):

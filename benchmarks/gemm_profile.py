@@ -1,0 +1,41 @@
+"""One launch of the GEMM and of torch.matmul for Nsight Compute (``ncu``) to profile side by side.
+
+    ncu --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \\
+        --section WarpStateStats --launch-skip 2 python benchmarks/gemm_profile.py --m 4096 --n 4096 --k 4096
+
+Each contender runs twice for warm-up, then once more (the profiled launch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--m", type=int, default=4096)
+    p.add_argument("--n", type=int, default=4096)
+    p.add_argument("--k", type=int, default=4096)
+    p.add_argument("--schedule", default="auto")
+    args = p.parse_args(argv)
+    import torch
+    from hopper_gemm.api import gemm
+
+    g = torch.Generator(device="cuda").manual_seed(0)
+    a = torch.randn(args.m, args.k, device="cuda", dtype=torch.bfloat16, generator=g)
+    b = torch.randn(args.n, args.k, device="cuda", dtype=torch.bfloat16, generator=g)
+    out = torch.empty(args.m, args.n, device="cuda", dtype=torch.bfloat16)
+    for _ in range(3):
+        gemm(a, b, out=out, schedule=args.schedule)
+    for _ in range(3):
+        torch.matmul(a, b.t())
+    torch.cuda.synchronize()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
