@@ -11,7 +11,14 @@ time.
 Both versions of a kind are compiled and timed in the same process, launches interleaved, median of
 CUDA-event timings after warm-up; the table gives ns per round trip and pipes / cutlass.
 
+"TMA load multicast" runs 2-CTA clusters (grid rounded down to whole clusters): each CTA multicasts half
+of every tile to both, two consumer warpgroups per CTA release on both CTAs' empty barriers — pipes with
+an ELECTED_PER_WARP × 8 role (16 remote arrivals per stage, the stock form); ``--diagnostics`` adds
+"pipes WARPGROUP" (2 × WARPGROUP: 512) and, for every kind, the wait flavour its default is not
+("pipes suspending waits" for async / TMA load / ordered, "pipes polling waits" for store-notify).
+
     python benchmarks/handoff.py                    # on the GPU: table (+ --markdown for RESULTS.md)
+    python benchmarks/handoff.py --markdown --diagnostics --repeats 41   # the RESULTS.md run
     python benchmarks/handoff.py --compile-only     # on the CPU: loop-body PTX of each pair, diffed
 """
 
@@ -123,7 +130,7 @@ def measure(case: Case, blocks: int, iters: int, repeats: int, warmup: int, diag
             out.fill_(-1)
             fn(*args, Int32(iters), stream)
         torch.cuda.synchronize()
-        got = set(out.cpu().tolist())
+        got = set(out[: hk.launched_blocks(case.kind, blocks) * case.outputs].cpu().tolist())
         if got != {expected}:
             raise SystemExit(f"{case.label} / {name}: self-check failed: got {sorted(got)[:4]}, expected {expected}")
     times: dict[str, list[float]] = {name: [] for name in compiled}

@@ -96,9 +96,9 @@ def async_cutlass(stages: int, blocks: int):
     return _launch(kernel, 2 * WARP, blocks)
 
 
-def async_pipes(stages: int, blocks: int):
+def async_pipes(stages: int, blocks: int, suspend_waits: bool | None = None):
     spec = PipelineSpec("handoff", stages, Role("producer", ArrivalUnit.WARP), Role("consumer", ArrivalUnit.WARP))
-    pipe = AsyncPipeline(spec)
+    pipe = AsyncPipeline(spec, suspend_waits=suspend_waits)
 
     @cute.kernel
     def kernel(out: cute.Tensor, aux: cute.Tensor, iters: Int32):
@@ -220,7 +220,7 @@ def tma_load_cutlass(stages: int, blocks: int):
     return _tma_load_launch(kernel, blocks)
 
 
-def tma_load_pipes(stages: int, blocks: int):
+def tma_load_pipes(stages: int, blocks: int, suspend_waits: bool | None = None):
     spec = PipelineSpec(
         "tiles_in",
         stages,
@@ -229,7 +229,7 @@ def tma_load_pipes(stages: int, blocks: int):
         Completion.TRANSACTION_BYTES,
         TILE_BYTES,
     )
-    pipe = TmaLoadPipeline(spec)
+    pipe = TmaLoadPipeline(spec, suspend_waits=suspend_waits)
 
     @cute.kernel
     def kernel(atom: cute.CopyAtom, gtma: cute.Tensor, out: cute.Tensor, iters: Int32):
@@ -304,6 +304,141 @@ def tma_load_pipes_one_cursor(stages: int, blocks: int):
                 out[_block()] = total
 
     return _tma_load_launch(kernel, blocks)
+
+
+# --- TMA load, 2-CTA multicast: each CTA of a 2×1 cluster loads half of a 4 KiB tile and multicasts it to
+#     both; two consumer warpgroups per CTA read it and release it on BOTH CTAs' empty barriers.
+#     The stock release (PipelineTmaAsync with a cluster layout) arrives from one lane per warp per peer
+#     CTA: 8 warps × 2 peers = 16 remote arrivals per stage and CTA. pipes does the same with an
+#     ELECTED_PER_WARP × 8 consumer role; the diagnostic "pipes WARPGROUP" declares the consumers as
+#     2 × WARPGROUP, whose every thread arrives on every peer: 2 × 128 × 2 = 512 per stage.
+MC_CTAS = 2
+MC_CONSUMER_WARPS = 2 * 4  # two warpgroups, warps 4..11
+MC_THREADS = 3 * WARPGROUP  # warpgroup 0: warp 0 loads (warps 1-3 idle); warpgroups 1-2 consume
+
+
+def _mc_blocks(blocks: int) -> int:
+    """Whole clusters: the grid is rounded down to a multiple of the cluster size."""
+    return max(MC_CTAS, blocks - blocks % MC_CTAS)
+
+
+def _mc_launch(kernel, blocks: int):
+    @cute.jit
+    def launch(out: cute.Tensor, aux: cute.Tensor, iters: Int32, stream):
+        smem_layout = cute.make_layout((TILE, TILE), stride=(TILE, 1))
+        op = cpasync.CopyBulkTensorTileG2SMulticastOp()
+        atom, gtma = cpasync.make_tiled_tma_atom(op, aux, smem_layout, (TILE, TILE), num_multicast=MC_CTAS)
+        kernel(atom, gtma, out, iters).launch(
+            grid=(_mc_blocks(blocks), 1, 1), block=(MC_THREADS, 1, 1), cluster=(MC_CTAS, 1, 1), stream=stream
+        )
+
+    return launch
+
+
+def _mc_parts(atom, gtma, tiles):
+    """This CTA's slice of every source tile (it loads half, the multicast delivers both halves)."""
+    rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
+    g_tiles = cute.local_tile(gtma, (TILE, TILE), (None, None))
+    return cpasync.tma_partition(
+        atom, rank, cute.make_layout(MC_CTAS), cute.group_modes(tiles, 0, 2), cute.group_modes(g_tiles, 0, 2)
+    )
+
+
+MC_MASK = (1 << MC_CTAS) - 1
+
+
+def tma_multicast_cutlass(stages: int, blocks: int):
+    @cute.kernel
+    def kernel(atom: cute.CopyAtom, gtma: cute.Tensor, out: cute.Tensor, iters: Int32):
+        smem = SmemAllocator()
+        bars = smem.allocate_array(Int64, 2 * stages)
+        tiles = smem.allocate_tensor(Int32, cute.make_layout((TILE, TILE, stages), stride=(TILE, 1, TILE * TILE)), 128)
+        # The stock GEMM's counts: one arrival per consumer warp per multicast peer.
+        pipe = cpipe.PipelineTmaAsync.create(
+            num_stages=stages,
+            producer_group=cpipe.CooperativeGroup(cpipe.Agent.Thread, 1),
+            consumer_group=cpipe.CooperativeGroup(cpipe.Agent.Thread, MC_CONSUMER_WARPS * MC_CTAS),
+            tx_count=TILE_BYTES,
+            barrier_storage=bars,
+            cta_layout_vmnk=cute.make_layout((1, MC_CTAS, 1, 1)),
+        )
+        warp = _warp()
+        if warp == 0:
+            s_part, g_part = _mc_parts(atom, gtma, tiles)
+            state = cpipe.make_pipeline_state(cpipe.PipelineUserType.Producer, stages)
+            for i in cutlass.range(iters, unroll=1):
+                pipe.producer_acquire(state)
+                cute.copy(
+                    atom,
+                    g_part[(None, i % SOURCE_TILES, 0)],
+                    s_part[(None, state.index)],
+                    tma_bar_ptr=pipe.producer_get_barrier(state),
+                    mcast_mask=cutlass.Int16(MC_MASK),
+                )
+                pipe.producer_commit(state)
+                state.advance()
+        if warp >= 4:
+            state = cpipe.make_pipeline_state(cpipe.PipelineUserType.Consumer, stages)
+            total = Int32(0)
+            lane = cute.arch.lane_idx()
+            for _ in cutlass.range(iters, unroll=1):
+                pipe.consumer_wait(state)
+                total += tiles[0, lane, state.index]
+                # Equivalent *correct* code: ld.shared reads before the TMA refill (pipes.cute.proxy).
+                cute.arch.fence_proxy("async.shared", space="cta")
+                pipe.consumer_release(state)
+                state.advance()
+            if warp == 4 and lane == 0:
+                out[_block()] = total
+
+    return _mc_launch(kernel, blocks)
+
+
+def tma_multicast_pipes(stages: int, blocks: int, consumer: Role | None = None):
+    import warnings
+
+    from pipes import PipesPerformanceWarning
+    from pipes.cute import Multicast
+
+    consumer = consumer or Role("mma", ArrivalUnit.ELECTED_PER_WARP, MC_CONSUMER_WARPS)
+    spec = PipelineSpec(
+        "mc_in", stages, Role("load", ArrivalUnit.ELECTED_PER_WARP), consumer, Completion.TRANSACTION_BYTES, TILE_BYTES
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PipesPerformanceWarning)  # the WARPGROUP diagnostic is slow on purpose
+        pipe = TmaLoadPipeline(spec, multicast=Multicast(MC_CTAS, 1, a=False, b=True))  # 2 peers, derived
+
+    @cute.kernel
+    def kernel(atom: cute.CopyAtom, gtma: cute.Tensor, out: cute.Tensor, iters: Int32):
+        smem = SmemAllocator()
+        (ops,) = init_pipelines((pipe,), allocator=smem)
+        tiles = smem.allocate_tensor(Int32, cute.make_layout((TILE, TILE, stages), stride=(TILE, 1, TILE * TILE)), 128)
+        warp = _warp()
+        if warp == 0:
+            s_part, g_part = _mc_parts(atom, gtma, tiles)
+            producer = ops.producer()
+            for i in cutlass.range(iters, unroll=1):
+                slot = producer.acquire()
+                cute.copy(
+                    atom,
+                    g_part[(None, i % SOURCE_TILES, 0)],
+                    s_part[(None, slot)],
+                    tma_bar_ptr=producer.barrier(slot),
+                    mcast_mask=cutlass.Int16(MC_MASK),
+                )
+                producer.commit()
+        if warp >= 4:
+            consumer_ = ops.consumer()
+            total = Int32(0)
+            lane = cute.arch.lane_idx()
+            for _ in cutlass.range(iters, unroll=1):
+                slot = consumer_.wait()
+                total += tiles[0, lane, slot]
+                consumer_.release()
+            if warp == 4 and lane == 0:
+                out[_block()] = total
+
+    return _mc_launch(kernel, blocks)
 
 
 # --- store-notify: warp 0 TMA-stores a tile, waits for its global writes (no .read) and notifies;
@@ -520,7 +655,7 @@ def ordered_cutlass(stages: int, blocks: int):
     return _launch(kernel, GROUPS * WARPGROUP, blocks)
 
 
-def ordered_pipes(stages: int, blocks: int):
+def ordered_pipes(stages: int, blocks: int, suspend_waits: bool = False):
     spec = OrderSpec("pingpong", groups=GROUPS, role=Role("math", ArrivalUnit.WARPGROUP), depth=stages)
 
     @cute.kernel
@@ -530,7 +665,7 @@ def ordered_pipes(stages: int, blocks: int):
         counters = smem.allocate_tensor(Int32, cute.make_layout(stages))
         _zero(counters, stages)  # the pipeline's create() syncs the CTA before the first turn
         group = _warp() // 4
-        order = OrderedBarrier.create(spec, bars, group)
+        order = OrderedBarrier.create(spec, bars, group, suspend_waits=suspend_waits)
         checks = Int32(0)
         for i in cutlass.range(iters, unroll=1):
             order.wait()
@@ -556,15 +691,21 @@ def source_value(tile: int, row: int, col: int) -> int:
 EXPECTED = {
     "async": lambda iters: _wrap(iters * (iters - 1) // 2),
     "TMA load": lambda iters: _wrap(sum(source_value(i % SOURCE_TILES, 0, 0) for i in range(iters))),
+    "TMA load multicast": lambda iters: _wrap(sum(source_value(i % SOURCE_TILES, 0, 0) for i in range(iters))),
     "store-notify": lambda iters: _wrap(iters * (iters - 1) // 2),
     "ordered": lambda iters: iters,
 }
-OUTPUTS_PER_BLOCK = {"async": 1, "TMA load": 1, "store-notify": 1, "ordered": GROUPS}
+OUTPUTS_PER_BLOCK = {"async": 1, "TMA load": 1, "TMA load multicast": 1, "store-notify": 1, "ordered": GROUPS}
+
+
+def launched_blocks(kind: str, blocks: int) -> int:
+    """CTAs a kind's launcher really starts for ``blocks`` (the multicast kind launches whole clusters)."""
+    return _mc_blocks(blocks) if kind == "TMA load multicast" else blocks
 
 
 def aux_shape(kind: str, stages: int, blocks: int) -> tuple[int, int]:
     """Rows × columns of the kind's global Int32 tensor (TMA source or destination)."""
-    if kind == "TMA load":
+    if kind in ("TMA load", "TMA load multicast"):
         return (SOURCE_TILES * TILE, TILE)
     if kind == "store-notify":
         return (blocks * stages * TILE, TILE)
@@ -575,7 +716,7 @@ def aux_values(kind: str, rows: int, cols: int):
     """Host contents of the aux tensor (numpy): the TMA-load source pattern, else zeros."""
     import numpy as np
 
-    if kind != "TMA load":
+    if kind not in ("TMA load", "TMA load multicast"):
         return np.zeros((rows, cols), dtype=np.int32)
     r, c = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
     return ((r // TILE) * 4096 + (r % TILE) * TILE + c + 1).astype(np.int32)
@@ -583,8 +724,24 @@ def aux_values(kind: str, rows: int, cols: int):
 
 #: Extra pipes variants timed next to the two above, to locate a gap (diagnostic columns).
 DIAGNOSTICS = {
-    "async": {"pipes 1-cursor": async_pipes_one_cursor},
-    "TMA load": {"pipes 1-cursor": tma_load_pipes_one_cursor},
+    # Each kind's other wait flavour next to its default (pipes.cute: suspend_waits), the row that
+    # justifies the default: polling for async / TMA load / ordered, suspending for store-notify.
+    "async": {
+        "pipes 1-cursor": async_pipes_one_cursor,
+        "pipes suspending waits": lambda stages, blocks: async_pipes(stages, blocks, suspend_waits=True),
+    },
+    "TMA load": {
+        "pipes 1-cursor": tma_load_pipes_one_cursor,
+        "pipes suspending waits": lambda stages, blocks: tma_load_pipes(stages, blocks, suspend_waits=True),
+    },
+    # The per-thread multi-peer release (2 × WARPGROUP: 512 remote arrivals per stage) next to the
+    # elected one the "pipes" column uses (ELECTED_PER_WARP × 8: 16).
+    "TMA load multicast": {
+        "pipes WARPGROUP": lambda stages, blocks: tma_multicast_pipes(
+            stages, blocks, Role("mma", ArrivalUnit.WARPGROUP, MC_CONSUMER_WARPS // 4)
+        ),
+    },
+    "ordered": {"pipes suspending waits": lambda stages, blocks: ordered_pipes(stages, blocks, suspend_waits=True)},
     # The consumer's fence.proxy.async.global (pipes.cute.proxy) left out: what the fence costs.
     "store-notify": {
         "pipes no-fence": lambda stages, blocks: store_notify_pipes(stages, blocks, SlotReaders.ASYNC),
@@ -597,6 +754,7 @@ DIAGNOSTICS = {
 KINDS = {
     "async": (async_cutlass, async_pipes),
     "TMA load": (tma_load_cutlass, tma_load_pipes),
+    "TMA load multicast": (tma_multicast_cutlass, tma_multicast_pipes),
     "store-notify": (store_notify_cutlass, store_notify_pipes),
     "ordered": (ordered_cutlass, ordered_pipes),
 }

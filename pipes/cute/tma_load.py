@@ -301,8 +301,10 @@ class TmaLoadOps(BoundPipeline):
 
 
 def _my_coords(multicast: Multicast) -> tuple[Any, Any]:
-    rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
-    return rank % multicast.cluster_m, rank // multicast.cluster_m
+    # Unsigned: the rank is never negative, and % / // by the (static) cluster_m then compile to a mask and
+    # a shift instead of a signed division's fix-ups (this runs in every release).
+    rank = cutlass.Uint32(cute.arch.block_idx_in_cluster())
+    return Int32(rank % multicast.cluster_m), Int32(rank // multicast.cluster_m)
 
 
 def _release_every_peer(ring: MbarrierRing, index: Any, multicast: Multicast) -> None:
