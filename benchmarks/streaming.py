@@ -7,7 +7,7 @@ alpha=…)`` for reference; the pipeline depth sweep (stages in flight vs bandwi
 
     python benchmarks/streaming.py                    # GPU: tables on stdout, JSON + log in $OUT if set
     python benchmarks/streaming.py --compile-only     # CPU: compile every configuration, print the plans
-    python benchmarks/streaming.py --plot RESULT.json docs/streaming_stages.png   # the docs figure
+    python benchmarks/streaming.py --plot RESULT.json docs/streaming_stages.svg   # the docs figure
 """
 
 from __future__ import annotations
@@ -228,12 +228,15 @@ def report(doc: dict[str, Any], log: Log) -> None:
     log(f"copy reference {copy:.0f} GB/s; {len(rows)} configurations in {doc['seconds']:.0f} s")
 
 
-def plot(result: str, png: str) -> None:
-    """The docs figure: × copy against KiB of loads in flight per SM, one line per kernel and CTAs/SM."""
+def plot(result: str, figure: str) -> None:
+    """The docs figure: × copy against KiB of loads in flight per SM, one line per kernel and CTAs/SM.
+    SVG (text, diffable, reproducible: fixed hash salt, no date) unless ``figure`` names another format."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    plt.rcParams["svg.hashsalt"] = "pipes-streaming"
 
     with open(result) as f:
         doc = json.load(f)
@@ -259,13 +262,14 @@ def plot(result: str, png: str) -> None:
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(png, dpi=120)
+    fig.savefig(figure, dpi=120, metadata={"Date": None} if figure.endswith(".svg") else None)
+    plt.close(fig)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--compile-only", action="store_true", help="compile every configuration (no GPU)")
-    parser.add_argument("--plot", nargs=2, metavar=("RESULT_JSON", "PNG"), help="draw the stages figure")
+    parser.add_argument("--plot", nargs=2, metavar=("RESULT_JSON", "FIGURE"), help="draw the stages figure")
     args = parser.parse_args(argv)
     if args.plot:
         plot(*args.plot)

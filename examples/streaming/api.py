@@ -12,7 +12,7 @@ import functools
 from typing import Any
 
 from .build import kernel_for
-from .plan import Op, Plan, StreamConfig, make_plan
+from .plan import Op, Plan, Store, StreamConfig, make_plan
 
 TORCH_DTYPES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}
 MAX_ROWS = (1 << 31) - 1
@@ -81,6 +81,12 @@ def _rows(op: str, x: Any) -> tuple[int, int]:
     return m, n
 
 
+def _check_st_global(op: str, plan: Plan, m: int) -> None:
+    # The st.global path indexes elements with 32-bit offsets; TMA takes coordinates and has no such limit.
+    if plan.config.store is Store.ST_GLOBAL and m * plan.n >= 1 << 31:
+        raise ValueError(f"{op}: x has {m} × {plan.n} elements: allowed fewer than 2^31 with store='st_global'")
+
+
 @functools.lru_cache(maxsize=256)
 def _plan(op: Op, dtype: str, n: int, config: StreamConfig | None) -> Plan:
     try:
@@ -89,15 +95,33 @@ def _plan(op: Op, dtype: str, n: int, config: StreamConfig | None) -> Plan:
         raise ValueError(f"{op.value}: {exc}") from None
 
 
-def _launch(kernel: Any, device: Any, *values: Any) -> None:
-    """Launch on ``device`` in torch's current stream there (ordered with the caller's other work)."""
+@functools.cache
+def _torch_cuda() -> tuple[Any, Any]:
+    """(current device index, raw current-stream handle of a device index): torch's own fast entry points
+    (what Triton's launcher uses), with the public ones where a torch build lacks them."""
     import torch
 
-    if device.index == torch.cuda.current_device():
-        kernel(*values, torch.cuda.current_stream(device).cuda_stream)
+    get_device = getattr(torch._C, "_cuda_getDevice", torch.cuda.current_device)
+    raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw_stream is None:
+
+        def raw_stream(index: int) -> int:
+            return torch.cuda.current_stream(index).cuda_stream
+
+    return get_device, raw_stream
+
+
+def _launch(kernel: Any, device: Any, *values: Any) -> None:
+    """Launch on ``device`` in torch's current stream there (ordered with the caller's other work)."""
+    get_device, raw_stream = _torch_cuda()
+    index = device.index
+    if index == get_device():
+        kernel(*values, raw_stream(index))
         return
-    with torch.cuda.device(device):
-        kernel(*values, torch.cuda.current_stream(device).cuda_stream)
+    import torch
+
+    with torch.cuda.device(index):
+        kernel(*values, raw_stream(index))
 
 
 def rmsnorm(x: Any, weight: Any, eps: float = 1e-6, out: Any = None, *, config: StreamConfig | None = None) -> Any:
@@ -116,6 +140,7 @@ def rmsnorm(x: Any, weight: Any, eps: float = 1e-6, out: Any = None, *, config: 
     if not isinstance(eps, (int, float)) or isinstance(eps, bool) or not eps >= 0:
         raise ValueError(f"rmsnorm: eps = {eps!r}: allowed a float >= 0")
     plan = _plan(Op.RMSNORM, _dtype_name(x.dtype), n, config)
+    _check_st_global("rmsnorm", plan, m)
     out = torch.empty_like(x) if out is None else out
     _check_placement("rmsnorm", {"x": x, "weight": weight, "out": out})
     sms = _check_device("rmsnorm", x.device)
@@ -142,6 +167,7 @@ def axpby(
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             raise ValueError(f"axpby: {name} = {value!r}: allowed a Python float")
     plan = _plan(Op.AXPBY, _dtype_name(x.dtype), n, config)
+    _check_st_global("axpby", plan, m)
     out = torch.empty_like(x) if out is None else out
     _check_placement("axpby", {"x": x, "y": y, "out": out})
     sms = _check_device("axpby", x.device)
