@@ -201,3 +201,81 @@ def test_a_ring_shorter_than_a_row_deadlocks():
     report = check(held_rows(short, chunks=2, rows=1))
     assert not report.ok
     assert report.findings[0].kind.name == "DEADLOCK", str(report)
+
+
+def whole_kernel(decl, chunks: int, blocks: int, bug: str | None = None) -> Protocol:
+    """Every synchronization the kernel makes, as the checker models it: the producer TMA-loads tiles; each
+    consumer warpgroup waits for a row block's chunks (pass 1), then per chunk acquires a staging buffer,
+    reads the stage again and writes its half of the output tile, publishes, releases the stage, and (the
+    first warpgroup) TMA-stores the tile; finally the stored tiles are checked in global memory.
+    ``bug``: "release_early" releases a stage before its second read; staging bugs ("no_fence", "no_wait")
+    leave out a step of the staging handle."""
+    from pipes.check import ModelBarrier
+    from pipes.check.staging import StagingHandle
+
+    load, staging = decl.load, decl.staging
+    name, units = load.spec.name, load.spec.consumers[0].count
+    sync = f"{staging.name}_sync"
+    parts = tuple(range(units))
+
+    def produce(ctx):
+        p = ctx.producer(name)
+        for item in range(chunks * blocks):
+            slot = p.acquire()
+            ctx.load(name, slot, item)
+            p.commit()
+        p.tail()
+
+    def consumer(unit):
+        def run(ctx):
+            c = ctx.consumer(name)
+            st = StagingHandle(ctx, staging.name, staging.stages, sync, None if bug == "release_early" else bug)
+            for block in range(blocks):
+                held = [c.wait() for _ in range(chunks)]
+                for k, slot in enumerate(held):  # pass 1
+                    assert ctx.read(name, slot) == block * chunks + k
+                for k, slot in enumerate(held):  # pass 2
+                    out = st.acquire()
+                    if bug == "release_early":
+                        c.release()
+                    st.write(out, ctx.read(name, slot), part=unit)
+                    st.publish()
+                    if bug != "release_early":
+                        c.release()
+                    if unit == 0:
+                        st.store(out, ("out", block * chunks + k), parts)
+                    st.commit()
+            st.tail()
+            if unit == 0:
+                ctx.bulk_wait_group(0)  # the kernel has ended
+                for item in range(chunks * blocks):
+                    for part in parts:
+                        assert ctx.read_global((("out", item), part)) == item
+
+        return run
+
+    agents = [Agent("load", produce)] + [Agent(f"math{u}", consumer(u)) for u in range(units)]
+    return Protocol("streaming_kernel", agents, [model_of(load)], barriers=[ModelBarrier(sync, units)])
+
+
+@pytest.mark.parametrize(("n", "stages", "blocks"), [(8192, 2, 3), (16384, 3, 2)])
+def test_the_whole_kernel_protocol_is_proven(n, stages, blocks):
+    """Load ring, held chunks, staging ring and the epilogue barrier together: no deadlock, no hazard."""
+    plan = make_plan(Op.RMSNORM, "bf16", n, StreamConfig(stages=stages, store_stages=2))
+    decl = declare(plan)
+    report = check(whole_kernel(decl, plan.chunks, blocks))
+    assert report.ok and report.exhaustive, str(report)
+
+
+RELEASE_EARLY_MISSED = pytest.mark.xfail(
+    reason="pipes.check limitation: an agent that read a slot, released it and reads it again is not checked "
+    "(read → release → read passes; a lone read after the release is caught)",
+    strict=False,
+)
+
+
+@pytest.mark.parametrize("bug", [pytest.param("release_early", marks=RELEASE_EARLY_MISSED), "no_fence", "no_wait"])
+def test_the_checker_catches_a_broken_kernel_protocol(bug):
+    plan = make_plan(Op.RMSNORM, "bf16", 16384, StreamConfig(stages=3, store_stages=2))
+    report = check(whole_kernel(declare(plan), plan.chunks, 2, bug))
+    assert not report.ok, bug
