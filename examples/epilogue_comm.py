@@ -1,0 +1,172 @@
+"""A GEMM whose finished tiles a communication warp ships while the GEMM still runs.
+
+    python examples/epilogue_comm.py                                   # small default, host transport
+    python examples/epilogue_comm.py --m 4096 --n 4096 --k 16384 --transport host --check --bench
+    python examples/epilogue_comm.py --transport local --trace timeline.png
+
+The persistent Hopper GEMM (examples/hopper_gemm, cooperative schedule) TMA-stores each output tile and
+commits (tm, tn) to a ``pipes.cute.StoreNotifyPipeline``; warp 1 of the producer warpgroup waits for
+it, copies the tile to the receiver and releases a per-tile ready flag (the launch's epoch) at the
+scope the receiver needs, while the math warpgroups compute the next tiles. Transports: ``host``
+(page-locked host memory, system scope; a host thread checksums tiles as they land), ``local`` (a
+second device buffer, GPU scope), ``none`` (the comm warp consumes tiles and ships nothing).
+Without a GPU it compiles every kernel for sm_90a, reports their resources and checks the pipeline
+protocol with pipes.check (exit 0). The role/pipeline table is in examples/hopper_gemm/kernel.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from tile_comm.config import IMPLEMENTED, CommConfig, Transport  # noqa: E402
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--m", type=int, default=2048)
+    p.add_argument("--n", type=int, default=2048)
+    p.add_argument("--k", type=int, default=4096)
+    p.add_argument("--dtype", choices=["fp16", "bf16"], default="bf16")
+    p.add_argument("--transport", choices=[t.value for t in IMPLEMENTED], default="host")
+    p.add_argument("--check", action="store_true", help="compare C with torch (fp32) too")
+    p.add_argument("--bench", action="store_true", help="measure E, S, R against the baselines (one run)")
+    p.add_argument("--trace", help="draw a per-role timeline of 4 CTAs to this PNG")
+    p.add_argument("--json", help="write the figures here")
+    return p.parse_args(argv)
+
+
+def no_gpu_report(args: argparse.Namespace) -> int:
+    from hopper_gemm.config import Problem
+    from hopper_gemm.kernel import declare
+    from tile_comm.build import alone_resources, fused_resources
+    from tile_comm.launcher import default_config
+    from tile_comm.protocol import BUGS, check_declarations, scopes_modelled
+    from tile_comm.role import CommRole
+
+    comm = CommConfig(Transport(args.transport))
+    problem = Problem(args.dtype)
+    config = default_config(args.m, args.n, args.k, args.dtype)
+    print("no CUDA GPU here: compiling for sm_90a instead (nothing runs)")
+    print(f"  GEMM {config.describe()}; {comm.describe()}")
+    print("  " + fused_resources(config, problem, comm).line())
+    if comm.moves_data:
+        print("  " + alone_resources(config, comm, args.dtype).line())
+    decl = declare(config, problem, comm=CommRole(comm))
+    print("pipeline protocol (pipes.check, a CPU model of the kernel's declarations; 3 tiles of 2 subtiles):")
+    report = check_declarations(decl, comm.scope)
+    print(f"  {report}".splitlines()[0])
+    if not scopes_modelled():
+        print("  (this pipes.check has no memory scopes: the flag's scope is not checked)")
+    for bug in BUGS:
+        if (bug == "narrow_scope" and not scopes_modelled()) or (comm.scope is None and bug != "notify_on_read"):
+            continue
+        found = check_declarations(decl, comm.scope, bug=bug)
+        kind = found.findings[0].kind.name if found.findings else "nothing found"
+        print(f"  planted {bug:<17}: {kind}")
+    return 0 if report.ok else 1
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+    from tile_comm.consumer import HostConsumer
+    from tile_comm.launcher import EpilogueComm
+
+    tdt = {"fp16": torch.float16, "bf16": torch.bfloat16}[args.dtype]
+    g = torch.Generator(device="cuda").manual_seed(0)
+    a = torch.randn(args.m, args.k, device="cuda", dtype=tdt, generator=g)
+    b = torch.randn(args.n, args.k, device="cuda", dtype=tdt, generator=g)
+    fused = EpilogueComm(a, b, args.transport)
+    fused.compile()
+    print(f"{torch.cuda.get_device_name()}: {args.m}×{args.n}×{args.k} {args.dtype}, {fused.config.describe()}")
+    print(f"  {fused.comm.describe()}; {fused.ctas} CTAs, {fused.receiver.tiles} tiles")
+    figures: dict[str, object] = {"device": torch.cuda.get_device_name(), "config": fused.config.describe()}
+    ok = True
+    consumer = None
+    epoch = fused.receiver.next_epoch()
+    if args.transport == "host":
+        consumer = HostConsumer(fused.receiver, epoch, fused.ctas)
+        consumer.start()
+        consumer.started_polling.wait()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    launched = time.perf_counter_ns()
+    fused.launch(stamps=bool(args.trace), epoch=epoch)
+    end.record()
+    if consumer is not None:
+        consumer.result.launched_ns = launched
+        consumer.join()
+    torch.cuda.synchronize()
+    print(f"  kernel: {start.elapsed_time(end) * 1000:.0f} µs (CUDA events), epoch {epoch}")
+    if consumer is not None:
+        for line in consumer.result.summary():
+            print("  " + line)
+        problems = consumer.verify()
+        ok &= not problems
+        print(
+            "  host checksums as tiles landed: "
+            + ("all match the final buffer" if not problems else "; ".join(problems))
+        )
+    if args.transport != "none":
+        got = fused.receiver.untiled(args.m, args.n).to(fused.out.device)
+        same = torch.equal(got, fused.out)
+        flags = fused.receiver.flags.cpu()
+        advanced = int((flags == _as_i32(epoch)).sum())
+        ok &= same and advanced == fused.receiver.tiles
+        print(f"  receiver == C bit for bit: {same}; flags at epoch {epoch}: {advanced}/{fused.receiver.tiles}")
+    if args.check:
+        ref = a.float() @ b.float().t()
+        err = ((fused.out.float() - ref).abs().max() / ref.abs().max()).item()
+        print(f"  check: max |err| / max |ref| = {err:.2e} (fp32 reference)")
+        figures["rel_err"] = err
+        ok &= err < (2e-3 if args.dtype == "fp16" else 1.6e-2)
+    if args.trace:
+        from tile_comm.timeline import overlap_summary, render
+
+        found = render(
+            fused.receiver.stamps,
+            fused.receiver,
+            fused.ctas,
+            args.trace,
+            f"{args.m}×{args.n}×{args.k} {args.dtype}, transport {args.transport}",
+            consumer.result if consumer is not None else None,
+        )
+        summary = overlap_summary(found)
+        print(
+            f"  trace: {args.trace} (last epilogue ends at {summary['gemm_end_us']:.0f} µs; "
+            f"{summary['push_before_gemm_end_us']:.0f} of {summary['push_us']:.0f} µs of pushing ran before it)"
+        )
+    if args.bench:
+        from tile_comm.measure import header, measure, row
+
+        result = measure(args.m, args.n, args.k, args.transport, args.dtype)
+        print("times in µs; E, S, R as in docs/epilogue-comm.md")
+        print(header())
+        print(row(result))
+        figures["bench"] = result.as_dict()
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=1, default=str))
+    print("OK" if ok else "FAILED")
+    return 0 if ok else 1
+
+
+def _as_i32(epoch: int) -> int:
+    return epoch - (1 << 32) if epoch >= 1 << 31 else epoch
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    import torch
+
+    if not torch.cuda.is_available():
+        return no_gpu_report(args)
+    return run(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,19 @@
+"""The communication warp of examples/epilogue_comm.py: a GEMM whose finished tiles are shipped while it runs.
+
+Modules, one job each:
+
+* :mod:`.config`   — transports (host / local / none; peer reserved) and their memory scopes.
+* :mod:`.args`     — the run-time arguments (destination, flags, credits, epoch, timestamps) and layouts.
+* :mod:`.ship`     — device code of one tile: the copy, the release-published ready flag, credits.
+* :mod:`.role`     — the comm role hooked into ``hopper_gemm.kernel.GemmKernel(comm=...)``.
+* :mod:`.alone`    — the same communication warps without the GEMM (the T_comm baseline).
+* :mod:`.build`    — compiling every variant (with or without a GPU) and its resources.
+* :mod:`.receiver` — receive buffers, flags and the host thread that consumes tiles as they land.
+* :mod:`.launcher` — launching the fused kernel with a fresh epoch per launch.
+* :mod:`.protocol` — the pipeline protocol of the kernel, run through ``pipes.check``.
+* :mod:`.timeline` — the ``--trace`` picture.
+"""
+
+from .config import CommConfig, Transport
+
+__all__ = ["CommConfig", "Transport"]

@@ -1,0 +1,100 @@
+"""What the communication warp does: the transport, its memory scope, the hand-off ring's depth.
+
+A :class:`CommConfig` is static (it changes the compiled code); the destination and flag pointers, the
+launch epoch and the debugging knobs are run-time arguments (:mod:`tile_comm.args`). Transports:
+
+* ``host``  — page-locked host memory mapped into the device; ready flags released at **system** scope
+  (the reader is a CPU thread).
+* ``local`` — a second buffer in this GPU's memory (the stand-in for a peer GPU); flags released at
+  **GPU** scope (the reader is another kernel or a later one on this device).
+* ``none``  — the communication warp waits for each tile and releases it, moving nothing: the notify
+  machinery alone, to measure what it costs.
+* ``peer``  — reserved for another GPU's memory through ``torch.distributed`` symmetric memory (issue 12):
+  the same code as ``host`` (a destination pointer, a flag pointer, system scope), other pointers.
+
+The scope is data of the transport, not a code path: :attr:`CommConfig.scope` picks the ``fence`` and
+the ``st.release`` modifiers, nothing else differs between ``host``, ``local`` and ``peer``.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class Transport(str, enum.Enum):
+    HOST = "host"
+    LOCAL = "local"
+    NONE = "none"
+    PEER = "peer"
+
+
+#: The memory scope at which each transport's ready flags are released (None: no flags).
+SCOPES: dict[Transport, str | None] = {
+    Transport.HOST: "sys",
+    Transport.LOCAL: "gpu",
+    Transport.NONE: None,
+    Transport.PEER: "sys",
+}
+#: Transports this example implements (``peer`` is issue 12).
+IMPLEMENTED = (Transport.HOST, Transport.LOCAL, Transport.NONE)
+#: 16-byte vectors: the communication warp moves 8 bf16/fp16 values per lane per access.
+VECTOR_ELEMENTS = 8
+
+
+def transport(value: object) -> Transport:
+    """``value`` as a :class:`Transport`; ``ValueError`` naming the allowed ones otherwise."""
+    try:
+        chosen = Transport(value)
+    except ValueError:
+        raise ValueError(
+            f"transport = {value!r} is invalid: allowed {[t.value for t in IMPLEMENTED]} "
+            "('peer', two GPUs through symmetric memory, is issue 12)"
+        ) from None
+    if chosen not in IMPLEMENTED:
+        allowed = [t.value for t in IMPLEMENTED]
+        raise ValueError(f"transport = {value!r} is not implemented yet (issue 12); allowed {allowed}")
+    return chosen
+
+
+@dataclass(frozen=True)
+class CommConfig:
+    """The communication warp's static choices.
+
+    ``slots``: stages of the store→notify ring between the storing warp and the communication warp (the
+    communication warp may fall this many tiles behind before the epilogue waits for it).
+    ``lag``: notifications held back by the storing warp (``StoreNotifyPipeline.lag``). 0 here: each
+    tile's bulk groups are waited for at its own commit and the communication warp hears of it at once;
+    see docs/epilogue-comm.md for why a larger lag only delays the last tiles' shipping in this kernel.
+    ``unroll``: 16-byte loads each lane keeps in flight while copying (registers: 4 per load, and the
+    warp runs under ``setmaxnreg 40``).
+    """
+
+    transport: Transport = Transport.HOST
+    slots: int = 2
+    lag: int = 0
+    unroll: int = 4
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "transport", transport(self.transport))
+        for name, low, high in (("slots", 1, 8), ("unroll", 1, 8)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise ValueError(f"CommConfig.{name} = {value!r} is invalid: allowed an int in [{low}, {high}]")
+        if isinstance(self.lag, bool) or not isinstance(self.lag, int) or not 0 <= self.lag <= self.slots - 1:
+            raise ValueError(
+                f"CommConfig.lag = {self.lag!r} is invalid: allowed an int in [0, slots-1] = [0, {self.slots - 1}]"
+            )
+
+    @property
+    def scope(self) -> str | None:
+        """``"sys"``, ``"gpu"`` or None (``none``: nothing is published)."""
+        return SCOPES[self.transport]
+
+    @property
+    def moves_data(self) -> bool:
+        return self.scope is not None
+
+    def describe(self) -> str:
+        scope = f", flags released at .{self.scope} scope" if self.scope else ""
+        return f"transport {self.transport.value}{scope}, {self.slots} notify slots, lag {self.lag}"

@@ -1,0 +1,138 @@
+"""The host thread that consumes tiles as they land in page-locked memory while the kernel still runs.
+
+It polls the per-tile ready flags; a tile whose flag holds this launch's epoch is complete (the device
+released the flag at system scope after the tile's data, and x86 keeps this thread's loads in program
+order: flag, then data). It checksums the tile then and there, records when (``time.perf_counter_ns``),
+and with ``credits`` hands the tile back (``credits[tile] = epoch``), which a launch with
+``OPT_CREDITS`` waits for before overwriting the tile. The per-CTA start/end flags give the host-side
+start and end of the kernel.
+
+The checksums taken as tiles land are compared, after the kernel, with the checksums of the final
+buffer: a tile read before its data had landed shows up as a mismatch (a stale or torn tile).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .receiver import Receiver
+
+
+def tile_checksums(tiles: np.ndarray) -> np.ndarray:
+    """One uint64 per tile: the wrapping sum of its bytes read as 64-bit words."""
+    flat = tiles.reshape(tiles.shape[0], -1).view(np.uint64)
+    return flat.sum(axis=1, dtype=np.uint64)
+
+
+@dataclass
+class Consumption:
+    """What the host saw of one launch (times in ``perf_counter_ns``; -1: never seen)."""
+
+    epoch: int
+    seen_ns: np.ndarray  # per tile
+    checksums: np.ndarray  # per tile, taken when the tile's flag appeared
+    start_ns: int = -1  # first CTA start flag seen
+    end_ns: int = -1  # every CTA's end flag seen
+    launched_ns: int = -1
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return bool((self.seen_ns >= 0).all()) and not self.errors
+
+    def summary(self) -> list[str]:
+        """When the first and last tiles were consumed, relative to the kernel's start and end."""
+        if self.start_ns < 0 or not (self.seen_ns >= 0).any():
+            return ["host: no tile seen"]
+        us = lambda ns: (ns - self.start_ns) / 1e3  # noqa: E731
+        first, last = int(self.seen_ns[self.seen_ns >= 0].min()), int(self.seen_ns.max())
+        lines = [
+            f"host: kernel start seen at 0 µs (first CTA's start flag; launch call {us(self.launched_ns):+.0f} µs)",
+            f"host: first tile consumed at {us(first):.0f} µs, last at {us(last):.0f} µs "
+            f"({int((self.seen_ns >= 0).sum())} tiles checksummed as they landed)",
+        ]
+        if self.end_ns >= 0:
+            lines.append(
+                f"host: kernel end seen at {us(self.end_ns):.0f} µs (every CTA's end flag); "
+                f"the last tile was consumed {us(last) - us(self.end_ns):+.0f} µs from it"
+            )
+        return lines
+
+
+class HostConsumer(threading.Thread):
+    """Consume launch ``epoch`` of ``receiver`` (a ``host`` receiver) on a host thread.
+
+    ``ctas``: CTAs of the launch (their end flags mark the kernel's end). ``delay_s``: sleep after each
+    tile (a deliberately slow receiver). ``credits``: hand each tile back after checksumming it.
+    """
+
+    def __init__(
+        self,
+        receiver: Receiver,
+        epoch: int,
+        ctas: int,
+        *,
+        delay_s: float = 0.0,
+        credits: bool = False,
+        timeout_s: float = 60.0,
+    ) -> None:
+        super().__init__(name=f"host-consumer-{epoch}", daemon=True)
+        self.receiver = receiver
+        self.epoch = np.uint32(epoch)
+        self.ctas = ctas
+        self.delay_s = delay_s
+        self.credits = credits
+        self.timeout_s = timeout_s
+        tiles = receiver.tiles
+        self.result = Consumption(epoch, np.full(tiles, -1, np.int64), np.zeros(tiles, np.uint64))
+        self.started_polling = threading.Event()
+
+    def run(self) -> None:
+        rx = self.receiver
+        flags = rx.flags.numpy().view(np.uint32)
+        ctas = rx.ctas.numpy().view(np.uint32)[: 2 * self.ctas]
+        credits = rx.credits.numpy().view(np.uint32)
+        data = rx.data.numpy().view(np.uint8).reshape(rx.tiles, -1)
+        out = self.result
+        pending = np.ones(rx.tiles, dtype=bool)
+        deadline = time.monotonic() + self.timeout_s
+        self.started_polling.set()
+        while pending.any() or out.end_ns < 0:
+            now = time.perf_counter_ns()
+            if out.start_ns < 0 and (ctas[0::2] == self.epoch).any():
+                out.start_ns = now
+            ready = np.flatnonzero((flags == self.epoch) & pending)
+            if ready.size:
+                if self.delay_s > 0:
+                    ready = ready[:1]  # a slow receiver takes one tile at a time
+                out.seen_ns[ready] = now
+                out.checksums[ready] = tile_checksums(data[ready])
+                pending[ready] = False
+                if self.credits:
+                    credits[ready] = self.epoch  # after the reads above: the tile may be overwritten
+                if self.delay_s > 0:
+                    time.sleep(self.delay_s)
+            if out.end_ns < 0 and not pending.any() and (ctas[1::2] == self.epoch).all():
+                out.end_ns = time.perf_counter_ns()
+            if time.monotonic() > deadline:
+                out.errors.append(
+                    f"timed out after {self.timeout_s:.0f} s: {int(pending.sum())} tile(s) never flagged with "
+                    f"epoch {int(self.epoch)} (first missing: {np.flatnonzero(pending)[:8].tolist()})"
+                )
+                return
+
+    def verify(self, expected: np.ndarray | None = None) -> list[str]:
+        """The checksums taken as tiles landed against ``expected`` (per tile; default: the buffer's
+        checksums now — call it after this launch's kernel and before another one writes the buffer)."""
+        rx = self.receiver
+        if expected is None:
+            expected = tile_checksums(rx.data.numpy().view(np.uint8).reshape(rx.tiles, -1))
+        bad = np.flatnonzero(expected != self.result.checksums)
+        problems = list(self.result.errors)
+        if bad.size:
+            problems.append(f"{bad.size} tile(s) read before their data had landed (first: {bad[:8].tolist()})")
+        return problems

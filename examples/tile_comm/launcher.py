@@ -1,0 +1,138 @@
+"""The fused GEMM + communication warp on torch operands: validate, compile once, launch with fresh epochs.
+
+    fused = EpilogueComm(a, b, "host")          # C = a @ b.T; tiles land in pinned host memory
+    epoch = fused.launch()                      # one launch; every tile's flag becomes `epoch`
+    fused.out                                   # C on the device
+    fused.receiver.untiled(m, n)                # C as it arrived at the receiver
+
+Every check runs before anything compiles or launches (``ValueError`` naming the argument): the
+operands as ``hopper_gemm.api.validate`` checks them, N a multiple of 8 (16-byte vectors), the
+cooperative schedule, a page-locked receive buffer for ``host``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hopper_gemm.config import GemmConfig, Schedule
+
+from .args import OPT_CREDITS, OPT_STAMPS, kernel_args
+from .config import CommConfig, Transport
+from .config import transport as parse_transport
+from .receiver import Receiver
+
+#: What the fused kernel uses where the measured table (``hopper_gemm.autotable``) picks ping-pong, which
+#: cannot host a communication warp: its best cooperative configuration.
+COOPERATIVE_FALLBACK = GemmConfig(tile_m=256, tile_n=128, cluster_m=1, cluster_n=2, schedule=Schedule.COOPERATIVE)
+
+
+def default_config(m: int, n: int, k: int, dtype: str = "bf16") -> GemmConfig:
+    """The measured table's configuration for the shape if it is cooperative, else the cooperative fallback."""
+    from hopper_gemm.autotable import pick
+    from hopper_gemm.config import Problem
+
+    config = pick(Problem(dtype), (m, n, k))
+    return config if config.schedule is Schedule.COOPERATIVE else COOPERATIVE_FALLBACK
+
+
+class EpilogueComm:
+    """``C = alpha · a @ b.T (+ bias)`` whose tiles a communication warp ships to ``receiver`` as they finish."""
+
+    def __init__(
+        self,
+        a: Any,
+        b: Any,
+        transport: str | Transport = "host",
+        *,
+        out: Any = None,
+        data: Any = None,
+        config: GemmConfig | None = None,
+        comm: CommConfig | None = None,
+        b_layout: str = "nk",
+        bias: Any = None,
+        alpha: float = 1.0,
+    ) -> None:
+        from hopper_gemm.api import validate
+
+        chosen = parse_transport(transport)
+        comm = comm if comm is not None else CommConfig(chosen)
+        if comm.transport is not chosen:
+            raise ValueError(f"transport = {chosen.value!r} but comm.transport = {comm.transport.value!r}")
+        ops = validate(a, b, bias=bias, alpha=alpha, out=out, b_layout=b_layout)
+        m, n, _ = ops.mnk
+        if n % 8:
+            raise ValueError(f"N = {n} is invalid with a communication warp: allowed a multiple of 8 (16-byte vectors)")
+        config = config if config is not None else default_config(m, n, ops.mnk[2], ops.problem.dtype)
+        from .role import CommRole
+
+        CommRole(comm).check(config)
+        config.stages(ops.problem)  # raises if it does not fit
+        self.m, self.n = m, n
+        self.config, self.comm, self.problem = config, comm, ops.problem
+        self.out = out if out is not None else a.new_empty((m, n))
+        self.receiver = Receiver.create(chosen, m, n, (config.tile_m, config.tile_n), a.dtype, a.device, data)
+        self._ops = ops
+        self._operands: Any = None  # the CuTe views of a, b, out, bias: built once (each costs µs per call)
+        self._kernel: Any = None
+        self._alone: Any = None
+
+    # --- what is launched ----------------------------------------------------------------------------
+    @property
+    def clusters(self) -> int:
+        from hopper_gemm.launch import clusters_to_launch
+
+        return clusters_to_launch(self.config, self.m, self.n, self.out.device.index or 0)
+
+    @property
+    def ctas(self) -> int:
+        return self.clusters * self.config.cluster_size
+
+    def compile(self) -> None:
+        """Compile the fused kernel (and nothing else) now; ``launch`` does it on first use."""
+        from .build import fused
+
+        if self._kernel is None:
+            self._kernel = fused(self.config, self.problem, self.comm)
+
+    def comm_args(self, epoch: int, *, delay_ns: int = 0, credits: bool = False, stamps: bool = False) -> tuple:
+        options = (OPT_CREDITS if credits else 0) | (OPT_STAMPS if stamps else 0)
+        return kernel_args(self.receiver.addresses(), self.problem.out_dtype, epoch, delay_ns, options)
+
+    def launch(
+        self, *, delay_ns: int = 0, credits: bool = False, stamps: bool = False, epoch: int | None = None
+    ) -> int:
+        """One launch on the current stream; returns its epoch (every tile's flag becomes it).
+
+        ``delay_ns``: the communication warp sleeps this long per tile (back-pressure tests);
+        ``credits``: wait for the receiver's credit before overwriting a tile; ``stamps``: timestamps.
+        """
+        import cutlass
+        from hopper_gemm.launch import current_stream, cute_operands
+
+        self.compile()
+        epoch = self.receiver.next_epoch() if epoch is None else epoch
+        ops = self._ops
+        if self._operands is None:
+            self._operands = (
+                *cute_operands(ops.a, ops.b_nk, self.out, ops.bias),
+                cutlass.Float32(ops.alpha),
+                cutlass.Int32(self.clusters),
+            )
+        comm_args = self.comm_args(epoch, delay_ns=delay_ns, credits=credits, stamps=stamps)
+        self._kernel(*self._operands, current_stream(), comm_args)
+        return epoch
+
+    def launch_alone(self, *, epoch: int | None = None, stamps: bool = False) -> int:
+        """The communication warps without the GEMM: ship ``out`` as it is (the T_comm baseline)."""
+        import cutlass
+        from cutlass.cute.runtime import from_dlpack
+        from hopper_gemm.launch import current_stream
+
+        from .build import alone
+
+        if self._alone is None:
+            self._alone = alone(self.config, self.comm, self.problem.out_dtype)
+        epoch = self.receiver.next_epoch() if epoch is None else epoch
+        c = from_dlpack(self.out, assumed_align=16).mark_layout_dynamic(leading_dim=1)
+        self._alone(c, cutlass.Int32(self.clusters), current_stream(), self.comm_args(epoch, stamps=stamps))
+        return epoch

@@ -1,0 +1,139 @@
+"""Overlap, measured in one process: the fused kernel against its parts and the sequential baseline.
+
+For one shape and transport, with identical ``torch.randn`` inputs for every contender, timed with
+``hopper_gemm.timing.time_interleaved`` (every contender in every round; median of rounds):
+
+* ``gemm_plain`` — the GEMM alone (``hopper_gemm``, no comm: examples/persistent_gemm.py's kernel);
+* ``gemm_none``  — the fused kernel with transport ``none`` (notify machinery, nothing shipped): T_gemm;
+* ``comm_alone`` — the communication warps without the GEMM, moving the same bytes: T_comm;
+* ``fused``      — the fused kernel with the transport: T_fused;
+* ``torch_matmul``, ``copy`` (``copy_`` of C to pinned host memory / to a device buffer), and
+  ``sequential`` (torch.matmul, then that copy, back to back).
+
+E = (T_gemm + T_comm − T_fused) / min(T_gemm, T_comm); S = T_sequential / T_fused;
+R = T_fused / T_gemm(none) − 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class Overlap:
+    device: str
+    shape: tuple[int, int, int]
+    dtype: str
+    transport: str
+    config: str
+    us: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def t_gemm(self) -> float:
+        return self.us["gemm_none"]
+
+    @property
+    def t_comm(self) -> float:
+        return self.us["comm_alone"]
+
+    @property
+    def efficiency(self) -> float:
+        """E: the share of the shorter of (GEMM, comm) hidden under the other."""
+        return overlap_efficiency(self.t_gemm, self.t_comm, self.us["fused"])
+
+    @property
+    def speedup(self) -> float:
+        """S: torch.matmul then the copy, over the fused kernel."""
+        return self.us["sequential"] / self.us["fused"]
+
+    @property
+    def regret(self) -> float:
+        """R: what shipping costs the GEMM."""
+        return self.us["fused"] / self.t_gemm - 1
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self) | {"E": self.efficiency, "S": self.speedup, "R": self.regret}
+
+
+def overlap_efficiency(t_gemm: float, t_comm: float, t_fused: float) -> float:
+    return (t_gemm + t_comm - t_fused) / min(t_gemm, t_comm)
+
+
+COLUMNS = (
+    ("shape", 16),
+    ("transport", 9),
+    ("torch mm", 9),
+    ("copy", 8),
+    ("seq", 8),
+    ("gemm", 8),
+    ("none", 8),
+    ("alone", 8),
+    ("fused", 8),
+    ("E", 5),
+    ("S", 5),
+    ("R", 6),
+)
+
+
+def header() -> str:
+    return " ".join(f"{name:>{width}}" for name, width in COLUMNS)
+
+
+def row(o: Overlap) -> str:
+    m, n, k = o.shape
+    u = o.us
+    cells = [f"{m}×{n}×{k}", o.transport]
+    cells += [f"{u[key]:.0f}" for key in ("torch_matmul", "copy", "sequential", "gemm_plain", "gemm_none")]
+    cells += [f"{u['comm_alone']:.0f}", f"{u['fused']:.0f}"]
+    cells += [f"{o.efficiency:.2f}", f"{o.speedup:.2f}", f"{o.regret:+.3f}"]
+    return " ".join(f"{cell:>{width}}" for cell, (_, width) in zip(cells, COLUMNS, strict=True))
+
+
+def measure(m: int, n: int, k: int, transport: str, dtype: str = "bf16", rounds: int = 10, batch: int = 10) -> Overlap:
+    """Time every contender of one (shape, transport) in one interleaved run (needs a GPU)."""
+    import cutlass
+    import torch
+    from hopper_gemm.api import compiled, validate
+    from hopper_gemm.launch import clusters_to_launch, current_stream, cute_operands
+    from hopper_gemm.timing import time_interleaved
+
+    from .launcher import EpilogueComm, default_config
+
+    tdt = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    g = torch.Generator(device="cuda").manual_seed(2)
+    a = torch.randn(m, k, device="cuda", dtype=tdt, generator=g)
+    b = torch.randn(n, k, device="cuda", dtype=tdt, generator=g)  # (N, K): C = a @ b.T
+    config = default_config(m, n, k, dtype)
+    fused = EpilogueComm(a, b, transport, config=config)
+    none = EpilogueComm(a, b, "none", config=config)
+    plain_out = torch.empty(m, n, device="cuda", dtype=tdt)
+    ops = validate(a, b, out=plain_out)
+    plain = compiled(config, ops.problem)
+    plain_args = (
+        *cute_operands(a, b, plain_out, None),
+        cutlass.Float32(1.0),
+        cutlass.Int32(clusters_to_launch(config, m, n)),
+        current_stream(),
+    )
+    if transport == "host":
+        copy_dst = torch.empty(m, n, dtype=tdt, pin_memory=True)
+    else:
+        copy_dst = torch.empty(m, n, dtype=tdt, device="cuda")
+    fused.launch()
+    torch.cuda.synchronize()
+
+    def sequential() -> None:
+        copy_dst.copy_(torch.matmul(a, b.t()), non_blocking=True)
+
+    contenders = {
+        "torch_matmul": lambda: torch.matmul(a, b.t()),
+        "copy": lambda: copy_dst.copy_(fused.out, non_blocking=True),
+        "sequential": sequential,
+        "gemm_plain": lambda: plain(*plain_args),
+        "gemm_none": none.launch,
+        "comm_alone": fused.launch_alone,
+        "fused": fused.launch,
+    }
+    us = time_interleaved(contenders, rounds=rounds, batch=batch)
+    return Overlap(torch.cuda.get_device_name(), (m, n, k), dtype, transport, config.describe(), us)

@@ -1,0 +1,147 @@
+"""Where the tiles land: the receive buffer, the per-tile ready flags, the per-CTA start/end flags, credits.
+
+``host``: page-locked host memory (``torch`` pinned tensors) that the device writes through its mapped
+device pointer (``cudaHostGetDevicePointer``); ``local``: device memory; ``none``: one placeholder the
+kernel never touches. Flags hold the epoch of the launch that set them; :meth:`Receiver.next_epoch`
+hands out a fresh one per launch, so back-to-back launches need no reset.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .args import MAX_TRACED_CTAS, Addresses, stamp_words
+from .config import Transport
+
+#: Per-CTA start/end flags for at most this many CTAs (one persistent CTA per SM).
+MAX_CTAS = MAX_TRACED_CTAS
+
+
+def _torch() -> Any:
+    import torch
+
+    return torch
+
+
+def device_pointer(tensor: Any) -> int:
+    """The address the device uses for ``tensor``: its own for CUDA tensors, the mapped one for pinned host memory."""
+    if tensor.device.type == "cuda":
+        return tensor.data_ptr()
+    from cuda.bindings import runtime as cudart
+
+    err, ptr = cudart.cudaHostGetDevicePointer(tensor.data_ptr(), 0)
+    if int(err) != 0:
+        raise ValueError(f"the host buffer is not mapped into the device (cudaHostGetDevicePointer: {err})")
+    return int(ptr)
+
+
+@dataclass
+class Receiver:
+    """The receiving side of one output shape: ``data`` (tiles, tile_m, tile_n), flags, credits, stamps."""
+
+    transport: Transport
+    tiles_m: int
+    tiles_n: int
+    tile_m: int
+    tile_n: int
+    data: Any
+    words: Any  # int32: flags[tiles], ctas[2 * MAX_CTAS], credits[tiles]
+    stamps: Any  # int64 on the device (timestamps, OPT_STAMPS)
+    epoch: int = 0
+    _addresses: Addresses | None = field(default=None, repr=False)
+
+    @classmethod
+    def create(
+        cls, transport: Transport, m: int, n: int, tile: tuple[int, int], dtype: Any, device: Any, data: Any = None
+    ) -> Receiver:
+        """Allocate (or adopt ``data``, validated) the receiver of an ``m × n`` output in ``tile`` tiles."""
+        torch = _torch()
+        tile_m, tile_n = tile
+        tiles_m, tiles_n = -(-m // tile_m), -(-n // tile_n)
+        tiles = tiles_m * tiles_n
+        shape = (tiles, tile_m, tile_n)
+        words = 2 * tiles + 2 * MAX_CTAS
+        if transport is Transport.HOST:
+            if data is None:
+                data = torch.zeros(shape, dtype=dtype, pin_memory=True)
+            flags = torch.zeros(words, dtype=torch.int32, pin_memory=True)
+        elif transport is Transport.LOCAL:
+            if data is None:
+                data = torch.zeros(shape, dtype=dtype, device=device)
+            flags = torch.zeros(words, dtype=torch.int32, device=device)
+        else:  # NONE: the kernel writes nothing
+            data = torch.zeros((1, 1, 8), dtype=dtype, device=device) if data is None else data
+            flags = torch.zeros(words, dtype=torch.int32, device=device)
+        _validate_data(transport, data, shape, dtype, device)
+        stamps = torch.zeros(stamp_words(tiles_m, tiles_n), dtype=torch.int64, device=device)
+        return cls(transport, tiles_m, tiles_n, tile_m, tile_n, data, flags, stamps)
+
+    @property
+    def tiles(self) -> int:
+        return self.tiles_m * self.tiles_n
+
+    @property
+    def flags(self) -> Any:
+        return self.words[: self.tiles]
+
+    @property
+    def ctas(self) -> Any:
+        return self.words[self.tiles : self.tiles + 2 * MAX_CTAS]
+
+    @property
+    def credits(self) -> Any:
+        return self.words[self.tiles + 2 * MAX_CTAS :]
+
+    def addresses(self) -> Addresses:
+        if self._addresses is None:
+            base = device_pointer(self.words)
+            self._addresses = Addresses(
+                dst=device_pointer(self.data),
+                flags=base,
+                ctas=base + 4 * self.tiles,
+                credits=base + 4 * (self.tiles + 2 * MAX_CTAS),
+                stamps=self.stamps.data_ptr(),
+            )
+        return self._addresses
+
+    def next_epoch(self) -> int:
+        """A fresh epoch (uint32, wraps; never 0, the value of a fresh flag)."""
+        self.epoch = (self.epoch + 1) & 0xFFFFFFFF or 1
+        return self.epoch
+
+    def untiled(self, m: int, n: int) -> Any:
+        """The received tiles as the (m, n) matrix (a copy, on the receiver's memory)."""
+        t = self.data.view(self.tiles_m, self.tiles_n, self.tile_m, self.tile_n).permute(0, 2, 1, 3)
+        return t.reshape(self.tiles_m * self.tile_m, self.tiles_n * self.tile_n)[:m, :n]
+
+    def expected_tiles(self, c: Any) -> Any:
+        """``c`` (M, N) cut into this receiver's tile-major layout (zero padding, as the fresh buffer)."""
+        torch = _torch()
+        m, n = c.shape
+        padded = torch.zeros(self.tiles_m * self.tile_m, self.tiles_n * self.tile_n, dtype=c.dtype, device=c.device)
+        padded[:m, :n] = c
+        t = padded.view(self.tiles_m, self.tile_m, self.tiles_n, self.tile_n).permute(0, 2, 1, 3)
+        return t.reshape(self.tiles, self.tile_m, self.tile_n)
+
+
+def _validate_data(transport: Transport, data: Any, shape: tuple[int, ...], dtype: Any, device: Any) -> None:
+    torch = _torch()
+    if not isinstance(data, torch.Tensor):
+        raise ValueError(f"the receive buffer must be a torch.Tensor, got {type(data).__name__}")
+    if transport is Transport.NONE:
+        return
+    if tuple(data.shape) != shape or data.dtype != dtype or not data.is_contiguous():
+        raise ValueError(
+            f"the receive buffer must be a contiguous {dtype} tensor of shape (tiles, tile_m, tile_n) = {shape} "
+            f"(tile-major), got {data.dtype} {tuple(data.shape)}{'' if data.is_contiguous() else ' (not contiguous)'}"
+        )
+    if transport is Transport.HOST:
+        if data.device.type != "cpu" or not data.is_pinned():
+            raise ValueError(
+                "transport 'host' needs page-locked host memory the device can write: allocate the receive "
+                "buffer with torch.empty(..., pin_memory=True) (got "
+                f"{'a pageable CPU tensor' if data.device.type == 'cpu' else f'a tensor on {data.device}'})"
+            )
+    elif data.device != torch.device(device):
+        raise ValueError(f"transport 'local' needs the receive buffer on {device}, got {data.device}")

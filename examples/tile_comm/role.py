@@ -1,0 +1,129 @@
+"""The communication role in the GEMM: the storing warp's hand-off calls and the communication warp's loop.
+
+:class:`CommRole` is what ``hopper_gemm.kernel.GemmKernel(config, problem, comm=CommRole(...))`` takes.
+The kernel calls it at five places and nowhere else:
+
+* ``declare``: a :class:`~pipes.cute.StoreNotifyPipeline` ``tiles`` (producer ``store`` = the storing
+  warp, consumer ``comm`` = warp 1 of the producer warpgroup) and the two roles in the role layout;
+* ``begin_tile`` / ``end_tile`` around each tile's epilogue, in the math warps (they act in the storing
+  warp only): ``acquire`` a slot before the tile's first TMA store, ``commit(tm, tn)`` after its last
+  staging commit;
+* ``finish`` after the last tile: ``tail()`` (end-of-stream, then every release);
+* ``run``: the communication warp's loop (``wait``, ``meta``, ship, publish, ``release`` until the
+  end-of-stream slot).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cutlass
+import cutlass.cute as cute
+
+from pipes import ArrivalUnit, Completion, PipelineSpec, Role
+from pipes.cute import StoreNotifyPipeline, TraceStatic, Warps
+
+from .args import EPI_BEGIN, EPI_END, DeviceArgs
+from .config import CommConfig
+from .ship import cta_event, geometry, push_tile, tile_stamp
+
+#: Warp 1 of the producer warpgroup (warp 0 loads A and B; warps 2-3 idle under setmaxnreg 40).
+COMM_WARP = 1
+PIPELINE = "tiles"
+
+
+class CommRole(TraceStatic):
+    """The communication warp of the cooperative GEMM, for one :class:`~tile_comm.config.CommConfig`."""
+
+    def __init__(self, config: CommConfig | None = None) -> None:
+        self.config = config if config is not None else CommConfig()
+
+    def check(self, gemm_config: Any) -> None:
+        """``ValueError`` unless the GEMM configuration can hand tiles to a communication warp."""
+        if gemm_config.schedule.value != "cooperative":
+            raise ValueError(
+                f"the communication warp needs the cooperative schedule, not {gemm_config.schedule.value!r}: "
+                "bulk async-groups are per thread, so one warp must issue every TMA store of the CTA and be "
+                "the store-notify producer (ping-pong stores from both math warpgroups)"
+            )
+        _, _, steps = geometry(gemm_config.tile_m, gemm_config.tile_n)
+        if steps % self.config.unroll:
+            raise ValueError(f"CommConfig.unroll = {self.config.unroll} must divide the {steps} copy steps per tile")
+
+    def declare(self, roles: dict[str, Warps], storing_warp: int) -> tuple[StoreNotifyPipeline, dict[str, Warps]]:
+        """The store→notify pipeline and the role layout with ``store`` and ``comm`` added."""
+        spec = PipelineSpec(
+            PIPELINE,
+            self.config.slots,
+            producer=Role("store", ArrivalUnit.ELECTED_PER_WARP),
+            consumers=Role("comm", ArrivalUnit.ELECTED_PER_WARP),
+            completion=Completion.STORE_COMPLETE,
+        )
+        notify = StoreNotifyPipeline(spec, lag=self.config.lag, meta_fields=2)
+        return notify, {**roles, "comm": Warps(COMM_WARP), "store": Warps(storing_warp)}
+
+    # --- the storing warp (called in every math warp; only the storing warp acts) ---------------
+    @cute.jit
+    def begin_tile(
+        self, producer: Any, is_storer: Any, packed: Any, tm: Any, tn: Any, n: Any, tile_n: cutlass.Constexpr
+    ) -> Any:
+        """Before the tile's first TMA store: a free slot of the ring (back-pressure from the comm warp)."""
+        if is_storer:
+            _tile_stamp(DeviceArgs.of(packed), tm, tn, n, tile_n, EPI_BEGIN)
+            producer.acquire()
+        return producer
+
+    @cute.jit
+    def end_tile(
+        self, producer: Any, is_storer: Any, packed: Any, tm: Any, tn: Any, n: Any, tile_n: cutlass.Constexpr
+    ) -> Any:
+        """After the tile's last staging commit: close its bulk groups, wait ``lag``, notify (tm, tn)."""
+        if is_storer:
+            producer.commit(tm, tn)
+            _tile_stamp(DeviceArgs.of(packed), tm, tn, n, tile_n, EPI_END)
+        return producer
+
+    @cute.jit
+    def finish(self, producer: Any, is_storer: Any) -> None:
+        """After the last tile: every store complete, the last notifications, end-of-stream, every release."""
+        if is_storer:
+            producer.tail()
+
+    # --- the communication warp ------------------------------------------------------------------
+    @cute.jit
+    def run(
+        self, notify: Any, c: cute.Tensor, packed: Any, tile_m: cutlass.Constexpr, tile_n: cutlass.Constexpr
+    ) -> None:
+        """Ship every tile the storing warp notifies until end-of-stream (whole warp 1)."""
+        cfg = self.config
+        args = DeviceArgs.of(packed)
+        cta_event(args, cfg, 0)
+        consumer = notify.consumer()
+        slot = consumer.wait()
+        meta = consumer.meta(slot)
+        while meta.valid != 0:
+            tm = meta[0]
+            tn = meta[1]
+            # Few values stay live across this loop (the warp has 40 registers): the rest is recomputed.
+            tiles_n = (c.shape[1] + tile_n - 1) // tile_n
+            # A cluster hanging over C's edge computes tiles outside C: nothing to ship.
+            if (tm * tile_m < c.shape[0]) & (tn < tiles_n):
+                push_tile(c, args, tm, tn, tiles_n, cfg, tile_m, tile_n)
+            consumer.release()
+            slot = consumer.wait()
+            meta = consumer.meta(slot)
+        consumer.release()  # the end-of-stream slot
+        cta_event(args, cfg, 1)
+
+
+@cute.jit
+def _tile_stamp(args: Any, tm: Any, tn: Any, n: Any, tile_n: cutlass.Constexpr, which: cutlass.Constexpr) -> None:
+    """The storing warp's timestamp of tile (tm, tn) (with OPT_STAMPS). Columns past C are skipped; a
+    cluster row hanging over C's last row stamps into the spare row :func:`~tile_comm.args.stamp_words`
+    allocates (the storing warp does not know M)."""
+    tiles_n = (n + tile_n - 1) // tile_n
+    if tn < tiles_n:
+        tile_stamp(args, tm * tiles_n + tn, which)
+
+
+__all__ = ["COMM_WARP", "PIPELINE", "CommRole"]
