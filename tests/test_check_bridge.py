@@ -78,8 +78,9 @@ def test_the_checker_catches_a_protocol_the_kind_forbids():
     """Same spec as a kernel's store-notify pipeline, notified on smem read: the checker must object."""
     store = next(p for p in kernel_pipelines() if p.spec.completion is Completion.STORE_COMPLETE)
     protocol = stream_protocol(store)
-    broken = type(protocol)(protocol.name, protocol.agents, [ModelPipeline(store.spec, lag=store.lag,
-                                                                           notify_on="smem_read")])
+    broken = type(protocol)(
+        protocol.name, protocol.agents, [ModelPipeline(store.spec, lag=store.lag, notify_on="smem_read")]
+    )
     assert not check(broken).ok
 
 

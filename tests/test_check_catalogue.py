@@ -52,6 +52,9 @@ def test_every_finding_replays_from_its_schedule(entry):
 def test_a_prefix_of_the_schedule_does_not_hit_the_finding(entry):
     """The interleaving is needed: stopping one move early does not yet show the same problem."""
     finding = check(entry.build()).findings[0]
+    if not finding.schedule:
+        assert finding.kind is FindingKind.ARRIVAL_COUNT  # found at the declaration, before exploring
+        return
     earlier = replay(entry.build(), finding.schedule[:-1])
     assert earlier is None or (earlier.kind, earlier.message) != (finding.kind, finding.message)
 
@@ -80,7 +83,6 @@ def _hits_within(machine, world, moves_left, kind):
     [
         "notify_on_smem_read",
         "release_before_read",
-        "two_warpgroups_declared_as_one",
         "tma_no_proxy_fence",
         "store_no_proxy_fence",
     ],

@@ -166,7 +166,7 @@ def test_bulk_store_without_wait_group_is_unbalanced_at_exit():
         ctx.bulk_commit_group()
 
     report = check(protocol_of(("load", lonely)))
-    assert "wait_group 0" in report.first(FindingKind.UNBALANCED_EXIT).message
+    assert "wait_group.read 0" in report.first(FindingKind.UNBALANCED_EXIT).message
 
 
 def test_raw_barrier_partial_phase_is_unbalanced_at_exit():

@@ -52,8 +52,8 @@ def test_aliasing_is_judged_on_the_rounds_a_phase_carries_not_on_the_phase_count
     assert mb.arrival_problem(bar, 4, 1) is None
     kind, message = mb.arrival_problem(bar, 6, 1, "b's arrivals")
     assert kind == "PHASE_ALIASING"
-    assert "phase #0 mixes two rounds: it holds a's arrival for completion #4" in message
-    assert "the b's arrivals is a full round ahead" in message
+    assert "phase #0 mixes two rounds: it holds arrivals for completion #4" in message
+    assert "the b's arrivals are a full round ahead" in message
     done = mb.arrive(bar, 1, K, completion=4, who="b")
     assert (done.completed, done.done_round) == (1, 4)
     assert mb.stale_pass_problem(done, 0, 4) is None  # a wait for round 4 passes on the phase that carried it

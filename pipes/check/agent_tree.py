@@ -55,6 +55,9 @@ class AgentTree:
         self._max_ops = max_ops
         self.nodes: list[_Node] = [_Node(Start(), -1, None)]
         self.runs = 0
+        #: Pipeline roles and ordered-barrier groups the agent took part in, over every run so far.
+        self.joined: set[tuple[str, str, int]] = set()
+        self.turns: set[tuple[str, int]] = set()
 
     def op(self, node: int) -> Any:
         return self.nodes[node].op
@@ -129,7 +132,15 @@ class AgentTree:
                 raise _TooLong
             return None
 
-        ctx = Ctx(name, self._layout, emit)
+        ctx = Ctx(name, self._layout, emit, self.agent.place)
+        try:
+            return self._run(ctx, recorded, script, lambda: position)
+        finally:
+            self.joined |= ctx.joined
+            self.turns |= ctx.turns
+
+    def _run(self, ctx: Ctx, recorded: list[Any], script: list[Any], position: Any) -> tuple[list[Any], Any]:
+        name = self.agent.name
         try:
             self.agent.fn(ctx)
         except _Suspend:
@@ -146,9 +157,9 @@ class AgentTree:
             )
         except Exception as exc:  # noqa: BLE001 - any agent error becomes a finding, not a checker crash
             return recorded, Crash(f"{type(exc).__name__}: {exc}")
-        if position < len(script):
+        if position() < len(script):
             return recorded, Crash(
-                f"ProtocolError: agent {name!r} is not deterministic: it returned after {position} operations, "
+                f"ProtocolError: agent {name!r} is not deterministic: it returned after {position()} operations, "
                 f"before {len(script)} it made with the same results"
             )
         return recorded, Done(ctx.outstanding())

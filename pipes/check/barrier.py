@@ -16,7 +16,7 @@ mbarrier semantics modelled here:
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .memory import EMPTY_KNOWLEDGE, Knowledge, join
 
@@ -33,11 +33,13 @@ class BarrierState(NamedTuple):
     gathered: Knowledge
     """What the current phase's arrivers knew so far."""
     round: int | None = None
-    """The completion number the current phase's annotated arrivals mean (None: no annotated arrival yet)."""
-    opener: str = ""
-    """Who made the current phase's first annotated arrival (for messages)."""
+    """The completion number the current phase's annotated arrivals mean (None: no annotated arrival yet).
+    (Who opened it is deliberately not kept: identical arrivers in different orders must stay one state.)"""
     done_round: int | None = None
     """The completion number the latest completed phase's arrivals meant (None: none, or not annotated)."""
+    narrow: tuple[tuple[str, Any, Knowledge], ...] = ()
+    """Arrivals whose release scope did not reach the barrier's CTA: (who, scope, what they knew). They
+    count, but publish nothing; kept (the latest per arriver) so a hazard they fail to prevent can name them."""
 
     @classmethod
     def fresh(cls, expected: int) -> BarrierState:
@@ -86,15 +88,21 @@ class OverArrival(Exception):
 def _maybe_complete(bar: BarrierState) -> BarrierState:
     if bar.pending == 0 and bar.tx == 0:
         return BarrierState(
-            bar.expected, bar.completed + 1, bar.expected, 0, bar.gathered, EMPTY_KNOWLEDGE, None, "", bar.round
+            bar.expected, bar.completed + 1, bar.expected, 0, bar.gathered, EMPTY_KNOWLEDGE, None, bar.round, bar.narrow
         )
     return bar
 
 
-def _with_round(bar: BarrierState, completion: int | None, who: str) -> BarrierState:
+def note_narrow(bar: BarrierState, who: str, scope: Any, knowledge: Knowledge) -> BarrierState:
+    """Record an arrival whose release is too narrow to reach the barrier's CTA (it publishes nothing)."""
+    kept = tuple(entry for entry in bar.narrow if entry[0] != who)
+    return bar._replace(narrow=(*kept, (who, scope, knowledge)))
+
+
+def _with_round(bar: BarrierState, completion: int | None) -> BarrierState:
     if completion is None or bar.round is not None:
         return bar
-    return bar._replace(round=completion, opener=who)
+    return bar._replace(round=completion)
 
 
 def arrive(
@@ -109,7 +117,7 @@ def arrive(
     if count > bar.pending:
         raise OverArrival(f"{count} arrivals with only {bar.pending} of {bar.expected} pending")
     updated = bar._replace(pending=bar.pending - count, tx=bar.tx + expect_tx, gathered=join(bar.gathered, knowledge))
-    return _maybe_complete(_with_round(updated, completion, who))
+    return _maybe_complete(_with_round(updated, completion))
 
 
 def complete_tx(
@@ -117,7 +125,7 @@ def complete_tx(
 ) -> BarrierState:
     """An asynchronous copy delivered ``nbytes`` to this barrier's transaction count."""
     updated = bar._replace(tx=bar.tx - nbytes, gathered=join(bar.gathered, knowledge))
-    return _maybe_complete(_with_round(updated, completion, who))
+    return _maybe_complete(_with_round(updated, completion))
 
 
 def status(bar: BarrierState) -> str:
@@ -148,14 +156,14 @@ def arrival_problem(
             "OVER_ARRIVAL",
             f"more {what} for completion #{completion} than the barrier expects ({got}): that completion's phase "
             f"had already completed, so these {what} land in phase #{bar.completed}"
-            + (f", which {bar.opener} opened for completion #{bar.round}" if bar.round is not None else ""),
+            + (f", which earlier arrivals opened for completion #{bar.round}" if bar.round is not None else ""),
         )
-    ahead, behind = (what, f"{bar.opener}'s arrival") if completion > bar.round else (f"{bar.opener}'s arrival", what)
+    ahead, behind = (what, "earlier arrivals") if completion > bar.round else ("earlier arrivals", what)
     return (
         "PHASE_ALIASING",
-        f"phase #{bar.completed} mixes two rounds: it holds {bar.opener}'s arrival for completion #{bar.round}, and "
-        f"{what} for completion #{completion} now land in it — the {ahead} is a full round ahead of the {behind}, "
-        "so the phase completes with arrivals of two rounds",
+        f"phase #{bar.completed} mixes two rounds: it holds arrivals for completion #{bar.round}, and {what} for "
+        f"completion #{completion} now land in it — the {ahead} are a full round ahead of the {behind}, so the "
+        "phase completes with arrivals of two rounds",
     )
 
 

@@ -97,21 +97,28 @@ def stream_protocol(declaration: Any, items: int = 6) -> Protocol:
 
 def ordered_protocol(order_spec: Any, rounds: int = 3) -> Protocol:
     """The groups of an ordered barrier (``name``, ``groups``, ``role``, ``depth``) take turns for
-    ``rounds`` rounds; each checks, in every section, that the previous group went before it."""
+    ``rounds`` rounds, one agent per unit of the role (``role.count``); in every section each unit
+    checks that every unit of the previous group went before it."""
     order = ModelOrder(order_spec.name, order_spec.groups, order_spec.role, order_spec.depth)
+    units = order.role.count
 
-    def group(g: int) -> Callable[[Ctx], None]:
+    def unit(g: int, u: int) -> Callable[[Ctx], None]:
         def run(ctx: Ctx) -> None:
             turn = ctx.order(order.name, g)
             for r in range(rounds):
                 for section in range(order.depth):
                     turn.wait()
-                    previous = ctx.read_global((section, r, g - 1)) if g else None
-                    assert g == 0 or previous == "done", f"{ctx.name}: group {g - 1} had not gone first"
-                    ctx.write_global((section, r, g), "done")
+                    if g:
+                        before = [ctx.read_global((section, r, g - 1, v)) for v in range(units)]
+                        assert before == ["done"] * units, f"{ctx.name}: group {g - 1} had not gone first"
+                    ctx.write_global((section, r, g, u), "done")
                     turn.arrive()
 
         return run
 
-    agents = [Agent(f"{order.role.name}{g}", group(g)) for g in range(order.groups)]
+    agents = [
+        Agent(f"{order.role.name}{g}" + (f"_{u}" if units > 1 else ""), unit(g, u))
+        for g in range(order.groups)
+        for u in range(units)
+    ]
     return Protocol(f"{order.name}_turns", agents, [], orders=[order])

@@ -92,6 +92,26 @@ def wait_group(
     return Engine(engine.committed_groups, tuple(kept)), learned
 
 
+def unsafe_at_exit(engine: Engine) -> str | None:
+    """Why the issuing thread may not exit yet — a store whose shared-memory source may still be read
+    (never committed, or not covered by a ``wait_group[.read]``) — or None.
+
+    Global writes still in flight at exit are not a problem of this kernel: its completion makes them
+    visible to the next one (``cp.async.bulk.wait_group.read 0`` before exit, as CUTLASS's epilogues end,
+    is enough); readers inside the kernel are judged by happens-before as usual.
+    """
+    unread = [s for s in engine.stores if s.progress < SOURCE_READ]
+    if not unread:
+        return None
+    uncommitted = [s for s in unread if s.group is None]
+    text = (
+        f"{len(unread)} TMA store(s) whose shared-memory source may still be read ({', '.join(s.src for s in unread)})"
+    )
+    if uncommitted:
+        text += f", {len(uncommitted)} never committed to a group"
+    return text + ": no cp.async.bulk.wait_group.read 0 covers them, and the CTA's shared memory goes away at exit"
+
+
 def outstanding(engine: Engine) -> str | None:
     """Why the engine is not idle (stores not globally complete), or None."""
     if not engine.stores:

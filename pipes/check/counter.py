@@ -13,6 +13,10 @@ One immutable value per counter; every operation returns a new one.
   signal so far knew.
 * ``store(value)`` overwrites the value (``st.release``), as an epoch flag does; readers then learn what
   the storer knew.
+
+Every release carries its agent's place and scope (:mod:`pipes.check.scope`): a reader learns only what
+releases that reach it published, through an acquire whose scope includes the releaser. Releases that
+do not reach a reader stay in the state, so a hazard they fail to prevent can name them.
 """
 
 from __future__ import annotations
@@ -20,53 +24,85 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from .memory import EMPTY_KNOWLEDGE, Knowledge, join
+from .scope import Place, Scope, reaches
+
+
+class Release(NamedTuple):
+    """What one releasing agent (at ``place``, with ``scope``) published, joined over its releases."""
+
+    place: Place
+    scope: Scope
+    who: str
+    knowledge: Knowledge
+
+
+Releases = tuple[Release, ...]
+
+
+def _add(releases: Releases, release: Release) -> Releases:
+    for index, old in enumerate(releases):
+        if old[:3] == release[:3]:
+            merged = old._replace(knowledge=join(old.knowledge, release.knowledge))
+            return (*releases[:index], merged, *releases[index + 1 :])
+    return (*releases, release)
+
+
+def visible(releases: Releases, reader: Place, acquire: Scope) -> Knowledge:
+    """What a reader at ``reader`` acquiring with scope ``acquire`` learns from ``releases``."""
+    learned = EMPTY_KNOWLEDGE
+    for release in releases:
+        if reaches(release.scope, release.place, reader) and reaches(acquire, reader, release.place):
+            learned = join(learned, release.knowledge)
+    return learned
 
 
 class CounterState(NamedTuple):
     value: int
-    pending: tuple[Knowledge, ...]
+    pending: tuple[Releases, ...]
     """Per untaken unit, oldest first: what a take of it learns (cumulative)."""
-    published: Knowledge
-    """What every signal or store so far knew (what a waiter for a value learns)."""
+    published: Releases
+    """What every signal or store so far published (what a waiter for a value learns)."""
 
     @classmethod
     def fresh(cls, initial: int) -> CounterState:
-        return cls(initial, (EMPTY_KNOWLEDGE,) * initial, EMPTY_KNOWLEDGE)
+        return cls(initial, ((),) * min(initial, _QUEUED), ())
+
+
+_QUEUED = 16
+"""Only the first few units are queued: takes beyond them (after storing a large value) learn ``published``."""
 
 
 class CounterFull(Exception):
     """A signal that would take the counter beyond its capacity: it is lost."""
 
 
-def signal(counter: CounterState, by: int, knowledge: Knowledge, capacity: int | None) -> CounterState:
+def signal(counter: CounterState, by: int, release: Release, capacity: int | None) -> CounterState:
     if capacity is not None and counter.value + by > capacity:
         lost = counter.value + by - capacity
         raise CounterFull(
             f"it already holds {counter.value} untaken signal(s) and counts at most {capacity}, so "
             + ("this signal is lost" if by == 1 else f"{lost} of these {by} signals are lost")
         )
-    published = join(counter.published, knowledge)
-    return CounterState(counter.value + by, counter.pending + (published,) * by, published)
+    published = _add(counter.published, release)
+    queued = counter.pending + (published,) * min(by, max(0, _QUEUED - len(counter.pending)))
+    return CounterState(counter.value + by, queued, published)
 
 
 def can_take(counter: CounterState) -> bool:
     return counter.value > 0
 
 
-def take(counter: CounterState) -> tuple[CounterState, Knowledge]:
-    """Take one signal: the new counter and what the taker learns."""
+def take(counter: CounterState) -> tuple[CounterState, Releases]:
+    """Take one signal: the new counter and the releases the taker synchronises with."""
     learned = counter.pending[0] if counter.pending else counter.published
     return CounterState(counter.value - 1, counter.pending[1:], counter.published), learned
 
 
-def reaches(counter: CounterState, at_least: int) -> bool:
+def reaches_value(counter: CounterState, at_least: int) -> bool:
     return counter.value >= at_least
 
 
-def store(counter: CounterState, value: int, knowledge: Knowledge) -> CounterState:
-    # A plain store starts a new release sequence: readers of the new value learn what the storer knew.
-    # (Only the first few units are queued: takes after a store of a large value learn ``published``.)
-    return CounterState(value, (knowledge,) * min(max(value, 0), _QUEUED), knowledge)
-
-
-_QUEUED = 16
+def store(counter: CounterState, value: int, release: Release) -> CounterState:
+    # A plain store starts a new release sequence: readers of the new value synchronise with it alone.
+    published = (release,)
+    return CounterState(value, (published,) * min(max(value, 0), _QUEUED), published)

@@ -15,6 +15,7 @@ from collections import deque
 from ..errors import ProtocolError
 from .protocol import Protocol
 from .report import Finding, FindingKind, Report
+from .static import count_problems
 from .world import Machine, Problem, World
 
 
@@ -25,7 +26,15 @@ def _finding(problem: Problem, lines: list[str], schedule: list[str]) -> Finding
 def _replay(
     machine: Machine, schedule: list[str] | tuple[str, ...], site: tuple[str, str] | None = None
 ) -> Finding | None:
-    """Re-run ``schedule``; the finding it hits (at the end, the one at ``site`` if several show there)."""
+    """Re-run ``schedule``; the finding it hits (at the end, the one at ``site`` if several show there).
+
+    An empty schedule first gives the static count check's finding at ``site`` (or its first), if any.
+    """
+    if not schedule:
+        static = _static_findings(machine)
+        match = next((f for f in static if site is None or _site(Problem(f.kind.name, f.message)) == site), None)
+        if match is not None:
+            return match
     world = machine.initial()
     lines: list[str] = []
     for done, label in enumerate(schedule):
@@ -44,6 +53,10 @@ def _replay(
         ends = machine.end_problems(world)
         problem = next((p for p in ends if _site(p) == site), ends[0] if ends else None)
     return _finding(problem, lines, list(schedule)) if problem else None
+
+
+def _static_findings(machine: Machine) -> list[Finding]:
+    return [Finding(FindingKind.ARRIVAL_COUNT, p.message, p.lines, ()) for p in count_problems(machine)]
 
 
 def replay(protocol: Protocol, schedule: list[str] | tuple[str, ...], *, reduction: bool = True) -> Finding | None:
@@ -153,6 +166,8 @@ def check(
     started = time.perf_counter()
     machine = Machine(protocol, reduction=reduction)
     findings = _Findings(machine, max_findings)
+    for finding in _static_findings(machine):
+        findings.items.setdefault(_site(Problem(finding.kind.name, finding.message)), finding)
     initial = machine.initial()
     parents: dict[World, tuple[World, str] | None] = {initial: None}
     queue = deque([initial]) if max_states > 0 else deque()

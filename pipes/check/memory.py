@@ -94,6 +94,8 @@ class CellState(NamedTuple):
     version: int
     readers: int
     value: Any
+    initial: bool = False
+    """Version 0 holds a value a previous kernel left (``Protocol(initial=...)``): reading it is no hazard."""
 
 
 UNWRITTEN = CellState(0, 0, None)
@@ -109,6 +111,10 @@ class Hazard(Exception):
 
 
 Namer = Callable[[int], str]
+
+
+def _version(state: CellState) -> str:
+    return f"write #{state.version}" if state.version or not state.initial else "the value at kernel start"
 
 
 def _is_global(cell: str) -> bool:
@@ -167,7 +173,7 @@ def write(
     if unfinished:
         raise Hazard(
             "OVERWRITE_UNRELEASED",
-            f"{who} overwrites {cell} (write #{state.version + 1}) while the read of write #{state.version} by "
+            f"{who} overwrites {cell} (write #{state.version + 1}) while the read of {_version(state)} by "
             f"{names(unfinished)} is not known to have finished: {_unreleased(cell)}",
         )
     if async_agents:
@@ -191,7 +197,7 @@ def read(
     ``fenced_bit``: the reader's fenced bit, for a read through the async proxy (it needs no fence).
     """
     known_version, known_readers = lookup(knowledge, cell)
-    if state.version == 0:
+    if state.version == 0 and not state.initial:
         raise Hazard(
             "READ_UNCOMMITTED",
             f"{who} reads {cell}, which nothing has written yet: {_uncommitted(cell)}",
@@ -203,12 +209,13 @@ def read(
                 f"{who} reads {cell} expecting write #{known_version}, but write #{state.version} already "
                 f"overwrote it: {_handed_back(cell)}",
             )
+        seen = f"last synchronised with write #{known_version}" if known_version else "is ordered after no write of it"
         raise Hazard(
             "READ_UNCOMMITTED",
             f"{who} reads {cell} but its write #{state.version} is not ordered before this read "
-            f"({who} last synchronised with write #{known_version}): {_uncommitted(cell)}",
+            f"({who} {seen}): {_uncommitted(cell)}",
         )
-    updated = CellState(state.version, state.readers | reader_bit, state.value)
+    updated = CellState(state.version, state.readers | reader_bit, state.value, state.initial)
     return updated, learn(knowledge, cell, state.version, known_readers | reader_bit | fenced_bit)
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..errors import ProtocolError
+from .scope import Scope
 
 
 def _require_hashable(value: Any, what: str) -> None:
@@ -95,6 +96,8 @@ class Arrive:
     who: str
     call: str
     tx: int = 0
+    scope: Scope = Scope.CTA
+    """The release's scope (``mbarrier.arrive.release.cta`` by default; ``.cluster`` for a peer CTA's barrier)."""
 
     sync: ClassVar[bool] = True
     branching: ClassVar[bool] = False
@@ -102,7 +105,8 @@ class Arrive:
     def describe(self) -> str:
         expect = f" + expect_tx {self.tx} B" if self.tx else ""
         into = "" if self.completion is None else f" (for completion #{self.completion})"
-        return f"{self.call}: arrive on {self.barrier_name} ×{self.count}{expect}{into}"
+        scoped = "" if self.scope is Scope.CTA else f" [release{self.scope.ptx}]"
+        return f"{self.call}: arrive on {self.barrier_name} ×{self.count}{expect}{into}{scoped}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,12 +150,13 @@ class CounterSignal:
     by: int
     who: str
     call: str
+    scope: Scope = Scope.GPU
 
     sync: ClassVar[bool] = True
     branching: ClassVar[bool] = False
 
     def describe(self) -> str:
-        return f"{self.call}: signal {self.counter_name} +{self.by}"
+        return f"{self.call}: signal {self.counter_name} +{self.by} [release{self.scope.ptx}]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,12 +168,13 @@ class CounterStore:
     value: int
     who: str
     call: str
+    scope: Scope = Scope.GPU
 
     sync: ClassVar[bool] = True
     branching: ClassVar[bool] = False
 
     def describe(self) -> str:
-        return f"{self.call}: store {self.counter_name} = {self.value}"
+        return f"{self.call}: store {self.counter_name} = {self.value} [release{self.scope.ptx}]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +185,7 @@ class CounterTake:
     counter_name: str
     who: str
     call: str
+    scope: Scope = Scope.GPU
 
     sync: ClassVar[bool] = True
     branching: ClassVar[bool] = False
@@ -196,12 +203,40 @@ class CounterWait:
     at_least: int
     who: str
     call: str
+    scope: Scope = Scope.GPU
 
     sync: ClassVar[bool] = True
     branching: ClassVar[bool] = False
 
     def describe(self) -> str:
-        return f"{self.call}: wait until {self.counter_name} >= {self.at_least}"
+        return f"{self.call}: wait until {self.counter_name} >= {self.at_least} [acquire{self.scope.ptx}]"
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchDependents:
+    """``griddepcontrol.launch_dependents``: the next grid may start (programmatic dependent launch)."""
+
+    who: str
+
+    sync: ClassVar[bool] = True
+    branching: ClassVar[bool] = False
+
+    def describe(self) -> str:
+        return "griddepcontrol.launch_dependents"
+
+
+@dataclass(frozen=True, slots=True)
+class GridDependencyWait:
+    """``griddepcontrol.wait`` (``cudaGridDependencySynchronize``): blocks until every earlier grid has
+    completed, and its memory operations are visible."""
+
+    who: str
+
+    sync: ClassVar[bool] = True
+    branching: ClassVar[bool] = False
+
+    def describe(self) -> str:
+        return "griddepcontrol.wait: the earlier grids have completed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,6 +349,8 @@ class TmaLoad:
     """Issue a TMA load of ``value`` into cell ``cell`` that completes ``nbytes`` on ``barrier``.
 
     The data write and the transaction-byte completion happen later, as one asynchronous event.
+    ``also``: further ``(cell, barrier, barrier_name)`` destinations of a multicast load (other CTAs of
+    the cluster); each lands as an event of its own.
     """
 
     cell: str
@@ -323,6 +360,7 @@ class TmaLoad:
     nbytes: int
     completion: int | None
     who: str
+    also: tuple[tuple[str, int, str], ...] = ()
 
     sync: ClassVar[bool] = False
     branching: ClassVar[bool] = False
@@ -330,8 +368,13 @@ class TmaLoad:
     def __post_init__(self) -> None:
         _require_hashable(self.value, f"the value loaded into {self.cell}")
 
+    @property
+    def destinations(self) -> tuple[tuple[str, int, str], ...]:
+        return ((self.cell, self.barrier, self.barrier_name), *self.also)
+
     def describe(self) -> str:
-        return f"issue TMA load {self.value!r} → {self.cell} (completes {self.nbytes} B on {self.barrier_name})"
+        where = " + ".join(f"{cell} (completes {self.nbytes} B on {bar})" for cell, _, bar in self.destinations)
+        return f"issue TMA load {self.value!r} → {where}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,10 @@ FLAG                acquire: wait_flag empty; commit:          wait: wait_flag f
 
 With ``ModelPipeline.fence_reads`` (the default) a TRANSACTION_BYTES or STORE_COMPLETE release issues
 ``fence.proxy.async`` before its arrival, as ``pipes.cute`` does for ``SlotReaders.GENERIC``.
+
+On a cluster (``ModelPipeline(ctas=...)``) every agent uses its own CTA's copy; with ``multicast`` a
+consumer's release arrives on ``empty[s]`` of every CTA (remotely at cluster scope), because each CTA's
+producer multicasts into its slot. Units of a ``silent`` consumer role release nowhere.
 """
 
 from __future__ import annotations
@@ -36,19 +40,21 @@ from ..errors import ProtocolError
 from ..participants import acquire_every_slot
 from ..spec import Completion, PipelineSpec, Role
 from ..state import PRODUCER_START_PHASE, PipelineState
+from .declarations import END_OF_STREAM, ModelPipeline
 from .ops import Arrive, BulkCommit, BulkWait, Fence, FlagSet, FlagWait, TryWait, Wait, Write
-from .protocol import END_OF_STREAM, Layout, ModelPipeline
+from .scope import Scope
 
 if TYPE_CHECKING:
     from .context import Ctx
+    from .protocol import Layout
 
 
-def meta_cell(pipe: str, slot: int) -> str:
-    return f"{pipe}.meta[{slot}]"
+def meta_cell(pipe: str, slot: int, at: str = "") -> str:
+    return f"{pipe}.meta[{slot}]{at}"
 
 
-def slot_cell(pipe: str, slot: int, part: Any = None) -> str:
-    return f"{pipe}.slot[{slot}]" if part is None else f"{pipe}.slot[{slot}].{part}"
+def slot_cell(pipe: str, slot: int, part: Any = None, at: str = "") -> str:
+    return f"{pipe}.slot[{slot}]{at}" if part is None else f"{pipe}.slot[{slot}].{part}{at}"
 
 
 class ModelPipelineOps:
@@ -62,13 +68,20 @@ class ModelPipelineOps:
         self.spec: PipelineSpec = model.spec
         self.model = model
         self._ctx = ctx
-        self._full = layout.full[model.name]
-        self._empty = layout.empty[model.name]
+        self.cta = ctx.place.cta
+        self._at = model.cta_suffix(self.cta)
+        self._full = layout.full[model.name, self.cta]
+        self._empty = layout.empty[model.name, self.cta]
         self._is_flag = model.spec.completion is Completion.FLAG
         self.consumer_role = consumer_role
         producer = model.spec.producer
-        self._producer_arrivals = producer.unit.arrivals * producer.peers
-        self._consumer_arrivals = consumer_role.unit.arrivals * consumer_role.peers
+        cluster = len(model.ctas) > 1
+        # One CTA: a role's peers are counted in its arrival (the legacy model of a cluster). A real cluster
+        # spreads them: a producer arrives on its own CTA's full barrier, a multicast consumer on every CTA's empty.
+        self._producer_arrivals = producer.unit.arrivals * (1 if cluster else producer.peers)
+        self._consumer_arrivals = consumer_role.unit.arrivals * (1 if model.multicast else consumer_role.peers)
+        self._release_to = [self.cta, *(c for c in model.ctas if c != self.cta)] if model.multicast else [self.cta]
+        self._silent = consumer_role.name in model.silent
         self._producer_who = f"{ctx.name} (producer '{producer.name}' of {model.name})"
         self._consumer_who = f"{ctx.name} (consumer '{consumer_role.name}' of {model.name})"
         self.acquired = self.committed = self.waited = self.released = 0
@@ -82,7 +95,12 @@ class ModelPipelineOps:
     def make_state(self, start_phase: int) -> PipelineState:
         return PipelineState(self.spec.stages, 0, start_phase, 0)
 
+    def _joins(self, side: str) -> None:
+        # What the static count check reads: which agents play which role on which CTA's copy.
+        self._ctx.joined.add((self.spec.name, side, self.cta))
+
     def producer_acquire(self, state: PipelineState, token: Any = None) -> None:
+        self._joins("producer")
         if not self._in_tail:
             self.acquired += 1
         call = "producer_tail" if self._in_tail else "producer_acquire"
@@ -116,7 +134,7 @@ class ModelPipelineOps:
         if payload:
             self._ctx.emit(
                 Write(
-                    meta_cell(self.spec.name, state.index),
+                    meta_cell(self.spec.name, state.index, self._at),
                     payload[0] if len(payload) == 1 else payload,
                     self._producer_who,
                 )
@@ -146,6 +164,7 @@ class ModelPipelineOps:
         acquire_every_slot(self, state)
 
     def consumer_wait(self, state: PipelineState, token: Any = None) -> None:
+        self._joins(self.consumer_role.name)
         self.waited += 1
         if token:
             return
@@ -195,11 +214,16 @@ class ModelPipelineOps:
                 )
             )
             return
+        if self._silent:
+            return  # a declared role whose units do not arrive: empty[s] does not count them
         if self.model.fences_releases:
             # The TMA load / bulk store that reuses the data writes through the async proxy.
             self._ctx.emit(Fence(self._consumer_who, "consumer_release"))
         phase = state.count // self.spec.stages
-        self._arrive(self._empty[state.index], self._consumer_arrivals, phase, self._consumer_who, "consumer_release")
+        for cta in self._release_to:
+            barrier = self._ctx.layout.empty[self.spec.name, cta][state.index]
+            scope = Scope.CTA if cta == self.cta else Scope.CLUSTER
+            self._arrive(barrier, self._consumer_arrivals, phase, self._consumer_who, "consumer_release", scope=scope)
 
     # -- what the agent left behind ------------------------------------------------------------
     def outstanding(self) -> list[str]:
@@ -240,7 +264,7 @@ class ModelPipelineOps:
         self.acquired += 1
         self._wait_empty(state, "producer_tail (end of stream)")
         state.advance()
-        self._ctx.emit(Write(meta_cell(self.spec.name, end.index), END_OF_STREAM, who))
+        self._ctx.emit(Write(meta_cell(self.spec.name, end.index, self._at), END_OF_STREAM, who))
         self.committed += 1
         self._arrive_full(end, "producer_tail (end of stream)")
 
@@ -267,8 +291,10 @@ class ModelPipelineOps:
             self._full[state.index], self._producer_arrivals, state.count // self.spec.stages, self._producer_who, call
         )
 
-    def _arrive(self, barrier: int, count: int, phase: int, who: str, call: str, tx: int = 0) -> None:
-        self._ctx.emit(Arrive(barrier, self._barrier_name(barrier), count, phase, who, call, tx))
+    def _arrive(
+        self, barrier: int, count: int, phase: int, who: str, call: str, tx: int = 0, scope: Scope = Scope.CTA
+    ) -> None:
+        self._ctx.emit(Arrive(barrier, self._barrier_name(barrier), count, phase, who, call, tx, scope))
 
     def _emit_try(self, barrier: int, state: PipelineState, completion: int, who: str, call: str) -> Any:
         return self._ctx.emit(TryWait(barrier, self._barrier_name(barrier), state.phase, completion, who, call))

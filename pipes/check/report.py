@@ -25,6 +25,9 @@ class FindingKind(enum.Enum):
     UNBALANCED_EXIT = "state left unbalanced at exit (outstanding commits, un-drained slots, flags, bulk stores)"
     AGENT_ERROR = "an agent function raised (a misuse of the pipeline API, or its own check failed)"
     COUNTER_OVERFLOW = "a counter signalled beyond its capacity (the signal is lost)"
+    ARRIVAL_COUNT = (
+        "a barrier's expected arrivals do not match the agents declared to arrive on it (found before exploring)"
+    )
     CREDITS_LEFT = "signals left untaken on a counter at exit (harmless to this kernel)"
 
     @property

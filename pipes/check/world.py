@@ -20,6 +20,7 @@ from . import barrier as mb
 from . import bulk
 from . import counter as mc
 from . import memory as mem
+from . import scope as sc
 from .agent_tree import ROOT, AgentTree
 from .ops import (
     Arrive,
@@ -35,6 +36,8 @@ from .ops import (
     Fence,
     FlagSet,
     FlagWait,
+    GridDependencyWait,
+    LaunchDependents,
     Read,
     Start,
     TmaLoad,
@@ -68,6 +71,8 @@ class World(NamedTuple):
     engines: tuple[bulk.Engine, ...]
     loads: tuple[Load, ...]
     counters: tuple[mc.CounterState, ...] = ()
+    launched: int = 0
+    """Bit ``a``: agent ``a`` executed ``griddepcontrol.launch_dependents``."""
 
 
 class Problem(NamedTuple):
@@ -97,6 +102,9 @@ class Machine:
         self.agent_index = {name: i for i, name in enumerate(self.names)}
         self.reduction = reduction
         self._interned: dict[Any, Any] = {}
+        grids = self.layout.grids
+        #: Per agent: the agents of earlier grids (the launches it depends on), as a bitmask.
+        self.earlier = [sum(1 << b for b, g in enumerate(grids) if g < grids[a]) for a in range(len(grids))]
 
     # -- worlds ----------------------------------------------------------------------------------
     def initial(self) -> World:
@@ -110,7 +118,18 @@ class Machine:
             engines=(bulk.IDLE,) * count,
             loads=(),
             counters=tuple(mc.CounterState.fresh(c.initial) for c in self.layout.counters),
+        )._replace(
+            cells=tuple(sorted((cell, mem.CellState(0, 0, value, True)) for cell, value in self._initial_cells()))
         )
+
+    def _initial_cells(self) -> list[tuple[str, Any]]:
+        from .ctx_data import global_cell
+
+        return [(global_cell(key), value) for key, value in self.protocol.initial]
+
+    def finished(self, world: World) -> int:
+        """Bitmask of the agents whose function returned."""
+        return sum(1 << a for a, node in enumerate(world.positions) if type(self.trees[a].op(node)) is Done)
 
     def reader_names(self, mask: int) -> str:
         count = len(self.names)
@@ -143,7 +162,15 @@ class Machine:
                 if mc.can_take(world.counters[op.counter]):
                     labels.append(self.names[agent])
             elif kind is CounterWait:
-                if mc.reaches(world.counters[op.counter], op.at_least):
+                if mc.reaches_value(world.counters[op.counter], op.at_least):
+                    labels.append(self.names[agent])
+            elif kind is Start:
+                # A dependent grid starts once every earlier grid's agent triggered or finished.
+                earlier = self.earlier[agent]
+                if not earlier or earlier & ~(world.launched | self.finished(world)) == 0:
+                    labels.append(self.names[agent])
+            elif kind is GridDependencyWait:
+                if self.earlier[agent] & ~self.finished(world) == 0:
                     labels.append(self.names[agent])
             elif kind is not Done and kind is not Crash:
                 labels.append(self.names[agent])
@@ -199,6 +226,15 @@ class Machine:
                 lines.append(f"  {op.who}: blocked in {op.call} on flag {op.flag_name}, which is not set")
             elif type(op) is CounterTake:
                 lines.append(f"  {op.who}: blocked in {op.call} on counter {op.counter_name}, which is 0")
+            elif type(op) is GridDependencyWait:
+                waiting = [self.names[b] for b in range(len(self.names)) if self.earlier[agent] >> b & 1]
+                lines.append(
+                    f"  {name}: blocked in griddepcontrol.wait until the earlier grid ({', '.join(waiting)}) completes"
+                )
+            elif type(op) is Start and self.earlier[agent]:
+                lines.append(
+                    f"  {name}: not launched: the earlier grid neither triggered launch_dependents nor finished"
+                )
             elif type(op) is CounterWait:
                 value = world.counters[op.counter].value
                 lines.append(
@@ -213,10 +249,10 @@ class Machine:
     def _exit_problems(self, world: World) -> list[str]:
         layout = self.layout
         problems = []
-        for pipe in layout.pipelines:
+        for (pipe, cta), fulls in layout.full.items():
             if layout.is_flag_pipeline(pipe):
                 continue
-            for slot, (full, empty) in enumerate(zip(layout.full[pipe], layout.empty[pipe], strict=True)):
+            for slot, (full, empty) in enumerate(zip(fulls, layout.empty[pipe, cta], strict=True)):
                 filled, released = world.barriers[full].completed, world.barriers[empty].completed
                 if filled != released:
                     problems.append(
@@ -231,7 +267,7 @@ class Machine:
             if flag.is_set:
                 problems.append(f"flag {layout.flag_names[index]} is left set: a set_flag without its wait_flag")
         for agent, engine in enumerate(world.engines):
-            text = bulk.outstanding(engine)
+            text = bulk.unsafe_at_exit(engine)
             if text:
                 problems.append(f"{self.names[agent]} exits with {text}")
         return problems
@@ -265,6 +301,7 @@ class _Scratch:
         self.knowledge = list(world.knowledge)
         self.engines = list(world.engines)
         self.counters = list(world.counters)
+        self.launched = world.launched
         self.loads = {load.label: load for load in world.loads}
         self.lines: list[str] = []
         self.problem: Problem | None = None
@@ -284,6 +321,7 @@ class _Scratch:
             tuple(self.engines),
             tuple(self.loads[label] for label in sorted(self.loads)),
             tuple(c if c is o else intern(c) for c, o in zip(self.counters, old.counters, strict=True)),
+            self.launched,
         )
 
     # -- agents ----------------------------------------------------------------------------------
@@ -347,7 +385,7 @@ class _Scratch:
             declared = self.machine.layout.counters[op.counter]
             try:
                 self.counters[op.counter] = mc.signal(
-                    self.counters[op.counter], op.by, self.knowledge[agent], declared.capacity
+                    self.counters[op.counter], op.by, self._release(agent, op), declared.capacity
                 )
             except mc.CounterFull as exc:
                 reading = " (the binary reading: a second signal before the take merges into the first)"
@@ -358,12 +396,16 @@ class _Scratch:
                     + " — the wait meant for it never returns; the signalling side runs too far ahead",
                 ) from None
         elif kind is CounterStore:
-            self.counters[op.counter] = mc.store(self.counters[op.counter], op.value, self.knowledge[agent])
+            self.counters[op.counter] = mc.store(self.counters[op.counter], op.value, self._release(agent, op))
         elif kind is CounterTake:
-            self.counters[op.counter], learned = mc.take(self.counters[op.counter])
-            self.knowledge[agent] = mem.join(self.knowledge[agent], learned)
+            self.counters[op.counter], releases = mc.take(self.counters[op.counter])
+            self._acquire(agent, releases, op.scope)
         elif kind is CounterWait:
-            self.knowledge[agent] = mem.join(self.knowledge[agent], self.counters[op.counter].published)
+            self._acquire(agent, self.counters[op.counter].published, op.scope)
+        elif kind is LaunchDependents:
+            self.launched |= 1 << agent
+        elif kind is GridDependencyWait:
+            self._grid_dependency_wait(agent)
         elif kind is BulkStore:
             self.engines[agent] = bulk.issue(self.engines[agent], node, op.src, op.dst, self.knowledge[agent])
         elif kind is BulkCommit:
@@ -371,19 +413,38 @@ class _Scratch:
         elif kind is BulkWait:
             self._bulk_wait(agent, op)
         elif kind is TmaLoad:
-            label = f"tma:{self.machine.names[agent]}#{node}"
-            self.loads[label] = Load(
-                label,
-                self.knowledge[agent],
-                op.cell,
-                op.value,
-                op.barrier,
-                op.barrier_name,
-                op.nbytes,
-                op.completion,
-                op.who,
-            )
+            # Each destination of a (multicast) load lands as an event of its own.
+            for index, (cell, barrier, barrier_name) in enumerate(op.destinations):
+                label = f"tma:{self.machine.names[agent]}#{node}" + (f"@{index}" if index else "")
+                self.loads[label] = Load(
+                    label,
+                    self.knowledge[agent],
+                    cell,
+                    op.value,
+                    barrier,
+                    barrier_name,
+                    op.nbytes,
+                    op.completion,
+                    op.who,
+                )
         return None
+
+    def _release(self, agent: int, op: Any) -> mc.Release:
+        return mc.Release(self.machine.layout.places[agent], op.scope, op.who, self.knowledge[agent])
+
+    def _acquire(self, agent: int, releases: mc.Releases, scope: sc.Scope) -> None:
+        learned = mc.visible(releases, self.machine.layout.places[agent], scope)
+        self.knowledge[agent] = mem.join(self.knowledge[agent], learned)
+
+    def _grid_dependency_wait(self, agent: int) -> None:
+        """The earlier grids have completed: their writes — bulk stores still in flight included — are visible."""
+        earlier = self.machine.earlier[agent]
+        for other in range(len(self.knowledge)):
+            if not earlier >> other & 1:
+                continue
+            if self.engines[other].stores:
+                self._complete_stores(other)
+            self.knowledge[agent] = mem.join(self.knowledge[agent], self.knowledge[other])
 
     def _pass(self, agent: int, op: Wait | TryWait) -> None:
         bar = self.barriers[op.barrier]
@@ -399,8 +460,14 @@ class _Scratch:
         judged = mb.arrival_problem(bar, op.completion, op.count)
         if judged:
             raise mem.Hazard(judged[0], f"{op.barrier_name}: {judged[1]} — {op.who}, in {op.call}")
+        knowledge = self.knowledge[agent]
+        layout = self.machine.layout
+        if not sc.reaches(op.scope, layout.places[agent], layout.barrier_places[op.barrier]):
+            # The arrival counts, but a release too narrow for the barrier's CTA orders nothing there.
+            bar = mb.note_narrow(bar, op.who, op.scope, knowledge)
+            knowledge = mem.EMPTY_KNOWLEDGE
         try:
-            self.barriers[op.barrier] = mb.arrive(bar, op.count, self.knowledge[agent], op.tx, op.completion, op.who)
+            self.barriers[op.barrier] = mb.arrive(bar, op.count, knowledge, op.tx, op.completion, op.who)
         except mb.OverArrival as exc:
             raise mem.Hazard(
                 "OVER_ARRIVAL",
@@ -419,12 +486,45 @@ class _Scratch:
         self.cells_touched = True
         cell = self.cells.get(op.cell, mem.UNWRITTEN)
         fenced = 1 << (2 * len(self.machine.names) + agent) if op.async_proxy else 0
-        self.cells[op.cell], self.knowledge[agent] = mem.read(
-            op.cell, cell, self.knowledge[agent], 1 << agent, op.who, fenced
-        )
+        try:
+            self.cells[op.cell], self.knowledge[agent] = mem.read(
+                op.cell, cell, self.knowledge[agent], 1 << agent, op.who, fenced
+            )
+        except mem.Hazard as hazard:
+            note = self._narrow_note(agent, op.cell, cell.version)
+            raise mem.Hazard(hazard.kind, hazard.message + note) from None
         return cell.value
 
+    def _narrow_note(self, agent: int, cell: str, version: int) -> str:
+        """Name a release that carried the write but was too narrow to reach this reader (a scope bug)."""
+        reader = self.machine.layout.places[agent]
+        layout = self.machine.layout
+        candidates = []
+        for index, bar in enumerate(self.barriers):
+            for who, scope, knowledge in bar.narrow:
+                candidates.append(
+                    (f"arrive on {layout.barrier_names[index]}", who, scope, knowledge, layout.barrier_places[index])
+                )
+        for declared, counter in zip(layout.counters, self.counters, strict=True):
+            for release in counter.published:
+                if not sc.reaches(release.scope, release.place, reader):
+                    candidates.append(
+                        (f"release of {declared.name}", release.who, release.scope, release.knowledge, reader)
+                    )
+        for what, who, scope, knowledge, target in candidates:
+            if mem.lookup(knowledge, cell)[0] >= version:
+                need = sc.needed(layout.places[self.machine.agent_index.get(who.split(" ")[0], agent)], target)
+                return (
+                    f" — {who}'s {what} carried this write, but its release has {scope.name} scope ({scope.ptx}) and "
+                    f"does not reach {self.machine.names[agent]}, which runs {reader}: it needs {need.name} scope "
+                    f"({need.ptx})"
+                )
+        return ""
+
     def _bulk_wait(self, agent: int, op: BulkWait) -> None:
+        self._complete_stores(agent, op.pending, op.read)
+
+    def _complete_stores(self, agent: int, pending: int = 0, read_only: bool = False) -> None:
         self.cells_touched = True
         name = self.machine.names[agent]
         agents = len(self.machine.names)
@@ -447,7 +547,7 @@ class _Scratch:
             return knowledge
 
         self.engines[agent], learned = bulk.wait_group(
-            self.engines[agent], op.pending, op.read, read_source, write_destination
+            self.engines[agent], pending, read_only, read_source, write_destination
         )
         for knowledge in learned:
             self.knowledge[agent] = mem.join(self.knowledge[agent], knowledge)

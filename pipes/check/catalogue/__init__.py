@@ -7,12 +7,17 @@ corrected twin (``Entry.twin``) that checks clean. The tests run them all; the b
 
 * :mod:`.pipelines` — the model pipelines (ARRIVAL, TMA load, store→notify, FLAG) and ordered barriers
 * :mod:`.raw` — hand-written synchronisation: raw mbarriers, counters (Ascend cross-core flags, GPU flags)
+* :mod:`.tma` — several TMA loads completing one stage; hand-written mbarrier + TMA code
+* :mod:`.cluster` — a CTA per agent: multicast loads, remote arrives and their scope
+* :mod:`.scopes` — the ``epilogue_comm`` chain: ready flags released at the scope the receiver needs
+* :mod:`.launch` — memory a previous kernel left; programmatic dependent launch
+* :mod:`.counts` — arrival counts and quorums that do not add up, reported before exploring
 """
 
 from __future__ import annotations
 
 from ..report import FindingKind
-from . import raw
+from . import cluster, counts, launch, raw, scopes, tma
 from .entry import Entry
 from .pipelines import (
     TILE_BYTES,
@@ -27,6 +32,7 @@ from .pipelines import (
     tma_pipeline,
     token_pipeline,
 )
+from .scopes import epilogue_comm
 
 __all__ = [
     "BAD",
@@ -38,6 +44,7 @@ __all__ = [
     "ascend_set_twice",
     "async_pipeline",
     "consumer_warpgroups",
+    "epilogue_comm",
     "fan_out",
     "handoff",
     "ping_pong",
@@ -58,6 +65,11 @@ GOOD = [
     Entry("ping_pong", "two math warpgroups alternate tiles (ordered barrier)", ping_pong),
     Entry("ascend_flags", "Ascend set_flag/wait_flag double buffer", ascend_double_buffer),
     *raw.GOOD,
+    *tma.GOOD,
+    *cluster.GOOD,
+    *scopes.GOOD,
+    *launch.GOOD,
+    *counts.GOOD,
 ]
 
 BAD = [
@@ -86,8 +98,15 @@ BAD = [
         "two_warpgroups_declared_as_one",
         "two consumer warpgroups, spec declares count=1",
         lambda: consumer_warpgroups(declared=1),
-        FindingKind.OVER_ARRIVAL,
-        ("mainloop.empty[0]", "expected 128, got 256", "consumer 'math'"),
+        FindingKind.ARRIVAL_COUNT,
+        (
+            "mainloop.empty[s] expects 128 arrivals per phase",
+            "expected 128, got 256",
+            "consumer 'math'",
+            "math0, math1",
+        ),
+        (FindingKind.OVER_ARRIVAL,),
+        twin="two_warpgroups",
     ),
     Entry(
         "producer_phase_0",
@@ -143,6 +162,11 @@ BAD = [
         ("MTE2_MTE1_0",),
     ),
     *raw.BAD,
+    *tma.BAD,
+    *cluster.BAD,
+    *scopes.BAD,
+    *launch.BAD,
+    *counts.BAD,
 ]
 
 ENTRIES = {entry.name: entry for entry in (*GOOD, *BAD)}

@@ -119,8 +119,8 @@ def producer_at_phase_zero(stages: int = 2, items: int = 4) -> Protocol:
     return Protocol("producer_phase_0", agents, [ModelPipeline(spec)])
 
 
-def consumer_warpgroups(declared: int = 2, stages: int = 2, items: int = 4) -> Protocol:
-    """A TMA mainloop read by two consumer warpgroups; the spec declares ``declared`` of them."""
+def consumer_warpgroups(declared: int = 2, stages: int = 2, items: int = 4, running: int = 2) -> Protocol:
+    """A TMA mainloop read by ``running`` consumer warpgroups; the spec declares ``declared`` of them."""
     spec = PipelineSpec(
         "mainloop",
         stages,
@@ -130,8 +130,9 @@ def consumer_warpgroups(declared: int = 2, stages: int = 2, items: int = 4) -> P
         TILE_BYTES,
     )
     producer = Agent("tma", _stream_producer("mainloop", items, tma=True))
-    agents = [producer, *(Agent(f"math{g}", _stream_consumer("mainloop", items)) for g in range(2))]
-    return Protocol(f"two_warpgroups_declared_{declared}", agents, [ModelPipeline(spec)])
+    agents = [producer, *(Agent(f"math{g}", _stream_consumer("mainloop", items)) for g in range(running))]
+    suffix = "" if running == 2 else f"_running_{running}"
+    return Protocol(f"two_warpgroups_declared_{declared}{suffix}", agents, [ModelPipeline(spec)])
 
 
 def fan_out(stages: int = 2, items: int = 4) -> Protocol:

@@ -1,0 +1,98 @@
+"""Catalogue protocols on a thread-block cluster: one agent per CTA, multicast TMA loads landing in every
+CTA, remote arrives on a peer CTA's barrier, and the release scope such an arrive needs."""
+
+from __future__ import annotations
+
+from ...spec import ArrivalUnit, Completion, PipelineSpec, Role
+from ..context import Ctx
+from ..declarations import ModelBarrier, ModelPipeline
+from ..protocol import Agent, Protocol
+from ..report import FindingKind
+from ..scope import Scope
+from .entry import Entry
+
+HALF = 8192
+
+
+def multicast_mainloop(k_blocks: int = 2, stages: int = 2, peers: int = 2) -> Protocol:
+    """A 2-CTA cluster mainloop: each CTA's TMA producer loads half of the shared tile and multicasts it
+    into both CTAs' slot (completing its bytes on both ``full[s]``); each CTA's math warpgroup reads both
+    halves and releases the slot on both CTAs' ``empty[s]`` — the peer's remotely, at cluster scope —
+    because the peer's producer writes into its slot too. ``peers``: what the consumer role declares
+    (2 is right: each CTA's ``empty[s]`` collects both CTAs' releases)."""
+    spec = PipelineSpec(
+        "mainloop",
+        stages,
+        Role("tma", ArrivalUnit.ELECTED_PER_WARP),
+        Role("mma", ArrivalUnit.WARPGROUP, peers=peers),
+        Completion.TRANSACTION_BYTES,
+        2 * HALF,
+    )
+
+    def loads(cta: int):
+        def run(ctx: Ctx) -> None:
+            p = ctx.producer("mainloop")
+            for k in range(k_blocks):
+                slot = p.acquire()
+                ctx.load("mainloop", slot, ("B", k, cta), nbytes=HALF, part=f"half{cta}", multicast=True)
+                p.commit()
+            p.tail()
+
+        return run
+
+    def mma(ctx: Ctx) -> None:
+        c = ctx.consumer("mainloop")
+        for k in range(k_blocks):
+            slot = c.wait()
+            halves = tuple(ctx.read("mainloop", slot, part=f"half{h}", proxy="async") for h in range(2))
+            assert halves == (("B", k, 0), ("B", k, 1)), f"{ctx.name} read {halves!r} for k block {k}"
+            c.release()
+
+    agents = [
+        Agent("tma0", loads(0), cta=0),
+        Agent("tma1", loads(1), cta=1),
+        Agent("mma0", mma, cta=0),
+        Agent("mma1", mma, cta=1),
+    ]
+    model = ModelPipeline(spec, fence_reads=False, ctas=(0, 1), multicast=True)
+    return Protocol("multicast_mainloop" + ("" if peers == 2 else f"_peers{peers}"), agents, [model])
+
+
+def dsmem_relay(scope: Scope = Scope.CLUSTER, rounds: int = 2) -> Protocol:
+    """A relay across the cluster: a warp in CTA 0 writes a tile into CTA 1's shared memory (modelled as
+    the global cell ``('dsmem', 1, r)``) and arrives on CTA 1's ``ready`` barrier; CTA 1's warp waits and
+    reads it, then hands the buffer back on CTA 0's ``free`` barrier. A remote arrive must release at
+    cluster scope; ``scope=Scope.CTA`` orders nothing for CTA 1."""
+
+    def sender(ctx: Ctx) -> None:
+        for r in range(rounds):
+            ctx.wait("free", (r & 1) ^ 1, completion=r - 1)
+            ctx.write_global(("dsmem", 1), ("tile", r))
+            ctx.arrive("ready", 1, completion=r, scope=scope)
+
+    def receiver(ctx: Ctx) -> None:
+        for r in range(rounds):
+            ctx.wait("ready", r & 1, completion=r)
+            assert ctx.read_global(("dsmem", 1)) == ("tile", r)
+            ctx.arrive("free", 1, completion=r, scope=Scope.CLUSTER)
+
+    barriers = [ModelBarrier("ready", 1, cta=1), ModelBarrier("free", 1, cta=0)]
+    agents = [Agent("sender", sender, cta=0), Agent("receiver", receiver, cta=1)]
+    return Protocol(f"dsmem_relay_{scope.name.lower()}", agents, barriers=barriers)
+
+
+GOOD = [
+    Entry("multicast_mainloop", "2-CTA cluster: multicast TMA halves, releases on both CTAs", multicast_mainloop),
+    Entry("dsmem_relay", "a remote arrive at cluster scope orders a peer CTA's write", dsmem_relay),
+]
+
+BAD = [
+    Entry(
+        "dsmem_relay_cta_scope",
+        "a remote arrive released at CTA scope: the peer CTA's reader is not ordered after the write",
+        lambda: dsmem_relay(Scope.CTA),
+        FindingKind.READ_UNCOMMITTED,
+        ("receiver reads global[('dsmem', 1)]", "release has CTA scope (.cta)", "needs CLUSTER scope (.cluster)"),
+        twin="dsmem_relay",
+    ),
+]
