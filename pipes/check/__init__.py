@@ -47,12 +47,16 @@ from .protocol import (
     Protocol,
 )
 from .report import Finding, FindingKind, Report, Severity
+from .scope import HOST, Place, Scope
 
 __all__ = [
     "model_of",
     "ordered_protocol",
     "stream_protocol",
     "END_OF_STREAM",
+    "HOST",
+    "Place",
+    "Scope",
     "Agent",
     "BarrierState",
     "CounterState",

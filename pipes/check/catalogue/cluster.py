@@ -81,9 +81,59 @@ def dsmem_relay(scope: Scope = Scope.CLUSTER, rounds: int = 2) -> Protocol:
     return Protocol(f"dsmem_relay_{scope.name.lower()}", agents, barriers=barriers)
 
 
+def silent_reader(sync: bool = True, tiles: int = 3, stages: int = 2) -> Protocol:
+    """A slot read by two consumer roles of which only one arrives on ``empty[s]`` — the predicate real
+    kernels use (``ModelPipeline(silent=("amax",))``): the math warpgroup releases, an amax warp reads
+    the same tile and releases nothing. Its read must still end before the slot is handed back, so it
+    arrives on the slot's ``peeked[s]`` barrier, which the math warpgroup waits on before releasing (one
+    per slot: the amax warp may run up to a ring ahead). ``sync=False``: no such barrier, so the next TMA
+    load may overwrite the slot under the amax warp's read."""
+    spec = PipelineSpec(
+        "mainloop",
+        stages,
+        Role("tma", ArrivalUnit.ELECTED_PER_WARP),
+        (Role("mma", ArrivalUnit.WARPGROUP), Role("amax", ArrivalUnit.WARP)),
+        Completion.TRANSACTION_BYTES,
+        2 * HALF,
+    )
+
+    def loads(ctx: Ctx) -> None:
+        p = ctx.producer("mainloop")
+        for k in range(tiles):
+            ctx.load("mainloop", p.acquire(), ("T", k))
+            p.commit()
+        p.tail()
+
+    def mma(ctx: Ctx) -> None:
+        c = ctx.consumer("mainloop", "mma")
+        for k in range(tiles):
+            slot = c.wait()
+            assert ctx.read("mainloop", slot, proxy="async") == ("T", k)
+            if sync:
+                round_ = k // stages
+                ctx.wait(f"peeked[{slot}]", round_ & 1, completion=round_)  # the amax warp is done with it
+            c.release()
+
+    def amax(ctx: Ctx) -> None:
+        c = ctx.consumer("mainloop", "amax")
+        for k in range(tiles):
+            slot = c.wait()
+            assert ctx.read("mainloop", slot) == ("T", k)
+            ctx.fence_proxy_async()  # its generic read, before the TMA load that refills the slot
+            if sync:
+                ctx.arrive(f"peeked[{slot}]", 1, completion=k // stages)
+            c.release()  # a silent role: arrives nowhere
+
+    model = ModelPipeline(spec, fence_reads=False, silent=("amax",))
+    agents = [Agent("tma", loads), Agent("mma", mma), Agent("amax", amax)]
+    barriers = ModelBarrier.array("peeked", stages, 1, arrivers=("amax",)) if sync else ()
+    return Protocol("silent_reader" + ("" if sync else "_unsynchronised"), agents, [model], barriers=barriers)
+
+
 GOOD = [
     Entry("multicast_mainloop", "2-CTA cluster: multicast TMA halves, releases on both CTAs", multicast_mainloop),
     Entry("dsmem_relay", "a remote arrive at cluster scope orders a peer CTA's write", dsmem_relay),
+    Entry("silent_reader", "a declared consumer role that does not arrive, ordered by a named barrier", silent_reader),
 ]
 
 BAD = [
@@ -94,5 +144,14 @@ BAD = [
         FindingKind.READ_UNCOMMITTED,
         ("receiver reads global[('dsmem', 1)]", "release has CTA scope (.cta)", "needs CLUSTER scope (.cluster)"),
         twin="dsmem_relay",
+    ),
+    Entry(
+        "silent_reader_unsynchronised",
+        "a consumer role that does not arrive reads the slot while the next TMA load refills it",
+        lambda: silent_reader(sync=False),
+        FindingKind.OVERWRITE_UNRELEASED,
+        ("the TMA load issued by tma overwrites mainloop.slot[0]", "amax"),
+        (FindingKind.READ_UNCOMMITTED,),
+        twin="silent_reader",
     ),
 ]
