@@ -15,11 +15,20 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from .receiver import Receiver
+
+
+def tile_bytes(data: Any) -> np.ndarray:
+    """A (tiles, bytes) uint8 numpy view of a tile-major CPU tensor (bf16 has no numpy dtype)."""
+    import torch
+
+    return data.view(torch.uint8).numpy().reshape(data.shape[0], -1)
 
 
 def tile_checksums(tiles: np.ndarray) -> np.ndarray:
@@ -64,48 +73,64 @@ class Consumption:
 
 
 class HostConsumer(threading.Thread):
-    """Consume launch ``epoch`` of ``receiver`` (a ``host`` receiver) on a host thread.
+    """Consume launches ``epochs`` (in order) of ``receiver`` (a ``host`` receiver) on a host thread.
 
-    ``ctas``: CTAs of the launch (their end flags mark the kernel's end). ``delay_s``: sleep after each
-    tile (a deliberately slow receiver). ``credits``: hand each tile back after checksumming it.
+    ``ctas``: CTAs per launch (their end flags mark the kernel's end). ``delay_s``: sleep after each
+    tile (a deliberately slow receiver). ``credits``: hand each tile back after checksumming it (needed
+    when later launches are queued behind: they wait for the credit before overwriting the tile).
     """
 
     def __init__(
         self,
         receiver: Receiver,
-        epoch: int,
+        epochs: int | Sequence[int],
         ctas: int,
         *,
         delay_s: float = 0.0,
         credits: bool = False,
         timeout_s: float = 60.0,
     ) -> None:
-        super().__init__(name=f"host-consumer-{epoch}", daemon=True)
+        epochs = [epochs] if isinstance(epochs, int) else list(epochs)
+        super().__init__(name=f"host-consumer-{epochs[0]}", daemon=True)
         self.receiver = receiver
-        self.epoch = np.uint32(epoch)
         self.ctas = ctas
         self.delay_s = delay_s
         self.credits = credits
         self.timeout_s = timeout_s
         tiles = receiver.tiles
-        self.result = Consumption(epoch, np.full(tiles, -1, np.int64), np.zeros(tiles, np.uint64))
+        self.results = [Consumption(e, np.full(tiles, -1, np.int64), np.zeros(tiles, np.uint64)) for e in epochs]
         self.started_polling = threading.Event()
 
+    @property
+    def result(self) -> Consumption:
+        """The first (or only) launch's consumption."""
+        return self.results[0]
+
     def run(self) -> None:
+        deadline = time.monotonic() + self.timeout_s
+        self.started_polling.set()
+        for out in self.results:
+            try:
+                if not self._consume(out, deadline):
+                    return
+            except Exception as exc:  # noqa: BLE001 - reported by verify(), not lost with the thread
+                out.errors.append(f"host consumer failed: {type(exc).__name__}: {exc}")
+                return
+
+    def _consume(self, out: Consumption, deadline: float) -> bool:
         rx = self.receiver
         flags = rx.flags.numpy().view(np.uint32)
         ctas = rx.ctas.numpy().view(np.uint32)[: 2 * self.ctas]
         credits = rx.credits.numpy().view(np.uint32)
-        data = rx.data.numpy().view(np.uint8).reshape(rx.tiles, -1)
-        out = self.result
+        data = tile_bytes(rx.data)
+        epoch = np.uint32(out.epoch)
         pending = np.ones(rx.tiles, dtype=bool)
-        deadline = time.monotonic() + self.timeout_s
-        self.started_polling.set()
         while pending.any() or out.end_ns < 0:
             now = time.perf_counter_ns()
-            if out.start_ns < 0 and (ctas[0::2] == self.epoch).any():
+            if out.start_ns < 0 and _reached(ctas[0::2], epoch).any():
                 out.start_ns = now
-            ready = np.flatnonzero((flags == self.epoch) & pending)
+            # A flag past this epoch means a later launch rewrote the tile (no credits): taken and reported.
+            ready = np.flatnonzero(_reached(flags, epoch) & pending)
             if ready.size:
                 if self.delay_s > 0:
                     ready = ready[:1]  # a slow receiver takes one tile at a time
@@ -113,26 +138,39 @@ class HostConsumer(threading.Thread):
                 out.checksums[ready] = tile_checksums(data[ready])
                 pending[ready] = False
                 if self.credits:
-                    credits[ready] = self.epoch  # after the reads above: the tile may be overwritten
+                    credits[ready] = epoch  # after the reads above: the tile may be overwritten now
                 if self.delay_s > 0:
                     time.sleep(self.delay_s)
-            if out.end_ns < 0 and not pending.any() and (ctas[1::2] == self.epoch).all():
+            if out.end_ns < 0 and not pending.any() and _reached(ctas[1::2], epoch).all():
                 out.end_ns = time.perf_counter_ns()
             if time.monotonic() > deadline:
                 out.errors.append(
                     f"timed out after {self.timeout_s:.0f} s: {int(pending.sum())} tile(s) never flagged with "
-                    f"epoch {int(self.epoch)} (first missing: {np.flatnonzero(pending)[:8].tolist()})"
+                    f"epoch {out.epoch} (first missing: {np.flatnonzero(pending)[:8].tolist()})"
                 )
-                return
+                return False
+        return True
 
-    def verify(self, expected: np.ndarray | None = None) -> list[str]:
-        """The checksums taken as tiles landed against ``expected`` (per tile; default: the buffer's
-        checksums now — call it after this launch's kernel and before another one writes the buffer)."""
+    def verify(self, expected: Sequence[np.ndarray] | np.ndarray | None = None) -> list[str]:
+        """The checksums taken as tiles landed against ``expected`` (per launch, per tile; default: the
+        buffer's checksums now — for one launch, after its kernel and before another one writes)."""
         rx = self.receiver
         if expected is None:
-            expected = tile_checksums(rx.data.numpy().view(np.uint8).reshape(rx.tiles, -1))
-        bad = np.flatnonzero(expected != self.result.checksums)
-        problems = list(self.result.errors)
-        if bad.size:
-            problems.append(f"{bad.size} tile(s) read before their data had landed (first: {bad[:8].tolist()})")
+            expected = [tile_checksums(tile_bytes(rx.data))]
+        elif isinstance(expected, np.ndarray):
+            expected = [expected]
+        problems: list[str] = []
+        for out, want in zip(self.results, expected, strict=True):
+            problems += [f"epoch {out.epoch}: {e}" for e in out.errors]
+            bad = np.flatnonzero(want != out.checksums)
+            if bad.size:
+                problems.append(
+                    f"epoch {out.epoch}: {bad.size} tile(s) read with other contents than the launch's "
+                    f"(stale, torn or overwritten; first: {bad[:8].tolist()})"
+                )
         return problems
+
+
+def _reached(values: np.ndarray, epoch: np.uint32) -> np.ndarray:
+    """``values ≥ epoch`` on wrapping uint32 epochs (within 2³¹ of each other)."""
+    return (values - epoch).view(np.int32) >= 0

@@ -46,12 +46,17 @@ class EpilogueComm:
         *,
         out: Any = None,
         data: Any = None,
+        receiver: Receiver | None = None,
         config: GemmConfig | None = None,
         comm: CommConfig | None = None,
         b_layout: str = "nk",
         bias: Any = None,
         alpha: float = 1.0,
+        max_clusters: int | None = None,
     ) -> None:
+        """``data``: the receive buffer to use (tile-major, validated; pinned for ``host``);
+        ``receiver``: share another launcher's receiver (its buffers and epochs); ``max_clusters``: a
+        smaller persistent grid (more tiles per CTA: the tests use it to make the hand-off ring wrap)."""
         from hopper_gemm.api import validate
 
         chosen = parse_transport(transport)
@@ -70,7 +75,21 @@ class EpilogueComm:
         self.m, self.n = m, n
         self.config, self.comm, self.problem = config, comm, ops.problem
         self.out = out if out is not None else a.new_empty((m, n))
-        self.receiver = Receiver.create(chosen, m, n, (config.tile_m, config.tile_n), a.dtype, a.device, data)
+        if receiver is None:
+            receiver = Receiver.create(chosen, m, n, (config.tile_m, config.tile_n), a.dtype, a.device, data)
+        elif receiver.transport is not chosen or (receiver.tile_m, receiver.tile_n) != (config.tile_m, config.tile_n):
+            raise ValueError(
+                f"the shared receiver is for transport {receiver.transport.value!r} and {receiver.tile_m}×"
+                f"{receiver.tile_n} tiles, not {chosen.value!r} and {config.tile_m}×{config.tile_n}"
+            )
+        elif receiver.tiles_m * receiver.tile_m < m or receiver.tiles_n * receiver.tile_n < n:
+            raise ValueError(f"the shared receiver holds fewer tiles than a {m}×{n} output")
+        if max_clusters is not None and (
+            isinstance(max_clusters, bool) or not isinstance(max_clusters, int) or max_clusters < 1
+        ):
+            raise ValueError(f"max_clusters = {max_clusters!r} is invalid: allowed None or an int >= 1")
+        self.receiver = receiver
+        self.max_clusters = max_clusters
         self._ops = ops
         self._operands: Any = None  # the CuTe views of a, b, out, bias: built once (each costs µs per call)
         self._kernel: Any = None
@@ -81,7 +100,8 @@ class EpilogueComm:
     def clusters(self) -> int:
         from hopper_gemm.launch import clusters_to_launch
 
-        return clusters_to_launch(self.config, self.m, self.n, self.out.device.index or 0)
+        clusters = clusters_to_launch(self.config, self.m, self.n, self.out.device.index or 0)
+        return clusters if self.max_clusters is None else min(clusters, self.max_clusters)
 
     @property
     def ctas(self) -> int:

@@ -62,18 +62,17 @@ class Receiver:
         tiles = tiles_m * tiles_n
         shape = (tiles, tile_m, tile_n)
         words = 2 * tiles + 2 * MAX_CTAS
+        if data is not None:
+            _validate_data(transport, data, shape, dtype, device)  # before allocating anything
         if transport is Transport.HOST:
-            if data is None:
-                data = torch.zeros(shape, dtype=dtype, pin_memory=True)
+            data = torch.zeros(shape, dtype=dtype, pin_memory=True) if data is None else data
             flags = torch.zeros(words, dtype=torch.int32, pin_memory=True)
         elif transport is Transport.LOCAL:
-            if data is None:
-                data = torch.zeros(shape, dtype=dtype, device=device)
+            data = torch.zeros(shape, dtype=dtype, device=device) if data is None else data
             flags = torch.zeros(words, dtype=torch.int32, device=device)
         else:  # NONE: the kernel writes nothing
             data = torch.zeros((1, 1, 8), dtype=dtype, device=device) if data is None else data
             flags = torch.zeros(words, dtype=torch.int32, device=device)
-        _validate_data(transport, data, shape, dtype, device)
         stamps = torch.zeros(stamp_words(tiles_m, tiles_n), dtype=torch.int64, device=device)
         return cls(transport, tiles_m, tiles_n, tile_m, tile_n, data, flags, stamps)
 
