@@ -76,6 +76,17 @@ def test_mbarrier_waits_retry_without_nanosleep(name):
     assert kernel.report.nanosleeps == 0
 
 
+@pytest.mark.parametrize("name", SHAPES)
+def test_sass_issues_one_tma_instruction_per_ptx_copy(name):
+    """The storing warp's 32 lanes reach the PTX TMA store; SASS issues it once (UTMASTG is a uniform
+    instruction), so no tile is stored 32 times."""
+    report = compiled(name).report
+    if nvdisasm() is None:
+        pytest.skip("nvdisasm not installed (pip install nvidia-cuda-nvdisasm)")
+    assert report.sass_tma_loads == report.tma_loads
+    assert report.sass_tma_stores == report.tma_stores
+
+
 def _published_before_store(ins, state):
     """``dirty`` after a generic st.shared, ``fenced`` after fence.proxy.async, ``published`` after the
     barrier that follows the fence."""

@@ -47,6 +47,10 @@ class KernelReport:
     mbarrier_waits: int
     nanosleeps: int | None  # None: no nvdisasm to read the SASS with
     ld_shared_v4: int
+    # SASS TMA instructions: uniform-datapath, one per warp that reaches them (a whole warp "issuing" the
+    # PTX store is still one store).
+    sass_tma_loads: int | None = None
+    sass_tma_stores: int | None = None
 
     @property
     def spills(self) -> int:
@@ -164,6 +168,7 @@ def read_report(ptx: str, remarks: str, cubin: bytes | None) -> KernelReport:
     loads = [int(v) for v in re.findall(r"(\d+) bytes spill loads", remarks)]
     if not used:
         raise RuntimeError("ptxas remarks name no register count: was the kernel compiled with remarks{ptx}?")
+    sass = _count_sass(cubin, ("NANOSLEEP", "UTMALDG", "UTMASTG"))
     return KernelReport(
         registers=max(used),
         spill_stores=max(stores, default=0),
@@ -171,8 +176,10 @@ def read_report(ptx: str, remarks: str, cubin: bytes | None) -> KernelReport:
         tma_loads=len(re.findall(r"cp\.async\.bulk\.tensor\.\dd\.shared::cta\.global", ptx)),
         tma_stores=len(re.findall(r"cp\.async\.bulk\.tensor\.\dd\.global\.shared::cta", ptx)),
         mbarrier_waits=len(re.findall(r"mbarrier\.try_wait", ptx)),
-        nanosleeps=_count_sass(cubin, "NANOSLEEP"),
+        nanosleeps=sass.get("NANOSLEEP"),
         ld_shared_v4=len(re.findall(r"ld\.shared\.v4", ptx)),
+        sass_tma_loads=sass.get("UTMALDG"),
+        sass_tma_stores=sass.get("UTMASTG"),
     )
 
 
@@ -191,15 +198,16 @@ def nvdisasm() -> str | None:
     return None
 
 
-def _count_sass(cubin: bytes | None, opcode: str) -> int | None:
+def _count_sass(cubin: bytes | None, opcodes: tuple[str, ...]) -> dict[str, int]:
+    """How often each opcode appears in the SASS (empty when nvdisasm or the cubin is missing)."""
     tool = nvdisasm()
     if tool is None or not cubin:
-        return None
+        return {}
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
         sass = subprocess.run([tool, "-c", f.name], check=True, capture_output=True, text=True).stdout
-    return len(re.findall(rf"\b{opcode}\b", sass))
+    return {op: len(re.findall(rf"\b{op}(?:\.\w+)*\b", sass)) for op in opcodes}
 
 
 _CACHE: dict[tuple, Kernel] = {}
