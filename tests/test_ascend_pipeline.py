@@ -122,7 +122,8 @@ def test_lifecycle_is_enforced() -> None:
 
 
 def test_illegal_pair_is_rejected_at_creation_with_legal_destinations() -> None:
-    with pytest.raises(SpecError, match=r"FIX→MTE2 is not a flag pair on the AIC core; FIX may signal \{MTE1, M\}"):
+    legal = r"FIX→MTE2 is not a flag pair on the AIC core of Atlas A2; FIX may signal \{MTE1, M\}"
+    with pytest.raises(SpecError, match=legal):
         flag_pipeline(Recorder(), "bad", stages=2, producer="FIX", consumer="MTE2", ids=_ids())
     with pytest.raises(SpecError, match="producer pipe = V is invalid on the AIC core"):
         flag_pipeline(Recorder(), "bad", stages=2, producer="V", consumer="MTE3", ids=_ids())

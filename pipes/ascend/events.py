@@ -19,15 +19,17 @@ import enum
 from dataclasses import dataclass, field
 
 from ..errors import PipesError
-from .pairs import CoreType, Pipe
+from .pairs import ASCEND_950_PAIRS, LEGAL_PAIRS, CoreType, Pipe
 
 
 class Generation(enum.Enum):
-    """A device generation and the number of event ids each flag pair has on it."""
+    """A device generation — the one target setting (``EventIdRules.generation``) that the allocator, the
+    pipelines, the emitters and the simulator all read: its event ids per flag pair and its flag pairs."""
 
     ATLAS_A2 = ("Atlas A2", 8)
     ATLAS_A3 = ("Atlas A3", 8)
     FIRST_GEN = ("first-generation training part", 4)
+    ASCEND_950 = ("Ascend 950 (A5)", 8)
 
     @property
     def label(self) -> str:
@@ -36,6 +38,11 @@ class Generation(enum.Enum):
     @property
     def event_ids(self) -> int:
         return self.value[1]
+
+    @property
+    def legal_pairs(self) -> dict[tuple[CoreType, Pipe], frozenset[Pipe]]:
+        """Which intra-core flag pairs exist (``pipes.ascend.pairs``: A2/A3's, or the 950's wider table)."""
+        return ASCEND_950_PAIRS if self is Generation.ASCEND_950 else LEGAL_PAIRS
 
 
 class Keying(enum.Enum):

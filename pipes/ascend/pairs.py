@@ -9,6 +9,7 @@ flags do (see :mod:`pipes.ascend.crosscore`).
 from __future__ import annotations
 
 import enum
+from typing import Protocol
 
 from ..errors import SpecError
 
@@ -30,6 +31,8 @@ class Pipe(enum.Enum):
     """Fixpipe: L0C → GM/L1 with conversion."""
     S = "S"
     """The scalar unit, which also issues every other pipe's instructions in program order."""
+    ALL = "ALL"
+    """Every pipe of the core — only for ``pipe_barrier(PIPE_ALL)``; never a flag's source or destination."""
 
     @classmethod
     def parse(cls, value: Pipe | str) -> Pipe:
@@ -104,6 +107,16 @@ LEGAL_PAIRS: dict[tuple[CoreType, Pipe], frozenset[Pipe]] = {
     (CoreType.AIV, _P.MTE3): frozenset({_P.S, _P.V, _P.MTE2}),
 }
 
+#: Ascend 950 (A5, ``__NPU_ARCH__`` 3510): the A2/A3 pairs plus the cube-side fixpipe and scalar pairs that
+#: CANN's ``HardEvent`` enumeration lists for the 950 family (MTE2↔FIX, FIX→MTE3, FIX→S, M→S). Taken
+#: from the documentation, not measured on hardware: confirm on a 950 before relying on an extra pair.
+ASCEND_950_PAIRS: dict[tuple[CoreType, Pipe], frozenset[Pipe]] = {
+    **LEGAL_PAIRS,
+    (CoreType.AIC, _P.M): frozenset({_P.MTE1, _P.MTE2, _P.FIX, _P.S}),
+    (CoreType.AIC, _P.MTE2): frozenset({_P.M, _P.MTE1, _P.MTE3, _P.FIX}),
+    (CoreType.AIC, _P.FIX): frozenset({_P.M, _P.MTE1, _P.MTE2, _P.MTE3, _P.S}),
+}
+
 _PIPE_ORDER = list(Pipe)
 
 
@@ -111,29 +124,39 @@ def _names(pipes: frozenset[Pipe] | set[Pipe]) -> str:
     return "{" + ", ".join(p.name for p in sorted(pipes, key=_PIPE_ORDER.index)) + "}"
 
 
-def legal_destinations(core: CoreType, src: Pipe) -> frozenset[Pipe]:
-    """The pipes ``src`` may signal with an intra-core flag on ``core`` (empty if none)."""
-    return LEGAL_PAIRS.get((core, src), frozenset())
+class PairTable(Protocol):
+    """What decides a target's flag pairs (a :class:`pipes.ascend.Generation`)."""
+
+    label: str
+    legal_pairs: dict[tuple[CoreType, Pipe], frozenset[Pipe]]
 
 
-def pair_problem(core: CoreType, src: Pipe, dst: Pipe) -> str | None:
-    """Why ``set_flag(src, dst)`` is illegal on ``core``, or None when the pair exists."""
+def legal_destinations(core: CoreType, src: Pipe, target: PairTable | None = None) -> frozenset[Pipe]:
+    """The pipes ``src`` may signal with an intra-core flag on ``core`` (empty if none), on ``target``
+    (default: the A2/A3 table)."""
+    pairs = LEGAL_PAIRS if target is None else target.legal_pairs
+    return pairs.get((core, src), frozenset())
+
+
+def pair_problem(core: CoreType, src: Pipe, dst: Pipe, target: PairTable | None = None) -> str | None:
+    """Why ``set_flag(src, dst)`` is illegal on ``core`` of ``target``, or None when the pair exists."""
     for pipe in (src, dst):
         if pipe not in PIPES_OF[core]:
             return f"pipe {pipe.name} does not exist on the {core.name} core (it has {_names(PIPES_OF[core])})"
     if src == dst:
         return f"{src.name}→{dst.name} is one pipe: order it with pipe_barrier(PIPE_{src.name}), not a flag"
-    allowed = legal_destinations(core, src)
+    allowed = legal_destinations(core, src, target)
     if dst in allowed:
         return None
+    on = f"the {core.name} core" + ("" if target is None else f" of {target.label}")
     if not allowed:
-        return f"{src.name} cannot set intra-core flags on the {core.name} core"
-    return f"{src.name}→{dst.name} is not a flag pair on the {core.name} core; {src.name} may signal {_names(allowed)}"
+        return f"{src.name} cannot set intra-core flags on {on}"
+    return f"{src.name}→{dst.name} is not a flag pair on {on}; {src.name} may signal {_names(allowed)}"
 
 
-def check_pair(core: CoreType, src: Pipe, dst: Pipe) -> None:
+def check_pair(core: CoreType, src: Pipe, dst: Pipe, target: PairTable | None = None) -> None:
     """Raise :class:`SpecError` naming the legal destinations unless ``src → dst`` is a flag pair on ``core``."""
-    problem = pair_problem(core, src, dst)
+    problem = pair_problem(core, src, dst, target)
     if problem is not None:
         raise SpecError(f"illegal flag pair: {problem}")
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..pairs import CoreType, Pipe, Space, copy_route
+from ..events import EventIdRules
+from ..pairs import CoreType, Pipe, Space, check_pair, copy_route
 from ..sym import Sym, render
 
 _LOOP_NAMES = ("i", "j", "k", "m", "n")
@@ -46,8 +47,12 @@ def _c(value: Any) -> str:
 class AscendCBuilder:
     """Writes one core's kernel body as AscendC; ``text()`` returns it with the id constants first."""
 
-    def __init__(self, core: CoreType | str = CoreType.AIC, indent: str = "    ") -> None:
+    def __init__(
+        self, core: CoreType | str = CoreType.AIC, indent: str = "    ", rules: EventIdRules | None = None
+    ) -> None:
         self.core = CoreType.parse(core)
+        #: The target (``rules.generation``): a flag pair it lacks is refused when emitted. None: not checked.
+        self.rules = rules
         self.lines: list[str] = []
         self.constants: dict[str, int] = {}
         self._indent = indent
@@ -59,12 +64,19 @@ class AscendCBuilder:
 
     # -- flags ---------------------------------------------------------------------------------------
     def set_flag(self, src: Pipe, dst: Pipe, event_id: Any) -> None:
+        self._check(src, dst)
         self._line(f"AscendC::SetFlag<AscendC::HardEvent::{src.name}_{dst.name}>({_c(event_id)});")
 
     def wait_flag(self, src: Pipe, dst: Pipe, event_id: Any) -> None:
+        self._check(src, dst)
         self._line(f"AscendC::WaitFlag<AscendC::HardEvent::{src.name}_{dst.name}>({_c(event_id)});")
 
+    def _check(self, src: Pipe, dst: Pipe) -> None:
+        if self.rules is not None:
+            check_pair(self.core, src, dst, self.rules.generation)
+
     def pipe_barrier(self, pipe: Pipe) -> None:
+        """``AscendC::PipeBarrier<PIPE_V>();`` — ``Pipe.ALL`` gives ``PIPE_ALL``."""
         self._line(f"AscendC::PipeBarrier<PIPE_{pipe.name}>();")
 
     def set_cross_flag(self, pipe: Pipe, flag_id: Any, mode: int = 2) -> None:

@@ -18,7 +18,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from ..pairs import CoreType, Pipe
+from ..events import EventIdRules
+from ..pairs import CoreType, Pipe, check_pair
 
 _SCALAR_ALIASES = {"muls": "mul", "adds": "add"}
 
@@ -26,9 +27,11 @@ _SCALAR_ALIASES = {"muls": "mul", "adds": "add"}
 class TileLangBuilder:
     """Kernel builder over a TileLang-Ascend ``T`` module for one core type."""
 
-    def __init__(self, T: Any, core: CoreType | str = CoreType.AIC) -> None:  # noqa: N803 - TileLang's name
+    def __init__(self, T: Any, core: CoreType | str = CoreType.AIC, rules: EventIdRules | None = None) -> None:  # noqa: N803
         self.T = T
         self.core = CoreType.parse(core)
+        #: The target (``rules.generation``): a flag pair it lacks is refused when emitted. None: not checked.
+        self.rules = rules
         self._evaluate = getattr(T, "evaluate", None)
         self._named = getattr(T, "named_constant", None)
         wait = getattr(T, "wait_cross_flag", None)
@@ -41,13 +44,20 @@ class TileLangBuilder:
 
     # -- flags ---------------------------------------------------------------------------------------
     def set_flag(self, src: Pipe, dst: Pipe, event_id: Any) -> None:
+        self._check(src, dst)
         self._emit(self.T.set_flag(src.name, dst.name, event_id))
 
     def wait_flag(self, src: Pipe, dst: Pipe, event_id: Any) -> None:
+        self._check(src, dst)
         self._emit(self.T.wait_flag(src.name, dst.name, event_id))
 
     def pipe_barrier(self, pipe: Pipe) -> None:
+        """``T.pipe_barrier("V")``; ``Pipe.ALL`` gives ``T.pipe_barrier("ALL")`` (PIPE_ALL)."""
         self._emit(self.T.pipe_barrier(pipe.name))
+
+    def _check(self, src: Pipe, dst: Pipe) -> None:
+        if self.rules is not None:
+            check_pair(self.core, src, dst, self.rules.generation)
 
     def set_cross_flag(self, pipe: Pipe, flag_id: Any, mode: int = 2) -> None:
         # tilelang-ascend's mode defaults to 2; older versions take no mode at all.

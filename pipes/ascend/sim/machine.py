@@ -164,6 +164,8 @@ class Machine:
             return self.flag_key(instr.core, instr.src, instr.dst, instr.event_id) in self.flags
         if op is Op.XWAIT:
             return self.cross.ready(instr.core, instr.event_id)
+        if op is Op.BARRIER_ALL:
+            return all(self._done_before(other, instr.seq) for other in self.pipes if other.core == instr.core)
         return not run.inflight  # set_flag, barrier and cross-core set wait for the pipe's earlier work
 
     def _start(self, run: PipeRun) -> None:
@@ -197,6 +199,18 @@ class Machine:
         elif op is Op.XWAIT:
             _join(known, self.cross.take(instr.core, instr.event_id))
             self.fence_clocks[instr.core].append(list(known))
+        elif op is Op.BARRIER_ALL:
+            for other in self.pipes:
+                if other.core == instr.core:
+                    _join(known, other.known)
+                    known[other.agent] = max(known[other.agent], other.issued)
+            self.fence_clocks[instr.core].append(list(known))
+
+    @staticmethod
+    def _done_before(run: PipeRun, seq: int) -> bool:
+        """Whether every instruction of ``run`` earlier in program order than ``seq`` has finished."""
+        ahead = run.queue[run.head] if run.head < len(run.queue) else None
+        return (ahead is None or ahead.seq >= seq) and not any(i.seq < seq for i, _ in run.inflight)
 
     def _finish(self, run: PipeRun) -> None:
         instr, outputs = run.inflight.popleft()

@@ -31,6 +31,7 @@ class Op(enum.IntEnum):
     BARRIER = 3
     XSET = 4
     XWAIT = 5
+    BARRIER_ALL = 6
 
 
 @dataclass(eq=False)
@@ -141,7 +142,7 @@ class CoreProgram:
         src, dst = Pipe.parse(src), Pipe.parse(dst)
         call = "set_flag" if op is Op.SET else "wait_flag"
         flag = f"{call}({src.name}→{dst.name}, id {event_id})"
-        problem = pair_problem(self.core, src, dst)
+        problem = pair_problem(self.core, src, dst, self.sim.rules.generation)
         if problem is not None:
             self._static(Kind.ILLEGAL_PAIR, f"{flag} at {self._here()}: {problem}", (self.name, src, dst))
         eid = self._check_id(event_id, flag)
@@ -156,6 +157,11 @@ class CoreProgram:
 
     def pipe_barrier(self, pipe: Pipe | str) -> None:
         pipe = Pipe.parse(pipe)
+        if pipe is Pipe.ALL:
+            # Every pipe's earlier work finishes before it, and no later instruction of the core starts
+            # until it has: a fence over the whole core, issued by the scalar unit.
+            self._add(Pipe.S, Op.BARRIER_ALL, "pipe_barrier(PIPE_ALL)", fence=True)
+            return
         self._add(pipe, Op.BARRIER, f"pipe_barrier(PIPE_{pipe.name})")
 
     def _cross_id(self, flag_id: Any, what: str) -> int:

@@ -125,9 +125,10 @@ def explain_deadlock(m: Machine) -> None:
         signature.append((run.name, instr.text))
         if instr.fences_before > len(m.fence_clocks[instr.core]):
             fence = pending_fence(m, instr.core)
+            what = "pipe_barrier(PIPE_ALL)" if fence.op is Op.BARRIER_ALL else "cross-core wait"
             lines.append(
-                f"  {run.name} cannot issue {instr.text}: every instruction after "
-                f"{m.where(fence)} waits for that cross-core wait"
+                f"  {run.name} cannot issue {instr.text}: every instruction after {m.where(fence)} "
+                f"waits for that {what}"
             )
             edges[run.agent] = pipe_of(m, fence).agent
             continue
