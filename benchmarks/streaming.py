@@ -32,6 +32,9 @@ SWEEP_N = 8192
 SWEEP_STAGES = (1, 2, 3, 4, 5, 6)
 SMALL_M = (1, 2, 4, 8, 16, 32, 64)
 SMALL_N = 8192
+#: Rows held over several chunks (N = 32768): ring depth and chunk size around the default (8 × 16 KiB).
+LONG_N = 32768
+LONG_CONFIGS = ((5, 16_384), (6, 16_384), (10, 16_384), (12, 8_192), (16, 8_192))
 TARGETS = {"axpby": 0.95, "rmsnorm": 0.90, "small_m": 3.0}
 
 
@@ -63,6 +66,10 @@ def cases() -> list[Case]:
     out.append(Case("store", Op.AXPBY, AXPBY_N, StreamConfig(store=Store.ST_GLOBAL), ELEMENTS // AXPBY_N))
     out += [
         Case("store", Op.RMSNORM, n, StreamConfig(store=Store.ST_GLOBAL), ELEMENTS // n) for n in (1024, 8192, 32768)
+    ]
+    out += [
+        Case("long", Op.RMSNORM, LONG_N, StreamConfig(stages=stages, stage_bytes=size), ELEMENTS // LONG_N)
+        for stages, size in LONG_CONFIGS
     ]
     out += [Case("small_m", Op.RMSNORM, SMALL_N, None, m) for m in SMALL_M]
     return out
@@ -195,6 +202,18 @@ def report(doc: dict[str, Any], log: Log) -> None:
             log(
                 f"| {r['kernel']} | {r['stages']} | {r['ctas_per_sm']} | {r['in_flight_kib']} | {r['gbps']:.0f} | "
                 f"{r['ratio']:.3f} |"
+            )
+    log()
+    log(f"Rows held over several chunks (N = {LONG_N}): ring depth and chunk size")
+    log()
+    log("| stages | chunk KiB | chunks/row | KiB in flight / SM | GB/s | × copy |")
+    log("|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        if r["section"] == "long" or (r["section"] == "main" and r["kernel"] == "rmsnorm" and r["n"] == LONG_N):
+            chunk_kib = r["in_flight_kib"] // r["stages"] // r["ctas_per_sm"]
+            log(
+                f"| {r['stages']} | {chunk_kib} | {LONG_N * 2 // 1024 // chunk_kib} | {r['in_flight_kib']} | "
+                f"{r['gbps']:.0f} | {r['ratio']:.3f} |"
             )
     log()
     log("Output path: TMA store through the staging ring vs st.global.v4 from registers (default otherwise)")

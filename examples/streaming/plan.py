@@ -28,8 +28,8 @@ SMEM_RESERVED_PER_CTA = 1_024
 #: Bytes the kernel keeps for barriers, the reduction scratch and alignment besides the tiles.
 SMEM_OVERHEAD = 1_024
 REGISTERS_PER_SM = 65_536
-#: Weight registers a thread may hold for the whole kernel; a longer weight is re-read (L1/L2) per chunk.
-MAX_WEIGHT_REGISTERS = 64
+#: Weight registers a thread may hold for the whole kernel; a longer weight streams from L2 per chunk.
+MAX_WEIGHT_REGISTERS = 32
 TMA_BOX_MAX = 256
 VECTOR_BYTES = 16
 WARP = 32
@@ -204,7 +204,7 @@ class Plan:
 
     @property
     def weight_resident(self) -> bool:
-        """The weight stays in registers (loaded once per CTA); else each chunk re-reads it (L1/L2 hits)."""
+        """The weight stays in registers (loaded once per CTA); else it streams from L2, a chunk ahead."""
         return self.weight_registers <= MAX_WEIGHT_REGISTERS
 
     @property

@@ -19,8 +19,9 @@ to save shared memory we have (a 64 KiB row fits four times over), and not regis
 ``N / 256`` fp32 values per thread across the reduction spills at N = 32768.
 
 Each thread keeps its columns of the weight in registers for the whole kernel (loaded once) when they
-take at most 64 registers (N <= 32768 for 16-bit types, 16384 for fp32 with 8 consumer warps); longer
-weights are re-read per chunk in pass 2 (L1/L2 hits: the weight is tiny next to the rows).
+take at most 32 registers (N <= 16384 for 16-bit types, 8192 for fp32 with 8 consumer warps); longer
+weights stream from L2 through two chunk buffers, one chunk ahead of pass 2 (64 resident registers at
+N = 32768 left ptxas at its 168-register cap with spills at some ring depths).
 """
 
 # No `from __future__ import annotations`: cute.struct reads its field annotations as objects.
@@ -125,7 +126,9 @@ def build_rmsnorm(plan: Plan, *, debug: bool | None = None) -> tuple[Any, Declar
             first_row, index = tiles.thread_coords(plan, warp, lane)
             so_part, go_part = tiles.partition_tiles(plan, o_atom, o_tma, out_box)
             # This thread's columns of the weight, for every chunk: registers for the whole kernel.
-            weight = cute.make_rmem_tensor((plan.vec, vectors, k_chunks if resident else 1), dtype)
+            # Resident: every chunk's weight, loaded once. Streamed: two chunk buffers, chunk k + 1 loading
+            # (from L2) while chunk k is normalized, chunk 0 of a block while pass 1 waits for its rows.
+            weight = cute.make_rmem_tensor((plan.vec, vectors, k_chunks if resident else 2), dtype)
             if cutlass.const_expr(resident):
                 for k in cutlass.range_constexpr(k_chunks):
                     load_weight(w_thr, weight, k, k, index)
@@ -133,6 +136,8 @@ def build_rmsnorm(plan: Plan, *, debug: bool | None = None) -> tuple[Any, Declar
             stores = staging.producer(sync=epilogue) if tma_store else None
             parity = Int32(0)
             for blk in cutlass.range(bid, blocks, grid, unroll=1):
+                if cutlass.const_expr(not resident):
+                    load_weight(w_thr, weight, 0, 0, index)
                 sums = row_sums(ring, consumer, first_row, index)
                 rstd = [Float32(0.0)] * rows_per_warp
                 for r in cutlass.range_constexpr(rows_per_warp):
@@ -150,14 +155,14 @@ def build_rmsnorm(plan: Plan, *, debug: bool | None = None) -> tuple[Any, Declar
                     rstd[r] = cute.math.rsqrt(total * inv_n + eps, fastmath=True)
                 for k in cutlass.range_constexpr(k_chunks):
                     slot = consumer.release_state.index
-                    if cutlass.const_expr(not resident):
-                        load_weight(w_thr, weight, k, 0, index)
+                    if cutlass.const_expr(not resident and k + 1 < k_chunks):
+                        load_weight(w_thr, weight, k + 1, (k + 1) % 2, index)
                     out_slot = stores.acquire() if tma_store else 0
                     for r in cutlass.range_constexpr(rows_per_warp):
                         row = tiles.row_of(plan, first_row, r)
                         for j in cutlass.range_constexpr(vectors):
                             x = ring[(None, index, j), row, slot].load().to(Float32)
-                            y = (x * rstd[r]) * weight[None, j, k if resident else 0].load().to(Float32)
+                            y = (x * rstd[r]) * weight[None, j, k if resident else k % 2].load().to(Float32)
                             if cutlass.const_expr(tma_store):
                                 out[(None, index, j), row, out_slot].store(y.to(dtype))
                             else:

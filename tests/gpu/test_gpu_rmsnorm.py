@@ -63,6 +63,9 @@ def _sweep_configs():
                 yield pytest.param(op, 8192, config, id=f"{op.value}-s{stages}-c{ctas}")
     for op, n in ((Op.RMSNORM, 8192), (Op.RMSNORM, 1024), (Op.RMSNORM, 32768), (Op.AXPBY, 8192)):
         yield pytest.param(op, n, StreamConfig(store=Store.ST_GLOBAL), id=f"{op.value}-{n}-st_global")
+    for stages, size in ((5, 16_384), (6, 16_384), (10, 16_384), (12, 8_192), (16, 8_192)):  # the long-row table
+        config = StreamConfig(stages=stages, stage_bytes=size)
+        yield pytest.param(Op.RMSNORM, 32768, config, id=f"rmsnorm-32768-s{stages}-{size // 1024}k")
 
 
 @pytest.mark.parametrize(("op", "n", "config"), list(_sweep_configs()))
