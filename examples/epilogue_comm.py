@@ -46,7 +46,7 @@ def no_gpu_report(args: argparse.Namespace) -> int:
     from hopper_gemm.kernel import declare
     from tile_comm.build import alone_resources, fused_resources
     from tile_comm.launcher import default_config
-    from tile_comm.protocol import BUGS, check_declarations, scopes_modelled
+    from tile_comm.protocol import BUGS, check_declarations
     from tile_comm.role import CommRole
 
     comm = CommConfig(Transport(args.transport))
@@ -61,10 +61,8 @@ def no_gpu_report(args: argparse.Namespace) -> int:
     print("pipeline protocol (pipes.check, a CPU model of the kernel's declarations; 3 tiles of 2 subtiles):")
     report = check_declarations(decl, comm.scope)
     print(f"  {report}".splitlines()[0])
-    if not scopes_modelled():
-        print("  (this pipes.check has no memory scopes: the flag's scope is not checked)")
     for bug in BUGS:
-        if (bug == "narrow_scope" and not scopes_modelled()) or (comm.scope is None and bug != "notify_on_read"):
+        if comm.scope is None and bug != "notify_on_read":  # 'none' ships nothing to break
             continue
         found = check_declarations(decl, comm.scope, bug=bug)
         kind = found.findings[0].kind.name if found.findings else "nothing found"

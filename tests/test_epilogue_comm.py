@@ -24,6 +24,7 @@ from tile_comm.config import CommConfig, Transport  # noqa: E402
 
 COOP_256x128 = GemmConfig(256, 128, 1, 2, Schedule.COOPERATIVE)
 COOP_128x256 = GemmConfig(128, 256, 2, 1, Schedule.COOPERATIVE)
+COOP_128x128 = GemmConfig(128, 128, 2, 1, Schedule.COOPERATIVE)  # benchmarks/comm_overlap.py's finer tiles
 PINGPONG = GemmConfig(128, 128, 2, 1, Schedule.PINGPONG)
 
 
@@ -51,6 +52,7 @@ def fused():
         ("local", COOP_256x128, "bf16"),
         ("none", COOP_256x128, "bf16"),
         ("host", COOP_128x256, "fp16"),
+        ("host", COOP_128x128, "bf16"),
     ],
 )
 def test_every_variant_compiles_without_spills(fused, transport, config, dtype):
@@ -211,13 +213,11 @@ def test_the_kernels_declarations_pass_the_checker(transport, slots, lag):
 @pytest.mark.parametrize("bug", ["flag_before_data", "notify_on_read", "no_proxy_fence", "narrow_scope"])
 def test_planted_defects_are_found(bug):
     from hopper_gemm.kernel import declare
-    from tile_comm.protocol import check_declarations, scopes_modelled
+    from tile_comm.protocol import check_declarations
     from tile_comm.role import CommRole
 
     from pipes.check import FindingKind
 
-    if bug == "narrow_scope" and not scopes_modelled():
-        pytest.skip("this pipes.check has no memory scopes (issue 10, item 10)")
     decl = declare(COOP_256x128, Problem("bf16"), comm=CommRole(CommConfig("host")))
     report = check_declarations(decl, "sys", bug=bug)
     assert not report.ok
@@ -364,3 +364,10 @@ def test_without_a_gpu_the_example_reports_and_checks(capsys):
     assert re.search(r"GEMM \+ comm warp \(local\)\s+registers\s+\d+/thread, spills 0 B", out)
     assert "pipes.check epilogue_comm: OK" in out and "exhaustive" in out
     assert "planted flag_before_data : READ_UNCOMMITTED" in out
+
+
+def test_readme_main_command_is_this_example():
+    text = (EXAMPLES.parent / "README.md").read_text()
+    block = re.search(r"## Run the main example\n```bash\n(.*?)```", text, re.S)
+    assert block and block.group(1).strip() == "python examples/epilogue_comm.py"
+    assert "examples/ascend_gemm_pingpong.py" in text  # the second example

@@ -100,6 +100,7 @@ class HostConsumer(threading.Thread):
         tiles = receiver.tiles
         self.results = [Consumption(e, np.full(tiles, -1, np.int64), np.zeros(tiles, np.uint64)) for e in epochs]
         self.started_polling = threading.Event()
+        self.completed = 0  # launches fully consumed so far (a launcher may throttle on it)
 
     @property
     def result(self) -> Consumption:
@@ -113,6 +114,7 @@ class HostConsumer(threading.Thread):
             try:
                 if not self._consume(out, deadline):
                     return
+                self.completed += 1
             except Exception as exc:  # noqa: BLE001 - reported by verify(), not lost with the thread
                 out.errors.append(f"host consumer failed: {type(exc).__name__}: {exc}")
                 return

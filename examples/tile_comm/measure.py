@@ -90,8 +90,19 @@ def row(o: Overlap) -> str:
     return " ".join(f"{cell:>{width}}" for cell, (_, width) in zip(cells, COLUMNS, strict=True))
 
 
-def measure(m: int, n: int, k: int, transport: str, dtype: str = "bf16", rounds: int = 10, batch: int = 10) -> Overlap:
-    """Time every contender of one (shape, transport) in one interleaved run (needs a GPU)."""
+def measure(
+    m: int,
+    n: int,
+    k: int,
+    transport: str,
+    dtype: str = "bf16",
+    config: Any = None,
+    rounds: int = 10,
+    batch: int = 10,
+) -> Overlap:
+    """Time every contender of one (shape, transport) in one interleaved run (needs a GPU).
+
+    ``config``: the GEMM configuration (default: the measured table's cooperative choice)."""
     import cutlass
     import torch
     from hopper_gemm.api import compiled, validate
@@ -104,7 +115,7 @@ def measure(m: int, n: int, k: int, transport: str, dtype: str = "bf16", rounds:
     g = torch.Generator(device="cuda").manual_seed(2)
     a = torch.randn(m, k, device="cuda", dtype=tdt, generator=g)
     b = torch.randn(n, k, device="cuda", dtype=tdt, generator=g)  # (N, K): C = a @ b.T
-    config = default_config(m, n, k, dtype)
+    config = config if config is not None else default_config(m, n, k, dtype)
     fused = EpilogueComm(a, b, transport, config=config)
     none = EpilogueComm(a, b, "none", config=config)
     plain_out = torch.empty(m, n, device="cuda", dtype=tdt)

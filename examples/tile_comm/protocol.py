@@ -12,40 +12,29 @@ comm=CommRole(...))``): its ``tiles`` StoreNotifyPipeline (slots, lag, readers) 
   the GPU, so the lag arithmetic next to the staging ring is checked, not assumed.
 * ``epi`` — another epilogue warp: the staging calls and its part of every buffer.
 * ``comm`` — the communication warp: ``wait``, ``meta``, reads the tile from global memory, writes it
-  to the receiver, releases the tile's ready flag (``store_counter``: an ``st.release`` of the epoch),
-  ``release``; ends on end-of-stream.
-* ``host`` — the receiver: waits for each ready flag (an acquire), then reads the tile.
+  to the receiver, releases the tile's ready flag at the transport's scope (``store_counter``: an
+  ``st.release`` of the epoch), ``release``; ends on end-of-stream.
+* the receiver — ``host`` on the host (``sys``), or ``receiver`` in another cluster of the device
+  (``gpu``): acquires each ready flag at that scope, then reads the tile.
 
 Sizes are cut down (``tiles`` tiles of ``subtiles`` subtiles) so the exploration is exhaustive; the
 counts, depths and lag are the kernel's. ``bug`` plants a defect to show what the checker reports.
-Memory scopes: where ``pipes.check`` models them (issue 10), the receiver runs where the transport's
-receiver is (``sys``: on the host; ``gpu``: in another CTA of the device) and the flag is released and
-acquired at the transport's scope; ``bug="narrow_scope"`` releases it one scope narrower.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from typing import Any
 
-from pipes.check import END_OF_STREAM, Agent, Ctx, ModelBarrier, Protocol, Report, check, model_of
+from pipes.check import END_OF_STREAM, Agent, Ctx, ModelBarrier, ModelCounter, Protocol, Report, Scope, check, model_of
 from pipes.check.staging import StagingHandle
 
+#: Planted defects. ``narrow_scope``: the flag released one scope narrower than the receiver needs.
 BUGS = ("flag_before_data", "notify_on_read", "no_proxy_fence", "narrow_scope")
-#: ``narrow_scope``: the flag released one scope narrower than the receiver needs (host: ``.gpu``; a
-#: receiver elsewhere on the device: ``.cta``).
+SCOPES = {"cta": Scope.CTA, "gpu": Scope.GPU, "sys": Scope.SYSTEM}
 NARROWER = {"sys": "gpu", "gpu": "cta"}
 WRITERS = ("store", "epi")
 EPOCH = 1
-
-
-def scopes_modelled() -> bool:
-    """Whether this ``pipes.check`` places agents (host vs device) and scopes flag releases."""
-    from pipes.check import ModelCounter  # noqa: F401 - ready flags need counters
-
-    has_place = "device" in {f.name for f in dataclasses.fields(Agent)}
-    return has_place and "scope" in inspect.signature(Ctx.store_counter).parameters
 
 
 def comm_protocol(
@@ -53,21 +42,18 @@ def comm_protocol(
 ) -> Protocol:
     """The protocol of a fused kernel's declarations ``decl`` (``hopper_gemm.kernel.Declarations`` with
     ``notify``); ``scope``: the transport's flag scope (None: ``none``, nothing is shipped)."""
-    from pipes.check import ModelCounter
-
     if decl.notify is None:
         raise ValueError("comm_protocol needs the declarations of a kernel with comm (declare(..., comm=...))")
     if bug is not None and bug not in BUGS:
         raise ValueError(f"bug = {bug!r} is invalid: allowed None or one of {BUGS}")
-    if bug == "narrow_scope" and not scopes_modelled():
-        raise ValueError("bug='narrow_scope' needs memory scopes in pipes.check (issue 10, item 10)")
+    if scope is not None and scope not in NARROWER:
+        raise ValueError(f"scope = {scope!r} is invalid: allowed 'sys', 'gpu' or None")
     notify = model_of(decl.notify)
     if bug == "notify_on_read":
         notify = dataclasses.replace(notify, notify_on="smem_read")
     pipe = notify.name
     staging = decl.staging
     sync = f"{staging.name}_sync"
-    scoped = scopes_modelled()
     flag_scope = NARROWER.get(scope) if bug == "narrow_scope" else scope
 
     def expected(tile: int) -> tuple:
@@ -103,20 +89,16 @@ def comm_protocol(
                     ctx.read_global((("C", tile, sub), w)) for sub in range(subtiles) for w in range(len(WRITERS))
                 )
                 if bug == "flag_before_data":
-                    _release_flag(ctx, tile, flag_scope, scoped)
-                    ctx.write_global(("dst", tile), parts)
-                else:
-                    ctx.write_global(("dst", tile), parts)
-                    _release_flag(ctx, tile, flag_scope, scoped)
+                    ctx.store_counter(f"ready{tile}", EPOCH, scope=SCOPES[flag_scope])
+                ctx.write_global(("dst", tile), parts)
+                if bug != "flag_before_data":
+                    ctx.store_counter(f"ready{tile}", EPOCH, scope=SCOPES[flag_scope])
             c.release()
         c.release()
 
-    def receiver(ctx: Ctx) -> None:
+    def receive(ctx: Ctx) -> None:
         for tile in range(tiles):
-            if scoped:
-                ctx.wait_counter(f"ready{tile}", EPOCH, scope=_scope(scope))
-            else:
-                ctx.wait_counter(f"ready{tile}", EPOCH)
+            ctx.wait_counter(f"ready{tile}", EPOCH, scope=SCOPES[scope])
             got = ctx.read_global(("dst", tile))
             assert got == expected(tile), f"{ctx.name}: tile {tile} arrived as {got!r}"
 
@@ -124,32 +106,13 @@ def comm_protocol(
     agents.append(Agent("comm", comm))
     counters = []
     if scope is not None:
-        agents.append(_receiver_agent(receiver, scope, scoped))
+        # The host for a system-scope transport; another CTA's kernel (another cluster) for a GPU-scope one.
+        agents.append(
+            Agent("host", receive, device="host") if scope == "sys" else Agent("receiver", receive, cluster=1)
+        )
         counters = [ModelCounter(f"ready{t}") for t in range(tiles)]
     label = "epilogue_comm" + (f"_{bug}" if bug else "")
     return Protocol(label, agents, [notify], barriers=[ModelBarrier(sync, len(WRITERS))], counters=counters)
-
-
-def _scope(name: str) -> Any:
-    from pipes.check.scope import Scope
-
-    return {"cta": Scope.CTA, "cluster": Scope.CLUSTER, "gpu": Scope.GPU, "sys": Scope.SYSTEM}[name]
-
-
-def _receiver_agent(fn: Any, scope: str, scoped: bool) -> Agent:
-    """``host`` on the host for a system-scope transport; ``peer`` in another cluster of the device for ``gpu``."""
-    if not scoped:
-        return Agent("host" if scope == "sys" else "receiver", fn)
-    if scope == "sys":
-        return Agent("host", fn, device="host")
-    return Agent("receiver", fn, cluster=1)
-
-
-def _release_flag(ctx: Ctx, tile: int, scope: str | None, scoped: bool) -> None:
-    if scoped:
-        ctx.store_counter(f"ready{tile}", EPOCH, scope=_scope(scope))
-    else:
-        ctx.store_counter(f"ready{tile}", EPOCH)
 
 
 def check_declarations(decl: Any, scope: str | None, **options: Any) -> Report:

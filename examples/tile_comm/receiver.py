@@ -30,10 +30,13 @@ def device_pointer(tensor: Any) -> int:
         return tensor.data_ptr()
     from cuda.bindings import runtime as cudart
 
-    err, ptr = cudart.cudaHostGetDevicePointer(tensor.data_ptr(), 0)
-    if int(err) != 0:
-        raise ValueError(f"the host buffer is not mapped into the device (cudaHostGetDevicePointer: {err})")
-    return int(ptr)
+    err, attrs = cudart.cudaPointerGetAttributes(tensor.data_ptr())
+    if int(err) != 0 or attrs.type != cudart.cudaMemoryType.cudaMemoryTypeHost:
+        raise ValueError(
+            "the host buffer is not page-locked memory the device can reach (allocate it with "
+            f"torch.empty(..., pin_memory=True)); cudaPointerGetAttributes: {err}, type {getattr(attrs, 'type', None)}"
+        )
+    return int(attrs.devicePointer)
 
 
 @dataclass
@@ -108,6 +111,11 @@ class Receiver:
         """A fresh epoch (uint32, wraps; never 0, the value of a fresh flag)."""
         self.epoch = (self.epoch + 1) & 0xFFFFFFFF or 1
         return self.epoch
+
+    def acknowledge_all(self) -> None:
+        """Credit every tile up to the current epoch (launches no host thread consumed): a later launch
+        with credits then waits only for what is consumed from now on."""
+        self.credits.fill_(self.epoch - (1 << 32) if self.epoch >= 1 << 31 else self.epoch)
 
     def untiled(self, m: int, n: int) -> Any:
         """The received tiles as the (m, n) matrix (a copy, on the receiver's memory)."""

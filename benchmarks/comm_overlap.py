@@ -1,0 +1,88 @@
+"""The epilogue → communication overlap of examples/epilogue_comm.py, measured in one run.
+
+For each (shape, transport): torch.matmul, the copy of C to the receiver (``copy_`` to pinned host memory
+or to a device buffer), the two back to back (the sequential baseline), the GEMM alone (no comm), the
+fused kernel with transport ``none`` (T_gemm), the communication warps alone (T_comm) and the fused
+kernel (T_fused), interleaved (hopper_gemm.timing; identical randn inputs; median of rounds).
+
+    E = (T_gemm + T_comm − T_fused) / min(T_gemm, T_comm)     overlap efficiency
+    S = T_sequential / T_fused                                speedup over matmul-then-copy
+    R = T_fused / T_gemm(none) − 1                            what shipping costs the GEMM
+
+Targets (issue 9): host at 4096×4096×16384: E ≥ 0.85, S ≥ 1.5; local at 8192³: R ≤ 0.03; the GEMM
+with ``none`` within 1% of the GEMM alone.
+
+    python benchmarks/comm_overlap.py            # the issue's rows (about a minute on an H100)
+    python benchmarks/comm_overlap.py --quick    # one small row per transport
+
+Prints the device and a table; writes comm_overlap.json (and a log) to $OUT when it is set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+
+from hopper_gemm.config import GemmConfig, Schedule  # noqa: E402
+
+#: Half the bytes per tile: the last wave of tiles (shipped after the GEMM ends) is half as long.
+FINE = GemmConfig(128, 128, 2, 1, Schedule.COOPERATIVE)
+# (shape, transport, GEMM configuration: None = the measured table's cooperative choice)
+ROWS = [
+    ((4096, 4096, 16384), "host", None),  # T_comm ≈ T_gemm: the overlap target
+    ((4096, 4096, 16384), "host", FINE),  # diagnostic: finer tiles, shorter exposed tail
+    ((8192, 8192, 8192), "local", None),  # the regret target
+    ((4096, 4096, 16384), "local", None),
+    ((8192, 8192, 8192), "host", None),
+]
+QUICK = [((2048, 2048, 4096), "host", None), ((2048, 2048, 4096), "local", None)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one small shape per transport")
+    parser.add_argument("--dtype", choices=["bf16", "fp16"], default="bf16")
+    parser.add_argument("--json", help="write the rows here")
+    args = parser.parse_args(argv)
+    import torch
+
+    if not torch.cuda.is_available():
+        print("no CUDA GPU: benchmarks/comm_overlap.py needs one (the CPU tests compile every kernel)")
+        return 0
+    from tile_comm.measure import header, measure, row
+
+    device = torch.cuda.get_device_name()
+    print(f"device: {device}; torch {torch.__version__}; {args.dtype}, randn inputs; times in µs (median of rounds)")
+    print("gemm = GEMM alone (no comm); none = fused kernel shipping nothing (T_gemm); alone = comm warps")
+    print("without the GEMM (T_comm); fused = T_fused; copy = copy_ of C to the receiver; seq = matmul then copy")
+    print(header(), flush=True)
+    results = []
+    for (m, n, k), transport, config in QUICK if args.quick else ROWS:
+        result = measure(m, n, k, transport, args.dtype, config=config)
+        results.append(result)
+        print(row(result), flush=True)
+    print()
+    for r in results:
+        m, n, k = r.shape
+        none_cost = r.us["gemm_none"] / r.us["gemm_plain"] - 1
+        fused_cost = r.us["fused"] / r.us["gemm_plain"] - 1
+        print(
+            f"{m}×{n}×{k} {r.transport}: E {r.efficiency:.2f}, S {r.speedup:.2f}, R {r.regret:+.3f}; "
+            f"'none' vs the GEMM alone {none_cost:+.3f}; fused vs the GEMM alone {fused_cost:+.3f} ({r.config})"
+        )
+    rows = [r.as_dict() for r in results]
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    out_dir = os.environ.get("OUT")
+    if out_dir:
+        Path(out_dir, "comm_overlap.json").write_text(json.dumps({"device": device, "rows": rows}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
