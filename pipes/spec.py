@@ -167,9 +167,7 @@ class PipelineSpec:
                         "1 with FLAG completion (a binary flag joins exactly one producer pipe and one consumer pipe)",
                     )
             if len(self.consumers) != 1:
-                raise invalid(
-                    owner, "consumers", len(self.consumers), "exactly 1 consumer role with FLAG completion"
-                )
+                raise invalid(owner, "consumers", len(self.consumers), "exactly 1 consumer role with FLAG completion")
         if self.completion is Completion.STORE_COMPLETE and self.producer.peers != 1:
             raise invalid(
                 owner,

@@ -13,6 +13,22 @@ import tempfile
 
 import pytest
 
+
+def _require_the_library() -> None:
+    """Fail at once, naming the fix, when ``pipes`` is the deprecated stdlib module (an uninstalled checkout
+    run as ``pytest`` rather than ``python -m pytest`` / ``PYTHONPATH=.``): not 500 confusing errors."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "_pipes_import_redirect.py"
+    spec = importlib.util.spec_from_file_location("_pipes_import_redirect_check", path)
+    helper = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(helper)
+    helper.require_pipes_library()
+
+
+_require_the_library()
+
 # CuTe DSL compiles without a GPU when told the target; it must be set before cutlass is imported.
 os.environ.setdefault("CUTE_DSL_ARCH", "sm_90a")
 # --keep-ptx writes files next to the working directory unless told otherwise: keep checkouts clean.

@@ -6,7 +6,6 @@ Patterns: tile ``t`` element ``e`` holds ``t * 4096 + e + 1`` (never 0), so a st
 ``t``), a lost tile, or unwritten memory all fail the per-element comparison.
 """
 
-
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -56,19 +55,30 @@ def spin(delay_ns: Int32) -> None:
             pass
 
 
-def build_async(stages: int, *, producer_unit: ArrivalUnit = ArrivalUnit.ELECTED_PER_WARP,
-                consumer_unit: ArrivalUnit = ArrivalUnit.WARP, debug: Any = None,
-                layout_threads: dict[str, int] | None = None) -> Built:
+def build_async(
+    stages: int,
+    *,
+    producer_unit: ArrivalUnit = ArrivalUnit.ELECTED_PER_WARP,
+    consumer_unit: ArrivalUnit = ArrivalUnit.WARP,
+    debug: Any = None,
+    layout_threads: dict[str, int] | None = None,
+) -> Built:
     spec = PipelineSpec(
-        "async_stress", stages, Role("writer", producer_unit, 1), Role("reader", consumer_unit, 1),
+        "async_stress",
+        stages,
+        Role("writer", producer_unit, 1),
+        Role("reader", consumer_unit, 1),
         Completion.ARRIVAL,
     )
     pipe = AsyncPipeline(spec, debug=debug)
     layout_threads = layout_threads or {}
-    layout = RoleLayout(64, {
-        "writer": Warps(0, 1, threads=layout_threads.get("writer")),
-        "reader": Warps(1, 1, threads=layout_threads.get("reader")),
-    })
+    layout = RoleLayout(
+        64,
+        {
+            "writer": Warps(0, 1, threads=layout_threads.get("writer")),
+            "reader": Warps(1, 1, threads=layout_threads.get("reader")),
+        },
+    )
     words = storage_words(pipe)
     elems = 32 * LANE_VALUES
 
@@ -118,9 +128,17 @@ def build_async(stages: int, *, producer_unit: ArrivalUnit = ArrivalUnit.ELECTED
 TILE = 32  # tiles are TILE × TILE Int32 (4 KiB)
 
 
-def build_store_notify(stages: int, lag: int, *, fan_out: bool = False,
-                       producer_unit: ArrivalUnit = ArrivalUnit.ELECTED_PER_WARP, staging: int = 2,
-                       debug: Any = None, plant_deadlock: bool = False, slot_readers: Any = None) -> Built:
+def build_store_notify(
+    stages: int,
+    lag: int,
+    *,
+    fan_out: bool = False,
+    producer_unit: ArrivalUnit = ArrivalUnit.ELECTED_PER_WARP,
+    staging: int = 2,
+    debug: Any = None,
+    plant_deadlock: bool = False,
+    slot_readers: Any = None,
+) -> Built:
     """Warp 0 stores tiles with TMA into a global ring of ``stages`` tile slots per CTA and commits
     them; warp 1 (and warp 2 with ``fan_out``) waits, checks meta and every element from global
     memory, and releases. Slot reuse in global memory makes a too-early notify show up as stale data.
@@ -131,9 +149,7 @@ def build_store_notify(stages: int, lag: int, *, fan_out: bool = False,
     readers = [Role("reader", ArrivalUnit.WARP, 1)]
     if fan_out:
         readers.append(Role("reader2", ArrivalUnit.ELECTED_PER_WARP, 1))
-    spec = PipelineSpec(
-        "tiles_out", stages, Role("epi", producer_unit, 1), tuple(readers), Completion.STORE_COMPLETE
-    )
+    spec = PipelineSpec("tiles_out", stages, Role("epi", producer_unit, 1), tuple(readers), Completion.STORE_COMPLETE)
     extra = {"readers": slot_readers} if slot_readers is not None else {}
     pipe = StoreNotifyPipeline(spec, lag=lag, meta_fields=2, debug=debug, **extra)
     staging_ring = TmaStoreStaging(staging, name="stage", committed_by=pipe)  # producer.commit closes groups
@@ -152,8 +168,9 @@ def build_store_notify(stages: int, lag: int, *, fan_out: bool = False,
         stage: cute.struct.Align[cute.struct.MemRange[Int32, TILE * TILE * staging], 128]
 
     @cute.jit
-    def check_tiles(role_name: cutlass.Constexpr, role_index: cutlass.Constexpr, gplain: cute.Tensor,
-                    out: cute.Tensor, delay: Int32):
+    def check_tiles(
+        role_name: cutlass.Constexpr, role_index: cutlass.Constexpr, gplain: cute.Tensor, out: cute.Tensor, delay: Int32
+    ):
         lane = cute.arch.lane_idx()
         bid, _, _ = cute.arch.block_idx()
         consumer = pipe.consumer(role_name)
@@ -182,8 +199,9 @@ def build_store_notify(stages: int, lag: int, *, fan_out: bool = False,
         out[bid, role_index, lane, 1] = expected
 
     @cute.kernel
-    def kernel(tma_atom: cute.CopyAtom, gtma: cute.Tensor, gplain: cute.Tensor, out: cute.Tensor,
-               n_tiles: Int32, delay: Int32):
+    def kernel(
+        tma_atom: cute.CopyAtom, gtma: cute.Tensor, gplain: cute.Tensor, out: cute.Tensor, n_tiles: Int32, delay: Int32
+    ):
         smem = cutlass.memory.SmemAllocator()
         st = smem.allocate(Storage)
         init_pipelines((pipe,), st.pipes.data_ptr(), layout=layout)
@@ -232,8 +250,12 @@ def build_tma_load(
     host with ``pattern``) into stage ``slot``; warp 1 waits, checks every element, releases."""
     tile_bytes = TILE * TILE * 4
     spec = PipelineSpec(
-        "tiles_in", stages, Role("load", ArrivalUnit.ELECTED_PER_WARP, 1), Role("reader", consumer_unit, 1),
-        Completion.TRANSACTION_BYTES, tile_bytes,
+        "tiles_in",
+        stages,
+        Role("load", ArrivalUnit.ELECTED_PER_WARP, 1),
+        Role("reader", consumer_unit, 1),
+        Completion.TRANSACTION_BYTES,
+        tile_bytes,
     )
     pipe = TmaLoadPipeline(spec, debug=debug, **({"readers": readers} if readers is not None else {}))
     layout = RoleLayout(64, {"load": Warps(0), "reader": Warps(1)})
@@ -261,8 +283,12 @@ def build_tma_load(
             for _t in cutlass.range(n_tiles, unroll=1):
                 k = Int32(producer.count)  # the tile index from the handle (cutlass' state.count), = _t
                 slot = producer.acquire()
-                cute.copy(tma_atom, g_part[(None, bid * n_tiles + k, 0)], s_part[(None, slot)],
-                          tma_bar_ptr=producer.barrier(slot))
+                cute.copy(
+                    tma_atom,
+                    g_part[(None, bid * n_tiles + k, 0)],
+                    s_part[(None, slot)],
+                    tma_bar_ptr=producer.barrier(slot),
+                )
                 producer.commit()
             producer.tail()
         if layout.is_role("reader"):
@@ -289,8 +315,9 @@ def build_tma_load(
     return Built(launch, pipe, ())
 
 
-def build_gemm_smoke(stages: int = 3, lag: int = 1, store_stages: int = 2, debug: Any = None,
-                     staging_buffers: int = 2) -> Built:
+def build_gemm_smoke(
+    stages: int = 3, lag: int = 1, store_stages: int = 2, debug: Any = None, staging_buffers: int = 2
+) -> Built:
     """GEMM-shaped smoke kernel: C = A · Bᵀ (fp32, 32×32 tiles, 32-wide k-steps), persistent CTAs.
 
     warp 0 "load": TMA-loads A and B k-tiles through a TmaLoadPipeline (one stream of (tile, k));
@@ -302,12 +329,18 @@ def build_gemm_smoke(stages: int = 3, lag: int = 1, store_stages: int = 2, debug
     """
     k_step = TILE
     load_spec = PipelineSpec(
-        "mainloop", stages, Role("load", ArrivalUnit.ELECTED_PER_WARP, 1),
+        "mainloop",
+        stages,
+        Role("load", ArrivalUnit.ELECTED_PER_WARP, 1),
         Role("mma", ArrivalUnit.ELECTED_PER_WARP, 4),  # one elected lane per math warp releases (as CUTLASS)
-        Completion.TRANSACTION_BYTES, 2 * TILE * k_step * 4,
+        Completion.TRANSACTION_BYTES,
+        2 * TILE * k_step * 4,
     )
     store_spec = PipelineSpec(
-        "epilogue", store_stages, Role("store", ArrivalUnit.ELECTED_PER_WARP, 1), Role("comm", ArrivalUnit.WARP, 1),
+        "epilogue",
+        store_stages,
+        Role("store", ArrivalUnit.ELECTED_PER_WARP, 1),
+        Role("comm", ArrivalUnit.WARP, 1),
         Completion.STORE_COMPLETE,
     )
     load = TmaLoadPipeline(load_spec, debug=debug)
@@ -325,9 +358,19 @@ def build_gemm_smoke(stages: int = 3, lag: int = 1, store_stages: int = 2, debug
         c: cute.struct.Align[cute.struct.MemRange[cutlass.Float32, TILE * TILE * staging_buffers], 128]
 
     @cute.kernel
-    def kernel(atom_a: cute.CopyAtom, ta: cute.Tensor, atom_b: cute.CopyAtom, tb: cute.Tensor,
-               atom_c: cute.CopyAtom, tc: cute.Tensor, cplain: cute.Tensor, sums: cute.Tensor,
-               tiles_m: Int32, tiles_n: Int32, k_tiles: Int32):
+    def kernel(
+        atom_a: cute.CopyAtom,
+        ta: cute.Tensor,
+        atom_b: cute.CopyAtom,
+        tb: cute.Tensor,
+        atom_c: cute.CopyAtom,
+        tc: cute.Tensor,
+        cplain: cute.Tensor,
+        sums: cute.Tensor,
+        tiles_m: Int32,
+        tiles_n: Int32,
+        k_tiles: Int32,
+    ):
         smem = cutlass.memory.SmemAllocator()
         st = smem.allocate(Storage)
         init_pipelines((load, out_pipe), st.pipes.data_ptr(), layout=layout)
@@ -347,9 +390,11 @@ def build_gemm_smoke(stages: int = 3, lag: int = 1, store_stages: int = 2, debug
             ga = cute.local_tile(ta, (TILE, k_step), (None, None))
             gb = cute.local_tile(tb, (TILE, k_step), (None, None))
             sa_part, ga_part = cpasync.tma_partition(
-                atom_a, 0, cute.make_layout(1), cute.group_modes(sa, 0, 2), cute.group_modes(ga, 0, 2))
+                atom_a, 0, cute.make_layout(1), cute.group_modes(sa, 0, 2), cute.group_modes(ga, 0, 2)
+            )
             sb_part, gb_part = cpasync.tma_partition(
-                atom_b, 0, cute.make_layout(1), cute.group_modes(sb, 0, 2), cute.group_modes(gb, 0, 2))
+                atom_b, 0, cute.make_layout(1), cute.group_modes(sb, 0, 2), cute.group_modes(gb, 0, 2)
+            )
             producer = load.producer()
             for tile in cutlass.range(bid, n_tiles, grid, unroll=1):
                 tm = tile % tiles_m
@@ -364,7 +409,8 @@ def build_gemm_smoke(stages: int = 3, lag: int = 1, store_stages: int = 2, debug
         if layout.is_role("mma"):
             gc = cute.local_tile(tc, (TILE, TILE), (None, None))
             sc_part, gc_part = cpasync.tma_partition(
-                atom_c, 0, cute.make_layout(1), cute.group_modes(sc, 0, 2), cute.group_modes(gc, 0, 2))
+                atom_c, 0, cute.make_layout(1), cute.group_modes(sc, 0, 2), cute.group_modes(gc, 0, 2)
+            )
             consumer = load.consumer()
             storer = out_pipe.producer()
             staged = c_staging.producer(sync=epilogue_bar)  # all 128 threads write the staging buffers

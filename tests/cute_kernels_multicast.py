@@ -57,7 +57,11 @@ def row_mask(cm: int, cn: int) -> int:
 
 
 def build_multicast_load(
-    multicast: Multicast, stages: int, *, consumer_unit: ArrivalUnit = ArrivalUnit.WARP, slow_rank: int = -1,
+    multicast: Multicast,
+    stages: int,
+    *,
+    consumer_unit: ArrivalUnit = ArrivalUnit.WARP,
+    slow_rank: int = -1,
     remote_release: bool = True,
 ) -> Built:
     """Launcher ``(src_a, src_b, out, n_tiles, delay, stream)``; grid = ``out.shape[0]`` CTAs.
@@ -75,8 +79,12 @@ def build_multicast_load(
     csize = multicast.cluster_size
     op_a, op_b = operands(multicast)
     spec = PipelineSpec(
-        "mc_tiles", stages, Role("load", ArrivalUnit.ELECTED_PER_WARP, 1), Role("reader", consumer_unit, 1),
-        Completion.TRANSACTION_BYTES, 2 * TILE_BYTES,
+        "mc_tiles",
+        stages,
+        Role("load", ArrivalUnit.ELECTED_PER_WARP, 1),
+        Role("reader", consumer_unit, 1),
+        Completion.TRANSACTION_BYTES,
+        2 * TILE_BYTES,
     )
     with warnings.catch_warnings():
         # A per-thread (WARP) multi-peer release is slow, not wrong: this kernel stresses that path on purpose.
@@ -108,13 +116,23 @@ def build_multicast_load(
     def partition(atom: Any, operand: Operand, coord: Any, tiles: cute.Tensor, src: cute.Tensor) -> Any:
         g_tiles = cute.local_tile(src, (TILE, TILE), (None, None))
         return cpasync.tma_partition(
-            atom, coord if operand.multicast else 0, cute.make_layout(operand.sharers),
-            cute.group_modes(tiles, 0, 2), cute.group_modes(g_tiles, 0, 2),
+            atom,
+            coord if operand.multicast else 0,
+            cute.make_layout(operand.sharers),
+            cute.group_modes(tiles, 0, 2),
+            cute.group_modes(g_tiles, 0, 2),
         )
 
     @cute.kernel
-    def kernel(atom_a: cute.CopyAtom, ga: cute.Tensor, atom_b: cute.CopyAtom, gb: cute.Tensor, out: cute.Tensor,
-               n_tiles: Int32, delay: Int32):
+    def kernel(
+        atom_a: cute.CopyAtom,
+        ga: cute.Tensor,
+        atom_b: cute.CopyAtom,
+        gb: cute.Tensor,
+        out: cute.Tensor,
+        n_tiles: Int32,
+        delay: Int32,
+    ):
         smem = cutlass.memory.SmemAllocator()
         st = smem.allocate(Storage)
         init_pipelines((pipe,), st.pipes.data_ptr(), layout=layout)

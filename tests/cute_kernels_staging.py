@@ -10,7 +10,6 @@ as a wrong element in global memory. Tile ``t`` of CTA ``b`` is global tile ``bÂ
 ``while`` loop whose body also commits inside a dynamic ``if`` (both branches commit).
 """
 
-
 import os
 from typing import Any
 

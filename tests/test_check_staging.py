@@ -31,11 +31,18 @@ def test_the_test_kernels_declaration_is_checked() -> None:
     assert check(protocol).ok
 
 
-@pytest.mark.parametrize(("bug", "kind", "says"), [
-    ("no_wait", FindingKind.OVERWRITE_UNRELEASED, "TMA store reads staging.buf[0].0 expecting write #1, but write #2"),
-    ("no_fence", FindingKind.READ_UNCOMMITTED, "was not fenced (fence.proxy.async) before the store was issued"),
-    ("no_sync", FindingKind.READ_UNCOMMITTED, "TMA store reads staging.buf[0].1, which nothing has written yet"),
-])
+@pytest.mark.parametrize(
+    ("bug", "kind", "says"),
+    [
+        (
+            "no_wait",
+            FindingKind.OVERWRITE_UNRELEASED,
+            "TMA store reads staging.buf[0].0 expecting write #1, but write #2",
+        ),
+        ("no_fence", FindingKind.READ_UNCOMMITTED, "was not fenced (fence.proxy.async) before the store was issued"),
+        ("no_sync", FindingKind.READ_UNCOMMITTED, "TMA store reads staging.buf[0].1, which nothing has written yet"),
+    ],
+)
 def test_each_planted_defect_is_reported_and_replays(bug: str, kind: FindingKind, says: str) -> None:
     protocol = staging_protocol(TmaStoreStaging(2), tiles=4, writers=2, bug=bug)
     finding = check(protocol).findings[0]

@@ -23,8 +23,14 @@ PROLOGUE = 7  # a global store the prologue makes between the arrive and the wai
 
 
 def _pipe(cluster: int) -> TmaLoadPipeline:
-    spec = PipelineSpec("ml", 2, Role("load", ArrivalUnit.ELECTED_PER_WARP), Role("mma", ArrivalUnit.ELECTED_PER_WARP),
-                        Completion.TRANSACTION_BYTES, 1024)
+    spec = PipelineSpec(
+        "ml",
+        2,
+        Role("load", ArrivalUnit.ELECTED_PER_WARP),
+        Role("mma", ArrivalUnit.ELECTED_PER_WARP),
+        Completion.TRANSACTION_BYTES,
+        1024,
+    )
     return TmaLoadPipeline(spec, multicast=Multicast(cluster, 1))
 
 
@@ -100,8 +106,11 @@ def test_init_pipelines_is_arrive_then_wait(cluster: int) -> None:
 
 
 def test_a_pipeline_used_before_the_wait_fails_at_trace_time() -> None:
-    with pytest.raises(ProtocolError, match=r"TmaLoadPipeline 'ml' is used before the barrier-init wait: "
-                                            r"init_pipelines_arrive\(\['ml'\]\) was traced, but not its \.wait\(\)"):
+    with pytest.raises(
+        ProtocolError,
+        match=r"TmaLoadPipeline 'ml' is used before the barrier-init wait: "
+        r"init_pipelines_arrive\(\['ml'\]\) was traced, but not its \.wait\(\)",
+    ):
         _compile(_split_kernel(_pipe(2), use_before_wait=True), 2)
 
 

@@ -21,8 +21,9 @@ from pipes.cute import Multicast, TmaLoadPipeline, init_pipelines  # noqa: E402
 
 
 def _spec(consumer: Role) -> PipelineSpec:
-    return PipelineSpec("mainloop", 4, Role("load", ArrivalUnit.ELECTED_PER_WARP), consumer,
-                        Completion.TRANSACTION_BYTES, 32768)
+    return PipelineSpec(
+        "mainloop", 4, Role("load", ArrivalUnit.ELECTED_PER_WARP), consumer, Completion.TRANSACTION_BYTES, 32768
+    )
 
 
 def _kernel_ptx(pipe: TmaLoadPipeline, cluster: int, block: int = 384) -> str:

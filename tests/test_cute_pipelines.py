@@ -39,8 +39,11 @@ def compile_store_notify(stages: int, lag: int, **kw) -> str:
     readers = 2 if kw.get("fan_out") else 1
     grid = 2
     compiled = ck.compile_fake(
-        built.launcher, ck.fake_out(grid * stages * ck.TILE, ck.TILE), ck.fake_out(grid, readers, 32, 2),
-        Int32(10), Int32(0),
+        built.launcher,
+        ck.fake_out(grid * stages * ck.TILE, ck.TILE),
+        ck.fake_out(grid, readers, 32, 2),
+        Int32(10),
+        Int32(0),
     )
     return ck.ptx_of(compiled)
 
@@ -63,8 +66,11 @@ def is_plain_arrive(ins: str) -> bool:
 
 def published_before_complete(ptx: str) -> list[str]:
     """Arrivals some path reaches with a committed bulk group not yet awaited without .read."""
-    return [ins for ins, states in path_states(kernel_body(ptx), bulk_transfer, "none")
-            if is_plain_arrive(ins) and "committed" in states]
+    return [
+        ins
+        for ins, states in path_states(kernel_body(ptx), bulk_transfer, "none")
+        if is_plain_arrive(ins) and "committed" in states
+    ]
 
 
 def barrier_transfer(ins: str, state: str) -> str:
@@ -77,8 +83,11 @@ def barrier_transfer(ins: str, state: str) -> str:
 
 def loads_before_wait(ptx: str) -> list[str]:
     """Global loads some path reaches without an mbarrier wait since the last arrival."""
-    return [ins for ins, states in path_states(kernel_body(ptx), barrier_transfer, "none")
-            if ins.startswith("ld.global") and states != {"waited"}]
+    return [
+        ins
+        for ins, states in path_states(kernel_body(ptx), barrier_transfer, "none")
+        if ins.startswith("ld.global") and states != {"waited"}
+    ]
 
 
 def printf_formats(ptx: str) -> list[str]:
@@ -158,8 +167,9 @@ def test_async_pipeline_ptx_and_phase_flip_in_dynamic_loop() -> None:
 
 def test_tma_load_arms_bytes_and_waits_before_reading() -> None:
     built = ck.build_tma_load(2)
-    ptx = ck.ptx_of(ck.compile_fake(built.launcher, ck.fake_out(2 * 10 * 32, 32), ck.fake_out(2, 1, 32, 2),
-                                    Int32(10), Int32(0)))
+    ptx = ck.ptx_of(
+        ck.compile_fake(built.launcher, ck.fake_out(2 * 10 * 32, 32), ck.fake_out(2, 1, 32, 2), Int32(10), Int32(0))
+    )
     body = kernel_body(ptx)
     arms = [i for i in body if i.startswith("mbarrier.arrive.expect_tx")]
     assert len(arms) == 1
@@ -175,8 +185,9 @@ def test_tma_load_arms_bytes_and_waits_before_reading() -> None:
 def generic_reads_released_unfenced(readers) -> list[str]:
     """Plain arrivals (releases) some path reaches with an ld.shared since the last proxy fence."""
     built = ck.build_tma_load(2, readers=readers)
-    ptx = ck.ptx_of(ck.compile_fake(built.launcher, ck.fake_out(2 * 10 * 32, 32), ck.fake_out(2, 1, 32, 2),
-                                    Int32(10), Int32(0)))
+    ptx = ck.ptx_of(
+        ck.compile_fake(built.launcher, ck.fake_out(2 * 10 * 32, 32), ck.fake_out(2, 1, 32, 2), Int32(10), Int32(0))
+    )
 
     def transfer(ins: str, state: str) -> str:
         if ins.startswith("ld.shared"):
@@ -210,32 +221,52 @@ def test_store_notify_release_fences_global_reads_before_a_later_tma_store() -> 
                 return "read"
             return "fenced" if ins.startswith("fence.proxy.async.global") else state
 
-        return [i for i, states in path_states(kernel_body(ptx), transfer, "none")
-                if is_plain_arrive(i) and "read" in states]
+        return [
+            i
+            for i, states in path_states(kernel_body(ptx), transfer, "none")
+            if is_plain_arrive(i) and "read" in states
+        ]
 
     assert unfenced(SlotReaders.GENERIC) == []
     assert unfenced(SlotReaders.ASYNC)
 
 
 def test_tma_load_spec_checks() -> None:
-    tx = PipelineSpec("ml", 2, Role("load", ArrivalUnit.WARP), Role("mma", ArrivalUnit.WARPGROUP),
-                      Completion.TRANSACTION_BYTES, 1024)
+    tx = PipelineSpec(
+        "ml", 2, Role("load", ArrivalUnit.WARP), Role("mma", ArrivalUnit.WARPGROUP), Completion.TRANSACTION_BYTES, 1024
+    )
     with pytest.raises(SpecError, match="makes 32 arrival"):
         TmaLoadPipeline(tx)
-    ok = PipelineSpec("ml", 2, Role("load", ArrivalUnit.ELECTED_PER_WARP), Role("mma", ArrivalUnit.WARPGROUP),
-                      Completion.TRANSACTION_BYTES, 1024)
+    ok = PipelineSpec(
+        "ml",
+        2,
+        Role("load", ArrivalUnit.ELECTED_PER_WARP),
+        Role("mma", ArrivalUnit.WARPGROUP),
+        Completion.TRANSACTION_BYTES,
+        1024,
+    )
     from pipes.cute import Multicast
 
-    stated = PipelineSpec("ml", 2, Role("load", ArrivalUnit.ELECTED_PER_WARP),
-                          Role("mma", ArrivalUnit.ELECTED_PER_WARP, 4, peers=2), Completion.TRANSACTION_BYTES, 1024)
-    with pytest.raises(SpecError, match=r"consumer role 'mma' has peers=2, but Multicast\(cluster_m=2, cluster_n=2, "
-                                        r"a=True, b=True\) gives 3 peer CTA\(s\): leave Role.peers at 1"):
+    stated = PipelineSpec(
+        "ml",
+        2,
+        Role("load", ArrivalUnit.ELECTED_PER_WARP),
+        Role("mma", ArrivalUnit.ELECTED_PER_WARP, 4, peers=2),
+        Completion.TRANSACTION_BYTES,
+        1024,
+    )
+    with pytest.raises(
+        SpecError,
+        match=r"consumer role 'mma' has peers=2, but Multicast\(cluster_m=2, cluster_n=2, "
+        r"a=True, b=True\) gives 3 peer CTA\(s\): leave Role.peers at 1",
+    ):
         TmaLoadPipeline(stated, multicast=Multicast(2, 2))
     assert TmaLoadPipeline(ok, extra_tx_bytes=64).stage_tx_bytes == 1088
 
 
-@pytest.mark.parametrize(("cm", "cn", "a", "b"), [(2, 2, True, True), (2, 1, False, True), (1, 4, True, False),
-                                                   (4, 2, True, True)])
+@pytest.mark.parametrize(
+    ("cm", "cn", "a", "b"), [(2, 2, True, True), (2, 1, False, True), (1, 4, True, False), (4, 2, True, True)]
+)
 def test_multicast_peers_are_the_row_and_column(cm: int, cn: int, a: bool, b: bool) -> None:
     from pipes.cute import Multicast
 
@@ -254,8 +285,14 @@ def test_multicast_peers_are_the_row_and_column(cm: int, cn: int, a: bool, b: bo
 def test_multicast_release_compiles_to_remote_arrivals() -> None:
     from pipes.cute import Multicast
 
-    spec = PipelineSpec("mc", 2, Role("load", ArrivalUnit.ELECTED_PER_WARP),
-                        Role("mma", ArrivalUnit.ELECTED_PER_WARP, 1), Completion.TRANSACTION_BYTES, 1024)
+    spec = PipelineSpec(
+        "mc",
+        2,
+        Role("load", ArrivalUnit.ELECTED_PER_WARP),
+        Role("mma", ArrivalUnit.ELECTED_PER_WARP, 1),
+        Completion.TRANSACTION_BYTES,
+        1024,
+    )
     pipe = TmaLoadPipeline(spec, multicast=Multicast(2, 2))  # peers = 3, derived from the multicast
     assert pipe.spec.consumer("mma").peers == 3 and pipe.empty_arrivals() == 3
 
@@ -314,8 +351,14 @@ def _layout_kernel(pipe, layout):
 
 
 def test_arrival_count_mismatch_fails_at_trace_time_with_the_sums() -> None:
-    spec = PipelineSpec("mainloop", 2, Role("load", ArrivalUnit.ELECTED_PER_WARP),
-                        Role("mma", ArrivalUnit.WARPGROUP, 1), Completion.TRANSACTION_BYTES, 4096)
+    spec = PipelineSpec(
+        "mainloop",
+        2,
+        Role("load", ArrivalUnit.ELECTED_PER_WARP),
+        Role("mma", ArrivalUnit.WARPGROUP, 1),
+        Completion.TRANSACTION_BYTES,
+        4096,
+    )
     layout = RoleLayout(384, {"load": Warps(0), "mma": Warps(4, 8)})
     with pytest.raises(ProtocolError) as err:
         ck.compile_fake(_layout_kernel(TmaLoadPipeline(spec), layout), ck.fake_out(4))
@@ -385,8 +428,13 @@ def test_binding_from_another_kernel_is_not_reused() -> None:
 
 
 def test_fan_out_consumer_needs_a_role_name_and_counts_every_role() -> None:
-    spec = PipelineSpec("fan", 2, Role("epi"), (Role("a", ArrivalUnit.WARP), Role("b", ArrivalUnit.ELECTED_PER_WARP)),
-                        Completion.STORE_COMPLETE)
+    spec = PipelineSpec(
+        "fan",
+        2,
+        Role("epi"),
+        (Role("a", ArrivalUnit.WARP), Role("b", ArrivalUnit.ELECTED_PER_WARP)),
+        Completion.STORE_COMPLETE,
+    )
     pipe = StoreNotifyPipeline(spec, lag=1)
     assert pipe.empty_arrivals() == 33 and pipe.full_arrivals() == 1
     assert storage_words(pipe) == pipe.smem_words
@@ -451,8 +499,16 @@ def test_tracer_hook_sees_every_call_site() -> None:
 
 def test_gemm_smoke_compiles_with_both_kinds() -> None:
     built = ck.build_gemm_smoke()
-    ptx = ck.ptx_of(ck.compile_fake(built.launcher, ck.fake_f32(128, 128), ck.fake_f32(128, 128),
-                                    ck.fake_f32(128, 128), ck.fake_f32(4, 4), Int32(4)))
+    ptx = ck.ptx_of(
+        ck.compile_fake(
+            built.launcher,
+            ck.fake_f32(128, 128),
+            ck.fake_f32(128, 128),
+            ck.fake_f32(128, 128),
+            ck.fake_f32(4, 4),
+            Int32(4),
+        )
+    )
     assert "mbarrier.arrive.expect_tx" in ptx and "cp.async.bulk.tensor.2d.global.shared::cta" in ptx
     assert published_before_complete(ptx) == []
     assert loads_before_wait(ptx) == []

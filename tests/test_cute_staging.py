@@ -183,8 +183,16 @@ def test_the_gemm_smoke_epilogue_stages_through_the_ring() -> None:
     """The GEMM smoke kernel (128 writers, one storing warp, a StoreNotifyPipeline that closes the bulk
     groups): one .read wait for 2 buffers, fence before the barrier before every TMA store, drained."""
     built = ck.build_gemm_smoke(staging_buffers=2)
-    ptx = ck.ptx_of(ck.compile_fake(built.launcher, ck.fake_f32(128, 128), ck.fake_f32(128, 128),
-                                    ck.fake_f32(128, 128), ck.fake_f32(4, 4), Int32(4)))
+    ptx = ck.ptx_of(
+        ck.compile_fake(
+            built.launcher,
+            ck.fake_f32(128, 128),
+            ck.fake_f32(128, 128),
+            ck.fake_f32(128, 128),
+            ck.fake_f32(4, 4),
+            Int32(4),
+        )
+    )
     assert re.findall(r"cp\.async\.bulk\.wait_group\.read\s+(\d+);", ptx) == ["1", "0"]
     assert ptx.count("cp.async.bulk.commit_group;") == 1, "committed_by: only the store-notify commit groups"
     assert unpublished_stores(ptx) == []
@@ -195,8 +203,11 @@ def test_committed_by_must_be_a_store_notify_pipeline() -> None:
     from pipes.cute import AsyncPipeline
 
     pipe = AsyncPipeline(PipelineSpec("p", 2, Role("w", ArrivalUnit.WARP), Role("r", ArrivalUnit.WARP)))
-    with pytest.raises(SpecError, match=r"TmaStoreStaging\.committed_by = AsyncPipeline\(.*\) is invalid: allowed None "
-                                        r"or a StoreNotifyPipeline"):
+    with pytest.raises(
+        SpecError,
+        match=r"TmaStoreStaging\.committed_by = AsyncPipeline\(.*\) is invalid: allowed None "
+        r"or a StoreNotifyPipeline",
+    ):
         TmaStoreStaging(2, committed_by=pipe)
 
 

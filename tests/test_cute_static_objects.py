@@ -41,10 +41,17 @@ from pipes.cute import (  # noqa: E402
 )
 
 ASYNC = PipelineSpec("a", 2, Role("w", ArrivalUnit.WARP), Role("r", ArrivalUnit.WARP))
-TMA = PipelineSpec("t", 2, Role("w", ArrivalUnit.ELECTED_PER_WARP), Role("r", ArrivalUnit.ELECTED_PER_WARP),
-                   Completion.TRANSACTION_BYTES, 1024)
-STORE = PipelineSpec("s", 2, Role("w", ArrivalUnit.ELECTED_PER_WARP), Role("r", ArrivalUnit.WARP),
-                     Completion.STORE_COMPLETE)
+TMA = PipelineSpec(
+    "t",
+    2,
+    Role("w", ArrivalUnit.ELECTED_PER_WARP),
+    Role("r", ArrivalUnit.ELECTED_PER_WARP),
+    Completion.TRANSACTION_BYTES,
+    1024,
+)
+STORE = PipelineSpec(
+    "s", 2, Role("w", ArrivalUnit.ELECTED_PER_WARP), Role("r", ArrivalUnit.WARP), Completion.STORE_COMPLETE
+)
 STORE_NOTIFY = StoreNotifyPipeline(STORE, lag=1)
 
 OBJECTS = {

@@ -40,11 +40,22 @@ def _declare(kind: str, suspend_waits):
         spec = PipelineSpec("a", 2, Role("w", ArrivalUnit.WARP), Role("r", ArrivalUnit.WARP))
         return AsyncPipeline(spec, **extra)
     if kind == "tma_load":
-        spec = PipelineSpec("t", 2, Role("w", ArrivalUnit.ELECTED_PER_WARP), Role("r", ArrivalUnit.ELECTED_PER_WARP),
-                            Completion.TRANSACTION_BYTES, 4096)
+        spec = PipelineSpec(
+            "t",
+            2,
+            Role("w", ArrivalUnit.ELECTED_PER_WARP),
+            Role("r", ArrivalUnit.ELECTED_PER_WARP),
+            Completion.TRANSACTION_BYTES,
+            4096,
+        )
         return TmaLoadPipeline(spec, **extra)
-    spec = PipelineSpec("s", 2, Role("w", ArrivalUnit.ELECTED_PER_WARP), Role("r", ArrivalUnit.ELECTED_PER_WARP),
-                        Completion.STORE_COMPLETE)
+    spec = PipelineSpec(
+        "s",
+        2,
+        Role("w", ArrivalUnit.ELECTED_PER_WARP),
+        Role("r", ArrivalUnit.ELECTED_PER_WARP),
+        Completion.STORE_COMPLETE,
+    )
     return StoreNotifyPipeline(spec, lag=1, meta_fields=0, **extra)
 
 
@@ -85,8 +96,11 @@ def test_every_kind_takes_suspend_waits_and_defaults_as_measured(kind: str, defa
 
 
 def test_suspend_waits_must_be_a_bool_or_none() -> None:
-    with pytest.raises(SpecError, match=r"AsyncPipeline\.suspend_waits = 1 is invalid: allowed True, False or None "
-                                        r"\(None: the kind's default, False\)"):
+    with pytest.raises(
+        SpecError,
+        match=r"AsyncPipeline\.suspend_waits = 1 is invalid: allowed True, False or None "
+        r"\(None: the kind's default, False\)",
+    ):
         _declare("async", 1)
 
 

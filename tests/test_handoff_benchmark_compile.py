@@ -63,14 +63,18 @@ def test_multicast_rows_compare_16_and_512_remote_arrivals(compiled, stages: int
         assert "multicast::cluster" in ptx and "mbarrier.arrive.shared::cluster" in ptx, name
 
 
-@pytest.mark.parametrize(("kind", "default_suspends", "other"), [
-    ("async", False, "pipes suspending waits"),
-    ("TMA load", False, "pipes suspending waits"),
-    ("ordered", False, "pipes suspending waits"),
-    ("store-notify", True, "pipes polling waits"),
-])
-def test_each_default_has_its_other_wait_flavour_next_to_it(compiled, kind: str, default_suspends: bool,
-                                                           other: str) -> None:
+@pytest.mark.parametrize(
+    ("kind", "default_suspends", "other"),
+    [
+        ("async", False, "pipes suspending waits"),
+        ("TMA load", False, "pipes suspending waits"),
+        ("ordered", False, "pipes suspending waits"),
+        ("store-notify", True, "pipes polling waits"),
+    ],
+)
+def test_each_default_has_its_other_wait_flavour_next_to_it(
+    compiled, kind: str, default_suspends: bool, other: str
+) -> None:
     for (k, stages, name), ptx in compiled.items():
         if k != kind:
             continue

@@ -68,9 +68,7 @@ class WaitSite:
 
 def trap() -> None:
     """Abort the kernel (PTX ``trap``): the launch fails with an illegal-instruction error."""
-    llvm.inline_asm(
-        None, [], "trap;", "~{memory}", has_side_effects=True, asm_dialect=llvm.AsmDialect.AD_ATT
-    )
+    llvm.inline_asm(None, [], "trap;", "~{memory}", has_side_effects=True, asm_dialect=llvm.AsmDialect.AD_ATT)
 
 
 @cute.jit
@@ -101,9 +99,7 @@ def _spin_until(ptr: cute.Pointer, phase: Int32, timeout_ns: cutlass.Constexpr[i
 
 
 @cute.jit
-def bounded_wait(
-    ptr: cute.Pointer, phase: Any, slot: Any, debug: cutlass.Constexpr, site: cutlass.Constexpr
-) -> None:
+def bounded_wait(ptr: cute.Pointer, phase: Any, slot: Any, debug: cutlass.Constexpr, site: cutlass.Constexpr) -> None:
     """Wait for ``phase`` of the barrier at ``ptr`` for at most ``debug.timeout_ns``; then report and trap."""
     done = _spin_until(ptr, Int32(phase), debug.timeout_ns)
     if not done:

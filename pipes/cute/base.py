@@ -284,9 +284,7 @@ class BoundPipeline:
             cursor.advance()
 
     # --- shared pieces for the kinds ------------------------------------------------------------
-    def wait_on(
-        self, ring: MbarrierRing, state: CuteState, role: Role, op: str, suspend: bool | None = None
-    ) -> None:
+    def wait_on(self, ring: MbarrierRing, state: CuteState, role: Role, op: str, suspend: bool | None = None) -> None:
         """Wait on ``ring`` at ``state``; ``suspend`` None: the declaration's ``suspend_waits``."""
         if suspend is None:
             suspend = self.decl.suspend_waits

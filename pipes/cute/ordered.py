@@ -38,7 +38,6 @@ __all__ = ["OrderSpec", "OrderedBarrier"]
 MAX_GROUPS = 16
 
 
-
 @dataclass(frozen=True)
 class OrderSpec(TraceStatic):
     """What an ordered barrier sequences: ``groups`` instances of ``role`` taking turns in

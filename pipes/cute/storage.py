@@ -121,9 +121,7 @@ class PendingInit(TraceStatic):
         if self.waited:
             raise ProtocolError(f"init_pipelines_arrive({self.names}).wait() is traced twice: call it once")
         if current_kernel_key() != self.key:
-            raise ProtocolError(
-                f"init_pipelines_arrive({self.names}).wait() is traced outside the kernel that arrived"
-            )
+            raise ProtocolError(f"init_pipelines_arrive({self.names}).wait() is traced outside the kernel that arrived")
         nested = enclosing_region_ops()
         if nested:
             raise ProtocolError(

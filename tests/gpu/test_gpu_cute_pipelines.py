@@ -66,8 +66,10 @@ def _dl(tensor):
 def _report(kind: str, config: str, out, tiles: int, ms: float) -> None:
     bad = int(out[..., 0].sum())
     seen = out[..., 1]
-    print(f"\n[gpu] {kind} {config}: {GRID * tiles} tiles/role, bad={bad}, "
-          f"seen min/max={int(seen.min())}/{int(seen.max())}, {ms:.2f} ms")
+    print(
+        f"\n[gpu] {kind} {config}: {GRID * tiles} tiles/role, bad={bad}, "
+        f"seen min/max={int(seen.min())}/{int(seen.max())}, {ms:.2f} ms"
+    )
     assert bad == 0, f"{kind} {config}: {bad} wrong elements or metadata (stale/torn/lost tiles)"
     assert (seen == tiles).all(), f"{kind} {config}: tiles seen per reader lane {seen.unique().tolist()} != {tiles}"
 
@@ -119,10 +121,16 @@ def test_store_notify_debug_mode_runs_clean() -> None:
     _report("store-notify debug", "S=2 L=1 readers=2", out.cpu(), TILES, ms)
 
 
-@pytest.mark.parametrize(("stages", "delay", "consumer_unit"), [
-    (1, 0, ArrivalUnit.WARP), (2, 0, ArrivalUnit.WARP), (4, 0, ArrivalUnit.WARP),
-    (4, 0, ArrivalUnit.ELECTED_PER_WARP), (2, SLOW_NS, ArrivalUnit.WARP),
-])
+@pytest.mark.parametrize(
+    ("stages", "delay", "consumer_unit"),
+    [
+        (1, 0, ArrivalUnit.WARP),
+        (2, 0, ArrivalUnit.WARP),
+        (4, 0, ArrivalUnit.WARP),
+        (4, 0, ArrivalUnit.ELECTED_PER_WARP),
+        (2, SLOW_NS, ArrivalUnit.WARP),
+    ],
+)
 def test_async_pipeline_no_stale_or_lost_tiles(stages: int, delay: int, consumer_unit: ArrivalUnit) -> None:
     torch = _torch()
     built = ck.build_async(stages, consumer_unit=consumer_unit)
@@ -164,8 +172,9 @@ def test_gemm_smoke_tma_load_mainloop_and_store_notify_epilogue() -> None:
             torch.cuda.synchronize()
         assert torch.equal(c, ref), f"launch {launch}: C differs from A·Bᵀ in {(c != ref).sum().item()} elements"
         assert torch.equal(sums, tile_sums), f"launch {launch}: the comm warp's checksums differ from its tiles"
-    print(f"\n[gpu] gemm smoke 256³ fp32, 64 tiles on 8 CTAs × {LAUNCHES} launches: C exact, checksums exact, "
-          f"{ms:.2f} ms")
+    print(
+        f"\n[gpu] gemm smoke 256³ fp32, 64 tiles on 8 CTAs × {LAUNCHES} launches: C exact, checksums exact, {ms:.2f} ms"
+    )
 
 
 def test_planted_deadlock_traps_with_name_and_slot() -> None:
@@ -173,8 +182,10 @@ def test_planted_deadlock_traps_with_name_and_slot() -> None:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env)
     output = proc.stdout + proc.stderr
-    print("\n[gpu] planted deadlock output:\n" + "\n".join(line for line in output.splitlines() if "pipes:" in line
-                                                         or "RESULT" in line))
+    print(
+        "\n[gpu] planted deadlock output:\n"
+        + "\n".join(line for line in output.splitlines() if "pipes:" in line or "RESULT" in line)
+    )
     assert "RESULT: completed" not in output, "the planted deadlock did not deadlock"
     assert "RESULT: trapped" in output, output[-3000:]
     assert "pipes: wait timed out: pipeline=tiles_out role=epi op=acquire slot=0 phase=0" in output, output[-3000:]

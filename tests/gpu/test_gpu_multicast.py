@@ -93,8 +93,9 @@ def _run(built, multicast: Multicast, delay: int, launches: int):
         yield launch, out.cpu(), (time.perf_counter() - start) * 1e3
 
 
-@pytest.mark.parametrize(("multicast", "stages", "delay", "unit"), CONFIGS,
-                         ids=[f"{_name(m)}-S{s}-d{d}-{u.name}" for m, s, d, u in CONFIGS])
+@pytest.mark.parametrize(
+    ("multicast", "stages", "delay", "unit"), CONFIGS, ids=[f"{_name(m)}-S{s}-d{d}-{u.name}" for m, s, d, u in CONFIGS]
+)
 def test_multicast_no_stale_or_lost_stage(multicast: Multicast, stages: int, delay: int, unit: ArrivalUnit) -> None:
     size = multicast.cluster_size
     slow_rank = size - 1
@@ -103,8 +104,10 @@ def test_multicast_no_stale_or_lost_stage(multicast: Multicast, stages: int, del
     for launch, host, ms in _run(built, multicast, delay, LAUNCHES):
         bad = int(host[..., 0].sum())
         seen = host[..., 1]
-        print(f"\n[gpu] multicast {config} launch {launch}: {CLUSTERS} clusters × {size} CTAs × {TILES} stages, "
-              f"bad={bad}, seen min/max={int(seen.min())}/{int(seen.max())}, {ms:.2f} ms")
+        print(
+            f"\n[gpu] multicast {config} launch {launch}: {CLUSTERS} clusters × {size} CTAs × {TILES} stages, "
+            f"bad={bad}, seen min/max={int(seen.min())}/{int(seen.max())}, {ms:.2f} ms"
+        )
         assert bad == 0, f"{config} launch {launch}: {bad} wrong elements (a stage refilled early, stale or torn)"
         assert (seen == TILES).all(), f"{config} launch {launch}: stages seen {seen.unique().tolist()} != {TILES}"
         if delay:
@@ -117,6 +120,8 @@ def test_local_only_release_is_caught() -> None:
     built = ckm.build_multicast_load(A_ROW, 2, slow_rank=1, remote_release=False)
     for _, host, ms in _run(built, A_ROW, SLOW_NS, 1):
         bad = host[..., 0].sum(dim=(1, 2))
-        print(f"\n[gpu] multicast control (local-only release) {_name(A_ROW)} S=2 slow rank 1: "
-              f"bad per CTA = {bad.tolist()}, {ms:.2f} ms")
+        print(
+            f"\n[gpu] multicast control (local-only release) {_name(A_ROW)} S=2 slow rank 1: "
+            f"bad per CTA = {bad.tolist()}, {ms:.2f} ms"
+        )
         assert int(bad[1::2].sum()) > 0, "a local-only release went unnoticed by the slow CTA's second check"

@@ -41,7 +41,7 @@ def test_staged_tiles_arrive_intact(stages: int, loop: str) -> None:
     compiled = cute.compile(built.launcher, *args, stream)
     rows = torch.arange(GRID * TILES * ck.TILE, dtype=torch.int64, device="cuda")
     cols = torch.arange(ck.TILE, dtype=torch.int64, device="cuda")
-    expected = ((rows // ck.TILE)[:, None] * 4096 + (rows % ck.TILE)[:, None] * ck.TILE + cols[None, :] + 1)
+    expected = (rows // ck.TILE)[:, None] * 4096 + (rows % ck.TILE)[:, None] * ck.TILE + cols[None, :] + 1
     for launch in range(LAUNCHES):
         gout.zero_()
         out.fill_(-1)
