@@ -160,3 +160,16 @@ def test_a_bare_if_statement_is_a_run_time_branch_for_plain_objects_too() -> Non
     for obj in (Plain(), Multicast(2, 1)):
         with pytest.raises(Exception, match=r"(?s)Cannot convert.*to Boolean"):
             ck.compile_fake(kernel_for(obj), ck.fake_out(8), Int32(3))
+
+
+def test_without_the_dsl_registry_static_objects_fall_back_to_the_empty_values_protocol(monkeypatch) -> None:
+    """Another DSL version without tree_utils.register_pytree_node: still carried (as before), nothing emitted."""
+    import pipes.cute.state as state
+
+    monkeypatch.setattr(state, "register_pytree_node", None)
+
+    class Config(state.TraceStatic):
+        pass
+
+    config = Config()
+    assert config.__extract_mlir_values__() == [] and config.__new_from_mlir_values__([]) is config

@@ -31,7 +31,11 @@ from types import SimpleNamespace
 from typing import Any
 
 from cutlass import Uint32
-from cutlass.base_dsl.utils.tree_utils import register_pytree_node
+
+try:  # the DSL's value-tree registry (nvidia-cutlass-dsl 4.8; not a public API)
+    from cutlass.base_dsl.utils.tree_utils import register_pytree_node
+except ImportError:  # pragma: no cover - another DSL version: fall back to the carry-nothing protocol
+    register_pytree_node = None
 
 from ..participants import Consumer, Producer
 from ..spec import ArrivalUnit, Completion, PipelineSpec, Role
@@ -77,9 +81,16 @@ def _register_static(cls: type) -> None:
     """Let dynamic control flow carry instances of ``cls`` as themselves, holding no DSL values.
 
     Uses the DSL's value-tree registry (``cutlass.base_dsl.utils.tree_utils.register_pytree_node``,
-    nvidia-cutlass-dsl 4.8): keyed by exact type, hence one registration per subclass.
+    nvidia-cutlass-dsl 4.8): keyed by exact type, hence one registration per subclass. Without it (another
+    DSL version) the class gets the empty MLIR-values protocol instead: carried in dynamic control flow,
+    but then not usable as a trace-time condition.
     """
-    register_pytree_node(cls, _static_to_iterable, _static_from_iterable)
+    if register_pytree_node is not None:
+        register_pytree_node(cls, _static_to_iterable, _static_from_iterable)
+        return
+    cls.__extract_mlir_values__ = lambda self: []  # type: ignore[attr-defined]
+    cls.__get_mlir_types__ = lambda self: []  # type: ignore[attr-defined]
+    cls.__new_from_mlir_values__ = lambda self, values: self  # type: ignore[attr-defined]
 
 
 # The backend-neutral declarations and enums (pipes.spec imports no DSL): the same treatment, here.
