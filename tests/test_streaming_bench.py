@@ -87,3 +87,15 @@ def test_figure_renders(tmp_path):
     bench.plot(str(result), str(figure))
     svg = figure.read_text()
     assert svg.startswith("<?xml") and "rmsnorm, 1 CTA/SM" in svg
+
+
+def test_cli_without_a_gpu_prints_the_compile_report(capsys):
+    from examples.streaming.cli import gpu_absent_reason, main
+
+    if gpu_absent_reason() is None:
+        pytest.skip("a Hopper GPU is present: the CLI would run the check instead")
+    assert main(["--dtype", "bf16", "--n", "1024"]) == 0
+    out = capsys.readouterr()
+    assert "compile-only report" in out.err
+    rows = [line for line in out.out.splitlines() if line.startswith("| rmsnorm") or line.startswith("| axpby")]
+    assert len(rows) == 2 and all("| 0 |" in row for row in rows)  # zero spills
