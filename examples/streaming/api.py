@@ -19,21 +19,34 @@ TORCH_DTYPES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}
 MAX_ROWS = (1 << 31) - 1
 
 
+@functools.cache
+def _torch() -> Any:
+    import torch
+
+    return torch
+
+
+@functools.cache
+def _dtype_names() -> dict[Any, str]:
+    """torch dtype object → plan dtype name (a dict lookup per call instead of formatting the dtype)."""
+    torch = _torch()
+    return {getattr(torch, name): short for name, short in TORCH_DTYPES.items()}
+
+
 def _dtype_name(torch_dtype: Any) -> str | None:
-    return TORCH_DTYPES.get(str(torch_dtype).removeprefix("torch."))
+    return _dtype_names().get(torch_dtype)
 
 
 def _check_tensor(op: str, name: str, t: Any, *, dtype: Any = None, shape: Any = None) -> None:
     """Type, dtype, shape and layout: everything that does not need the tensor's device."""
-    import torch
-
-    if not isinstance(t, torch.Tensor):
+    if not isinstance(t, _torch().Tensor):
         raise ValueError(f"{op}: {name} is a {type(t).__name__}: allowed a torch.Tensor")
-    if _dtype_name(t.dtype) is None:
+    if dtype is not None:
+        if t.dtype != dtype:
+            raise ValueError(f"{op}: {name}.dtype = {t.dtype}: allowed the dtype of x ({dtype})")
+    elif t.dtype not in _dtype_names():
         raise ValueError(f"{op}: {name}.dtype = {t.dtype}: allowed torch.float16, torch.bfloat16 or torch.float32")
-    if dtype is not None and t.dtype != dtype:
-        raise ValueError(f"{op}: {name}.dtype = {t.dtype}: allowed the dtype of x ({dtype})")
-    if shape is not None and tuple(t.shape) != tuple(shape):
+    if shape is not None and t.shape != shape:
         raise ValueError(f"{op}: {name}.shape = {tuple(t.shape)}: allowed {tuple(shape)}")
     if not t.is_contiguous():
         raise ValueError(
@@ -42,10 +55,10 @@ def _check_tensor(op: str, name: str, t: Any, *, dtype: Any = None, shape: Any =
         )
 
 
-def _check_placement(op: str, tensors: dict[str, Any]) -> None:
-    """Every tensor on the same CUDA device, 16-byte aligned."""
-    device = tensors["x"].device
-    for name, t in tensors.items():
+def _check_placement(op: str, *tensors: tuple[str, Any]) -> None:
+    """Every ``(name, tensor)`` on the device of the first, a CUDA device, 16-byte aligned."""
+    device = tensors[0][1].device
+    for name, t in tensors:
         if t.device.type != "cuda":
             raise ValueError(f"{op}: {name} is on {t.device}: allowed a CUDA tensor (the kernel uses TMA on sm_90a)")
         if t.device != device:
@@ -131,8 +144,6 @@ def rmsnorm(x: Any, weight: Any, eps: float = 1e-6, out: Any = None, *, config: 
     ``x``: (..., N) CUDA tensor, fp16/bf16/fp32, contiguous; ``weight``: (N,), same dtype and device;
     ``out``: optional, like ``x`` (may be ``x`` itself). Returns ``out``.
     """
-    import torch
-
     _check_tensor("rmsnorm", "x", x)
     m, n = _rows("rmsnorm", x)
     _check_tensor("rmsnorm", "weight", weight, dtype=x.dtype, shape=(n,))
@@ -142,8 +153,8 @@ def rmsnorm(x: Any, weight: Any, eps: float = 1e-6, out: Any = None, *, config: 
         raise ValueError(f"rmsnorm: eps = {eps!r}: allowed a float >= 0")
     plan = _plan(Op.RMSNORM, _dtype_name(x.dtype), n, config)
     _check_st_global("rmsnorm", plan, m)
-    out = torch.empty_like(x) if out is None else out
-    _check_placement("rmsnorm", {"x": x, "weight": weight, "out": out})
+    out = _torch().empty_like(x) if out is None else out
+    _check_placement("rmsnorm", ("x", x), ("weight", weight), ("out", out))
     sms = _check_device("rmsnorm", x.device)
     if m == 0:
         return out
@@ -157,8 +168,6 @@ def axpby(
     x: Any, y: Any, alpha: float = 1.0, beta: float = 1.0, out: Any = None, *, config: StreamConfig | None = None
 ) -> Any:
     """``out = alpha * x + beta * y`` (fp32 arithmetic). ``x``, ``y``, ``out``: same shape, dtype, device."""
-    import torch
-
     _check_tensor("axpby", "x", x)
     m, n = _rows("axpby", x)
     _check_tensor("axpby", "y", y, dtype=x.dtype, shape=x.shape)
@@ -169,8 +178,8 @@ def axpby(
             raise ValueError(f"axpby: {name} = {value!r}: allowed a Python float")
     plan = _plan(Op.AXPBY, _dtype_name(x.dtype), n, config)
     _check_st_global("axpby", plan, m)
-    out = torch.empty_like(x) if out is None else out
-    _check_placement("axpby", {"x": x, "y": y, "out": out})
+    out = _torch().empty_like(x) if out is None else out
+    _check_placement("axpby", ("x", x), ("y", y), ("out", out))
     sms = _check_device("axpby", x.device)
     if m == 0:
         return out

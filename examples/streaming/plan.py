@@ -223,7 +223,8 @@ class Plan:
 
     def grid(self, m: int, sm_count: int) -> int:
         """Persistent grid: at most ``ctas_per_sm`` CTAs per SM, never more CTAs than work items."""
-        return max(1, min(self.work_items(m), sm_count * self.ctas_per_sm))
+        items = -(-m // self.rows) * (self.chunks if self.op is Op.AXPBY else 1)  # work_items, inlined: per call
+        return max(1, min(items, sm_count * self.ctas_per_sm))
 
     def key(self) -> tuple:
         """What the compiled code depends on (a cache key)."""
