@@ -58,7 +58,7 @@ def no_gpu_report(args: argparse.Namespace) -> int:
     if comm.moves_data:
         print("  " + alone_resources(config, comm, args.dtype).line())
     decl = declare(config, problem, comm=CommRole(comm))
-    print("pipeline protocol (pipes.check, a CPU model of the kernel's declarations; 3 tiles of 2 subtiles):")
+    print("pipeline protocol (pipes.check, a CPU model of the kernel's declarations; 4 tiles of 3 subtiles):")
     report = check_declarations(decl, comm.scope)
     print(f"  {report}".splitlines()[0])
     for bug in BUGS:

@@ -38,7 +38,7 @@ EPOCH = 1
 
 
 def comm_protocol(
-    decl: Any, scope: str | None = "sys", tiles: int = 3, subtiles: int = 2, bug: str | None = None
+    decl: Any, scope: str | None = "sys", tiles: int = 4, subtiles: int = 3, bug: str | None = None
 ) -> Protocol:
     """The protocol of a fused kernel's declarations ``decl`` (``hopper_gemm.kernel.Declarations`` with
     ``notify``); ``scope``: the transport's flag scope (None: ``none``, nothing is shipped)."""
