@@ -59,8 +59,9 @@ class Consumption:
             return ["host: no tile seen"]
         us = lambda ns: (ns - self.start_ns) / 1e3  # noqa: E731
         first, last = int(self.seen_ns[self.seen_ns >= 0].min()), int(self.seen_ns.max())
+        launch = f"; launch call {us(self.launched_ns):+.0f} µs" if self.launched_ns >= 0 else ""
         lines = [
-            f"host: kernel start seen at 0 µs (first CTA's start flag; launch call {us(self.launched_ns):+.0f} µs)",
+            f"host: kernel start seen at 0 µs (first CTA's start flag{launch})",
             f"host: first tile consumed at {us(first):.0f} µs, last at {us(last):.0f} µs "
             f"({int((self.seen_ns >= 0).sum())} tiles checksummed as they landed)",
         ]

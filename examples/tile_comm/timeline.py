@@ -15,7 +15,17 @@ from typing import Any
 
 import numpy as np
 
-from .args import CTA_STAMPS, EPI_BEGIN, EPI_END, MAX_TRACED_CTAS, PUSH_BEGIN, PUSH_END, TILE_CTA, TILE_STAMPS
+from .args import (
+    CTA_STAMPS,
+    EPI_BEGIN,
+    EPI_END,
+    MAX_TRACED_CTAS,
+    PUSH_BEGIN,
+    PUSH_END,
+    TILE_CTA,
+    TILE_SM,
+    TILE_STAMPS,
+)
 
 ROLES = ("MMA mainloop", "epilogue stores", "comm push", "host consumed")
 COLORS = {"MMA mainloop": "#4c72b0", "epilogue stores": "#dd8452", "comm push": "#55a868", "host consumed": "#c44e52"}
@@ -28,6 +38,7 @@ class Span:
     start_us: float
     end_us: float
     tile: int
+    sm: int = -1
 
 
 def spans(
@@ -49,12 +60,13 @@ def spans(
         previous = int(cta_t[cta, 0])
         for tile in mine:
             row = per_tile[tile]
-            out.append(Span(cta, "MMA mainloop", us(previous), us(row[EPI_BEGIN]), int(tile)))
-            out.append(Span(cta, "epilogue stores", us(row[EPI_BEGIN]), us(row[EPI_END]), int(tile)))
-            out.append(Span(cta, "comm push", us(row[PUSH_BEGIN]), us(row[PUSH_END]), int(tile)))
+            sm = int(row[TILE_SM])
+            out.append(Span(cta, "MMA mainloop", us(previous), us(row[EPI_BEGIN]), int(tile), sm))
+            out.append(Span(cta, "epilogue stores", us(row[EPI_BEGIN]), us(row[EPI_END]), int(tile), sm))
+            out.append(Span(cta, "comm push", us(row[PUSH_BEGIN]), us(row[PUSH_END]), int(tile), sm))
             if host_ns is not None and host_start_ns >= 0 and host_ns[tile] >= 0:
                 seen = us(origin + (int(host_ns[tile]) - host_start_ns))
-                out.append(Span(cta, "host consumed", seen, seen, int(tile)))
+                out.append(Span(cta, "host consumed", seen, seen, int(tile), sm))
             previous = int(row[EPI_END])
     return out
 
@@ -71,10 +83,12 @@ def draw(all_spans: list[Span], path: str, ctas: list[int], title: str) -> None:
     height = 1.0 / (len(ROLES) + 1)
     labels, ticks = [], []
     for band, cta in enumerate(ctas):
+        sm = next((s.sm for s in all_spans if s.cta == cta and s.sm >= 0), None)
+        where = f"CTA {cta}" + (f" (SM {sm})" if sm is not None else "")
         for role, lane in lanes.items():
             y = band + lane * height
             ticks.append(y + height / 2)
-            labels.append(f"CTA {cta}: {role}")
+            labels.append(f"{where}: {role}")
             mine = [s for s in all_spans if s.cta == cta and s.role == role]
             if role == "host consumed":
                 ax.vlines([s.start_us for s in mine], y, y + height * 0.9, color=COLORS[role], linewidth=1.5)
