@@ -85,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"  {fused.comm.describe()}; {fused.ctas} CTAs, {fused.receiver.tiles} tiles")
     figures: dict[str, object] = {"device": torch.cuda.get_device_name(), "config": fused.config.describe()}
     ok = True
+    fused.launch()  # warm-up: module load and first-touch costs stay out of the observed launch
+    torch.cuda.synchronize()
     consumer = None
     epoch = fused.receiver.next_epoch()
     if args.transport == "host":
