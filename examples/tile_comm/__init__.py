@@ -8,8 +8,10 @@ Modules, one job each:
 * :mod:`.role`     — the comm role hooked into ``hopper_gemm.kernel.GemmKernel(comm=...)``.
 * :mod:`.alone`    — the same communication warps without the GEMM (the T_comm baseline).
 * :mod:`.build`    — compiling every variant (with or without a GPU) and its resources.
-* :mod:`.receiver` — receive buffers, flags and the host thread that consumes tiles as they land.
-* :mod:`.launcher` — launching the fused kernel with a fresh epoch per launch.
+* :mod:`.receiver` — receive buffers, ready flags, per-CTA flags, credits, timestamps (host or device).
+* :mod:`.consumer` — the host thread that checksums tiles as they land (and hands back credits).
+* :mod:`.launcher` — ``EpilogueComm``: validate, compile once, launch with a fresh epoch per launch.
+* :mod:`.measure`  — E, S, R against the baselines in one interleaved run (benchmarks/comm_overlap.py).
 * :mod:`.protocol` — the pipeline protocol of the kernel, run through ``pipes.check``.
 * :mod:`.timeline` — the ``--trace`` picture.
 """
