@@ -31,6 +31,7 @@ SHAPES = {
     "rmsnorm-32768": (Op.RMSNORM, "bf16", 32768, None),
     "rmsnorm-fp16-1000": (Op.RMSNORM, "fp16", 1000, None),
     "rmsnorm-fp32-32768": (Op.RMSNORM, "fp32", 32768, None),
+    "rmsnorm-bf16-65536": (Op.RMSNORM, "bf16", 65536, None),
     "rmsnorm-st-global": (Op.RMSNORM, "bf16", 8192, StreamConfig(store=Store.ST_GLOBAL)),
     "axpby-8192": (Op.AXPBY, "bf16", 8192, None),
     "axpby-st-global": (Op.AXPBY, "fp32", 1000, StreamConfig(store=Store.ST_GLOBAL)),

@@ -101,8 +101,9 @@ def test_stages_sweep_changes_only_the_depth():
         (("rmsnorm", "bf16", 128), "allowed an int >= 256"),
         (("rmsnorm", "bf16", 1001), "a multiple of 8 for bf16"),
         (("rmsnorm", "fp32", 258), "a multiple of 4 for fp32"),
-        (("rmsnorm", "bf16", 1 << 17), "at most about 98304 for bf16"),
-        (("rmsnorm", "fp32", 65536), "at most about 49152 for fp32"),
+        (("rmsnorm", "bf16", 1 << 17), "at most 65536 for bf16"),
+        (("rmsnorm", "bf16", 98304), "at most 65536 for bf16"),
+        (("rmsnorm", "fp32", 65536), "at most 32768 for fp32"),
     ],
 )
 def test_bad_shapes_are_value_errors(args, message):

@@ -28,6 +28,9 @@ SMEM_RESERVED_PER_CTA = 1_024
 #: Bytes the kernel keeps for barriers, the reduction scratch and alignment besides the tiles.
 SMEM_OVERHEAD = 1_024
 REGISTERS_PER_SM = 65_536
+#: Chunks of one row an RMSNorm consumer holds at most: the chunk loops are unrolled, and past 8 chunks
+#: ptxas runs out of registers (12 chunks of a 98304-element bf16 row spill 160 bytes).
+MAX_CHUNKS = 8
 #: Weight registers a thread may hold for the whole kernel; a longer weight streams from L2 per chunk.
 MAX_WEIGHT_REGISTERS = 32
 TMA_BOX_MAX = 256
@@ -334,6 +337,14 @@ def make_plan(op: Op | str, dtype: str, n: int, config: StreamConfig | None = No
         stages = 4 if held == 1 else held + 4
         while stages > max(2, chunks) and _smem(stages, rows * chunk * e, op, config) > SMEM_PER_CTA:
             stages -= 1
+    if op is Op.RMSNORM and chunks > MAX_CHUNKS:
+        raise _bad(
+            "plan",
+            "N",
+            n,
+            f"at most {MAX_CHUNKS * tile_target} for {dtype} with {stage_bytes}-byte stages: a row of {chunks} "
+            f"chunks is held while its sum of squares is computed, and the kernel unrolls at most {MAX_CHUNKS}",
+        )
     if op is Op.RMSNORM and stages < chunks:
         raise _bad(
             "StreamConfig",
