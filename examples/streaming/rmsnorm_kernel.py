@@ -15,8 +15,9 @@ over shared memory: pass 1 waits for every chunk of the row block and accumulate
 pass 2 normalizes each chunk from shared memory again and releases it. The ring is deeper than a row
 (``stages >= chunks``, default ``chunks + 4``), so while a row is held the producer is already loading
 the next one. Not a cluster reduction: that would add a cross-CTA round trip per row and DSMEM traffic
-to save shared memory we have (a 64 KiB row fits four times over), and not registers: holding
-``N / 256`` fp32 values per thread across the reduction spills at N = 32768.
+to save shared memory we have (a 64 KiB row fits three times in 227 KiB), and not registers: holding
+``N / 256`` fp32 values per thread across the reduction is 128 registers at N = 32768, on top of the
+rest, against ptxas' 168-register budget for a 288-thread block.
 
 Each thread keeps its columns of the weight in registers for the whole kernel (loaded once) when they
 take at most 32 registers (N <= 16384 for 16-bit types, 8192 for fp32 with 8 consumer warps); longer
