@@ -167,6 +167,11 @@ def test_declared_pipeline_is_proven_by_the_checker(name):
     decl.layout.check(decl.load.spec)
     report = check(stream_protocol(decl.load, items=decl.load.stages + 2))
     assert report.ok and report.exhaustive, str(report)
+    from pipes.check.staging import staging_protocol
+
+    units = decl.load.spec.consumers[0].count  # the consumer warpgroups write the staging buffers
+    report = check(staging_protocol(decl.staging, tiles=decl.staging.stages + 2, writers=units))
+    assert report.ok and report.exhaustive, str(report)
 
 
 def held_rows(load: TmaLoadPipeline, chunks: int, rows: int) -> Protocol:
