@@ -143,7 +143,8 @@ def compile_kernel(plan: Plan, *, report: bool = False, debug: bool | None = Non
         remarks = Path(tmp) / "remarks.txt"
         options = ARCH_OPTIONS
         if report:
-            options += f" --keep-ptx --keep-cubin remarks{{ptx}} --remark-output {remarks}"
+            # --dump-dir: the kept PTX and cubin go to the temporary directory, not the working directory.
+            options += f" --keep-ptx --keep-cubin --dump-dir {tmp} remarks{{ptx}} --remark-output {remarks}"
         start = time.perf_counter()
         compiled = cute.compile(launcher, *args, options=options)
         seconds = time.perf_counter() - start
