@@ -53,6 +53,8 @@ CANDIDATES = {
     "coop256x128c12": GemmConfig(256, 128, 1, 2, C),
     "coop256x128c21": GemmConfig(256, 128, 2, 1, C),
     "coop128x128c21": GemmConfig(128, 128, 2, 1, C),
+    "coop256x128c12e64": GemmConfig(256, 128, 1, 2, C, epi_stages=2, epi_n=64),
+    "coop128x256c21e64": GemmConfig(128, 256, 2, 1, C, epi_stages=2, epi_n=64),
     "pp128x128c21": GemmConfig(128, 128, 2, 1, P),
     "pp128x192c21": GemmConfig(128, 192, 2, 1, P),
     "pp64x256c21": GemmConfig(64, 256, 2, 1, P),

@@ -90,6 +90,7 @@ class GemmConfig:
     tile_k: int = 64
     ab_stages: int | None = None
     epi_stages: int | None = None
+    epi_n: int = 32
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "schedule", _schedule(self.schedule))
@@ -124,6 +125,8 @@ class GemmConfig:
             raise _bad(owner, "raster", self.raster, "'m' or 'n'")
         if isinstance(self.group, bool) or not isinstance(self.group, int) or not 1 <= self.group <= 64:
             raise _bad(owner, "group", self.group, "an int in [1, 64] (cluster rows/columns per raster band)")
+        if self.epi_n not in (32, 64) or self.tile_n % self.epi_n:
+            raise _bad(owner, "epi_n", self.epi_n, f"32 or 64, dividing tile_n = {self.tile_n} (columns per TMA store)")
         for name in ("ab_stages", "epi_stages"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 16):
@@ -146,7 +149,7 @@ class GemmConfig:
     def epi_tile(self) -> tuple[int, int]:
         """The (rows, columns) of one staged output subtile: one TMA store."""
         rows = 64 * self.warpgroups_per_tile
-        return (min(rows, self.tile_m), 32)
+        return (min(rows, self.tile_m), self.epi_n)
 
     @property
     def subtiles(self) -> int:
@@ -184,6 +187,7 @@ class GemmConfig:
         return (
             f"{self.schedule.value} tile {self.tile_m}×{self.tile_n}×{self.tile_k} cluster {self.cluster_m}×"
             f"{self.cluster_n} raster {self.raster}/{self.group}"
+            + (f" epilogue {self.epi_tile[0]}×{self.epi_n}" if self.epi_n != 32 else "")
         )
 
 
