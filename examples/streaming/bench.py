@@ -11,7 +11,7 @@ from .api import axpby, rmsnorm
 from .build import kernel_for
 from .check import EPS
 from .plan import Op, StreamConfig, make_plan
-from .reference import axpby_reference, excess_error, rmsnorm_reference, torch_dtype
+from .reference import axpby_reference, error_report, rmsnorm_reference, torch_dtype
 from .timing import copy_gbps, graph_us, time_us
 
 ALPHA, BETA = 0.5, 1.0  # beta = 1: torch.add(y, x, alpha=ALPHA) is then one fused kernel of the same bytes
@@ -70,10 +70,13 @@ def _verify(what: str, out: Any, ref_fn: Any, dtype: str, rows: Any, scale_fn: A
     if torch.isnan(out).any():
         raise CheckFailed(f"{what}: {int(torch.isnan(out).sum())} output elements never written (NaN)")
     idx = rows.to(out.device)
-    worst, bad = excess_error(out[idx], ref_fn(idx), dtype, scale_fn(idx) if scale_fn else None)
-    if bad:
-        raise CheckFailed(f"{what}: {bad} sampled elements off the float64 reference (worst {worst:.2f}× the bound)")
-    return worst
+    report = error_report(out[idx], ref_fn(idx), dtype, scale_fn(idx) if scale_fn else None)
+    if report.bad:
+        raise CheckFailed(
+            f"{what}: {report.bad} sampled elements off the float64 reference (worst {report.worst:.2f}× the "
+            f"bound; largest |ref| among them {report.bad_ref_max:.3g})"
+        )
+    return report.worst
 
 
 def bench_rmsnorm(

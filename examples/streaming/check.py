@@ -8,7 +8,7 @@ from typing import Any
 
 from .api import axpby, rmsnorm
 from .plan import StreamConfig
-from .reference import axpby_reference, excess_error, rmsnorm_reference, torch_dtype
+from .reference import ErrorReport, axpby_reference, error_report, rmsnorm_reference, torch_dtype
 
 EPS = 1e-6
 
@@ -23,6 +23,11 @@ class CheckResult:
     worst: float  # worst |error| / bound (<= 1 passes)
     bad: int  # elements over the bound, NaN (unwritten) included
     repeatable: bool  # a second call wrote the same bits
+    # Where the worst element is, and how large the bad elements' references are: a failure log then
+    # tells a rounding question near zero (all bad |ref| tiny) from a wrong value, without a re-run.
+    worst_at: tuple[int, ...] | None = None
+    worst_ref: float = 0.0
+    bad_ref_max: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -52,8 +57,8 @@ def check_rmsnorm(m: int, n: int, dtype: str, config: StreamConfig | None = None
     again = torch.full_like(x, float("nan"))
     rmsnorm(x, w, EPS, out=again, config=config)
     torch.cuda.synchronize()
-    worst, bad = excess_error(out, rmsnorm_reference(x, w, EPS), dtype)
-    return CheckResult("rmsnorm", dtype, m, n, _label(config), worst, bad, same_bits(out, again))
+    report = error_report(out, rmsnorm_reference(x, w, EPS), dtype)
+    return _result("rmsnorm", dtype, m, n, config, report, same_bits(out, again))
 
 
 def check_axpby(
@@ -74,8 +79,26 @@ def check_axpby(
     axpby(x, y, alpha, beta, out=again, config=config)
     torch.cuda.synchronize()
     scale = (alpha * x.double()).abs() + (beta * y.double()).abs()
-    worst, bad = excess_error(out, axpby_reference(x, y, alpha, beta), dtype, scale)
-    return CheckResult("axpby", dtype, m, n, _label(config), worst, bad, same_bits(out, again))
+    report = error_report(out, axpby_reference(x, y, alpha, beta), dtype, scale)
+    return _result("axpby", dtype, m, n, config, report, same_bits(out, again))
+
+
+def _result(
+    op: str, dtype: str, m: int, n: int, config: StreamConfig | None, report: ErrorReport, repeatable: bool
+) -> CheckResult:
+    return CheckResult(
+        op,
+        dtype,
+        m,
+        n,
+        _label(config),
+        report.worst,
+        report.bad,
+        repeatable,
+        report.worst_at,
+        report.worst_ref,
+        report.bad_ref_max,
+    )
 
 
 def same_bits(a: Any, b: Any) -> bool:

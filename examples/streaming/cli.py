@@ -83,12 +83,12 @@ def run_check(dtypes: list[str]) -> list[dict[str, Any]]:
 
 
 def print_check(rows: list[dict[str, Any]]) -> None:
-    print("| op | dtype | M | N | worst err / bound | bad | repeatable | ok |")
-    print("|---|---|---:|---:|---:|---:|---|---|")
+    print("| op | dtype | M | N | worst err / bound | bad | largest bad \\|ref\\| | repeatable | ok |")
+    print("|---|---|---:|---:|---:|---:|---:|---|---|")
     for r in rows:
         print(
             f"| {r['op']} | {r['dtype']} | {r['m']} | {r['n']} | {r['worst']:.3f} | {r['bad']} | "
-            f"{r['repeatable']} | {'ok' if r['ok'] else 'FAIL'} |"
+            f"{r['bad_ref_max']:.3g} | {r['repeatable']} | {'ok' if r['ok'] else 'FAIL'} |"
         )
 
 
