@@ -6,7 +6,10 @@ alpha=…)`` for reference; the pipeline depth sweep (stages in flight vs bandwi
 ``st.global``; small-M latency. Every configuration checks its own output before it is timed.
 
     python benchmarks/streaming.py                    # GPU: tables on stdout, JSON + log in $OUT if set
+    python benchmarks/streaming.py --small-m          # GPU: the small-M latency section only
+    python benchmarks/streaming.py --host             # any machine: host path per call, up to the launch
     python benchmarks/streaming.py --compile-only     # CPU: compile every configuration, print the plans
+    python benchmarks/streaming.py --tables RESULT.json                           # tables of a saved run
     python benchmarks/streaming.py --plot RESULT.json docs/streaming_stages.svg   # the docs figure
 """
 
@@ -108,7 +111,8 @@ class Log:
         self.lines.append(line)
 
 
-def run(log: Log) -> dict[str, Any]:
+def run(log: Log, sections: set[str] | None = None) -> dict[str, Any]:
+    """Every case (or those of ``sections``), then the tables."""
     import torch
 
     from examples.streaming.bench import CheckFailed, bench_axpby, bench_rmsnorm, bench_small_m
@@ -127,6 +131,8 @@ def run(log: Log) -> dict[str, Any]:
     records: list[dict[str, Any]] = []
     failures: list[str] = []
     for case in cases():
+        if sections is not None and case.section not in sections:
+            continue
         element = case.plan().element_bytes
         try:
             if case.section == "small_m":
@@ -172,14 +178,34 @@ def _fmt(value: Any, spec: str) -> str:
     return "–" if value is None else format(value, spec)
 
 
+def _has(rows: list[dict[str, Any]], section: str) -> bool:
+    return any(r["section"] == section for r in rows)
+
+
 def report(doc: dict[str, Any], log: Log) -> None:
     rows = doc["rows"]
-    copy = max(doc["copy_gbps"].values()) if doc["copy_gbps"] else float("nan")
+    copies = doc["copy_gbps"]
+    copy = max(copies.values()) if copies else None
     log(
-        f"device: {doc['device']}, {doc['dtype']}, M×N = 2^{doc['elements'].bit_length() - 1}; "
-        f"copy_ of the same bytes: {', '.join(f'{v:.0f}' for v in doc['copy_gbps'].values())} GB/s"
+        f"device: {doc['device']}, {doc['dtype']}, M×N = 2^{doc['elements'].bit_length() - 1}"
+        + (f"; copy_ of the same bytes: {', '.join(f'{v:.0f}' for v in copies.values())} GB/s" if copies else "")
     )
     log()
+    if _has(rows, "main"):
+        main_table(rows, log)
+    if _has(rows, "sweep"):
+        sweep_table(rows, log)
+    if _has(rows, "long"):
+        long_table(rows, log)
+    if _has(rows, "store"):
+        store_table(rows, log)
+    small_m_tables(rows, log)
+    for failure in doc["failures"]:
+        log(f"FAILED: {failure}")
+    log(f"copy reference {_fmt(copy, '.0f')} GB/s; {len(rows)} configurations in {doc['seconds']:.0f} s")
+
+
+def main_table(rows: list[dict[str, Any]], log: Log) -> None:
     log("| kernel | M × N | stages | CTAs/SM | µs | GB/s | copy GB/s | × copy | target | torch µs | × torch |")
     log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
@@ -193,6 +219,9 @@ def report(doc: dict[str, Any], log: Log) -> None:
             f"{_fmt(r['torch_us'], '.1f')} | {_fmt(r['vs_torch'], '.2f')} |"
         )
     log()
+
+
+def sweep_table(rows: list[dict[str, Any]], log: Log) -> None:
     log(f"Pipeline depth (N = {SWEEP_N}): load bytes in flight per SM vs bandwidth")
     log()
     log("| kernel | stages | CTAs/SM | KiB in flight / SM | GB/s | × copy |")
@@ -204,6 +233,9 @@ def report(doc: dict[str, Any], log: Log) -> None:
                 f"{r['ratio']:.3f} |"
             )
     log()
+
+
+def long_table(rows: list[dict[str, Any]], log: Log) -> None:
     log(f"Rows held over several chunks (N = {LONG_N}): ring depth and chunk size")
     log()
     log("| stages | chunk KiB | chunks/row | KiB in flight / SM | GB/s | × copy |")
@@ -216,6 +248,9 @@ def report(doc: dict[str, Any], log: Log) -> None:
                 f"{r['gbps']:.0f} | {r['ratio']:.3f} |"
             )
     log()
+
+
+def store_table(rows: list[dict[str, Any]], log: Log) -> None:
     log("Output path: TMA store through the staging ring vs st.global.v4 from registers (default otherwise)")
     log()
     log("| kernel | N | TMA store × copy | st.global × copy |")
@@ -228,23 +263,50 @@ def report(doc: dict[str, Any], log: Log) -> None:
         )
         log(f"| {r['kernel']} | {r['n']} | {_fmt(tma and tma['ratio'], '.3f')} | {r['ratio']:.3f} |")
     log()
-    log(f"Small M (N = {SMALL_N}): µs per call, back-to-back calls (host included) and CUDA-graph replay (GPU only)")
+
+
+def _ratio(theirs: float | None, ours: float | None) -> float | None:
+    return theirs / ours if theirs and ours else None
+
+
+def small_m_tables(rows: list[dict[str, Any]], log: Log) -> None:
+    """Per-call latency three ways against torch, then what bounds each figure (host time per call, and
+    GPU time from CUDA-graph replay). Rows of a run before the three-way split (run 4) fill what they have."""
+    small = [r for r in rows if r["section"] == "small_m"]
+    if not small:
+        return
+    target = TARGETS["small_m"]
+    log(f"Small M (N = {SMALL_N}): µs per call, back-to-back calls timed with CUDA events (host work included)")
     log()
-    log("| M | ours µs | torch µs | torch / ours | target | ours graph µs | torch graph µs | graph ratio |")
-    log("|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for r in rows:
-        if r["section"] != "small_m":
-            continue
-        mark = "ok" if r["vs_torch"] >= TARGETS["small_m"] else "MISS"
-        graph_ratio = r["torch_graph_us"] / r["graph_us"] if r["graph_us"] and r["torch_graph_us"] else None
+    log("| M | torch µs | `rmsnorm(x, w)` µs | × torch | `out=` µs | × torch | bound call µs | × torch | target |")
+    log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in small:
+        extra = r.get("extra") or {}
+        if "out_us" in extra:
+            alloc_us, out_us, bound_us = r["us"], extra["out_us"], extra.get("bound_us")
+        else:  # run 4: one way only, with out= given
+            alloc_us, out_us, bound_us = None, r["us"], None
+        ratios = [_ratio(r["torch_us"], us) for us in (alloc_us, out_us, bound_us)]
+        met = [name for name, x in zip(("call", "out=", "bound"), ratios, strict=True) if x and x >= target]
         log(
-            f"| {r['m']} | {r['us']:.1f} | {r['torch_us']:.1f} | **{r['vs_torch']:.2f}** | ≥ 3 {mark} | "
-            f"{_fmt(r['graph_us'], '.1f')} | {_fmt(r['torch_graph_us'], '.1f')} | {_fmt(graph_ratio, '.2f')} |"
+            f"| {r['m']} | {r['torch_us']:.1f} | {_fmt(alloc_us, '.1f')} | **{_fmt(ratios[0], '.2f')}** | "
+            f"{_fmt(out_us, '.1f')} | {_fmt(ratios[1], '.2f')} | {_fmt(bound_us, '.1f')} | "
+            f"**{_fmt(ratios[2], '.2f')}** | ≥ {target:g}: {', '.join(met) or 'MISS'} |"
         )
     log()
-    for failure in doc["failures"]:
-        log(f"FAILED: {failure}")
-    log(f"copy reference {copy:.0f} GB/s; {len(rows)} configurations in {doc['seconds']:.0f} s")
+    log("What bounds them: host µs per call (perf_counter, no sync) and GPU µs per call (CUDA-graph replay)")
+    log()
+    log("| M | host: torch | host: `rmsnorm(x, w)` | host: `out=` | host: bound | GPU: torch | GPU: ours | GPU ratio |")
+    log("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in small:
+        extra = r.get("extra") or {}
+        log(
+            f"| {r['m']} | {_fmt(extra.get('torch_host_us'), '.1f')} | {_fmt(extra.get('host_us'), '.1f')} | "
+            f"{_fmt(extra.get('out_host_us'), '.1f')} | {_fmt(extra.get('bound_host_us'), '.1f')} | "
+            f"{_fmt(r['torch_graph_us'], '.1f')} | {_fmt(r['graph_us'], '.1f')} | "
+            f"{_fmt(_ratio(r['torch_graph_us'], r['graph_us']), '.2f')} |"
+        )
+    log()
 
 
 def plot(result: str, figure: str) -> None:
@@ -285,10 +347,21 @@ def plot(result: str, figure: str) -> None:
     plt.close(fig)
 
 
+def host_table(log: Log) -> None:
+    """The host path per call on this machine, up to the driver's launch (examples/streaming/hostcost.py)."""
+    from examples.streaming.hostcost import format_table, measure
+
+    log(format_table(measure(1, SMALL_N, DTYPE), 1, SMALL_N, DTYPE))  # M only changes values written, not work
+    log()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--compile-only", action="store_true", help="compile every configuration (no GPU)")
     parser.add_argument("--plot", nargs=2, metavar=("RESULT_JSON", "FIGURE"), help="draw the stages figure")
+    parser.add_argument("--tables", metavar="RESULT_JSON", help="print the tables of a saved result (no GPU)")
+    parser.add_argument("--host", action="store_true", help="host path per call up to the launch (no GPU needed)")
+    parser.add_argument("--small-m", action="store_true", help="GPU: the small-M latency section only")
     args = parser.parse_args(argv)
     if args.plot:
         plot(*args.plot)
@@ -296,13 +369,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.compile_only:
         return compile_all()
     log = Log()
-    doc = run(log)
+    if args.tables:
+        with open(args.tables) as f:
+            report(json.load(f), log)
+        return 0
+    if args.host:
+        host_table(log)
+        return 0
+    doc = run(log, {"small_m"} if args.small_m else None)
     out_dir = os.environ.get("OUT")
     if out_dir:
+        name = "streaming_small_m" if args.small_m else "streaming"
         os.makedirs(out_dir, exist_ok=True)
-        with open(os.path.join(out_dir, "streaming.json"), "w") as f:
+        with open(os.path.join(out_dir, f"{name}.json"), "w") as f:
             json.dump(doc, f, indent=1)
-        with open(os.path.join(out_dir, "streaming.md"), "w") as f:
+        with open(os.path.join(out_dir, f"{name}.md"), "w") as f:
             f.write("\n".join(log.lines) + "\n")
     return 1 if doc["failures"] else 0
 

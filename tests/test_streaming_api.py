@@ -13,7 +13,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 torch = pytest.importorskip("torch")
 
 from examples.streaming import axpby, rmsnorm  # noqa: E402
-from examples.streaming.build import _ARG_TYPES, _Slot, compile_kernel  # noqa: E402
+from examples.streaming.build import compile_kernel  # noqa: E402
+from examples.streaming.launch import ARG_TYPES  # noqa: E402
 from examples.streaming.plan import Op, make_plan  # noqa: E402
 
 
@@ -46,10 +47,11 @@ def test_bad_inputs_are_value_errors(call, message):
 
 
 @pytest.mark.parametrize("op", [Op.RMSNORM, Op.AXPBY])
-def test_argument_slots_carry_the_bytes_the_executor_would(op):
-    """The launch writes plain values into fixed ctypes storage (``__c_pointers__``); its bytes must equal
-    what the DSL's own conversion of typed arguments produces, argument by argument. (Plain Python ints
-    are no reference: the executor converts them to Int32 and loses the upper half of an address.)"""
+def test_argument_cells_carry_the_bytes_the_executor_would(op):
+    """A launch writes plain values into fixed ctypes cells (:mod:`examples.streaming.launch`); their bytes
+    must equal what the DSL's own conversion of typed arguments produces, argument by argument. (Plain
+    Python ints are no reference: the executor converts them to Int32 and loses the upper half of an
+    address.)"""
     import cuda.bindings.driver as cuda
     import cutlass
     import cutlass.cute as cute
@@ -58,17 +60,15 @@ def test_argument_slots_carry_the_bytes_the_executor_would(op):
     kernel = compile_kernel(make_plan(op, "bf16", 8192))
     values = (0x7F0000001000, 0x7F0000002000, 0x7F0000003000, 4097, 1e-5)
     values += (0.25, 264, 0xABCDEF) if op is Op.AXPBY else (264, 0xABCDEF)
-    slots = tuple(_Slot(t) for t in _ARG_TYPES[op])
-    for slot, value in zip(slots, values, strict=True):
-        slot.store.value = value
-    ours, _ = kernel.compiled.execution_args.generate_execution_args(slots, {})
+    cells = tuple(t() for t in ARG_TYPES[op])
+    for cell, value in zip(cells, values, strict=True):
+        cell.value = value
     typed = [make_ptr(cutlass.BFloat16, v, cute.AddressSpace.gmem, assumed_align=16) for v in values[:3]]
     typed += [cutlass.Int32(values[3]), cutlass.Float32(values[4])]
     typed += [cutlass.Float32(values[5]), cutlass.Int32(values[6])] if op is Op.AXPBY else [cutlass.Int32(values[5])]
     theirs, _ = kernel.compiled.execution_args.generate_execution_args((*typed, cuda.CUstream(values[-1])), {})
-    assert len(ours) == len(theirs) == len(values)
-    for slot, a, b in zip(slots, ours, theirs, strict=True):
-        size = ctypes.sizeof(slot.store)
-        a_addr = a if isinstance(a, int) else a.value
+    assert len(theirs) == len(values)
+    for cell, b in zip(cells, theirs, strict=True):
+        size = ctypes.sizeof(cell)
         b_addr = b if isinstance(b, int) else b.value
-        assert ctypes.string_at(a_addr, size) == ctypes.string_at(b_addr, size)
+        assert ctypes.string_at(ctypes.addressof(cell), size) == ctypes.string_at(b_addr, size)

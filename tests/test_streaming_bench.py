@@ -56,6 +56,9 @@ def _doc(bench):
             graph_us=4.0,
             torch_graph_us=12.0,
         )
+        if case.section == "small_m":
+            row.extra = {"out_us": 5.0, "bound_us": 3.0, "host_us": 6.0, "out_host_us": 5.0}
+            row.extra |= {"bound_host_us": 3.0, "torch_host_us": 9.0}
         rows.append({"section": case.section, **row.record()})
     return {
         "device": "placeholder",
@@ -99,3 +102,42 @@ def test_cli_without_a_gpu_prints_the_compile_report(capsys):
     assert "compile-only report" in out.err
     rows = [line for line in out.out.splitlines() if line.startswith("| rmsnorm") or line.startswith("| axpby")]
     assert len(rows) == 2 and all("| 0 |" in row for row in rows)  # zero spills
+
+
+def test_small_m_tables_show_each_way_to_call_and_what_bounds_it():
+    bench = _bench()
+    doc = _doc(bench)
+    doc["rows"] = [r for r in doc["rows"] if r["section"] == "small_m"]  # what --small-m writes
+    doc["copy_gbps"] = {}
+    log = bench.Log()
+    bench.report(doc, log)
+    text = "\n".join(log.lines)
+    assert "Pipeline depth" not in text and "| kernel | M × N |" not in text
+    # torch 150 µs against 100 (call), 5 (out=), 3 (bound): only the last two meet 3×
+    assert "| 1 | 150.0 | 100.0 | **1.50** | 5.0 | 30.00 | 3.0 | **50.00** | ≥ 3: out=, bound |" in text
+    assert "| 1 | 9.0 | 6.0 | 5.0 | 3.0 | 12.0 | 4.0 | 3.00 |" in text
+
+
+def test_a_run_before_the_split_renders_its_one_figure_as_out():
+    """Run 4's rows carry one per-call figure, measured with out= given."""
+    bench = _bench()
+    doc = _doc(bench)
+    for r in doc["rows"]:
+        r["extra"] = {}
+    log = bench.Log()
+    bench.report(doc, log)
+    assert "| 1 | 150.0 | – | **–** | 100.0 | 1.50 | – | **–** | ≥ 3: MISS |" in "\n".join(log.lines)
+
+
+def test_host_table_runs_on_the_cpu_and_leaves_the_api_as_it_was():
+    from examples.streaming import rmsnorm
+    from examples.streaming.hostcost import measure
+
+    rows = measure(1, 8192, "bf16", number=50, repeat=2)
+    assert [r.what for r in rows][:3] == ["rmsnorm(x, w, eps, out=out)", "rmsnorm(x, w, eps)", "bind_rmsnorm(...)()"]
+    assert all(r.us > 0 for r in rows)
+    import torch
+
+    x = torch.randn(2, 8192).to(torch.bfloat16)
+    with pytest.raises(ValueError, match="x is on cpu"):  # the stand-in layer is gone again
+        rmsnorm(x, torch.randn(8192).to(torch.bfloat16))

@@ -1,141 +1,81 @@
-"""Torch entry points: ``rmsnorm(x, weight, eps, out)`` and ``axpby(x, y, alpha, beta, out)``.
+"""Torch entry points: ``rmsnorm(x, weight, eps, out)`` and ``axpby(x, y, alpha, beta, out)``, and their bound
+forms ``bind_rmsnorm`` / ``bind_axpby`` for launching on the same tensors again and again.
 
-Inputs are checked before anything is compiled or launched; every problem is a ``ValueError`` that names
-the argument, what it is and what is allowed. A kernel is compiled once per (op, dtype, N, config) and
-called with raw pointers, the row count and torch's current stream written into fixed argument slots
-(:class:`.build.Kernel`), so a call costs a few µs of Python and one launch (the small-M latency target
-depends on it).
+Inputs are checked before anything is compiled or launched (:mod:`.validate`: every problem is a
+``ValueError`` naming the argument, what it is and what is allowed). A kernel is compiled once per
+(op, dtype, N, config); a call signature (shapes, dtypes, devices, layouts, ``eps``, config) is
+validated once per thread and remembered as a :class:`.prepared.PreparedCall`, so a repeated call
+reads a few tensor attributes, looks up one dict entry, writes three pointers and the stream into
+fixed ctypes cells and calls the compiled host function (the small-M latency target depends on it).
 """
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
+from . import validate as v
 from .build import kernel_for
-from .plan import Op, Plan, Store, StreamConfig, make_plan
-
-TORCH_DTYPES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}
-MAX_ROWS = (1 << 31) - 1
-
-
-@functools.cache
-def _torch() -> Any:
-    import torch
-
-    return torch
+from .device import active
+from .launch import ArgPack
+from .plan import Op, StreamConfig
+from .prepared import BoundCall, PreparedCall, calls, remember
 
 
-@functools.cache
-def _dtype_names() -> dict[Any, str]:
-    """torch dtype object → plan dtype name (a dict lookup per call instead of formatting the dtype)."""
-    torch = _torch()
-    return {getattr(torch, name): short for name, short in TORCH_DTYPES.items()}
+def _signature(t: Any) -> tuple:
+    """What validation concluded from about one tensor (its type too: a look-alike is validated anew)."""
+    return (type(t), t.shape, t.dtype, t.device, t.is_contiguous())
 
 
-def _dtype_name(torch_dtype: Any) -> str | None:
-    return _dtype_names().get(torch_dtype)
+def _pack(kernel: Any, values: tuple) -> ArgPack:
+    """An argument pack of ``kernel`` with cells 3.. (everything but the pointers and the stream) written."""
+    pack = kernel.pack()
+    for cell, value in zip(pack.cells[3:-1], values, strict=True):
+        cell.value = value
+    return pack
 
 
-def _check_tensor(op: str, name: str, t: Any, *, dtype: Any = None, shape: Any = None) -> None:
-    """Type, dtype, shape and layout: everything that does not need the tensor's device."""
-    if not isinstance(t, _torch().Tensor):
-        raise ValueError(f"{op}: {name} is a {type(t).__name__}: allowed a torch.Tensor")
-    if dtype is not None:
-        if t.dtype != dtype:
-            raise ValueError(f"{op}: {name}.dtype = {t.dtype}: allowed the dtype of x ({dtype})")
-    elif t.dtype not in _dtype_names():
-        raise ValueError(f"{op}: {name}.dtype = {t.dtype}: allowed torch.float16, torch.bfloat16 or torch.float32")
-    if shape is not None and t.shape != shape:
-        raise ValueError(f"{op}: {name}.shape = {tuple(t.shape)}: allowed {tuple(shape)}")
-    if not t.is_contiguous():
-        raise ValueError(
-            f"{op}: {name} is not contiguous (strides {t.stride()}): allowed a contiguous tensor; "
-            "call .contiguous() first"
-        )
+def _prepare_rmsnorm(x: Any, weight: Any, eps: Any, out: Any, config: StreamConfig | None) -> PreparedCall:
+    layer = active()
+    v.check_tensor("rmsnorm", "x", x)
+    m, n = v.rows("rmsnorm", x)
+    v.check_tensor("rmsnorm", "weight", weight, dtype=x.dtype, shape=(n,))
+    if out is not None:
+        v.check_tensor("rmsnorm", "out", out, dtype=x.dtype, shape=x.shape)
+    if not isinstance(eps, (int, float)) or isinstance(eps, bool) or not eps >= 0:
+        raise ValueError(f"rmsnorm: eps = {eps!r}: allowed a float >= 0")
+    plan = v.plan_for(Op.RMSNORM, v.dtype_name(x.dtype), n, config)
+    v.check_st_global("rmsnorm", plan, m)
+    tensors = (("x", x), ("weight", weight)) + ((("out", out),) if out is not None else ())
+    v.check_placement("rmsnorm", layer, *tensors)
+    sms = v.check_device("rmsnorm", layer, x.device)
+    if m == 0:
+        return PreparedCall(None, v.device_index(x.device), layer)
+    pack = _pack(kernel_for(plan), (m, float(eps), plan.grid(m, sms)))
+    return PreparedCall(pack, v.device_index(x.device), layer)
 
 
-def _check_placement(op: str, *tensors: tuple[str, Any]) -> None:
-    """Every ``(name, tensor)`` on the device of the first, a CUDA device, 16-byte aligned."""
-    device = tensors[0][1].device
-    for name, t in tensors:
-        if t.device.type != "cuda":
-            raise ValueError(f"{op}: {name} is on {t.device}: allowed a CUDA tensor (the kernel uses TMA on sm_90a)")
-        if t.device != device:
-            raise ValueError(f"{op}: {name} is on {t.device}: allowed the device of x ({device})")
-        if t.data_ptr() % 16:
-            raise ValueError(
-                f"{op}: {name}.data_ptr() = {t.data_ptr():#x} is not 16-byte aligned: allowed a "
-                "16-byte aligned tensor (TMA); slice on a row boundary or copy"
-            )
+def _prepare_axpby(x: Any, y: Any, out: Any, config: StreamConfig | None) -> PreparedCall:
+    layer = active()
+    v.check_tensor("axpby", "x", x)
+    m, n = v.rows("axpby", x)
+    v.check_tensor("axpby", "y", y, dtype=x.dtype, shape=x.shape)
+    if out is not None:
+        v.check_tensor("axpby", "out", out, dtype=x.dtype, shape=x.shape)
+    plan = v.plan_for(Op.AXPBY, v.dtype_name(x.dtype), n, config)
+    v.check_st_global("axpby", plan, m)
+    tensors = (("x", x), ("y", y)) + ((("out", out),) if out is not None else ())
+    v.check_placement("axpby", layer, *tensors)
+    sms = v.check_device("axpby", layer, x.device)
+    if m == 0:
+        return PreparedCall(None, v.device_index(x.device), layer)
+    pack = _pack(kernel_for(plan), (m, 1.0, 1.0, plan.grid(m, sms)))  # alpha, beta: written per call
+    return PreparedCall(pack, v.device_index(x.device), layer)
 
 
-@functools.cache
-def _device_facts(index: int) -> tuple[int, tuple[int, int]]:
-    import torch
-
-    props = torch.cuda.get_device_properties(index)
-    return props.multi_processor_count, (props.major, props.minor)
-
-
-def _check_device(op: str, device: Any) -> int:
-    sms, (major, minor) = _device_facts(device.index if device.index is not None else 0)
-    if major != 9:
-        raise ValueError(f"{op}: {device} has compute capability {major}.{minor}: allowed 9.x (Hopper, sm_90a)")
-    return sms
-
-
-def _rows(op: str, x: Any) -> tuple[int, int]:
-    if x.dim() < 1:
-        raise ValueError(f"{op}: x is a 0-d tensor: allowed (..., N) with N the normalized dimension")
-    n = x.shape[-1]
-    m = x.numel() // n if n else 0
-    if m > MAX_ROWS:
-        raise ValueError(f"{op}: x has {m} rows: allowed at most {MAX_ROWS}")
-    return m, n
-
-
-def _check_st_global(op: str, plan: Plan, m: int) -> None:
-    # The st.global path indexes elements with 32-bit offsets; TMA takes coordinates and has no such limit.
-    if plan.config.store is Store.ST_GLOBAL and m * plan.n >= 1 << 31:
-        raise ValueError(f"{op}: x has {m} × {plan.n} elements: allowed fewer than 2^31 with store='st_global'")
-
-
-@functools.lru_cache(maxsize=256)
-def _plan(op: Op, dtype: str, n: int, config: StreamConfig | None) -> Plan:
-    try:
-        return make_plan(op, dtype, n, config)
-    except ValueError as exc:
-        raise ValueError(f"{op.value}: {exc}") from None
-
-
-@functools.cache
-def _torch_cuda() -> tuple[Any, Any]:
-    """(current device index, raw current-stream handle of a device index): torch's own fast entry points
-    (what Triton's launcher uses), with the public ones where a torch build lacks them."""
-    import torch
-
-    get_device = getattr(torch._C, "_cuda_getDevice", torch.cuda.current_device)
-    raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    if raw_stream is None:
-
-        def raw_stream(index: int) -> int:
-            return torch.cuda.current_stream(index).cuda_stream
-
-    return get_device, raw_stream
-
-
-def _launch(kernel: Any, device: Any, *values: Any) -> None:
-    """Launch on ``device`` in torch's current stream there (ordered with the caller's other work)."""
-    get_device, raw_stream = _torch_cuda()
-    index = device.index
-    if index == get_device():
-        kernel(*values, raw_stream(index))
-        return
-    import torch
-
-    with torch.cuda.device(index):
-        kernel(*values, raw_stream(index))
+def _aligned_or_raise(op: str, names: tuple[str, str, str], tensors: tuple[Any, Any, Any], pointers: int) -> None:
+    """Every call: the data pointers' 16-byte alignment (TMA), the one fact a signature does not fix."""
+    if pointers & 15:
+        v.check_placement(op, active(), *zip(names, tensors, strict=True))
 
 
 def rmsnorm(x: Any, weight: Any, eps: float = 1e-6, out: Any = None, *, config: StreamConfig | None = None) -> Any:
@@ -144,23 +84,37 @@ def rmsnorm(x: Any, weight: Any, eps: float = 1e-6, out: Any = None, *, config: 
     ``x``: (..., N) CUDA tensor, fp16/bf16/fp32, contiguous; ``weight``: (N,), same dtype and device;
     ``out``: optional, like ``x`` (may be ``x`` itself). Returns ``out``.
     """
-    _check_tensor("rmsnorm", "x", x)
-    m, n = _rows("rmsnorm", x)
-    _check_tensor("rmsnorm", "weight", weight, dtype=x.dtype, shape=(n,))
-    if out is not None:
-        _check_tensor("rmsnorm", "out", out, dtype=x.dtype, shape=x.shape)
-    if not isinstance(eps, (int, float)) or isinstance(eps, bool) or not eps >= 0:
-        raise ValueError(f"rmsnorm: eps = {eps!r}: allowed a float >= 0")
-    plan = _plan(Op.RMSNORM, _dtype_name(x.dtype), n, config)
-    _check_st_global("rmsnorm", plan, m)
-    out = _torch().empty_like(x) if out is None else out
-    _check_placement("rmsnorm", ("x", x), ("weight", weight), ("out", out))
-    sms = _check_device("rmsnorm", x.device)
-    if m == 0:
-        return out
-    _launch(
-        kernel_for(plan), x.device, x.data_ptr(), weight.data_ptr(), out.data_ptr(), m, float(eps), plan.grid(m, sms)
-    )
+    # The key spells out what validation looks at (see _signature), inline: each helper call costs ~0.1 µs.
+    try:
+        key = (
+            type(x),
+            x.shape,
+            x.dtype,
+            x.device,
+            x.is_contiguous(),
+            type(weight),
+            weight.shape,
+            weight.dtype,
+            weight.device,
+            weight.is_contiguous(),
+            None if out is None else _signature(out),
+            eps,
+            type(eps),
+            config,
+        )
+        call = calls().get(key)
+    except (AttributeError, TypeError):  # not tensors, or an unhashable argument: validation names it
+        key = call = None
+    if call is None:
+        call = _prepare_rmsnorm(x, weight, eps, out, config)
+        if key is not None:
+            remember(key, call)
+    if out is None:
+        out = v.torch_module().empty_like(x)
+    xp, wp, op = x.data_ptr(), weight.data_ptr(), out.data_ptr()
+    if (xp | wp | op) & 15:
+        _aligned_or_raise("rmsnorm", ("x", "weight", "out"), (x, weight, out), xp | wp | op)
+    call.launch(xp, wp, op)
     return out
 
 
@@ -168,30 +122,57 @@ def axpby(
     x: Any, y: Any, alpha: float = 1.0, beta: float = 1.0, out: Any = None, *, config: StreamConfig | None = None
 ) -> Any:
     """``out = alpha * x + beta * y`` (fp32 arithmetic). ``x``, ``y``, ``out``: same shape, dtype, device."""
-    _check_tensor("axpby", "x", x)
-    m, n = _rows("axpby", x)
-    _check_tensor("axpby", "y", y, dtype=x.dtype, shape=x.shape)
-    if out is not None:
-        _check_tensor("axpby", "out", out, dtype=x.dtype, shape=x.shape)
-    for name, value in (("alpha", alpha), ("beta", beta)):
-        if not isinstance(value, (int, float)) or isinstance(value, bool):
-            raise ValueError(f"axpby: {name} = {value!r}: allowed a Python float")
-    plan = _plan(Op.AXPBY, _dtype_name(x.dtype), n, config)
-    _check_st_global("axpby", plan, m)
-    out = _torch().empty_like(x) if out is None else out
-    _check_placement("axpby", ("x", x), ("y", y), ("out", out))
-    sms = _check_device("axpby", x.device)
-    if m == 0:
-        return out
-    _launch(
-        kernel_for(plan),
-        x.device,
-        x.data_ptr(),
-        y.data_ptr(),
-        out.data_ptr(),
-        m,
-        float(alpha),
-        float(beta),
-        plan.grid(m, sms),
-    )
+    if type(alpha) not in (float, int) or type(beta) not in (float, int):  # bool, str, tensors: named
+        v.check_scalar("axpby", "alpha", alpha)
+        v.check_scalar("axpby", "beta", beta)
+    try:
+        key = (_signature(x), _signature(y), None if out is None else _signature(out), config)
+        call = calls().get(key)
+    except (AttributeError, TypeError):
+        key = call = None
+    if call is None:
+        call = _prepare_axpby(x, y, out, config)
+        if key is not None:
+            remember(key, call)
+    if out is None:
+        out = v.torch_module().empty_like(x)
+    xp, yp, op = x.data_ptr(), y.data_ptr(), out.data_ptr()
+    if (xp | yp | op) & 15:
+        _aligned_or_raise("axpby", ("x", "y", "out"), (x, y, out), xp | yp | op)
+    if call.cells:
+        call.cells[4].value = alpha
+        call.cells[5].value = beta
+    call.launch(xp, yp, op)
     return out
+
+
+def bind_rmsnorm(
+    x: Any, weight: Any, eps: float = 1e-6, out: Any = None, *, config: StreamConfig | None = None
+) -> BoundCall:
+    """Validate once and return ``call``: ``call()`` launches ``rmsnorm(x, weight, eps, out)`` on these very
+    tensors in torch's current stream and returns ``out`` (allocated here when None).
+
+    For a loop over the same buffers (a decode step): a call costs the stream lookup and the launch,
+    like one node of a CUDA graph that still follows the caller's stream. The tensors must keep their
+    storage while ``call`` is used.
+    """
+    call = _prepare_rmsnorm(x, weight, eps, out, config)  # alignment included: the pointers are fixed
+    out = v.torch_module().empty_like(x) if out is None else out
+    return BoundCall(call, (x, weight, out), out)
+
+
+def bind_axpby(
+    x: Any, y: Any, alpha: float = 1.0, beta: float = 1.0, out: Any = None, *, config: StreamConfig | None = None
+) -> BoundCall:
+    """``call()`` launches ``axpby(x, y, alpha, beta, out)`` on these tensors again (see :func:`bind_rmsnorm`)."""
+    call = _prepare_axpby(x, y, out, config)
+    v.check_scalar("axpby", "alpha", alpha)
+    v.check_scalar("axpby", "beta", beta)
+    out = v.torch_module().empty_like(x) if out is None else out
+    if call.cells:
+        call.cells[4].value = alpha
+        call.cells[5].value = beta
+    return BoundCall(call, (x, y, out), out)
+
+
+__all__ = ["axpby", "bind_axpby", "bind_rmsnorm", "rmsnorm"]

@@ -7,12 +7,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .api import axpby, rmsnorm
+from .api import axpby, bind_rmsnorm, rmsnorm
 from .build import kernel_for
 from .check import EPS
 from .plan import Op, StreamConfig, make_plan
 from .reference import axpby_reference, error_report, rmsnorm_reference, torch_dtype
-from .timing import copy_gbps, graph_us, time_us
+from .timing import copy_gbps, graph_us, host_us, time_us
 
 ALPHA, BETA = 0.5, 1.0  # beta = 1: torch.add(y, x, alpha=ALPHA) is then one fused kernel of the same bytes
 
@@ -184,8 +184,13 @@ def bench_axpby(
 
 
 def bench_small_m(m: int, n: int, dtype: str, *, iters: int = 50, repeats: int = 7) -> Row:
-    """Latency of one call at small M: back-to-back calls (what a caller sees, host work included) and the
-    same calls replayed from a CUDA graph (GPU time only), for the kernel and for ``F.rms_norm``."""
+    """Latency of one call at small M, three ways to call ours against ``F.rms_norm``.
+
+    ``us``: back-to-back ``rmsnorm(x, w, eps)`` (allocates its output, like torch: the same work for the
+    caller), timed with CUDA events, so host work included. ``extra``: ``out_us`` (``out=`` given) and
+    ``bound_us`` (``bind_rmsnorm(...)()``: same tensors, only the stream and the launch per call), each
+    also as pure host time (``*host_us``: what the Python side costs per call; when it equals the event
+    time the host is the bound), and the CUDA-graph replay of ours and torch's (GPU time only)."""
     import torch
     import torch.nn.functional as F
 
@@ -195,12 +200,25 @@ def bench_small_m(m: int, n: int, dtype: str, *, iters: int = 50, repeats: int =
     w = torch.randn(n, generator=gen, device="cuda").to(torch_dtype(dtype))
     out = torch.full_like(x, float("nan"))
     rmsnorm(x, w, EPS, out=out)
-    worst = _verify(f"rmsnorm {dtype} {m}×{n}", out, lambda i: rmsnorm_reference(x[i], w, EPS), dtype, torch.arange(m))
-    ours = time_us(lambda: rmsnorm(x, w, EPS, out=out), iters=iters, repeats=repeats)
-    theirs = time_us(lambda: F.rms_norm(x, (n,), w, EPS), iters=iters, repeats=repeats)
+    rows = torch.arange(m)
+    worst = _verify(f"rmsnorm {dtype} {m}×{n}", out, lambda i: rmsnorm_reference(x[i], w, EPS), dtype, rows)
+    bound = bind_rmsnorm(x, w, EPS)
+    bound()
+    _verify(f"bind_rmsnorm {dtype} {m}×{n}", bound.out, lambda i: rmsnorm_reference(x[i], w, EPS), dtype, rows)
+    calls = {
+        "": lambda: rmsnorm(x, w, EPS),
+        "out_": lambda: rmsnorm(x, w, EPS, out=out),
+        "bound_": bound,
+        "torch_": lambda: F.rms_norm(x, (n,), w, EPS),
+    }
+    extra: dict[str, float | None] = {}
+    for name, fn in calls.items():
+        extra[f"{name}us"] = time_us(fn, iters=iters, repeats=repeats)
+        extra[f"{name}host_us"] = host_us(fn, iters=iters, repeats=repeats)
     ours_graph = graph_us(lambda: rmsnorm(x, w, EPS, out=out), iters=iters, repeats=repeats)
     theirs_graph = graph_us(lambda: F.rms_norm(x, (n,), w, EPS), iters=iters, repeats=repeats)
     nbytes = 2 * m * n * plan.element_bytes + n * plan.element_bytes
+    ours = extra.pop("us")
     return Row(
         "rmsnorm",
         dtype,
@@ -213,8 +231,9 @@ def bench_small_m(m: int, n: int, dtype: str, *, iters: int = 50, repeats: int =
         ours,
         nbytes / ours / 1e3,
         float("nan"),
-        theirs,
+        extra.pop("torch_us"),
         ours_graph,
         theirs_graph,
         check_worst=worst,
+        extra=extra,
     )

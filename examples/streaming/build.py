@@ -8,14 +8,13 @@ ptxas' remarks, and ``NANOSLEEP`` from the SASS when ``nvdisasm`` is installed.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import re
 import shutil
 import subprocess
 import tempfile
-import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from cutlass import Float32, Int32  # noqa: E402
 
 from . import tiles  # noqa: E402
 from .axpby_kernel import build_axpby  # noqa: E402
+from .launch import ARG_TYPES, ArgPack, executor_for  # noqa: E402
 from .plan import Op, Plan  # noqa: E402
 from .rmsnorm_kernel import build_rmsnorm  # noqa: E402
 from .roles import Declarations  # noqa: E402
@@ -57,32 +57,6 @@ class KernelReport:
         return self.spill_stores + self.spill_loads
 
 
-class _Slot:
-    """One launch argument held in ctypes storage that is rewritten in place for every call.
-
-    The CuTe DSL executor takes any object with ``__c_pointers__`` (its JIT-argument protocol) as the
-    address of the argument's bytes; converting Python ints and floats instead costs about 17 µs per
-    call (7 arguments), which alone would miss the small-M latency target.
-    """
-
-    __slots__ = ("pointers", "store")
-
-    def __init__(self, ctype: Any) -> None:
-        self.store = ctype()
-        self.pointers = [ctypes.c_void_p(ctypes.addressof(self.store))]
-
-    def __c_pointers__(self) -> list:
-        return self.pointers
-
-
-#: ctypes storage of each launcher argument: pointers and the stream handle are 8 bytes, Int32 and Float32 4.
-_ARG_TYPES = {
-    Op.RMSNORM: (ctypes.c_uint64,) * 3 + (ctypes.c_int32, ctypes.c_float, ctypes.c_int32, ctypes.c_uint64),
-    Op.AXPBY: (ctypes.c_uint64,) * 3
-    + (ctypes.c_int32, ctypes.c_float, ctypes.c_float, ctypes.c_int32, ctypes.c_uint64),
-}
-
-
 @dataclass
 class Kernel:
     plan: Plan
@@ -91,30 +65,15 @@ class Kernel:
     compile_seconds: float
     ptx: str | None = None
     report: KernelReport | None = None
+    #: Where argument packs get their executor (default: ``compiled.to()``). The host-path measurement on
+    #: a CPU puts an executor with a stand-in host function here.
+    executor_factory: Callable[[], Any] | None = None
 
-    def __post_init__(self) -> None:
-        self._local = threading.local()
-
-    def __call__(self, *values: Any) -> Any:
-        """Launch with the launcher's arguments as plain values: pointers and the stream as ints.
-
-        The argument storage and the list of its addresses are built once per thread; a call writes
-        the values into it and hands the same list to the compiled program (about 1 µs of Python
-        instead of the executor's per-argument conversion).
-        """
-        local = self._local
-        slots = getattr(local, "slots", None)
-        if slots is None:
-            slots = local.slots = tuple(_Slot(t) for t in _ARG_TYPES[self.plan.op])
-            local.addresses = [slot.pointers[0] for slot in slots]
-        if len(values) != len(slots):
-            raise TypeError(f"{self.plan.op.value} kernel takes {len(slots)} arguments, got {len(values)}")
-        for slot, value in zip(slots, values, strict=True):
-            slot.store.value = value
-        run = getattr(self.compiled, "run_compiled_program", None)
-        if run is None:  # another DSL version: the executor's own conversion of the same slots
-            return self.compiled(*slots)
-        return run(local.addresses)
+    def pack(self) -> ArgPack:
+        """A new argument pack of this kernel (:mod:`.launch`): cells in the launcher's argument order."""
+        factory = self.executor_factory
+        executor = factory() if factory is not None else executor_for(self.compiled)
+        return ArgPack(executor, ARG_TYPES[self.plan.op])
 
 
 def _placeholder_args(plan: Plan) -> tuple:

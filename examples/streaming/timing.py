@@ -31,6 +31,27 @@ def time_us(fn: Callable[[], Any], *, iters: int = 20, repeats: int = 5, warmup:
     return statistics.median(samples)
 
 
+def host_us(fn: Callable[[], Any], *, iters: int = 50, repeats: int = 7, warmup: int = 3) -> float:
+    """Median microseconds of host time per call: ``iters`` calls timed with ``perf_counter`` and no
+    synchronization inside (the launch queue holds them), the GPU drained between repeats. Next to
+    :func:`time_us` of the same calls it says what bounds them: equal means the host is the limit."""
+    import time
+
+    import torch
+
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(repeats):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(iters):
+            fn()
+        samples.append((time.perf_counter() - start) * 1e6 / iters)
+    torch.cuda.synchronize()
+    return statistics.median(samples)
+
+
 def graph_us(fn: Callable[[], Any], *, iters: int = 20, repeats: int = 5) -> float | None:
     """Median microseconds per call with ``iters`` calls captured in one CUDA graph (no host overhead);
     None when ``fn`` cannot be captured."""

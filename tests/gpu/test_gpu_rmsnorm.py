@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 torch = pytest.importorskip("torch")
 
-from examples.streaming import axpby, rmsnorm  # noqa: E402
+from examples.streaming import axpby, bind_rmsnorm, rmsnorm  # noqa: E402
 from examples.streaming.check import EPS, check_axpby, check_rmsnorm, same_bits  # noqa: E402
 from examples.streaming.plan import Op, Store, StreamConfig, make_plan, max_n  # noqa: E402
 from examples.streaming.reference import excess_error, rmsnorm_reference, torch_dtype  # noqa: E402
@@ -137,3 +137,55 @@ def test_axpby_with_beta_one_matches_torch_add():
     ours = axpby(x, y, 0.5, 1.0)
     theirs = torch.add(y, x, alpha=0.5)
     assert (ours.float() - theirs.float()).abs().max() <= 2**-7 * theirs.float().abs().max()
+
+
+def test_a_repeated_signature_launches_on_each_calls_tensors():
+    """The second and later calls of a signature reuse a prepared argument pack: each must still read its own
+    x and write its own out (new pointers every call), in place included."""
+    w = torch.randn(8192, device="cuda").to(torch.bfloat16)
+    for _ in range(3):
+        x = torch.randn(7, 8192, device="cuda").to(torch.bfloat16)
+        ref = rmsnorm_reference(x, w, EPS)
+        for out in (rmsnorm(x, w, EPS), rmsnorm(x, w, EPS, out=torch.full_like(x, float("nan")))):
+            torch.cuda.synchronize()
+            worst, bad = excess_error(out, ref, "bf16")
+            assert bad == 0, worst
+
+
+def test_a_bound_call_reads_its_inputs_anew_and_follows_the_stream():
+    x = torch.randn(3, 8192, device="cuda").to(torch.bfloat16)
+    w = torch.randn(8192, device="cuda").to(torch.bfloat16)
+    call = bind_rmsnorm(x, w, EPS)
+    side = torch.cuda.Stream()
+    for stream in (side, torch.cuda.current_stream(), side):
+        fresh = torch.randn(3, 8192, device="cuda").to(torch.bfloat16)
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            torch.cuda._sleep(1_000_000)
+            x.copy_(fresh)  # same storage, new values, after the sleep: a launch elsewhere reads the old ones
+            out = call()
+        torch.cuda.current_stream().wait_stream(stream)
+        torch.cuda.synchronize()
+        assert out is call.out
+        worst, bad = excess_error(out, rmsnorm_reference(x, w, EPS), "bf16")
+        assert bad == 0, worst
+
+
+def test_a_call_captured_in_a_cuda_graph_replays_on_new_inputs():
+    x = torch.randn(16, 8192, device="cuda").to(torch.bfloat16)
+    w = torch.randn(8192, device="cuda").to(torch.bfloat16)
+    out = torch.full_like(x, float("nan"))
+    rmsnorm(x, w, EPS, out=out)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream), torch.cuda.graph(graph, stream=stream):
+        rmsnorm(x, w, EPS, out=out)
+    torch.cuda.current_stream().wait_stream(stream)
+    x.copy_(torch.randn(16, 8192, device="cuda").to(torch.bfloat16))
+    out.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+    worst, bad = excess_error(out, rmsnorm_reference(x, w, EPS), "bf16")
+    assert bad == 0, worst
