@@ -202,7 +202,7 @@ def bench_small_m(m: int, n: int, dtype: str, *, iters: int = 50, repeats: int =
     rmsnorm(x, w, EPS, out=out)
     rows = torch.arange(m)
     worst = _verify(f"rmsnorm {dtype} {m}×{n}", out, lambda i: rmsnorm_reference(x[i], w, EPS), dtype, rows)
-    bound = bind_rmsnorm(x, w, EPS)
+    bound = bind_rmsnorm(x, w, EPS, out=torch.full_like(x, float("nan")))  # poisoned: unwritten stays NaN
     bound()
     _verify(f"bind_rmsnorm {dtype} {m}×{n}", bound.out, lambda i: rmsnorm_reference(x[i], w, EPS), dtype, rows)
     calls = {
