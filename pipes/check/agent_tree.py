@@ -11,6 +11,7 @@ result. Nodes are numbered, so an agent's position in the exploration is one int
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +45,8 @@ class _Node:
     parent: int
     key: Any
     children: dict[Any, int] = field(default_factory=dict)
+    shape: int = 0
+    """The node's logical place, shared by interchangeable agents (:mod:`pipes.check.symmetry`)."""
 
 
 class AgentTree:
@@ -58,6 +61,8 @@ class AgentTree:
         #: Pipeline roles and ordered-barrier groups the agent took part in, over every run so far.
         self.joined: set[tuple[str, str, int]] = set()
         self.turns: set[tuple[str, int]] = set()
+        #: Numbers each new node's shape from (parent shape, result, operation); None: no symmetry.
+        self.shaper: Callable[[int, Any, Any], int] | None = None
 
     def op(self, node: int) -> Any:
         return self.nodes[node].op
@@ -88,7 +93,8 @@ class AgentTree:
         parent, key = node, result
         first = -1
         for op in [*recorded, *([ending] if ending is not None else [])]:
-            self.nodes.append(_Node(op, parent, key))
+            shape = self.shaper(self.nodes[parent].shape, key, op) if self.shaper is not None else 0
+            self.nodes.append(_Node(op, parent, key, shape=shape))
             new = len(self.nodes) - 1
             self.nodes[parent].children[key] = new
             if first < 0:

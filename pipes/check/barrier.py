@@ -85,24 +85,10 @@ class OverArrival(Exception):
     """An arrive asked for more arrivals than the current phase still needs."""
 
 
-def _maybe_complete(bar: BarrierState) -> BarrierState:
-    if bar.pending == 0 and bar.tx == 0:
-        return BarrierState(
-            bar.expected, bar.completed + 1, bar.expected, 0, bar.gathered, EMPTY_KNOWLEDGE, None, bar.round, bar.narrow
-        )
-    return bar
-
-
 def note_narrow(bar: BarrierState, who: str, scope: Any, knowledge: Knowledge) -> BarrierState:
     """Record an arrival whose release is too narrow to reach the barrier's CTA (it publishes nothing)."""
     kept = tuple(entry for entry in bar.narrow if entry[0] != who)
     return bar._replace(narrow=(*kept, (who, scope, knowledge)))
-
-
-def _with_round(bar: BarrierState, completion: int | None) -> BarrierState:
-    if completion is None or bar.round is not None:
-        return bar
-    return bar._replace(round=completion)
 
 
 def arrive(
@@ -116,16 +102,24 @@ def arrive(
     """``count`` arrivals (and ``expect_tx`` more outstanding bytes) into the current phase, for ``completion``."""
     if count > bar.pending:
         raise OverArrival(f"{count} arrivals with only {bar.pending} of {bar.expected} pending")
-    updated = bar._replace(pending=bar.pending - count, tx=bar.tx + expect_tx, gathered=join(bar.gathered, knowledge))
-    return _maybe_complete(_with_round(updated, completion))
+    return _update(bar, bar.pending - count, bar.tx + expect_tx, join(bar.gathered, knowledge), completion)
+
+
+def _update(bar: BarrierState, pending: int, tx: int, gathered: Knowledge, completion: int | None) -> BarrierState:
+    """The barrier after an arrival or delivered bytes: one construction (this runs on every move)."""
+    expected, completed, _, _, published, _, round_, done_round, narrow = bar
+    if round_ is None:
+        round_ = completion
+    if pending == 0 and tx == 0:
+        return BarrierState(expected, completed + 1, expected, 0, gathered, EMPTY_KNOWLEDGE, None, round_, narrow)
+    return BarrierState(expected, completed, pending, tx, published, gathered, round_, done_round, narrow)
 
 
 def complete_tx(
     bar: BarrierState, nbytes: int, knowledge: Knowledge, completion: int | None = None, who: str = ""
 ) -> BarrierState:
     """An asynchronous copy delivered ``nbytes`` to this barrier's transaction count."""
-    updated = bar._replace(tx=bar.tx - nbytes, gathered=join(bar.gathered, knowledge))
-    return _maybe_complete(_with_round(updated, completion))
+    return _update(bar, bar.pending, bar.tx - nbytes, join(bar.gathered, knowledge), completion)
 
 
 def status(bar: BarrierState) -> str:

@@ -97,28 +97,37 @@ def stream_protocol(declaration: Any, items: int = 6) -> Protocol:
 
 def ordered_protocol(order_spec: Any, rounds: int = 3) -> Protocol:
     """The groups of an ordered barrier (``name``, ``groups``, ``role``, ``depth``) take turns for
-    ``rounds`` rounds, one agent per unit of the role (``role.count``); in every section each unit
-    checks that every unit of the previous group went before it."""
+    ``rounds`` rounds, one agent per unit of the role (``role.count``). In every section the group's
+    first unit checks that the previous group went before it and records its own turn; the other units
+    only take turns — they run one function, so the checker explores them as one orbit."""
     order = ModelOrder(order_spec.name, order_spec.groups, order_spec.role, order_spec.depth)
-    units = order.role.count
 
-    def unit(g: int, u: int) -> Callable[[Ctx], None]:
+    def leader(g: int) -> Callable[[Ctx], None]:
         def run(ctx: Ctx) -> None:
             turn = ctx.order(order.name, g)
             for r in range(rounds):
                 for section in range(order.depth):
                     turn.wait()
                     if g:
-                        before = [ctx.read_global((section, r, g - 1, v)) for v in range(units)]
-                        assert before == ["done"] * units, f"{ctx.name}: group {g - 1} had not gone first"
-                    ctx.write_global((section, r, g, u), "done")
+                        assert ctx.read_global((section, r, g - 1)) == "done", f"{ctx.name}: group {g - 1} went later"
+                    ctx.write_global((section, r, g), "done")
                     turn.arrive()
 
         return run
 
-    agents = [
-        Agent(f"{order.role.name}{g}" + (f"_{u}" if units > 1 else ""), unit(g, u))
-        for g in range(order.groups)
-        for u in range(units)
-    ]
+    def follower(g: int) -> Callable[[Ctx], None]:
+        def run(ctx: Ctx) -> None:
+            turn = ctx.order(order.name, g)
+            for _ in range(rounds * order.depth):
+                turn.wait()
+                turn.arrive()
+
+        return run
+
+    agents = []
+    for g in range(order.groups):
+        follow = follower(g)
+        for u in range(order.role.count):
+            name = f"{order.role.name}{g}" + (f"_{u}" if order.role.count > 1 else "")
+            agents.append(Agent(name, leader(g) if u == 0 else follow))
     return Protocol(f"{order.name}_turns", agents, [], orders=[order])

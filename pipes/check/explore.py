@@ -11,11 +11,13 @@ import random
 import re
 import time
 from collections import deque
+from collections.abc import Hashable
 
 from ..errors import ProtocolError
 from .protocol import Protocol
 from .report import Finding, FindingKind, Report
 from .static import count_problems
+from .symmetry import SymmetryBroken
 from .world import Machine, Problem, World
 
 
@@ -137,13 +139,14 @@ class _Findings:
         self.items[key] = finding
 
 
-def _path(parents: dict[World, tuple[World, str] | None], world: World) -> list[str]:
+def _path(parents: dict[Hashable, tuple[Hashable, str] | None], key: Hashable) -> list[str]:
+    """The moves that led to the state with ``key`` (each applied to its parent's representative)."""
     labels = []
-    link = parents[world]
+    link = parents[key]
     while link is not None:
-        world, label = link
+        key, label = link
         labels.append(label)
-        link = parents[world]
+        link = parents[key]
     labels.reverse()
     return labels
 
@@ -157,52 +160,80 @@ def check(
     max_depth: int = 100_000,
     max_findings: int = 8,
     reduction: bool = True,
+    symmetry: bool = True,
 ) -> Report:
     """Explore ``protocol``: every interleaving up to ``max_states`` distinct states, then
     ``random_runs`` seeded random runs of at most ``max_depth`` moves. Returns a :class:`Report`.
 
     ``reduction=False`` makes every operation its own move (for comparison; same findings, more states).
+    ``symmetry=False`` counts states without merging those that differ only by which of several
+    interchangeable agents is where (:mod:`pipes.check.symmetry`).
     """
+    excluded: frozenset[tuple[int, ...]] = frozenset()
+    while True:
+        try:
+            return _check(
+                protocol, max_states, random_runs, seed, max_depth, max_findings, reduction, symmetry, excluded
+            )
+        except SymmetryBroken as broken:  # agents that looked interchangeable were not: again without them
+            excluded = excluded | {broken.members}
+
+
+def _check(
+    protocol: Protocol,
+    max_states: int,
+    random_runs: int,
+    seed: int,
+    max_depth: int,
+    max_findings: int,
+    reduction: bool,
+    symmetry: bool,
+    excluded: frozenset[tuple[int, ...]],
+) -> Report:
     started = time.perf_counter()
-    machine = Machine(protocol, reduction=reduction)
+    machine = Machine(protocol, reduction=reduction, symmetry=symmetry, excluded=excluded)
+    key = machine.key
     findings = _Findings(machine, max_findings)
     for finding in _static_findings(machine):
         findings.items.setdefault(_site(Problem(finding.kind.name, finding.message)), finding)
     initial = machine.initial()
-    parents: dict[World, tuple[World, str] | None] = {initial: None}
-    queue = deque([initial]) if max_states > 0 else deque()
+    parents: dict[Hashable, tuple[Hashable, str] | None] = {key(initial): None}
+    queue = deque([(initial, key(initial))]) if max_states > 0 else deque()
     exhaustive = max_states > 0
     transitions = 0
     while queue and not findings.full:
-        world = queue.popleft()
+        world, here = queue.popleft()
         labels, problem = machine.moves(world)
         if problem is None and not labels:
             for end in machine.end_problems(world):
-                findings.add(end, _path(parents, world))
+                findings.add(end, _path(parents, here))
             continue
         if problem:
-            findings.add(problem, _path(parents, world))
+            findings.add(problem, _path(parents, here))
             continue
         for label in labels:
             outcome = machine.step(world, label)
             transitions += 1
             if outcome.problem:
-                findings.add(outcome.problem, [*_path(parents, world), label])
+                findings.add(outcome.problem, [*_path(parents, here), label])
                 continue
             following = outcome.world
-            if following in parents:
+            there = key(following)
+            if there in parents:
                 continue
             if len(parents) >= max_states:
                 exhaustive = False
                 continue
-            parents[following] = (world, label)
-            queue.append(following)
+            parents[there] = (here, label)
+            queue.append((following, there))
     if queue:
         exhaustive = False
     seen = set(parents)
     rng = random.Random(seed)
     for _ in range(random_runs):
         transitions += _random_run(machine, initial, rng, max_depth, seen, findings)
+    classes = machine.symmetry.classes if machine.symmetry is not None else []
+    symmetric = tuple(tuple(machine.names[a] for a in members) for members in classes)
     return Report(
         protocol=protocol.name,
         findings=list(findings.items.values()),
@@ -214,6 +245,7 @@ def check(
         seed=seed if random_runs else None,
         seconds=time.perf_counter() - started,
         agent_runs=sum(tree.runs for tree in machine.trees),
+        symmetric=symmetric,
     )
 
 
@@ -222,7 +254,7 @@ def _random_run(
 ) -> int:
     schedule: list[str] = []
     for _ in range(max_depth):
-        seen.add(world)
+        seen.add(machine.key(world))
         labels, problem = machine.moves(world)
         if problem is None and not labels:
             for end in machine.end_problems(world):

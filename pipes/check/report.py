@@ -82,6 +82,8 @@ class Report:
     seed: int | None = None
     seconds: float = 0.0
     agent_runs: int = 0
+    symmetric: tuple[tuple[str, ...], ...] = ()
+    """Groups of interchangeable agents explored as one orbit (``states`` counts orbits)."""
 
     @property
     def ok(self) -> bool:
@@ -105,6 +107,8 @@ class Report:
     def __str__(self) -> str:
         scope = "exhaustive" if self.exhaustive else f"bounded at {self.max_states} states (not a proof)"
         random = f", {self.random_runs} random runs (seed {self.seed})" if self.random_runs else ""
+        if self.symmetric:
+            random += ", symmetry: " + "; ".join("{" + ", ".join(group) + "}" for group in self.symmetric)
         if self.ok:
             verdict = "OK" + (f" with {len(self.warnings)} warning(s)" if self.warnings else "")
         else:

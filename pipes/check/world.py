@@ -46,6 +46,7 @@ from .ops import (
     Write,
 )
 from .protocol import Protocol, compile_layout
+from .symmetry import Symmetry, classes_of
 
 
 class Load(NamedTuple):
@@ -60,6 +61,9 @@ class Load(NamedTuple):
     nbytes: int
     completion: int | None
     issuer: str
+    agent: int = -1
+    """The issuing agent and its operation's node (for symmetry reduction)."""
+    node: int = -1
 
 
 class World(NamedTuple):
@@ -94,7 +98,14 @@ class Outcome:
 class Machine:
     """Moves and their effects for one protocol."""
 
-    def __init__(self, protocol: Protocol, reduction: bool = True, max_ops: int = 20_000) -> None:
+    def __init__(
+        self,
+        protocol: Protocol,
+        reduction: bool = True,
+        max_ops: int = 20_000,
+        symmetry: bool = True,
+        excluded: frozenset[tuple[int, ...]] = frozenset(),
+    ) -> None:
         self.protocol = protocol
         self.layout = compile_layout(protocol)
         self.trees = [AgentTree(agent, self.layout, max_ops) for agent in protocol.agents]
@@ -102,6 +113,10 @@ class Machine:
         self.agent_index = {name: i for i, name in enumerate(self.names)}
         self.reduction = reduction
         self._interned: dict[Any, Any] = {}
+        self._reach: dict[tuple[Any, int, int], bool] = {}
+        classes = classes_of(protocol.agents, excluded) if symmetry else []
+        #: Interchangeable agents explored as one orbit (None: every agent counts on its own).
+        self.symmetry = Symmetry(self, classes) if classes else None
         grids = self.layout.grids
         #: Per agent: the agents of earlier grids (the launches it depends on), as a bitmask.
         self.earlier = [sum(1 << b for b, g in enumerate(grids) if g < grids[a]) for a in range(len(grids))]
@@ -204,6 +219,18 @@ class Machine:
         except mem.Hazard as hazard:
             return Outcome(None, scratch.lines, Problem(hazard.kind, hazard.message))
         return Outcome(scratch.freeze(), scratch.lines, scratch.problem)
+
+    def reaches(self, scope: sc.Scope, agent: int, barrier: int) -> bool:
+        """Whether ``agent``'s release at ``scope`` reaches ``barrier``'s CTA (memoised: it runs on every arrive)."""
+        key = (scope, agent, barrier)
+        known = self._reach.get(key)
+        if known is None:
+            known = self._reach[key] = sc.reaches(scope, self.layout.places[agent], self.layout.barrier_places[barrier])
+        return known
+
+    def key(self, world: World) -> Any:
+        """What the search keeps visited: the world, or its canonical key under symmetry."""
+        return world if self.symmetry is None else self.symmetry.key(world)
 
     def intern(self, value: Any) -> Any:
         return self._interned.setdefault(value, value)
@@ -426,6 +453,8 @@ class _Scratch:
                     op.nbytes,
                     op.completion,
                     op.who,
+                    agent,
+                    node,
                 )
         return None
 
@@ -461,8 +490,7 @@ class _Scratch:
         if judged:
             raise mem.Hazard(judged[0], f"{op.barrier_name}: {judged[1]} — {op.who}, in {op.call}")
         knowledge = self.knowledge[agent]
-        layout = self.machine.layout
-        if not sc.reaches(op.scope, layout.places[agent], layout.barrier_places[op.barrier]):
+        if op.scope is not sc.Scope.SYSTEM and not self.machine.reaches(op.scope, agent, op.barrier):
             # The arrival counts, but a release too narrow for the barrier's CTA orders nothing there.
             bar = mb.note_narrow(bar, op.who, op.scope, knowledge)
             knowledge = mem.EMPTY_KNOWLEDGE

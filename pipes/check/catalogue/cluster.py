@@ -58,6 +58,45 @@ def multicast_mainloop(k_blocks: int = 2, stages: int = 2, peers: int = 2) -> Pr
     return Protocol("multicast_mainloop" + ("" if peers == 2 else f"_peers{peers}"), agents, [model])
 
 
+def cluster_warps(k_blocks: int = 1, stages: int = 2, warps: int = 4) -> Protocol:
+    """A realistic cluster layout for the symmetry benchmark: 2 CTAs, each with a TMA producer warp that
+    multicasts its half of the tile, and a math warpgroup written as its ``warps`` warps (elected per
+    warp): 8 consumer warps in 2 warpgroups on 2 CTAs. The warps of one CTA run one function, so the
+    checker explores them as one orbit."""
+    spec = PipelineSpec(
+        "mainloop",
+        stages,
+        Role("tma", ArrivalUnit.ELECTED_PER_WARP),
+        Role("mma", ArrivalUnit.ELECTED_PER_WARP, count=warps, peers=2),
+        Completion.TRANSACTION_BYTES,
+        2 * HALF,
+    )
+
+    def loads(cta: int):
+        def run(ctx: Ctx) -> None:
+            p = ctx.producer("mainloop")
+            for k in range(k_blocks):
+                slot = p.acquire()
+                ctx.load("mainloop", slot, ("B", k, cta), nbytes=HALF, part=f"half{cta}", multicast=True)
+                p.commit()
+            p.tail()
+
+        return run
+
+    def warp(ctx: Ctx) -> None:
+        c = ctx.consumer("mainloop")
+        for k in range(k_blocks):
+            slot = c.wait()
+            for half in range(2):
+                assert ctx.read("mainloop", slot, part=f"half{half}", proxy="async") == ("B", k, half)
+            c.release()
+
+    agents = [Agent("tma0", loads(0), cta=0), Agent("tma1", loads(1), cta=1)]
+    agents += [Agent(f"mma{cta}_w{w}", warp, cta=cta) for cta in range(2) for w in range(warps)]
+    model = ModelPipeline(spec, fence_reads=False, ctas=(0, 1), multicast=True)
+    return Protocol(f"cluster_warps_{warps}x2_k{k_blocks}", agents, [model])
+
+
 def dsmem_relay(scope: Scope = Scope.CLUSTER, rounds: int = 2) -> Protocol:
     """A relay across the cluster: a warp in CTA 0 writes a tile into CTA 1's shared memory (modelled as
     the global cell ``('dsmem', 1, r)``) and arrives on CTA 1's ``ready`` barrier; CTA 1's warp waits and

@@ -135,6 +135,22 @@ def consumer_warpgroups(declared: int = 2, stages: int = 2, items: int = 4, runn
     return Protocol(f"two_warpgroups_declared_{declared}{suffix}", agents, [ModelPipeline(spec)])
 
 
+def consumer_warps(count: int = 8, stages: int = 2, items: int = 3) -> Protocol:
+    """A TMA-load pipeline read by ``count`` identical consumer warps of one role (elected per warp), as a
+    kernel's declaration gives it to :func:`pipes.check.stream_protocol` — the symmetry benchmark."""
+    from ..bridge import stream_protocol
+
+    spec = PipelineSpec(
+        "mainloop",
+        stages,
+        Role("tma", ArrivalUnit.ELECTED_PER_WARP),
+        Role("mma", ArrivalUnit.ELECTED_PER_WARP, count=count),
+        Completion.TRANSACTION_BYTES,
+        8192,
+    )
+    return stream_protocol(spec, items=items)
+
+
 def fan_out(stages: int = 2, items: int = 4) -> Protocol:
     """One producer, two consumer roles (a warp each) that both read every slot before it is free."""
     spec = PipelineSpec(
