@@ -29,18 +29,28 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
 from hopper_gemm.config import GemmConfig, Schedule  # noqa: E402
+from tile_comm.config import CommConfig  # noqa: E402
 
 #: Half the bytes per tile: the last wave of tiles (shipped after the GEMM ends) is half as long.
 FINE = GemmConfig(128, 128, 2, 1, Schedule.COOPERATIVE)
-# (shape, transport, GEMM configuration: None = the measured table's cooperative choice)
+
+
+def paced(ns: int) -> CommConfig:
+    return CommConfig("host", pace_ns=ns)
+
+
+# (shape, transport, GEMM configuration, CommConfig): None = the measured table's cooperative choice /
+# the transport's default communication warp.
 ROWS = [
-    ((4096, 4096, 16384), "host", None),  # T_comm ≈ T_gemm: the overlap target
-    ((4096, 4096, 16384), "host", FINE),  # diagnostic: finer tiles, shorter exposed tail
-    ((8192, 8192, 8192), "local", None),  # the regret target
-    ((4096, 4096, 16384), "local", None),
-    ((8192, 8192, 8192), "host", None),
+    ((4096, 4096, 16384), "host", None, None),  # T_comm ≈ T_gemm: the overlap target
+    ((4096, 4096, 16384), "host", None, paced(2000)),  # diagnostic: pushes paced over the next mainloop
+    ((4096, 4096, 16384), "host", None, paced(4000)),
+    ((4096, 4096, 16384), "host", FINE, None),  # diagnostic: finer tiles, shorter exposed tail
+    ((8192, 8192, 8192), "local", None, None),  # the regret target
+    ((4096, 4096, 16384), "local", None, None),
+    ((8192, 8192, 8192), "host", None, paced(4000)),
 ]
-QUICK = [((2048, 2048, 4096), "host", None), ((2048, 2048, 4096), "local", None)]
+QUICK = [((2048, 2048, 4096), "host", None, None), ((2048, 2048, 4096), "local", None, None)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,8 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     print("without the GEMM (T_comm); fused = T_fused; copy = copy_ of C to the receiver; seq = matmul then copy")
     print(header(), flush=True)
     results = []
-    for (m, n, k), transport, config in QUICK if args.quick else ROWS:
-        result = measure(m, n, k, transport, args.dtype, config=config)
+    for (m, n, k), transport, config, comm in QUICK if args.quick else ROWS:
+        result = measure(m, n, k, transport, args.dtype, config=config, comm=comm)
         results.append(result)
         print(row(result), flush=True)
     print()

@@ -97,12 +97,14 @@ def measure(
     transport: str,
     dtype: str = "bf16",
     config: Any = None,
+    comm: Any = None,
     rounds: int = 10,
     batch: int = 10,
 ) -> Overlap:
     """Time every contender of one (shape, transport) in one interleaved run (needs a GPU).
 
-    ``config``: the GEMM configuration (default: the measured table's cooperative choice)."""
+    ``config``: the GEMM configuration (default: the measured table's cooperative choice); ``comm``: the
+    communication warp's :class:`~tile_comm.config.CommConfig` (default: the transport's)."""
     import cutlass
     import torch
     from hopper_gemm.api import compiled, validate
@@ -116,7 +118,7 @@ def measure(
     a = torch.randn(m, k, device="cuda", dtype=tdt, generator=g)
     b = torch.randn(n, k, device="cuda", dtype=tdt, generator=g)  # (N, K): C = a @ b.T
     config = config if config is not None else default_config(m, n, k, dtype)
-    fused = EpilogueComm(a, b, transport, config=config)
+    fused = EpilogueComm(a, b, transport, config=config, comm=comm)
     none = EpilogueComm(a, b, "none", config=config)
     plain_out = torch.empty(m, n, device="cuda", dtype=tdt)
     ops = validate(a, b, out=plain_out)
@@ -147,4 +149,5 @@ def measure(
         "fused": fused.launch,
     }
     us = time_interleaved(contenders, rounds=rounds, batch=batch)
-    return Overlap(torch.cuda.get_device_name(), (m, n, k), dtype, transport, config.describe(), us)
+    label = config.describe() + (f", {comm.describe()}" if comm is not None else "")
+    return Overlap(torch.cuda.get_device_name(), (m, n, k), dtype, transport, label, us)

@@ -74,8 +74,10 @@ def ship_tile(
     tile_m: cutlass.Constexpr,
     tile_n: cutlass.Constexpr,
     unroll: cutlass.Constexpr,
+    pace_ns: cutlass.Constexpr = 0,
 ) -> None:
-    """Copy output tile ``(tm, tn)`` of ``c`` to its place in the tile-major ``dst`` (whole warp)."""
+    """Copy output tile ``(tm, tn)`` of ``c`` to its place in the tile-major ``dst`` (whole warp); with
+    ``pace_ns`` each step of ``unroll`` vectors per lane is followed by a ``nanosleep``."""
     per_row, rows_per_step, steps = geometry(tile_m, tile_n)
     vec = ir.VectorType.get([4], Int32.mlir_type)
     lane = cute.arch.lane_idx()
@@ -100,6 +102,8 @@ def ship_tile(
         for u in cutlass.range_constexpr(unroll):
             if col_ok & (row0 + (step + u) * rows_per_step < rows):
                 cute.arch.store(out + Int64((step + u) * rows_per_step * tile_n), values[u])
+        if cutlass.const_expr(pace_ns > 0):
+            nanosleep(pace_ns)
 
 
 @cute.jit
@@ -166,7 +170,7 @@ def push_tile(
     if cutlass.const_expr(cfg.moves_data):
         if (args.options & OPT_CREDITS) != 0:
             wait_credit(args.credits + tile, args.epoch, cfg.scope)
-        ship_tile(c, args.dst, tm, tn, tiles_n, tile_m, tile_n, cfg.unroll)
+        ship_tile(c, args.dst, tm, tn, tiles_n, tile_m, tile_n, cfg.unroll, cfg.pace_ns)
         publish(args.flags + tile, args.epoch, cfg.scope)
     tile_stamp(args, tile, PUSH_END)
 
