@@ -49,7 +49,7 @@ def no_gpu_report(args: argparse.Namespace) -> int:
     from tile_comm.protocol import BUGS, check_declarations
     from tile_comm.role import CommRole
 
-    comm = CommConfig(Transport(args.transport))
+    comm = CommConfig.default(Transport(args.transport))
     problem = Problem(args.dtype)
     config = default_config(args.m, args.n, args.k, args.dtype)
     print("no CUDA GPU here: compiling for sm_90a instead (nothing runs)")

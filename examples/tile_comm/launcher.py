@@ -60,7 +60,7 @@ class EpilogueComm:
         from hopper_gemm.api import validate
 
         chosen = parse_transport(transport)
-        comm = comm if comm is not None else CommConfig(chosen)
+        comm = comm if comm is not None else CommConfig.default(chosen)
         if comm.transport is not chosen:
             raise ValueError(f"transport = {chosen.value!r} but comm.transport = {comm.transport.value!r}")
         ops = validate(a, b, bias=bias, alpha=alpha, out=out, b_layout=b_layout)
