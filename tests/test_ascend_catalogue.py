@@ -60,3 +60,23 @@ def test_pipe_all_is_not_a_flag_pipe() -> None:
     report = ENTRIES["pipe_all"].build()
     report.vector(0).set_flag("ALL", "V", 0)
     assert any("pipe ALL does not exist on the AIV core" in d.message for d in report.run().diagnoses)
+
+
+# -- one engine: the same programs, every schedule --------------------------------------------------------
+@pytest.mark.parametrize("entry", GOOD, ids=lambda e: e.name)
+def test_a_correct_kernel_is_proven_on_every_schedule(entry) -> None:
+    report = entry.build().prove()
+    assert report.ok and report.exhaustive and not report.findings, str(report)
+
+
+@pytest.mark.parametrize("entry", BAD, ids=lambda e: e.name)
+def test_a_broken_kernel_is_caught_by_the_exhaustive_engine_and_replays(entry) -> None:
+    from pipes.ascend.sim.exhaustive import AscendModel
+    from pipes.check.explore import _replay
+
+    sim = entry.build()
+    report = sim.prove()
+    assert report.exhaustive and entry.proven in report.kinds(), str(report)
+    finding = report.first(entry.proven)
+    again = _replay(AscendModel(sim), finding.schedule)
+    assert again is not None and again.kind is finding.kind

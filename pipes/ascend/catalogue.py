@@ -4,7 +4,8 @@ each must produce — the hardware facts the simulator models, each shown once r
 Every entry records a kernel into a fresh :class:`~pipes.ascend.sim.Simulator`. A correct entry must
 explore with no diagnosis at all; a bad one must give ``expect`` (an error, or a warning where the
 kernel is harmless) with the words in ``mentions``, and names its corrected twin. The tests run them
-all, through the simulator's schedules and through the exhaustive explorer (:mod:`pipes.ascend.explore`).
+all, through the simulator's schedules and through the exhaustive explorer (``Simulator.prove``,
+:mod:`pipes.ascend.sim.exhaustive`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..check.report import FindingKind
 from .events import EventIdRules, Generation, Keying
 from .pairs import Space
 from .sim import Kind, Simulator
@@ -27,6 +29,8 @@ class AscendEntry:
     expect: Kind | None = None
     mentions: tuple[str, ...] = ()
     twin: str | None = None
+    proven: FindingKind | None = None
+    """What the exhaustive explorer (``Simulator.prove``) reports for a bad entry, in its own kinds."""
 
 
 def _rules(**options: object) -> EventIdRules:
@@ -133,6 +137,7 @@ BAD = [
         Kind.LOST_SIGNAL,
         ("under the binary reading (cross_core_capacity=1)",),
         twin="cube_runs_ahead",
+        proven=FindingKind.COUNTER_OVERFLOW,
     ),
     AscendEntry(
         "credits_left",
@@ -141,6 +146,7 @@ BAD = [
         Kind.CREDITS_LEFT,
         ("cross-core flag id 4 of aic holds 2 untaken signal(s) at exit",),
         twin="primed_credits",
+        proven=FindingKind.CREDITS_LEFT,
     ),
     AscendEntry(
         "reserved_id",
@@ -149,6 +155,7 @@ BAD = [
         Kind.ID_RESERVED,
         ("event id 6 is reserved (reserved by convention)",),
         twin="allocator_id",
+        proven=FindingKind.FLAG_CAUTION,
     ),
     AscendEntry(
         "shared_source_id",
@@ -157,6 +164,7 @@ BAD = [
         Kind.UNMATCHED_WAIT,
         ("1 set(s) merged into one still pending", "so 1 signal(s) fewer arrived than were set"),
         twin="distinct_source_ids",
+        proven=FindingKind.DOUBLE_SET,
     ),
     AscendEntry(
         "no_pipe_barrier",
@@ -165,6 +173,7 @@ BAD = [
         Kind.DATA_HAZARD,
         ("RAW on a", "aiv0/V reads a before aiv0/MTE2 finished writing it"),
         twin="pipe_all",
+        proven=FindingKind.READ_UNCOMMITTED,
     ),
     AscendEntry(
         "fix_to_mte2_on_a2",
@@ -173,6 +182,7 @@ BAD = [
         Kind.ILLEGAL_PAIR,
         ("FIX→MTE2 is not a flag pair on the AIC core of Atlas A2",),
         twin="fix_to_mte2_on_950",
+        proven=FindingKind.ILLEGAL_FLAG,
     ),
 ]
 

@@ -12,11 +12,11 @@ import re
 import time
 from collections import deque
 from collections.abc import Hashable
+from typing import Any
 
 from ..errors import ProtocolError
 from .protocol import Protocol
 from .report import Finding, FindingKind, Report
-from .static import count_problems
 from .symmetry import SymmetryBroken
 from .world import Machine, Problem, World
 
@@ -33,7 +33,7 @@ def _replay(
     An empty schedule first gives the static count check's finding at ``site`` (or its first), if any.
     """
     if not schedule:
-        static = _static_findings(machine)
+        static = machine.static_findings()
         match = next((f for f in static if site is None or _site(Problem(f.kind.name, f.message)) == site), None)
         if match is not None:
             return match
@@ -55,10 +55,6 @@ def _replay(
         ends = machine.end_problems(world)
         problem = next((p for p in ends if _site(p) == site), ends[0] if ends else None)
     return _finding(problem, lines, list(schedule)) if problem else None
-
-
-def _static_findings(machine: Machine) -> list[Finding]:
-    return [Finding(FindingKind.ARRIVAL_COUNT, p.message, p.lines, ()) for p in count_problems(machine)]
 
 
 def replay(protocol: Protocol, schedule: list[str] | tuple[str, ...], *, reduction: bool = True) -> Finding | None:
@@ -192,9 +188,28 @@ def _check(
 ) -> Report:
     started = time.perf_counter()
     machine = Machine(protocol, reduction=reduction, symmetry=symmetry, excluded=excluded)
+    report = search(machine, protocol.name, max_states, random_runs, seed, max_depth, max_findings)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def search(
+    machine: Any,
+    name: str,
+    max_states: int = 200_000,
+    random_runs: int = 0,
+    seed: int = 0,
+    max_depth: int = 100_000,
+    max_findings: int = 8,
+) -> Report:
+    """The exploration engine, for any hardware model: breadth-first over ``machine``'s worlds (by
+    ``machine.key``), then seeded random runs. ``machine`` offers ``initial()``, ``moves(world)``,
+    ``step(world, label)``, ``end_problems(world)``, ``key(world)`` and ``static_findings()`` —
+    :class:`pipes.check.world.Machine` for pipeline protocols, the Ascend model for simulator programs."""
+    started = time.perf_counter()
     key = machine.key
     findings = _Findings(machine, max_findings)
-    for finding in _static_findings(machine):
+    for finding in machine.static_findings():
         findings.items.setdefault(_site(Problem(finding.kind.name, finding.message)), finding)
     initial = machine.initial()
     parents: dict[Hashable, tuple[Hashable, str] | None] = {key(initial): None}
@@ -232,10 +247,11 @@ def _check(
     rng = random.Random(seed)
     for _ in range(random_runs):
         transitions += _random_run(machine, initial, rng, max_depth, seen, findings)
-    classes = machine.symmetry.classes if machine.symmetry is not None else []
+    symmetry = getattr(machine, "symmetry", None)
+    classes = symmetry.classes if symmetry is not None else []
     symmetric = tuple(tuple(machine.names[a] for a in members) for members in classes)
     return Report(
-        protocol=protocol.name,
+        protocol=name,
         findings=list(findings.items.values()),
         states=len(seen),
         transitions=transitions,
@@ -244,7 +260,7 @@ def _check(
         random_runs=random_runs,
         seed=seed if random_runs else None,
         seconds=time.perf_counter() - started,
-        agent_runs=sum(tree.runs for tree in machine.trees),
+        agent_runs=sum(tree.runs for tree in getattr(machine, "trees", ())),
         symmetric=symmetric,
     )
 

@@ -29,13 +29,15 @@ class FindingKind(enum.Enum):
         "a barrier's expected arrivals do not match the agents declared to arrive on it (found before exploring)"
     )
     CREDITS_LEFT = "signals left untaken on a counter at exit (harmless to this kernel)"
+    ILLEGAL_FLAG = "a flag the target does not have: an illegal pipe pair, an id out of range (Ascend)"
+    FLAG_CAUTION = "a legal but risky flag: an explicit reserved id, one id from one source pipe to two pipes (Ascend)"
 
     @property
     def severity(self) -> Severity:
         return Severity.WARNING if self in _WARNINGS else Severity.ERROR
 
 
-_WARNINGS = frozenset({FindingKind.CREDITS_LEFT})
+_WARNINGS = frozenset({FindingKind.CREDITS_LEFT, FindingKind.FLAG_CAUTION})
 
 
 @dataclass(frozen=True)

@@ -220,6 +220,13 @@ class Machine:
             return Outcome(None, scratch.lines, Problem(hazard.kind, hazard.message))
         return Outcome(scratch.freeze(), scratch.lines, scratch.problem)
 
+    def static_findings(self) -> list[Any]:
+        """What is wrong before exploring: the static arrival-count check (:mod:`pipes.check.static`)."""
+        from .report import Finding, FindingKind
+        from .static import count_problems
+
+        return [Finding(FindingKind.ARRIVAL_COUNT, p.message, p.lines, ()) for p in count_problems(self)]
+
     def reaches(self, scope: sc.Scope, agent: int, barrier: int) -> bool:
         """Whether ``agent``'s release at ``scope`` reaches ``barrier``'s CTA (memoised: it runs on every arrive)."""
         key = (scope, agent, barrier)

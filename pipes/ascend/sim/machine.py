@@ -80,8 +80,10 @@ def _join(into: list[int], other: list[int]) -> None:
 class Machine:
     """One run of a :class:`~pipes.ascend.sim.simulator.Simulator`'s program under one schedule."""
 
-    def __init__(self, sim: Simulator, schedule: Schedule) -> None:
+    def __init__(self, sim: Simulator, schedule: Schedule | None, values: bool = True) -> None:
         self.sim = sim
+        self.values = values
+        """False: order and hazards only, no numpy data (the exhaustive explorer, :mod:`.exhaustive`)."""
         self.schedule = schedule
         self.found = Diagnoses()
         self.pipes: list[PipeRun] = []
@@ -95,7 +97,7 @@ class Machine:
                 self.pipes.append(run)
         for run in self.pipes:
             run.known = [0] * len(self.pipes)
-        self.data = [t.fresh() for t in sim.tensors]
+        self.data = [t.fresh() for t in sim.tensors] if values else []
         self.records: list[list[Access]] = [[] for _ in sim.tensors]
         self.flags: dict[tuple, _Flag] = {}
         self.merged: dict[tuple, list[tuple[Instr, Instr | None]]] = {}
@@ -184,6 +186,9 @@ class Machine:
                 self._access(instr, run, view, False)
             for view in instr.writes:
                 self._access(instr, run, view, True)
+            if not self.values:
+                run.inflight.append((instr, None))
+                return
             inputs = [np.array(self.data[v.tensor.tid][v.key]) for v in instr.reads]
             run.inflight.append((instr, instr.compute(inputs)))
             return
@@ -215,7 +220,7 @@ class Machine:
     def _finish(self, run: PipeRun) -> None:
         instr, outputs = run.inflight.popleft()
         run.finished += 1
-        for view, value in zip(instr.writes, outputs, strict=True):
+        for view, value in zip(instr.writes, outputs or (), strict=bool(outputs)):
             self.data[view.tensor.tid][view.key] = value
 
     def _collect(self) -> None:

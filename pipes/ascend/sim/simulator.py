@@ -190,6 +190,13 @@ class Simulator:
             result.diagnoses.add(diagnosis)
         return result
 
+    def prove(self, *, max_states: int = 200_000, max_findings: int = 8) -> Any:
+        """Every schedule of the recorded program, through ``pipes.check``'s exploration engine (a
+        :class:`pipes.check.Report`; exhaustive and ok is a proof for this program). See :mod:`.exhaustive`."""
+        from .exhaustive import prove
+
+        return prove(self, max_states=max_states, max_findings=max_findings)
+
     def explore(self, schedules: list[Schedule] | None = None, *, seeds: int = 4) -> Report:
         """Run every schedule (by default program order, random seeds, and each pipe delayed and rushed)."""
         schedules = schedules if schedules is not None else default_schedules(self.pipes_in_use(), seeds)
