@@ -42,6 +42,42 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 Knowledge = tuple[tuple[str, int, int], ...]
+
+REREAD = 5
+"""Bit kind ``5n + a``: agent ``a``'s read of a version made again after a release that published its
+earlier read of it (read → release → read again). Kept apart from bit ``a``, so what that release
+published does not cover it: a writer ordered only after the release still races with it."""
+RELEASED = 6
+"""Bit kind ``6n + a``, in agent ``a``'s own knowledge only: ``a`` has released since reading this version."""
+
+
+def mark_released(knowledge: Knowledge, reads: int, released: int) -> Knowledge:
+    """After a release by the agent whose read bits are ``reads``: flag every version it has read."""
+    if all(not readers & reads or readers & released for _, _, readers in knowledge):
+        return knowledge
+    return tuple((c, v, r | released if r & reads else r) for c, v, r in knowledge)
+
+
+def reader_bit(knowledge: Knowledge, cell: str, version: int, first: int, again: int, released: int) -> int:
+    """Which bit an agent's read of ``cell`` at ``version`` is recorded under: ``again`` when the agent has
+    released since it last read this version under ``first`` (so the new read is not covered), else the
+    bit it read under last (``first`` by default)."""
+    known_version, readers = lookup(knowledge, cell)
+    if known_version != version or not readers & released:
+        return again if known_version == version and readers & again and not readers & first else first
+    return again if readers & first else first
+
+
+def forget_released(knowledge: Knowledge, cell: str, released: int) -> Knowledge:
+    """The released flag of ``cell`` cleared (after a new read: it is not published yet)."""
+    for index, (name, version, readers) in enumerate(knowledge):
+        if name == cell:
+            if not readers & released:
+                return knowledge
+            return (*knowledge[:index], (name, version, readers & ~released), *knowledge[index + 1 :])
+    return knowledge
+
+
 EMPTY_KNOWLEDGE: Knowledge = ()
 
 
@@ -177,7 +213,8 @@ def write(
             f"{names(unfinished)} is not known to have finished: {_unreleased(cell)}",
         )
     if async_agents:
-        agent_reads = state.readers & ((1 << async_agents) - 1)
+        mask = (1 << async_agents) - 1
+        agent_reads = (state.readers & mask) | (state.readers >> (REREAD * async_agents) & mask)
         unfenced = agent_reads & ~(known_readers >> (2 * async_agents))
         if unfenced:
             raise Hazard(

@@ -29,6 +29,7 @@ import dataclasses
 from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from . import memory as mem
 from .ops import Crash, Done
 
 if TYPE_CHECKING:
@@ -134,8 +135,9 @@ class Symmetry:
         self._followers: dict[tuple[tuple[int, ...], int, Hashable], int] = {}
         for agent, tree in enumerate(machine.trees):
             tree.shaper = self._shaper(agent)
-        # Bits of one agent in a mask (agent, engine, fenced, writer kinds); bit 4n is global.
-        self._kinds = 4
+        # Kinds of per-agent bits in a mask (read, engine read, fenced, writer, read again, released); bit 4n
+        # (a version's writer fenced it) is global.
+        self._kinds = (0, 1, 2, 3, mem.REREAD, mem.RELEASED)
         self._identity = list(range(count))
         self._renamings: dict[tuple[int, ...], _Renaming] = {}
         self._anonymous_memo: dict[tuple[int, int], tuple[Any, Any]] = {}
@@ -244,13 +246,13 @@ class Symmetry:
 
     def _anonymizer(self, agent: int, members: tuple[int, ...]):
         n = self.count
-        own = sum(1 << (k * n + agent) for k in range(self._kinds))
-        fellows = sum(1 << (k * n + m) for k in range(self._kinds) for m in members if m != agent)
+        own = sum(1 << (k * n + agent) for k in self._kinds)
+        fellows = sum(1 << (k * n + m) for k in self._kinds for m in members if m != agent)
 
         def anonymous(mask: int) -> tuple[int, tuple[int, ...]]:
             # Own bits as "self", fellow members' bits counted per kind, every other bit kept.
-            mine = tuple((mask >> (k * n + agent)) & 1 for k in range(self._kinds))
-            counted = tuple(sum(mask >> (k * n + m) & 1 for m in members if m != agent) for k in range(self._kinds))
+            mine = tuple((mask >> (k * n + agent)) & 1 for k in self._kinds)
+            counted = tuple(sum(mask >> (k * n + m) & 1 for m in members if m != agent) for k in self._kinds)
             return (mask & ~own & ~fellows, mine + counted)
 
         return anonymous
@@ -269,13 +271,13 @@ class Symmetry:
             done = cache.get(mask)
             if done is not None:
                 return done
-            out = mask & ~((1 << (self._kinds * n)) - 1)  # the global bits above the agent kinds
-            rest = mask & ((1 << (self._kinds * n)) - 1)
+            out = 0
+            rest = mask
             while rest:
                 low = rest & -rest
                 bit = low.bit_length() - 1
                 kind, agent = divmod(bit, n)
-                out |= 1 << (kind * n + rename[agent])
+                out |= low if kind not in self._kinds else 1 << (kind * n + rename[agent])
                 rest ^= low
             cache[mask] = out
             return out

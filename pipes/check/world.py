@@ -79,6 +79,10 @@ class World(NamedTuple):
     """Bit ``a``: agent ``a`` executed ``griddepcontrol.launch_dependents``."""
 
 
+_RELEASES = (Arrive, CounterSignal, CounterStore, FlagSet)
+"""Operations that publish what their agent did before them."""
+
+
 class Problem(NamedTuple):
     """A finding before it gets its interleaving: ``kind`` is a FindingKind name."""
 
@@ -148,10 +152,10 @@ class Machine:
 
     def reader_names(self, mask: int) -> str:
         count = len(self.names)
-        kinds = ("{}", "{}'s TMA store", "{} (fenced)")
+        kinds = {0: "{}", 1: "{}'s TMA store", 2: "{} (fenced)", mem.REREAD: "{} (after its release)"}
         names = []
-        for bit in range(3 * count):
-            if mask >> bit & 1:
+        for bit in range((mem.REREAD + 1) * count):
+            if mask >> bit & 1 and bit // count in kinds:
                 names.append(kinds[bit // count].format(self.names[bit % count]))
         return ", ".join(names)
 
@@ -387,6 +391,14 @@ class _Scratch:
             )
 
     def _execute(self, agent: int, node: int, op: Any) -> Any:
+        result = self._perform(agent, node, op)
+        if type(op) in _RELEASES:
+            count = len(self.machine.names)
+            reads = 1 << agent | 1 << (mem.REREAD * count + agent)
+            self.knowledge[agent] = mem.mark_released(self.knowledge[agent], reads, 1 << (mem.RELEASED * count + agent))
+        return result
+
+    def _perform(self, agent: int, node: int, op: Any) -> Any:
         kind = type(op)
         if kind is Wait:
             self._pass(agent, op)
@@ -403,8 +415,9 @@ class _Scratch:
             return self._read(agent, op)
         elif kind is Fence:
             count = len(self.machine.names)
+            reads = 1 << agent | 1 << (mem.REREAD * count + agent)  # its reads of either epoch
             self.knowledge[agent] = mem.fence(
-                self.knowledge[agent], 1 << agent, 1 << (2 * count + agent), 1 << (3 * count + agent), 1 << (4 * count)
+                self.knowledge[agent], reads, 1 << (2 * count + agent), 1 << (3 * count + agent), 1 << (4 * count)
             )
         elif kind is FlagSet:
             try:
@@ -520,11 +533,16 @@ class _Scratch:
     def _read(self, agent: int, op: Read) -> Any:
         self.cells_touched = True
         cell = self.cells.get(op.cell, mem.UNWRITTEN)
-        fenced = 1 << (2 * len(self.machine.names) + agent) if op.async_proxy else 0
+        count = len(self.machine.names)
+        fenced = 1 << (2 * count + agent) if op.async_proxy else 0
+        # A read made again after the agent released the data is recorded apart from the one it published.
+        released = 1 << (mem.RELEASED * count + agent)
+        reader = mem.reader_bit(
+            self.knowledge[agent], op.cell, cell.version, 1 << agent, 1 << (mem.REREAD * count + agent), released
+        )
         try:
-            self.cells[op.cell], self.knowledge[agent] = mem.read(
-                op.cell, cell, self.knowledge[agent], 1 << agent, op.who, fenced
-            )
+            self.cells[op.cell], knowledge = mem.read(op.cell, cell, self.knowledge[agent], reader, op.who, fenced)
+            self.knowledge[agent] = mem.forget_released(knowledge, op.cell, released)
         except mem.Hazard as hazard:
             note = self._narrow_note(agent, op.cell, cell.version)
             raise mem.Hazard(hazard.kind, hazard.message + note) from None

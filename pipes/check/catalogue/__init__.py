@@ -90,6 +90,15 @@ BAD = [
         ("data.slot[", "math"),
     ),
     Entry(
+        "read_after_release",
+        "the consumer reads a slot, releases it, then reads it again (a second pass after handing it back)",
+        lambda: async_pipeline(2, bug="read_after_release"),
+        FindingKind.OVERWRITE_UNRELEASED,
+        ("data.slot[", "math (after its release)"),
+        (FindingKind.READ_UNCOMMITTED,),
+        twin="async_s2",
+    ),
+    Entry(
         "keeps_last_slot",
         "the consumer exits without releasing its last slot",
         lambda: async_pipeline(2, bug="keep_last"),

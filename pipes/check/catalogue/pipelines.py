@@ -29,7 +29,8 @@ def _stream_producer(pipe: str, items: int, tma: bool = False) -> Callable[[Ctx]
 
 
 def _stream_consumer(pipe: str, items: int, role: str | None = None, bug: str = "") -> Callable[[Ctx], None]:
-    """``bug``: "" (correct), "no_release", "release_before_read", "keep_last" (never releases the last)."""
+    """``bug``: "" (correct), "no_release", "release_before_read", "keep_last" (never releases the last),
+    "read_after_release" (reads the slot, releases it, then reads it again)."""
 
     def consumer(ctx: Ctx) -> None:
         c = ctx.consumer(pipe, role)
@@ -39,8 +40,10 @@ def _stream_consumer(pipe: str, items: int, role: str | None = None, bug: str = 
                 c.release()
             value = ctx.read(pipe, slot)
             assert value == item, f"{ctx.name} read {value!r} from {pipe} slot {slot}, expected {item}"
-            if bug == "" or (bug == "keep_last" and item < items - 1):
+            if bug in ("", "read_after_release") or (bug == "keep_last" and item < items - 1):
                 c.release()
+            if bug == "read_after_release":
+                ctx.read(pipe, slot)  # a second pass over the slot it already handed back
 
     return consumer
 
