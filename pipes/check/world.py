@@ -400,6 +400,13 @@ class _Scratch:
 
     def _perform(self, agent: int, node: int, op: Any) -> Any:
         kind = type(op)
+        if kind is Start:
+            earlier = self.machine.earlier[agent]
+            if earlier and not earlier & self.world.launched and earlier & ~self.machine.finished(self.world) == 0:
+                # No trigger: launched in stream order, after the earlier grids completed — their writes are
+                # visible. After a trigger it may have launched earlier: only griddepcontrol.wait orders them.
+                self._grid_dependency_wait(agent)
+            return None
         if kind is Wait:
             self._pass(agent, op)
         elif kind is TryWait:
