@@ -33,7 +33,7 @@ from .barrier import BarrierState, FlagState
 from .bridge import model_of, ordered_protocol, stream_protocol
 from .context import Ctx
 from .counter import CounterState
-from .explore import check, replay
+from .explore import check, replay, search
 from .ordered import OrderedTurn
 from .pipeline import ModelPipelineOps
 from .protocol import (
@@ -76,4 +76,5 @@ __all__ = [
     "Severity",
     "check",
     "replay",
+    "search",
 ]
