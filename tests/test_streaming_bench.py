@@ -130,14 +130,13 @@ def test_a_run_before_the_split_renders_its_one_figure_as_out():
 
 
 def test_host_table_runs_on_the_cpu_and_leaves_the_api_as_it_was():
+    torch = pytest.importorskip("torch")
     from examples.streaming import rmsnorm
     from examples.streaming.hostcost import measure
 
     rows = measure(1, 8192, "bf16", number=50, repeat=2)
     assert [r.what for r in rows][:3] == ["rmsnorm(x, w, eps, out=out)", "rmsnorm(x, w, eps)", "bind_rmsnorm(...)()"]
     assert all(r.us > 0 for r in rows)
-    import torch
-
     x = torch.randn(2, 8192).to(torch.bfloat16)
     with pytest.raises(ValueError, match="x is on cpu"):  # the stand-in layer is gone again
         rmsnorm(x, torch.randn(8192).to(torch.bfloat16))
