@@ -78,6 +78,8 @@ from pipes.cute import (
 
 from .config import GemmConfig, Problem, Schedule
 from .epilogue import EpilogueArgs, apply_terms, terms_for
+from .epilogue_store import EpilogueStage, offset_coords, store_tile
+from .mainloop import mainloop
 from .schedule import TileOrder
 
 BLOCK_THREADS = 384
@@ -442,7 +444,7 @@ class GemmKernel:
                 order.wait()
             _trace(tracer, TraceEvent.WAIT)
             if cutlass.const_expr(len(self.terms) > 0):
-                apply_terms(self.terms, acc, _offset_coords(coords, tm * cfg.tile_m, tn * cfg.tile_n), args)
+                apply_terms(self.terms, acc, offset_coords(coords, tm * cfg.tile_m, tn * cfg.tile_n), args)
             if cutlass.const_expr(comm is not None):  # comm hook: a notify slot before the first TMA store
                 notify = comm.begin_tile(notify, epi.is_storer, comm_args, tm, tn, n, cfg.tile_n)
             staging = store_tile(epi, acc, staging, tm, tn)
@@ -473,127 +475,10 @@ class TileGrid:
     k_tiles: Any
 
 
-@cute.jit
-def mainloop(
-    tiled_mma: cute.TiledMma,
-    acc: cute.Tensor,
-    a_frag: cute.Tensor,
-    b_frag: cute.Tensor,
-    consumer: Any,
-    k_tiles: Int32,
-) -> Any:
-    """One tile's k-loop. Keeps one k-tile of wgmmas in flight: the slot of k-tile k-1 is released once
-    the wgmmas of k-tile k are issued and those of k-1 are complete. The caller waits for the last
-    group and releases the last slot (so ping-pong can hand the tensor cores on first)."""
-    token = consumer.try_wait()
-    slot = consumer.wait(token)
-    # The first k-tile of a tile overwrites the accumulators: no zero fill needed.
-    _issue_k_tile(tiled_mma, acc, a_frag, b_frag, slot, True)
-    token = consumer.try_wait()
-    for _k in cutlass.range(1, k_tiles, unroll=1):
-        slot = consumer.wait(token)
-        _issue_k_tile(tiled_mma, acc, a_frag, b_frag, slot, False)
-        warpgroup.wait_group(1)
-        consumer.release()
-        token = consumer.try_wait()
-    return consumer
-
-
-@cute.jit
-def _issue_k_tile(
-    tiled_mma: cute.TiledMma,
-    acc: cute.Tensor,
-    a_frag: cute.Tensor,
-    b_frag: cute.Tensor,
-    slot: Any,
-    overwrite: cutlass.Constexpr,
-) -> None:
-    """The wgmmas of one k-tile (stage ``slot``) as one wgmma group."""
-    warpgroup.fence()
-    # A fresh atom per k-tile: its ACCUMULATE field is set inside this region only.
-    atom = cute.make_mma_atom(tiled_mma.op)
-    atom.set(warpgroup.Field.ACCUMULATE, not overwrite)
-    for kb in cutlass.range_constexpr(cute.size(a_frag, mode=[2])):
-        cute.gemm(atom, acc, a_frag[None, None, kb, slot], b_frag[None, None, kb, slot], acc)
-        atom.set(warpgroup.Field.ACCUMULATE, True)
-    warpgroup.commit_group()
-
-
-class EpilogueStage:
-    """Registers → staging buffer (``stmatrix``) → TMA store, one ``epi_tile`` subtile at a time."""
-
-    def __init__(
-        self,
-        kernel: GemmKernel,
-        tiled_mma: cute.TiledMma,
-        atom_c: cute.CopyAtom,
-        tma_c: cute.Tensor,
-        sc: cute.Tensor,
-        math_tidx: Any,
-    ) -> None:
-        self.kernel = kernel
-        self.atom_c = atom_c
-        self.tma_c = tma_c
-        self.sc = sc
-        cfg = kernel.config
-        store_atom = sm90_utils.sm90_get_smem_store_op(kernel.c_layout, elem_ty_d=kernel.out_dtype, elem_ty_acc=Float32)
-        stmatrix = cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(False, 4), kernel.out_dtype)
-        self.r2s = cute.make_tiled_copy_S(store_atom, cute.make_tiled_copy_C_atom(stmatrix, tiled_mma))
-        thr_r2s = self.r2s.get_slice(math_tidx)
-        self.smem_part = thr_r2s.partition_D(sc)
-        self.frag_shape = cute.shape(thr_r2s.partition_S(cute.make_identity_tensor(cfg.epi_tile)))
-        self.subtile_grid = (cfg.tile_m // cfg.epi_tile[0], cfg.tile_n // cfg.epi_tile[1])
-        self.is_storer = cute.arch.make_warp_uniform(cute.arch.warp_idx()) % (4 * cfg.warpgroups_per_tile) == 0
-
-
-@cute.jit
-def store_tile(epi: cutlass.Constexpr, acc: cute.Tensor, staging: Any, tm: Any, tn: Any) -> Any:
-    """The epilogue of one tile: each ``epi_tile`` subtile converted, staged and TMA-stored; returns the
-    staging handle (its cursor moved by one commit per subtile)."""
-    kernel = epi.kernel
-    cfg = kernel.config
-    subtiles = epi.r2s.retile(acc)
-    per_sub = cute.size(epi.frag_shape)
-    values = cute.make_rmem_tensor(epi.frag_shape, Float32)
-    out = cute.make_rmem_tensor(epi.frag_shape, kernel.out_dtype)
-    gc = cute.local_tile(epi.tma_c, (cfg.tile_m, cfg.tile_n), (tm, tn))
-    gc_sub = cute.zipped_divide(gc, cfg.epi_tile)
-    sc_part, gc_part = cpasync.tma_partition(epi.atom_c, 0, cute.make_layout(1), cute.group_modes(epi.sc, 0, 2), gc_sub)
-    sub_n = epi.subtile_grid[1]
-    for sub in cutlass.range_constexpr(epi.subtile_grid[0] * sub_n):
-        for v in cutlass.range_constexpr(per_sub):
-            values[v] = subtiles[sub * per_sub + v]
-        out.store(values.load().to(kernel.out_dtype))
-        slot = staging.acquire()
-        cute.copy(epi.r2s, out, epi.smem_part[(None, None, None, slot)])
-        staging.publish()
-        if epi.is_storer:
-            cute.copy(epi.atom_c, sc_part[(None, slot)], gc_part[(None, (sub // sub_n, sub % sub_n))])
-        staging.commit()
-    return staging
-
-
 def _trace(tracer: Any, event: TraceEvent) -> None:
     """The epilogue's span in a traced build (trace id 3); nothing otherwise."""
     if tracer is not None:
         tracer.record(int(event), 3, 0)
-
-
-def _offset_coords(coords: cute.Tensor, row0: Any, col0: Any) -> Any:
-    return _Offset(coords, row0, col0)
-
-
-class _Offset:
-    """``coords`` shifted by the tile's origin: (row, col) in C of each accumulator value."""
-
-    def __init__(self, coords: cute.Tensor, row0: Any, col0: Any) -> None:
-        self.coords = coords
-        self.row0 = row0
-        self.col0 = col0
-
-    def __getitem__(self, i: int) -> tuple[Any, Any]:
-        row, col = self.coords[i]
-        return self.row0 + row, self.col0 + col
 
 
 def _load_atom(tensor: cute.Tensor, smem: cute.ComposedLayout, tile: tuple[int, int], multicast: int) -> Any:

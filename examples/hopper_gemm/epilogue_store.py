@@ -1,0 +1,86 @@
+"""The epilogue's store path: accumulators → staging buffer (``stmatrix``) → TMA store, subtile by subtile.
+
+The staging ring (:class:`pipes.cute.TmaStoreStaging`) owns the buffer reuse; this module owns the
+partitioning of the accumulators and of the output tile into ``epi_tile`` subtiles.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cutlass
+import cutlass.cute as cute
+import cutlass.utils.hopper_helpers as sm90_utils
+from cutlass import Float32
+from cutlass.cute.nvgpu import cpasync
+
+
+class EpilogueStage:
+    """Registers → staging buffer (``stmatrix``) → TMA store, one ``epi_tile`` subtile at a time."""
+
+    def __init__(
+        self,
+        kernel: Any,
+        tiled_mma: cute.TiledMma,
+        atom_c: cute.CopyAtom,
+        tma_c: cute.Tensor,
+        sc: cute.Tensor,
+        math_tidx: Any,
+    ) -> None:
+        self.kernel = kernel
+        self.atom_c = atom_c
+        self.tma_c = tma_c
+        self.sc = sc
+        cfg = kernel.config
+        store_atom = sm90_utils.sm90_get_smem_store_op(kernel.c_layout, elem_ty_d=kernel.out_dtype, elem_ty_acc=Float32)
+        stmatrix = cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(False, 4), kernel.out_dtype)
+        self.r2s = cute.make_tiled_copy_S(store_atom, cute.make_tiled_copy_C_atom(stmatrix, tiled_mma))
+        thr_r2s = self.r2s.get_slice(math_tidx)
+        self.smem_part = thr_r2s.partition_D(sc)
+        self.frag_shape = cute.shape(thr_r2s.partition_S(cute.make_identity_tensor(cfg.epi_tile)))
+        self.subtile_grid = (cfg.tile_m // cfg.epi_tile[0], cfg.tile_n // cfg.epi_tile[1])
+        self.is_storer = cute.arch.make_warp_uniform(cute.arch.warp_idx()) % (4 * cfg.warpgroups_per_tile) == 0
+
+
+@cute.jit
+def store_tile(epi: cutlass.Constexpr, acc: cute.Tensor, staging: Any, tm: Any, tn: Any) -> Any:
+    """The epilogue of one tile: each ``epi_tile`` subtile converted, staged and TMA-stored; returns the
+    staging handle (its cursor moved by one commit per subtile)."""
+    kernel = epi.kernel
+    cfg = kernel.config
+    subtiles = epi.r2s.retile(acc)
+    per_sub = cute.size(epi.frag_shape)
+    values = cute.make_rmem_tensor(epi.frag_shape, Float32)
+    out = cute.make_rmem_tensor(epi.frag_shape, kernel.out_dtype)
+    gc = cute.local_tile(epi.tma_c, (cfg.tile_m, cfg.tile_n), (tm, tn))
+    gc_sub = cute.zipped_divide(gc, cfg.epi_tile)
+    sc_part, gc_part = cpasync.tma_partition(epi.atom_c, 0, cute.make_layout(1), cute.group_modes(epi.sc, 0, 2), gc_sub)
+    sub_n = epi.subtile_grid[1]
+    for sub in cutlass.range_constexpr(epi.subtile_grid[0] * sub_n):
+        for v in cutlass.range_constexpr(per_sub):
+            values[v] = subtiles[sub * per_sub + v]
+        out.store(values.load().to(kernel.out_dtype))
+        slot = staging.acquire()
+        cute.copy(epi.r2s, out, epi.smem_part[(None, None, None, slot)])
+        staging.publish()
+        if epi.is_storer:
+            cute.copy(epi.atom_c, sc_part[(None, slot)], gc_part[(None, (sub // sub_n, sub % sub_n))])
+        staging.commit()
+    return staging
+
+
+def offset_coords(coords: cute.Tensor, row0: Any, col0: Any) -> Any:
+    return _Offset(coords, row0, col0)
+
+
+class _Offset:
+    """``coords`` shifted by the tile's origin: (row, col) in C of each accumulator value."""
+
+    def __init__(self, coords: cute.Tensor, row0: Any, col0: Any) -> None:
+        self.coords = coords
+        self.row0 = row0
+        self.col0 = col0
+
+    def __getitem__(self, i: int) -> tuple[Any, Any]:
+        row, col = self.coords[i]
+        return self.row0 + row, self.col0 + col

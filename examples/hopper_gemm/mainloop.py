@@ -1,0 +1,60 @@
+"""The math warpgroups' k-loop over one tile: wait for a stage, issue its wgmmas, release the stage before.
+
+Shared by both schedules (ping-pong hands the tensor cores on between the last issue and the last wait,
+which is why the caller finishes the loop).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cutlass
+import cutlass.cute as cute
+from cutlass import Int32
+from cutlass.cute.nvgpu import warpgroup
+
+
+@cute.jit
+def mainloop(
+    tiled_mma: cute.TiledMma,
+    acc: cute.Tensor,
+    a_frag: cute.Tensor,
+    b_frag: cute.Tensor,
+    consumer: Any,
+    k_tiles: Int32,
+) -> Any:
+    """One tile's k-loop. Keeps one k-tile of wgmmas in flight: the slot of k-tile k-1 is released once
+    the wgmmas of k-tile k are issued and those of k-1 are complete. The caller waits for the last
+    group and releases the last slot (so ping-pong can hand the tensor cores on first)."""
+    token = consumer.try_wait()
+    slot = consumer.wait(token)
+    # The first k-tile of a tile overwrites the accumulators: no zero fill needed.
+    _issue_k_tile(tiled_mma, acc, a_frag, b_frag, slot, True)
+    token = consumer.try_wait()
+    for _k in cutlass.range(1, k_tiles, unroll=1):
+        slot = consumer.wait(token)
+        _issue_k_tile(tiled_mma, acc, a_frag, b_frag, slot, False)
+        warpgroup.wait_group(1)
+        consumer.release()
+        token = consumer.try_wait()
+    return consumer
+
+
+@cute.jit
+def _issue_k_tile(
+    tiled_mma: cute.TiledMma,
+    acc: cute.Tensor,
+    a_frag: cute.Tensor,
+    b_frag: cute.Tensor,
+    slot: Any,
+    overwrite: cutlass.Constexpr,
+) -> None:
+    """The wgmmas of one k-tile (stage ``slot``) as one wgmma group."""
+    warpgroup.fence()
+    # A fresh atom per k-tile: its ACCUMULATE field is set inside this region only.
+    atom = cute.make_mma_atom(tiled_mma.op)
+    atom.set(warpgroup.Field.ACCUMULATE, not overwrite)
+    for kb in cutlass.range_constexpr(cute.size(a_frag, mode=[2])):
+        cute.gemm(atom, acc, a_frag[None, None, kb, slot], b_frag[None, None, kb, slot], acc)
+        atom.set(warpgroup.Field.ACCUMULATE, True)
+    warpgroup.commit_group()
