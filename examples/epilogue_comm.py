@@ -3,6 +3,7 @@
     python examples/epilogue_comm.py                                   # small default, host transport
     python examples/epilogue_comm.py --m 4096 --n 4096 --k 16384 --transport host --check --bench
     python examples/epilogue_comm.py --transport local --trace timeline.png
+    torchrun --nproc-per-node 2 examples/epilogue_comm.py --transport peer --check --bench   # two GPUs
 
 The persistent Hopper GEMM (examples/hopper_gemm, cooperative schedule) TMA-stores each output tile and
 commits (tm, tn) to a ``pipes.cute.StoreNotifyPipeline``; warp 1 of the producer warpgroup waits for
@@ -52,6 +53,11 @@ def no_gpu_report(args: argparse.Namespace) -> int:
     comm = CommConfig.default(Transport(args.transport))
     problem = Problem(args.dtype)
     config = default_config(args.m, args.n, args.k, args.dtype)
+    if comm.transport is Transport.PEER:
+        from tile_comm.peer import PEER_GEMM, WORLD
+
+        comm, config = CommConfig(Transport.PEER, ship_blocks=WORLD), PEER_GEMM
+        print("transport peer: two GPUs, one process each (examples/tp_gemm_rs.py); the kernel of one rank:")
     print("no CUDA GPU here: compiling for sm_90a instead (nothing runs)")
     print(f"  GEMM {config.describe()}; {comm.describe()}")
     print("  " + fused_resources(config, problem, comm).line())
@@ -163,6 +169,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     import torch
 
+    if args.transport == "peer" and torch.cuda.is_available():
+        # Two GPUs, one process each: examples/tp_gemm_rs.py (under torchrun, or it spawns the two itself).
+        import tp_gemm_rs
+
+        forwarded = ["--m", str(args.m), "--n", str(args.n), "--k", str(args.k)]
+        forwarded += ["--check"] * args.check + ["--bench"] * args.bench
+        return tp_gemm_rs.main(forwarded)
     if not torch.cuda.is_available():
         return no_gpu_report(args)
     return run(args)

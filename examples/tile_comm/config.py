@@ -36,8 +36,8 @@ SCOPES: dict[Transport, str | None] = {
     Transport.NONE: None,
     Transport.PEER: "sys",
 }
-#: Transports this example implements (``peer`` is issue 12).
-IMPLEMENTED = (Transport.HOST, Transport.LOCAL, Transport.NONE)
+#: Transports this example implements (``peer`` runs through :mod:`tile_comm.peer`, two GPUs).
+IMPLEMENTED = (Transport.HOST, Transport.LOCAL, Transport.NONE, Transport.PEER)
 #: ``pace_ns`` each transport gets unless told otherwise: pushing to pinned host memory at full speed
 #: slows the GEMM's mainloop (H100, run 8 of 2026-11-23: 4096×4096×16384 E 0.21 unpaced, 0.35 at 2000 ns,
 #: 0.45 at 4000 ns); device-memory pushes do not interfere.
@@ -54,11 +54,11 @@ def transport(value: object) -> Transport:
     except ValueError:
         raise ValueError(
             f"transport = {value!r} is invalid: allowed {[t.value for t in IMPLEMENTED]} "
-            "('peer', two GPUs through symmetric memory, is issue 12)"
+            "('peer' needs two GPUs: examples/tp_gemm_rs.py)"
         ) from None
     if chosen not in IMPLEMENTED:
         allowed = [t.value for t in IMPLEMENTED]
-        raise ValueError(f"transport = {value!r} is not implemented yet (issue 12); allowed {allowed}")
+        raise ValueError(f"transport = {value!r} is not implemented; allowed {allowed}")
     return chosen
 
 
@@ -77,6 +77,9 @@ class CommConfig:
     warps pushing to pinned host memory at full speed back the PCIe writes up into the memory system and
     slow the GEMM's mainloop from ~170 to ~290 µs per tile; pacing spreads a tile's push over the next
     tile's mainloop so the link stays busy without the queue.
+    ``ship_blocks``: C's rows are cut into this many equal blocks and only block 0's tiles are shipped (1:
+    every tile). The two-GPU reduce-scatter (:mod:`tile_comm.peer`) orders A's rows so that block 0 is
+    the block the other GPU owns; the rest stays home.
     """
 
     transport: Transport = Transport.HOST
@@ -84,10 +87,11 @@ class CommConfig:
     lag: int = 0
     unroll: int = 4
     pace_ns: int = 0
+    ship_blocks: int = 1
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "transport", transport(self.transport))
-        for name, low, high in (("slots", 1, 8), ("unroll", 1, 8), ("pace_ns", 0, 1_000_000)):
+        for name, low, high in (("slots", 1, 8), ("unroll", 1, 8), ("pace_ns", 0, 1_000_000), ("ship_blocks", 1, 8)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
                 raise ValueError(f"CommConfig.{name} = {value!r} is invalid: allowed an int in [{low}, {high}]")

@@ -60,6 +60,11 @@ class Receiver:
     ) -> Receiver:
         """Allocate (or adopt ``data``, validated) the receiver of an ``m × n`` output in ``tile`` tiles."""
         torch = _torch()
+        if transport is Transport.PEER:
+            raise ValueError(
+                "transport 'peer' writes into another GPU's memory: build its Receiver with "
+                "tile_comm.peer.peer_receiver (symmetric memory), not Receiver.create"
+            )
         tile_m, tile_n = tile
         tiles_m, tiles_n = -(-m // tile_m), -(-n // tile_n)
         tiles = tiles_m * tiles_n

@@ -107,7 +107,9 @@ class CommRole(TraceStatic):
             # Few values stay live across this loop (the warp has 40 registers): the rest is recomputed.
             tiles_n = (c.shape[1] + tile_n - 1) // tile_n
             # A cluster hanging over C's edge computes tiles outside C: nothing to ship.
-            if (tm * tile_m < c.shape[0]) & (tn < tiles_n):
+            # Only block 0 of ship_blocks row blocks leaves (the peer's block; see CommConfig.ship_blocks).
+            shipped_rows = c.shape[0] // cfg.ship_blocks if cutlass.const_expr(cfg.ship_blocks > 1) else c.shape[0]
+            if (tm * tile_m < shipped_rows) & (tn < tiles_n):
                 push_tile(c, args, tm, tn, tiles_n, cfg, tile_m, tile_n)
             consumer.release()
             slot = consumer.wait()

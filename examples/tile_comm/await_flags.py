@@ -1,0 +1,58 @@
+"""The owner's side of the two-GPU reduce-scatter: wait (on the device) until every tile of its row block
+has arrived from the peer GPU.
+
+One warp polls ``flags[0 .. tiles)`` (lane ``l`` takes tiles ``l, l+32, …``) with ``ld.acquire.sys``
+until each equals the launch ``epoch``: the peer's communication warp wrote the tile, fenced at system
+scope and released the flag (``st.release.sys``), so the acquire makes the tile visible here. The
+kernel then ends; the reduction that follows on the same stream (a torch add over the tiles) starts
+after it, which orders its reads after the acquires. A flag that never arrives traps after
+``timeout_ns`` instead of hanging the GPU (the peer died, or the epochs of the two ranks diverged).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import cutlass
+import cutlass.cute as cute
+from cutlass import Int32, Int64, Uint32
+from cutlass.experimental.primitives.nvvm_wrapper import nanosleep
+
+from pipes.cute import trap
+
+POLL_NS = 64
+WARP = 32
+
+
+class AwaitFlags:
+    """``(flags, tiles, epoch, timeout_ns, stream)``: one warp waits for every flag to reach ``epoch``."""
+
+    @cute.jit
+    def __call__(self, flags: cute.Pointer, tiles: Int32, epoch: Int32, timeout_ns: Int64, stream: Any) -> None:
+        self.kernel(flags, tiles, epoch, timeout_ns).launch(grid=(1, 1, 1), block=(WARP, 1, 1), stream=stream)
+
+    @cute.kernel
+    def kernel(self, flags: cute.Pointer, tiles: Int32, epoch: Int32, timeout_ns: Int64) -> None:
+        lane = cute.arch.lane_idx()
+        start = cute.arch.globaltimer()
+        for t in cutlass.range(lane, tiles, WARP, unroll=1):
+            got = Int32(cute.arch.load(flags + t, Uint32, sem="acquire", scope="sys"))
+            while got != epoch:
+                if cute.arch.globaltimer() - start > timeout_ns:
+                    cute.printf("await_flags: tile %d flag %d != epoch %d after the timeout\n", t, got, epoch)
+                    trap()
+                nanosleep(POLL_NS)
+                got = Int32(cute.arch.load(flags + t, Uint32, sem="acquire", scope="sys"))
+
+
+def fake_args() -> tuple[Any, ...]:
+    from cutlass.cute.runtime import make_fake_stream, make_ptr
+
+    flags = make_ptr(Uint32, 1 << 20, cute.AddressSpace.gmem, assumed_align=4)
+    return (flags, Int32(1), Int32(1), Int64(1), make_fake_stream())
+
+
+@functools.cache
+def compiled(options: str = "--gpu-arch sm_90a") -> Any:
+    return cute.compile(AwaitFlags(), *fake_args(), options=options)

@@ -1,0 +1,177 @@
+"""Two GPUs: the tensor-parallel GEMM whose communication warp reduce-scatters C while the GEMM runs.
+
+Rank r holds a K-slice: ``A_r`` (M, K_r) and ``B_r`` (N, K_r); the full C = Σ_r A_r · B_rᵀ is
+reduce-scattered by rows, rank r owning row block r (M/2 rows). Each rank computes its partial over A's
+rows *rotated* so the block the other rank owns comes first (``rotate_rows``): with raster "n" the
+persistent tile order finishes those tiles first, and the communication warp ships exactly them
+(``CommConfig(ship_blocks=2)``: block 0 of two) into the other GPU's receive buffer, raising each tile's
+flag there at system scope. Then the owner waits on the device for every flag of its block
+(:mod:`tile_comm.await_flags`) and adds the received partial to its own (a torch add over the tiles).
+
+The receive buffers and flags live in ``torch.distributed`` symmetric memory: each rank's buffer is
+mapped into the other's address space, so the peer's ``dst`` / ``flags`` are plain device pointers in
+the same argument tuple the single-GPU transports use (the ship/publish code does not change).
+Back-to-back launches: the owner writes ``credits[t] = epoch`` after adding tile t, and the sender's
+communication warp waits for ``credits[t] ≥ epoch − 1`` before overwriting it (``OPT_CREDITS``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hopper_gemm.config import GemmConfig, Schedule
+
+from .args import MAX_TRACED_CTAS, stamp_words
+from .config import CommConfig, Transport
+from .receiver import Receiver
+
+WORLD = 2
+#: Cooperative 256×128 with raster "n": bands of cluster *rows*, so the first row block's tiles finish first.
+PEER_GEMM = GemmConfig(256, 128, 1, 2, Schedule.COOPERATIVE, raster="n", group=8)
+AWAIT_TIMEOUT_NS = 2_000_000_000
+_ALIGN = 256
+
+
+def rotate_rows(a: Any, rank: int) -> Any:
+    """``a``'s rows with the block the *other* rank owns first (a copy): rank r owns block r of 2."""
+    import torch
+
+    half = a.shape[0] // 2
+    own, other = (a[:half], a[half:]) if rank == 0 else (a[half:], a[:half])
+    return torch.cat([other, own]).contiguous()
+
+
+def check_shape(m: int, n: int, config: GemmConfig) -> None:
+    """ValueError unless the two row blocks are whole cluster-tile rows and N whole tiles."""
+    rows = WORLD * config.tile_m * config.cluster_m
+    if m % rows:
+        raise ValueError(
+            f"M = {m} is invalid for the two-GPU reduce-scatter: allowed a multiple of {rows} "
+            f"(2 row blocks × tile_m {config.tile_m} × cluster_m {config.cluster_m}: no tile straddles the blocks)"
+        )
+    if n % config.tile_n:
+        raise ValueError(
+            f"N = {n} is invalid for the two-GPU reduce-scatter: allowed a multiple of tile_n {config.tile_n}"
+        )
+
+
+def _round(nbytes: int) -> int:
+    return (nbytes + _ALIGN - 1) // _ALIGN * _ALIGN
+
+
+@dataclass
+class PeerBuffers:
+    """This rank's receive buffer (tiles of its row block, tile-major) and words (flags, CTA flags,
+    credits), and the same two of the other rank, mapped here through symmetric memory."""
+
+    data: Any
+    words: Any
+    peer_data: Any
+    peer_words: Any
+    path: str
+
+    @classmethod
+    def create(cls, m: int, n: int, config: GemmConfig, dtype: Any, device: Any, group: Any) -> PeerBuffers:
+        import torch
+        import torch.distributed as dist
+
+        tiles_m, tiles_n = m // config.tile_m, n // config.tile_n
+        received = (tiles_m // WORLD) * tiles_n
+        element = torch.empty((), dtype=dtype).element_size()
+        data_bytes = _round(received * config.tile_m * config.tile_n * element)
+        words = 2 * tiles_m * tiles_n + 2 * MAX_TRACED_CTAS
+        total = data_bytes + _round(4 * words)
+        try:
+            import torch.distributed._symmetric_memory as symm_mem
+        except ImportError as exc:
+            raise RuntimeError(f"torch.distributed._symmetric_memory is unavailable: {exc}") from exc
+        name = group.group_name if group is not None else dist.group.WORLD.group_name
+        if hasattr(symm_mem, "enable_symm_mem_for_group"):
+            symm_mem.enable_symm_mem_for_group(name)
+        local = symm_mem.empty(total, dtype=torch.uint8, device=device)
+        local.zero_()
+        handle = symm_mem.rendezvous(local, name)
+        peer = handle.get_buffer(1 - dist.get_rank(group), (total,), torch.uint8, 0)
+        torch.cuda.synchronize(device)
+        dist.barrier(group)
+
+        def split(buf: Any) -> tuple[Any, Any]:
+            data = buf[:data_bytes].view(dtype)[: received * config.tile_m * config.tile_n]
+            data = data.view(received, config.tile_m, config.tile_n)
+            return data, buf[data_bytes : data_bytes + 4 * words].view(torch.int32)
+
+        data, words_t = split(local)
+        peer_data, peer_words = split(peer)
+        return cls(data, words_t, peer_data, peer_words, "torch symmetric memory")
+
+
+def peer_receiver(buffers: PeerBuffers, m: int, n: int, config: GemmConfig) -> Receiver:
+    """The sender's view: tiles and flags go to the *other* rank's buffers; stamps stay here."""
+    import torch
+
+    tiles_m, tiles_n = m // config.tile_m, n // config.tile_n
+    stamps = torch.zeros(stamp_words(tiles_m, tiles_n), dtype=torch.int64, device=buffers.data.device)
+    return Receiver(
+        Transport.PEER, tiles_m, tiles_n, config.tile_m, config.tile_n, buffers.peer_data, buffers.peer_words, stamps
+    )
+
+
+class TensorParallelGemmRS:
+    """One rank's fused GEMM + reduce-scatter: ``launch()`` returns this rank's row block of C (M/2, N)."""
+
+    def __init__(
+        self, a_r: Any, b_r: Any, rank: int, group: Any = None, config: GemmConfig = PEER_GEMM, pace_ns: int = 0
+    ) -> None:
+        from .launcher import EpilogueComm
+
+        m, n = a_r.shape[0], b_r.shape[0]
+        check_shape(m, n, config)
+        self.m, self.n, self.rank, self.config = m, n, rank, config
+        self.a_rot = rotate_rows(a_r, rank)
+        self.c = a_r.new_empty((m, n))
+        self.buffers = PeerBuffers.create(m, n, config, a_r.dtype, a_r.device, group)
+        receiver = peer_receiver(self.buffers, m, n, config)
+        comm = CommConfig(Transport.PEER, ship_blocks=WORLD, pace_ns=pace_ns)
+        self.fused = EpilogueComm(
+            self.a_rot, b_r, Transport.PEER, out=self.c, receiver=receiver, config=config, comm=comm
+        )
+        tiles_m, tiles_n = m // config.tile_m, n // config.tile_n
+        self.received = (tiles_m // WORLD) * tiles_n
+        self.tiles_n = tiles_n
+        tiles = tiles_m * tiles_n
+        self.flags = self.buffers.words[: self.received]
+        self.credits = self.buffers.words[tiles + 2 * MAX_TRACED_CTAS : tiles + 2 * MAX_TRACED_CTAS + self.received]
+
+    def compile(self) -> None:
+        from .await_flags import compiled
+
+        self.fused.compile()
+        compiled()
+
+    def launch(self) -> Any:
+        import cutlass
+        from cutlass.cute.runtime import make_ptr
+        from hopper_gemm.launch import current_stream
+
+        from .await_flags import compiled
+
+        epoch = self.fused.launch(credits=True)
+        flags = make_ptr(cutlass.Uint32, self.flags.data_ptr(), cutlass.cute.AddressSpace.gmem, assumed_align=4)
+        compiled()(
+            flags, cutlass.Int32(self.received), _as_i32(epoch), cutlass.Int64(AWAIT_TIMEOUT_NS), current_stream()
+        )
+        cfg, half = self.config, self.m // WORLD
+        own = self.c[half:]
+        received = self.buffers.data.view(half // cfg.tile_m, self.tiles_n, cfg.tile_m, cfg.tile_n)
+        own.view(half // cfg.tile_m, cfg.tile_m, self.tiles_n, cfg.tile_n).add_(received.permute(0, 2, 1, 3))
+        # Tile t may be overwritten by the next launch once it is added (the sender waits for this credit).
+        self.credits.fill_(int(_as_i32(epoch)))
+        return own
+
+
+def _as_i32(epoch: int) -> Any:
+    import cutlass
+
+    epoch &= 0xFFFFFFFF
+    return cutlass.Int32(epoch - (1 << 32) if epoch >= 1 << 31 else epoch)

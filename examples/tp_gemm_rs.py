@@ -1,0 +1,209 @@
+"""Two GPUs: tensor-parallel GEMM + reduce-scatter, the communication warp shipping tiles as they finish.
+
+    torchrun --nproc-per-node 2 examples/tp_gemm_rs.py --m 8192 --n 8192 --k 4096 --check --bench
+    python examples/tp_gemm_rs.py --check          # spawns the two processes itself
+    python examples/epilogue_comm.py --transport peer --check   # the same
+
+Rank r holds the K-slice A[:, K_r], B[:, K_r] (K split in two); the result on rank r is row block r of
+C = A·Bᵀ. Contenders, timed in one run and interleaved (both ranks in lockstep): torch.matmul per GPU,
+NCCL ``reduce_scatter_tensor``, the two back to back (sequential), torch's
+``torch.ops.symm_mem.fused_matmul_reduce_scatter`` when present, and ours (tile_comm.peer). Prints
+E = (T_gemm + T_comm − T_fused) / min(T_gemm, T_comm) and S = T_sequential / T_fused, with T_gemm = our
+GEMM alone and T_comm = NCCL's reduce-scatter. Writes JSON to $OUT when set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+SHAPES = [(8192, 8192, 2048), (8192, 8192, 4096), (8192, 8192, 8192), (4096, 4096, 16384)]
+REL_BOUND = 2e-2  # bf16 output, two bf16 partials summed (ours) vs fp32 reference
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--m", type=int)
+    p.add_argument("--n", type=int)
+    p.add_argument("--k", type=int, help="the full K (each rank holds K/2)")
+    p.add_argument("--check", action="store_true")
+    p.add_argument("--bench", action="store_true")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--pace-ns", type=int, default=0)
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    import torch
+
+    if "RANK" in os.environ:
+        return run(args)
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if count < 2:
+        print(f"the two-GPU reduce-scatter needs 2 GPUs; {count} visible here (nothing run)")
+        return 0
+    import torch.multiprocessing as mp
+
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29517")
+    mp.spawn(_spawned, args=(argv,), nprocs=2, join=True)
+    return 0
+
+
+def _spawned(rank: int, argv: list[str] | None) -> None:
+    os.environ.update(RANK=str(rank), WORLD_SIZE="2", LOCAL_RANK=str(rank))
+    code = main(argv)
+    if code:
+        raise SystemExit(code)
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+    import torch.distributed as dist
+
+    rank = int(os.environ["RANK"])
+    local = int(os.environ.get("LOCAL_RANK", rank))
+    torch.cuda.set_device(local)
+    device = torch.device("cuda", local)
+    dist.init_process_group("nccl", device_id=device, timeout=timedelta(seconds=120))
+    if dist.get_world_size() != 2:
+        raise ValueError(f"world size {dist.get_world_size()}: this example runs on exactly 2 GPUs")
+    shapes = [(args.m, args.n, args.k)] if args.m else SHAPES
+    rows = []
+    try:
+        for m, n, k in shapes:
+            rows.append(one_shape(m, n, k, rank, device, args))
+    finally:
+        dist.barrier()
+        dist.destroy_process_group()
+    if rank == 0:
+        report(rows)
+    return 0
+
+
+def one_shape(m: int, n: int, k: int, rank: int, device, args: argparse.Namespace) -> dict:  # noqa: ANN001
+    import torch
+    import torch.distributed as dist
+    from tile_comm.peer import TensorParallelGemmRS
+
+    g = torch.Generator(device=device).manual_seed(7)
+    a = torch.randn(m, k, device=device, dtype=torch.bfloat16, generator=g)  # the same on both ranks
+    b = torch.randn(n, k, device=device, dtype=torch.bfloat16, generator=g)
+    kr = k // 2
+    a_r = a[:, rank * kr : (rank + 1) * kr].contiguous()
+    b_r = b[:, rank * kr : (rank + 1) * kr].contiguous()
+    half = m // 2
+    ours = TensorParallelGemmRS(a_r, b_r, rank, pace_ns=args.pace_ns)
+    ours.compile()
+    dist.barrier()
+    row = {"shape": [m, n, k], "device": torch.cuda.get_device_name(device), "buffers": ours.buffers.path}
+
+    result = ours.launch().clone()
+    again = ours.launch().clone()
+    torch.cuda.synchronize(device)
+    ref = (a.float() @ b.float().t())[rank * half : (rank + 1) * half]
+    err = ((result.float() - ref).abs().max() / ref.abs().max()).item()
+    rs_out = torch.empty(half, n, device=device, dtype=torch.bfloat16)
+    dist.reduce_scatter_tensor(rs_out, torch.matmul(a_r, b_r.t()))
+    torch.cuda.synchronize(device)
+    row.update(
+        rel_err=err,
+        bitwise_repeat=bool(torch.equal(result, again)),
+        vs_nccl=((result.float() - rs_out.float()).abs().max() / rs_out.float().abs().max()).item(),
+    )
+    if args.check and (err > REL_BOUND or not row["bitwise_repeat"]):
+        raise AssertionError(f"rank {rank} {m}×{n}×{k}: rel err {err:.3g}, bitwise repeat {row['bitwise_repeat']}")
+    if args.bench or not args.check:
+        row["us"] = timings(a_r, b_r, ours, rs_out, device, args.rounds)
+        row.update(derived(row["us"]))
+    return row
+
+
+def timings(a_r, b_r, ours, rs_out, device, rounds: int) -> dict:  # noqa: ANN001
+    import cutlass
+    import torch
+    import torch.distributed as dist
+    from hopper_gemm.api import compiled, validate
+    from hopper_gemm.launch import clusters_to_launch, current_stream, cute_operands
+    from hopper_gemm.timing import time_interleaved
+
+    m, n = a_r.shape[0], b_r.shape[0]
+    partial = torch.empty(m, n, device=device, dtype=torch.bfloat16)
+    ops = validate(ours.a_rot, b_r, out=partial)
+    plain = compiled(ours.config, ops.problem)
+    plain_args = (
+        *cute_operands(ours.a_rot, b_r, partial, None),
+        cutlass.Float32(1.0),
+        cutlass.Int32(clusters_to_launch(ours.config, m, n)),
+        current_stream(),
+    )
+    contenders = {
+        "matmul": lambda: torch.matmul(a_r, b_r.t(), out=partial),
+        "reduce_scatter": lambda: dist.reduce_scatter_tensor(rs_out, partial),
+        "sequential": lambda: dist.reduce_scatter_tensor(rs_out, torch.matmul(a_r, b_r.t(), out=partial)),
+        "our_gemm": lambda: plain(*plain_args),
+        "ours": ours.launch,
+    }
+    fused_op = _torch_fused(a_r, b_r)
+    if fused_op is not None:
+        contenders["torch_fused"] = fused_op
+    us = time_interleaved(contenders, rounds=rounds, batch=5)
+    worst = torch.tensor([us[k] for k in contenders], device=device, dtype=torch.float64)
+    dist.all_reduce(worst, op=dist.ReduceOp.MAX)  # the slower rank decides a collective's time
+    return dict(zip(contenders, worst.tolist(), strict=True))
+
+
+def _torch_fused(a_r, b_r):  # noqa: ANN001, ANN202
+    import torch
+    import torch.distributed as dist
+
+    try:
+        import torch.distributed._symmetric_memory as symm_mem
+
+        name = dist.group.WORLD.group_name
+        if hasattr(symm_mem, "enable_symm_mem_for_group"):
+            symm_mem.enable_symm_mem_for_group(name)
+        op = torch.ops.symm_mem.fused_matmul_reduce_scatter
+        bt = b_r.t().contiguous().t()  # (K_r, N) view: what the op takes as B
+        op(a_r, bt, "sum", 0, name)
+        return lambda: op(a_r, bt, "sum", 0, name)
+    except Exception as exc:  # noqa: BLE001 - report, do not fail the benchmark
+        print(f"torch fused_matmul_reduce_scatter unavailable: {type(exc).__name__}: {str(exc)[:120]}")
+        return None
+
+
+def derived(us: dict) -> dict:
+    t_gemm, t_comm, t_fused = us["our_gemm"], us["reduce_scatter"], us["ours"]
+    return {
+        "E": (t_gemm + t_comm - t_fused) / min(t_gemm, t_comm),
+        "S": us["sequential"] / t_fused,
+        "S_vs_torch_fused": us["torch_fused"] / t_fused if "torch_fused" in us else None,
+    }
+
+
+def report(rows: list[dict]) -> None:
+    print(f"device: {rows[0]['device']} × 2; bf16 randn, K split over the GPUs; µs (slower rank, median of rounds)")
+    print(f"peer buffers: {rows[0]['buffers']}")
+    cols = ["matmul", "reduce_scatter", "sequential", "torch_fused", "our_gemm", "ours"]
+    print(f"{'M×N×K':>18} " + " ".join(f"{c:>14}" for c in cols) + f" {'E':>5} {'S':>5} {'rel err':>8} {'repeat':>6}")
+    for r in rows:
+        m, n, k = r["shape"]
+        us = r.get("us", {})
+        cells = " ".join(f"{us[c]:14.1f}" if c in us else f"{'–':>14}" for c in cols)
+        e = f"{r['E']:5.2f}" if "E" in r else "    –"
+        s = f"{r['S']:5.2f}" if "S" in r else "    –"
+        print(f"{f'{m}×{n}×{k}':>18} {cells} {e} {s} {r['rel_err']:8.1e} {str(r['bitwise_repeat']):>6}")
+    out = os.environ.get("OUT")
+    if out:
+        Path(out, "tp_gemm_rs.json").write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

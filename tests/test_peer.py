@@ -1,0 +1,75 @@
+"""The two-GPU reduce-scatter (tile_comm.peer, examples/tp_gemm_rs.py) on the CPU: what can be checked
+without two GPUs — the row rotation, the shape rules, the compiled kernels' ordering instructions."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+
+
+def test_rotation_puts_the_other_ranks_block_first():
+    torch = pytest.importorskip("torch")
+    from tile_comm.peer import rotate_rows
+
+    a = torch.arange(8).view(8, 1)
+    assert rotate_rows(a, 0).flatten().tolist() == [4, 5, 6, 7, 0, 1, 2, 3]  # rank 0 owns rows 0-3
+    assert rotate_rows(a, 1).flatten().tolist() == [0, 1, 2, 3, 4, 5, 6, 7]  # rank 1 owns rows 4-7
+
+
+def test_the_first_row_block_is_computed_first():
+    # Raster "n" walks bands of cluster rows: every tile of block 0 comes before any tile of block 1.
+    from hopper_gemm.schedule import TileOrder
+    from tile_comm.peer import PEER_GEMM
+
+    order = TileOrder(PEER_GEMM.cluster_m, PEER_GEMM.cluster_n, PEER_GEMM.raster, PEER_GEMM.group)
+    tiles_m, tiles_n = 8192 // PEER_GEMM.tile_m, 8192 // PEER_GEMM.tile_n
+    cm, cn = order.cluster_grid(tiles_m, tiles_n)
+    rows = [order.cta_tile(i, cm, cn, 0, 0)[0] for i in range(cm * cn)]
+    half = tiles_m // 2
+    assert max(i for i, r in enumerate(rows) if r < half) < min(i for i, r in enumerate(rows) if r >= half)
+
+
+def test_shapes_that_split_a_tile_are_refused():
+    from tile_comm.peer import PEER_GEMM, check_shape
+
+    check_shape(8192, 8192, PEER_GEMM)
+    with pytest.raises(ValueError, match=r"M = 1000 is invalid .* multiple of 512"):
+        check_shape(1000, 8192, PEER_GEMM)
+    with pytest.raises(ValueError, match=r"N = 100 is invalid"):
+        check_shape(8192, 100, PEER_GEMM)
+
+
+def test_peer_receivers_are_not_allocated_locally():
+    torch = pytest.importorskip("torch")
+    from tile_comm.config import Transport
+    from tile_comm.receiver import Receiver
+
+    with pytest.raises(ValueError, match="symmetric memory"):
+        Receiver.create(Transport.PEER, 512, 512, (256, 128), torch.bfloat16, "cpu")
+
+
+def test_the_peer_kernel_ships_one_row_block_with_system_scope_releases():
+    from hopper_gemm.config import Problem
+    from tile_comm.build import fused_resources
+    from tile_comm.config import CommConfig, Transport
+    from tile_comm.peer import PEER_GEMM, WORLD
+
+    r = fused_resources(PEER_GEMM, Problem("bf16"), CommConfig(Transport.PEER, ship_blocks=WORLD))
+    assert r.spill_bytes == 0
+    assert re.search(r"st\.release\.sys\.global", r.ptx) and "fence.acq_rel.sys" in r.ptx
+    everything = fused_resources(PEER_GEMM, Problem("bf16"), CommConfig(Transport.PEER))
+    assert r.ptx != everything.ptx  # the block filter is code
+
+
+def test_the_owner_waits_with_system_scope_acquires_and_a_bounded_poll():
+    import cutlass.cute as cute
+    from tile_comm.await_flags import AwaitFlags, fake_args
+
+    ptx = cute.compile(AwaitFlags(), *fake_args(), options="--gpu-arch sm_90a --keep-ptx").artifacts.PTX
+    assert "ld.acquire.sys.global" in ptx
+    assert "trap;" in ptx and "%globaltimer" in ptx  # a flag that never comes fails instead of hanging
