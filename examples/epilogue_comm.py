@@ -56,7 +56,7 @@ def no_gpu_report(args: argparse.Namespace) -> int:
     if comm.transport is Transport.PEER:
         from tile_comm.peer import PEER_GEMM, WORLD
 
-        comm, config = CommConfig(Transport.PEER, ship_blocks=WORLD), PEER_GEMM
+        comm, config = CommConfig(Transport.PEER, ship_blocks=WORLD, unroll=8), PEER_GEMM
         print("transport peer: two GPUs, one process each (examples/tp_gemm_rs.py); the kernel of one rank:")
     print("no CUDA GPU here: compiling for sm_90a instead (nothing runs)")
     print(f"  GEMM {config.describe()}; {comm.describe()}")

@@ -171,7 +171,7 @@ def _torch_fused(a_r, b_r):  # noqa: ANN001, ANN202
         if hasattr(symm_mem, "enable_symm_mem_for_group"):
             symm_mem.enable_symm_mem_for_group(name)
         op = torch.ops.symm_mem.fused_matmul_reduce_scatter
-        bt = b_r.t().contiguous().t()  # (K_r, N) view: what the op takes as B
+        bt = b_r.t()  # (K_r, N): the op computes A @ B
         op(a_r, bt, "sum", 0, name)
         return lambda: op(a_r, bt, "sum", 0, name)
     except Exception as exc:  # noqa: BLE001 - report, do not fail the benchmark

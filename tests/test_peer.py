@@ -59,10 +59,11 @@ def test_the_peer_kernel_ships_one_row_block_with_system_scope_releases():
     from tile_comm.config import CommConfig, Transport
     from tile_comm.peer import PEER_GEMM, WORLD
 
-    r = fused_resources(PEER_GEMM, Problem("bf16"), CommConfig(Transport.PEER, ship_blocks=WORLD))
+    r = fused_resources(PEER_GEMM, Problem("bf16"), CommConfig(Transport.PEER, ship_blocks=WORLD, unroll=8))
     assert r.spill_bytes == 0
+    assert re.search(r"setmaxnreg\.dec\.sync\.aligned\.u32\s+56", r.ptx)  # 8 loads in flight need the room
     assert re.search(r"st\.release\.sys\.global", r.ptx) and "fence.acq_rel.sys" in r.ptx
-    everything = fused_resources(PEER_GEMM, Problem("bf16"), CommConfig(Transport.PEER))
+    everything = fused_resources(PEER_GEMM, Problem("bf16"), CommConfig(Transport.PEER, unroll=8))
     assert r.ptx != everything.ptx  # the block filter is code
 
 

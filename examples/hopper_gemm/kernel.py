@@ -154,6 +154,9 @@ class GemmKernel:
         self.trace = trace
         self.problem = problem
         self.comm = comm  # comm hook: a tile_comm.CommRole, or None
+        # (producer warpgroup, math warpgroups) setmaxnreg: a comm role may ask for more in the producer
+        # warpgroup; 128 × producer + 256 × math must stay within the SM's 64K registers.
+        self.registers = getattr(comm, "registers", None) or (LOAD_REGISTERS, MMA_REGISTERS)
         if comm is not None:
             comm.check(config)
         self.decl = declare(config, problem, comm=comm)
@@ -313,7 +316,7 @@ class GemmKernel:
         grid = TileGrid(clusters_m, clusters_n, cta_m, cta_n, cluster_id, clusters, cluster_tiles, k_tiles)
 
         if warp < MATH_FIRST_WARP:
-            cute.arch.setmaxregister_decrease(LOAD_REGISTERS)
+            cute.arch.setmaxregister_decrease(self.registers[0])
             if decl.layout.is_role("load"):
                 self.load(decl, atom_a, tma_a, atom_b, tma_b, sa, sb, grid)
             # comm hook: the communication warp (a trace-time test, then the run-time role test)
@@ -321,7 +324,7 @@ class GemmKernel:
                 if decl.layout.is_role("comm"):
                     self.comm.run(decl.notify, c, comm_args, cfg.tile_m, cfg.tile_n)
         else:
-            cute.arch.setmaxregister_increase(MMA_REGISTERS)
+            cute.arch.setmaxregister_increase(self.registers[1])
             math_wg = warp // 4 - 1
             self.math(
                 decl,

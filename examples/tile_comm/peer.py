@@ -132,7 +132,9 @@ class TensorParallelGemmRS:
         self.c = a_r.new_empty((m, n))
         self.buffers = PeerBuffers.create(m, n, config, a_r.dtype, a_r.device, group)
         receiver = peer_receiver(self.buffers, m, n, config)
-        comm = CommConfig(Transport.PEER, ship_blocks=WORLD, pace_ns=pace_ns)
+        # 8 loads in flight per lane (the comm warp gets 56 registers): peer stores over NVLink are
+        # latency-bound per warp; 4 in flight left the ship slower than the GEMM (2×H200, run 10).
+        comm = CommConfig(Transport.PEER, ship_blocks=WORLD, pace_ns=pace_ns, unroll=8)
         self.fused = EpilogueComm(
             self.a_rot, b_r, Transport.PEER, out=self.c, receiver=receiver, config=config, comm=comm
         )

@@ -38,6 +38,12 @@ class CommRole(TraceStatic):
     def __init__(self, config: CommConfig | None = None) -> None:
         self.config = config if config is not None else CommConfig()
 
+    @property
+    def registers(self) -> tuple[int, int] | None:
+        """setmaxnreg (producer warpgroup, math warpgroups): 8 loads in flight per lane need 56 registers in
+        the comm warp (128 × 56 + 256 × 224 = 64,512 ≤ 65,536; the GEMM uses 168); None: the GEMM's own."""
+        return (56, 224) if self.config.unroll > 4 else None
+
     def check(self, gemm_config: Any) -> None:
         """``ValueError`` unless the GEMM configuration can hand tiles to a communication warp."""
         if gemm_config.schedule.value != "cooperative":
