@@ -58,7 +58,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="one small shape per transport")
     parser.add_argument("--dtype", choices=["bf16", "fp16"], default="bf16")
     parser.add_argument("--json", help="write the rows here")
+    parser.add_argument("--transport", choices=["host", "local", "peer"], help="peer: the two-GPU table")
     args = parser.parse_args(argv)
+    if args.transport == "peer":  # two GPUs, one process each: examples/tp_gemm_rs.py measures that table
+        import tp_gemm_rs
+
+        return tp_gemm_rs.main(["--check", "--bench"])
     import torch
 
     if not torch.cuda.is_available():
@@ -73,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     print(header(), flush=True)
     results = []
     for (m, n, k), transport, config, comm in QUICK if args.quick else ROWS:
+        if args.transport and transport != args.transport:
+            continue
         result = measure(m, n, k, transport, args.dtype, config=config, comm=comm)
         results.append(result)
         print(row(result), flush=True)

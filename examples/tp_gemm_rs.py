@@ -47,8 +47,8 @@ def main(argv: list[str] | None = None) -> int:
         return run(args)
     count = torch.cuda.device_count() if torch.cuda.is_available() else 0
     if count < 2:
-        print(f"the two-GPU reduce-scatter needs 2 GPUs; {count} visible here (nothing run)")
-        return 0
+        print(f"error: the two-GPU reduce-scatter needs 2 GPUs; {count} visible here (nothing run)", file=sys.stderr)
+        return 2
     import torch.multiprocessing as mp
 
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
