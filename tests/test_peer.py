@@ -74,3 +74,15 @@ def test_the_owner_waits_with_system_scope_acquires_and_a_bounded_poll():
     ptx = cute.compile(AwaitFlags(), *fake_args(), options="--gpu-arch sm_90a --keep-ptx").artifacts.PTX
     assert "ld.acquire.sys.global" in ptx
     assert "trap;" in ptx and "%globaltimer" in ptx  # a flag that never comes fails instead of hanging
+
+
+def test_the_cross_gpu_flag_chain_needs_a_system_scope_release():
+    """The chain the peer transport relies on, in pipes.check: a tile stored, its flag released, read
+    by an agent on the other device. A GPU-scope release does not reach that reader."""
+    from pipes.check import Scope, check
+    from pipes.check.catalogue.scopes import epilogue_comm
+
+    clean = check(epilogue_comm(transport="peer", release=Scope.SYSTEM))
+    assert clean.ok and clean.exhaustive, str(clean)
+    narrow = check(epilogue_comm(transport="peer", release=Scope.GPU))
+    assert not narrow.ok
