@@ -7,10 +7,12 @@
 
 The persistent Hopper GEMM (examples/hopper_gemm, cooperative schedule) TMA-stores each output tile and
 commits (tm, tn) to a ``pipes.cute.StoreNotifyPipeline``; warp 1 of the producer warpgroup waits for
-it, copies the tile to the receiver and releases a per-tile ready flag (the launch's epoch) at the
-scope the receiver needs, while the math warpgroups compute the next tiles. Transports: ``host``
-(page-locked host memory, system scope; a host thread checksums tiles as they land), ``local`` (a
-second device buffer, GPU scope), ``none`` (the comm warp consumes tiles and ships nothing).
+it, ships the tile and releases a per-tile ready flag (the launch's epoch) at the scope the receiver
+needs, while the math warpgroups compute the next tiles. Transports: ``host`` (page-locked host memory,
+system scope; a host thread checksums tiles as they land), ``local`` (a second device buffer, GPU
+scope), ``none`` (the comm warp consumes tiles and ships nothing). Engines (``--engine``): ``copy``
+(``host``'s default: the comm warp counts finished tiles per step and the GPU's copy engines DMA each
+complete step) or ``sm`` (the comm warp copies the tile itself, 16-byte loads and stores).
 Without a GPU it compiles every kernel for sm_90a, reports their resources and checks the pipeline
 protocol with pipes.check (exit 0). The role/pipeline table is in examples/hopper_gemm/kernel.py.
 """
@@ -25,7 +27,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tile_comm.config import IMPLEMENTED, CommConfig, Transport  # noqa: E402
+from tile_comm.config import DEFAULT_PACE_NS, IMPLEMENTED, CommConfig, Engine, Transport  # noqa: E402
+
+
+def comm_config(args: argparse.Namespace) -> CommConfig:
+    """The transport's default communication warp, or the engine asked for (``ValueError`` if invalid)."""
+    comm = CommConfig.default(Transport(args.transport))
+    if args.engine is None or Engine(args.engine) is comm.engine:
+        return comm
+    if args.engine == Engine.SM.value:  # the sm engine with its measured pacing
+        return CommConfig(comm.transport, pace_ns=DEFAULT_PACE_NS[comm.transport])
+    return CommConfig(comm.transport, engine=args.engine)
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -35,6 +47,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--k", type=int, default=4096)
     p.add_argument("--dtype", choices=["fp16", "bf16"], default="bf16")
     p.add_argument("--transport", choices=[t.value for t in IMPLEMENTED], default="host")
+    p.add_argument(
+        "--engine", choices=[e.value for e in Engine], help="who moves the bytes (default: the transport's own)"
+    )
     p.add_argument("--check", action="store_true", help="compare C with torch (fp32) too")
     p.add_argument("--bench", action="store_true", help="measure E, S, R against the baselines (one run)")
     p.add_argument("--trace", help="draw a per-role timeline of 4 CTAs to this PNG")
@@ -50,9 +65,9 @@ def no_gpu_report(args: argparse.Namespace) -> int:
     from tile_comm.protocol import BUGS, check_declarations
     from tile_comm.role import CommRole
 
-    comm = CommConfig.default(Transport(args.transport))
+    comm = comm_config(args)
     problem = Problem(args.dtype)
-    config = default_config(args.m, args.n, args.k, args.dtype)
+    config = default_config(args.m, args.n, args.k, args.dtype, comm)
     if comm.transport is Transport.PEER:
         from tile_comm.peer import PEER_GEMM, WORLD
 
@@ -61,9 +76,9 @@ def no_gpu_report(args: argparse.Namespace) -> int:
     print("no CUDA GPU here: compiling for sm_90a instead (nothing runs)")
     print(f"  GEMM {config.describe()}; {comm.describe()}")
     print("  " + fused_resources(config, problem, comm).line())
-    if comm.moves_data:
+    if comm.pushes:
         print("  " + alone_resources(config, comm, args.dtype).line())
-    decl = declare(config, problem, comm=CommRole(comm))
+    decl = declare(config, problem, comm=CommRole.for_gemm(comm, config))
     print("pipeline protocol (pipes.check, a CPU model of the kernel's declarations; 4 tiles of 3 subtiles):")
     report = check_declarations(decl, comm.scope)
     print(f"  {report}".splitlines()[0])
@@ -85,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     g = torch.Generator(device="cuda").manual_seed(0)
     a = torch.randn(args.m, args.k, device="cuda", dtype=tdt, generator=g)
     b = torch.randn(args.n, args.k, device="cuda", dtype=tdt, generator=g)
-    fused = EpilogueComm(a, b, args.transport)
+    fused = EpilogueComm(a, b, args.transport, comm=comm_config(args))
     fused.compile()
     print(f"{torch.cuda.get_device_name()}: {args.m}×{args.n}×{args.k} {args.dtype}, {fused.config.describe()}")
     print(f"  {fused.comm.describe()}; {fused.ctas} CTAs, {fused.receiver.tiles} tiles")
@@ -121,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     if args.transport != "none":
         got = fused.receiver.untiled(args.m, args.n).to(fused.out.device)
         same = torch.equal(got, fused.out)
-        flags = fused.receiver.flags.cpu()
+        flags = fused.receiver.tile_flags()
         advanced = int((flags == _as_i32(epoch)).sum())
         ok &= same and advanced == fused.receiver.tiles
         print(f"  receiver == C bit for bit: {same}; flags at epoch {epoch}: {advanced}/{fused.receiver.tiles}")
@@ -150,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
     if args.bench:
         from tile_comm.measure import header, measure, row
 
-        result = measure(args.m, args.n, args.k, args.transport, args.dtype)
+        result = measure(args.m, args.n, args.k, args.transport, args.dtype, comm=comm_config(args))
         print("times in µs; E, S, R as in docs/epilogue-comm.md")
         print(header())
         print(row(result))
@@ -167,6 +182,11 @@ def _as_i32(epoch: int) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    try:
+        comm_config(args)
+    except ValueError as error:
+        print(f"epilogue_comm.py: {error}", file=sys.stderr)
+        return 2
     import torch
 
     if args.transport == "peer" and torch.cuda.is_available():

@@ -35,10 +35,10 @@ def fused():
 
     cache = {}
 
-    def get(transport: str, config: GemmConfig = COOP_256x128, dtype: str = "bf16"):
-        key = (transport, config, dtype)
+    def get(transport: str, config: GemmConfig = COOP_256x128, dtype: str = "bf16", engine: str = "sm"):
+        key = (transport, config, dtype, engine)
         if key not in cache:
-            cache[key] = fused_resources(config, Problem(dtype), CommConfig(transport))
+            cache[key] = fused_resources(config, Problem(dtype), CommConfig(transport, engine=engine))
         return cache[key]
 
     return get
@@ -94,6 +94,47 @@ def test_host_and_local_publish_at_their_scope(fused):
     assert ".sys" not in re.sub(r"//.*", "", local)  # nothing at system scope for a device receiver
     assert "ld.global.cg.v4.b32" in host and "st.global.v4.b32" in host  # 16-byte vectors, L2-only loads
     assert "st.release" not in none and "ld.global.cg.v4" not in none  # 'none' moves nothing
+
+
+@pytest.mark.parametrize("config", [COOP_256x128, COOP_128x256], ids=["256x128c12", "128x256c21"])
+def test_copy_engine_variant_counts_tiles_and_copies_nothing(fused, config):
+    """Engine copy: the comm warp releases one count per tile at system scope and moves no tile bytes."""
+    r = fused("host", config, "bf16", "copy")
+    assert r.spill_bytes == 0, r.line()
+    assert re.search(r"(atom|red)\.global\.sys\.release\.add\.u32", r.ptx)
+    assert "ld.global.cg.v4" not in r.ptx and "st.global.v4" not in r.ptx  # no SM copy of any tile
+    assert "st.release.sys.global.b32" in r.ptx  # the per-CTA start/end flags the host watches
+    assert re.search(r"cp\.async\.bulk\.wait_group\s+0;", r.ptx)  # counted only once the stores are complete
+
+
+def test_copy_engine_plan_covers_c_exactly_once():
+    """plan_steps' byte rectangles, applied to a C with a padded row stride, rebuild C in the receive buffer
+    (rows past C's edge untouched), each element written once; every tile is in one step."""
+    from hopper_gemm.schedule import TileOrder
+    from tile_comm.copy_engine import plan_steps
+
+    for order, (m, n), tile in [
+        (TileOrder(1, 2, "m", 8), (1000, 1320), (256, 128)),
+        (TileOrder(2, 1, "m", 3), (520, 640), (128, 256)),
+        (TileOrder(2, 1, "n", 2), (777, 392), (128, 128)),
+    ]:
+        ldc, elem = n + 24, 2
+        tiles_m, tiles_n = -(-m // tile[0]), -(-n // tile[1])
+        c = np.arange(m * ldc, dtype=np.int64).reshape(m, ldc) % 65521 + 1
+        src = c.astype(np.uint16).view(np.uint8).reshape(-1)
+        dst = np.zeros((tiles_m * tile[0], tiles_n * tile[1] * elem), np.uint8)
+        writes = np.zeros(dst.shape, np.int32)
+        steps = plan_steps(order, m, n, tile, elem, ldc)
+        for step in steps:
+            for r in range(step.rows):
+                s0 = step.src_offset + r * ldc * elem
+                d_row, d_col = divmod(step.dst_offset + r * dst.shape[1], dst.shape[1])
+                dst[d_row, d_col : d_col + step.width_bytes] = src[s0 : s0 + step.width_bytes]
+                writes[d_row, d_col : d_col + step.width_bytes] += 1
+        got = dst.view(np.uint16)[:m, :n]
+        assert (got == c[:, :n].astype(np.uint16)).all()
+        assert (writes[:m, : n * elem] == 1).all() and (writes[m:] == 0).all() and (writes[:, n * elem :] == 0).all()
+        assert sorted(t for s in steps for t in s.tiles) == list(range(tiles_m * tiles_n))
 
 
 def _release_transfer(ins: str, state: str) -> str:
@@ -180,6 +221,18 @@ def test_configuration_errors_are_clear():
     with pytest.raises(ValueError, match="unroll"):
         CommConfig("host", unroll=0)
     assert CommConfig("host").scope == "sys" and CommConfig("local").scope == "gpu" and CommConfig("none").scope is None
+    with pytest.raises(ValueError, match="engine = 'copy' is invalid with transport 'local'"):
+        CommConfig("local", engine="copy")
+    with pytest.raises(ValueError, match="engine = 'dma'"):
+        CommConfig("host", engine="dma")
+    with pytest.raises(ValueError, match="ship_blocks must be 1"):
+        CommConfig("host", engine="copy", ship_blocks=2)
+    with pytest.raises(ValueError, match="needs the GEMM's TileOrder"):
+        CommRole(CommConfig("host", engine="copy"))
+    role = CommRole.for_gemm(CommConfig("host", engine="copy"), COOP_256x128)
+    with pytest.raises(ValueError, match="counts tiles into the steps"):
+        role.check(COOP_256x128.with_(group=4))
+    assert CommConfig.default("host").engine.value == "copy" and CommConfig.default("local").engine.value == "sm"
 
 
 def test_receiver_rejects_pageable_and_misshapen_buffers():
@@ -196,7 +249,7 @@ def test_receiver_rejects_pageable_and_misshapen_buffers():
             "cpu",
             data=torch.zeros(3, 128, 256, dtype=torch.bfloat16),
         )
-    with pytest.raises(ValueError, match="tile-major"):
+    with pytest.raises(ValueError, match=r"\(tiles, tile_m, tile_n\)"):
         Receiver.create(
             Transport.HOST,
             300,
@@ -212,7 +265,7 @@ def test_epochs_wrap_and_never_return_to_zero():
     from tile_comm.args import _u32_as_i32
     from tile_comm.receiver import Receiver
 
-    rx = Receiver(Transport.LOCAL, 1, 1, 128, 256, None, None, None, epoch=0xFFFFFFFF)
+    rx = Receiver(Transport.LOCAL, 1, 1, 128, 256, None, None, None, None, epoch=0xFFFFFFFF)
     assert rx.next_epoch() == 1 and rx.next_epoch() == 2
     assert _u32_as_i32(0xFFFFFFFF) == -1 and _u32_as_i32(5) == 5
 
@@ -246,14 +299,23 @@ def test_planted_defects_are_found(bug):
 
 
 # --- host side ------------------------------------------------------------------------------------------
-def _cpu_receiver(tiles_m=2, tiles_n=3, tile=(4, 8)):
+def _cpu_receiver(tiles_m=2, tiles_n=3, tile=(4, 8), layout="tiles"):
     torch = pytest.importorskip("torch")
     from tile_comm.receiver import MAX_CTAS, Receiver
 
     tiles = tiles_m * tiles_n
-    data = torch.zeros((tiles, *tile), dtype=torch.bfloat16)
+    shape = (tiles, *tile) if layout == "tiles" else (tiles_m * tile[0], tiles_n * tile[1])
+    data = torch.zeros(shape, dtype=torch.bfloat16)
     words = torch.zeros(2 * tiles + 2 * MAX_CTAS, dtype=torch.int32)
-    return Receiver(Transport.HOST, tiles_m, tiles_n, tile[0], tile[1], data, words, None)
+    return Receiver(Transport.HOST, tiles_m, tiles_n, tile[0], tile[1], data, words, None, None, layout)
+
+
+def _tile(rx, data, t):
+    """Tile ``t`` of a numpy array in the receiver's layout (a writable view)."""
+    if rx.layout == "tiles":
+        return data[t]
+    tm, tn = divmod(t, rx.tiles_n)
+    return data[tm * rx.tile_m : (tm + 1) * rx.tile_m, tn * rx.tile_n : (tn + 1) * rx.tile_n]
 
 
 def _fake_device(rx, epoch, ctas, flag_first=False, wait_credits=False):
@@ -274,7 +336,7 @@ def _fake_device(rx, epoch, ctas, flag_first=False, wait_credits=False):
             if flag_first:
                 flags[t] = epoch
                 time.sleep(2e-3)
-            data[t] = epoch * 100 + t
+            _tile(rx, data, t)[...] = epoch * 100 + t
             flags[t] = epoch
             time.sleep(1e-4)
         cta_flags[1 : 2 * ctas : 2] = epoch
@@ -283,18 +345,31 @@ def _fake_device(rx, epoch, ctas, flag_first=False, wait_credits=False):
 
 
 def _expected(rx, epoch):
-    from tile_comm.consumer import tile_checksums
+    import torch
 
-    want = np.zeros((rx.tiles, rx.tile_m * rx.tile_n), np.uint16)
+    want = torch.zeros_like(rx.data)
     for t in range(rx.tiles):
-        want[t] = epoch * 100 + t
-    return tile_checksums(want.view(np.uint8))
+        _tile(rx, want.view(torch.int16).numpy(), t)[...] = epoch * 100 + t
+    return rx.checksums(data=want)
 
 
-def test_host_consumer_checksums_tiles_as_they_land():
+def test_checksums_are_per_tile_in_both_layouts():
+    import torch
+
+    for layout in ("tiles", "rows"):
+        rx = _cpu_receiver(layout=layout)
+        data = rx.data.view(torch.int16).numpy()
+        _tile(rx, data, 4)[0, 0] = 1  # one element of tile 4 (row 1, column 1)
+        sums = rx.checksums()
+        assert sums[4] == 1 and (np.delete(sums, 4) == 0).all(), (layout, sums)
+        assert rx.checksums([4, 0]).tolist() == [1, 0]
+
+
+@pytest.mark.parametrize("layout", ["tiles", "rows"])
+def test_host_consumer_checksums_tiles_as_they_land(layout):
     from tile_comm.consumer import HostConsumer
 
-    rx = _cpu_receiver()
+    rx = _cpu_receiver(layout=layout)
     consumer = HostConsumer(rx, 1, ctas=2, timeout_s=10)
     consumer.start()
     consumer.started_polling.wait()

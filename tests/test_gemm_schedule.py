@@ -41,6 +41,29 @@ def test_every_tile_is_computed_exactly_once(cluster, raster, group, tiles):
         assert m < ceil_div(tiles[0], cluster[0]) * cluster[0] and n < ceil_div(tiles[1], cluster[1]) * cluster[1]
 
 
+@pytest.mark.parametrize("cluster", [(1, 1), (2, 1), (1, 2)])
+@pytest.mark.parametrize("raster", ["m", "n"])
+@pytest.mark.parametrize("group", [1, 3, 8])
+@pytest.mark.parametrize("tiles", [(1, 1), (7, 5), (16, 32), (3, 64)])
+def test_steps_are_rectangles_walked_in_order(cluster, raster, group, tiles):
+    """Each tile is in exactly one step, a step's tiles are its rectangle, and the walk's cluster-tiles
+    visit the steps in order: a copy engine that ships step after step waits on them in the order they finish."""
+    order = TileOrder(*cluster, raster=raster, group=group)
+    tiles_m, tiles_n = tiles
+    cm, cn = order.cluster_grid(tiles_m, tiles_n)
+    steps = order.steps(cm, cn)
+    members: dict[int, set] = {}
+    for tm in range(tiles_m):
+        for tn in range(tiles_n):
+            members.setdefault(order.step(tm, tn, cm, cn), set()).add((tm, tn))
+    assert sorted(members) == list(range(steps))  # no empty step: every step has a tile inside C
+    for step, inside in members.items():
+        rows, cols = order.step_tiles(step, tiles_m, tiles_n)
+        assert inside == {(m, n) for m in rows for n in cols}
+    walked = [order.step(*order.cta_tile(i, cm, cn, 0, 0), cm, cn) for i in range(cm * cn)]
+    assert walked == sorted(walked)
+
+
 def test_consecutive_cluster_tiles_stay_in_a_band():
     order = TileOrder(1, 1, raster="m", group=4)
     walk = [order.cluster_tile(i, 8, 10) for i in range(12)]

@@ -12,6 +12,11 @@ cluster-tiles are cut into *bands* of ``group`` cluster columns (``raster="m"``)
                                                  4  5 | 10 11
 
 A CTA's own tile is its cluster's tile times the cluster shape plus its place in the cluster.
+
+A *step* is one row of a band (``raster="m"``) or one column (``raster="n"``): the ``group``
+consecutive cluster-tiles the walk takes before it moves on. Its tiles form a rectangle of the output,
+and steps finish roughly in walk order, so a step is the unit a copy engine ships
+(``tile_comm.copy_engine``): ``step`` maps a tile to its step, ``step_tiles`` a step to its rectangle.
 Every function here is plain ``+ - * // %`` and ``min``, so the same code runs on Python ints (the
 CPU tests prove every tile is visited once) and on CuTe DSL integers inside the kernel. The load
 warp and the math warpgroups call the same functions, so they agree on the order by construction.
@@ -61,6 +66,40 @@ class TileOrder:
         """(tile row, tile column) the CTA at (cta_m, cta_n) of its cluster computes for cluster-tile ``linear``."""
         cm, cn = self.cluster_tile(linear, clusters_m, clusters_n)
         return cm * self.cluster_m + cta_m, cn * self.cluster_n + cta_n
+
+    @classmethod
+    def of(cls, config: Any) -> TileOrder:
+        """The order of a ``GemmConfig``."""
+        return cls(config.cluster_m, config.cluster_n, config.raster, config.group)
+
+    def steps(self, clusters_m: Any, clusters_n: Any) -> Any:
+        """How many steps the walk takes (bands × their length)."""
+        if self.raster == "m":
+            return ceil_div(clusters_n, self.group) * clusters_m
+        return ceil_div(clusters_m, self.group) * clusters_n
+
+    def step(self, tm: Any, tn: Any, clusters_m: Any, clusters_n: Any) -> Any:
+        """The step that computes tile (tm, tn): steps are numbered in walk order."""
+        cm, cn = tm // self.cluster_m, tn // self.cluster_n
+        if self.raster == "m":
+            return (cn // self.group) * clusters_m + cm
+        return (cm // self.group) * clusters_n + cn
+
+    def step_tiles(self, step: int, tiles_m: int, tiles_n: int) -> tuple[range, range]:
+        """(tile rows, tile columns) of ``step``, clipped to the output (host side)."""
+        clusters_m, clusters_n = self.cluster_grid(tiles_m, tiles_n)
+        if self.raster == "m":
+            band, cm = divmod(step, clusters_m)
+            rows = (cm, cm + 1)
+            cols = (band * self.group, min((band + 1) * self.group, clusters_n))
+        else:
+            band, cn = divmod(step, clusters_n)
+            rows = (band * self.group, min((band + 1) * self.group, clusters_m))
+            cols = (cn, cn + 1)
+        return (
+            range(rows[0] * self.cluster_m, min(rows[1] * self.cluster_m, tiles_m)),
+            range(cols[0] * self.cluster_n, min(cols[1] * self.cluster_n, tiles_n)),
+        )
 
 
 def _band_walk(linear: Any, across_total: Any, along_total: Any, group: int) -> tuple[Any, Any]:

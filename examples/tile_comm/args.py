@@ -13,6 +13,9 @@ Memory layouts (``tiles = tiles_m × tiles_n`` of the output, tile ``(tm, tn)`` 
 * ``ctas[2·cta]`` / ``ctas[2·cta + 1]`` (uint32) = epoch when the CTA's communication warp started / finished;
 * ``credits[tile]`` (uint32), written by the receiver: the last epoch whose tile it has consumed. With
   :data:`OPT_CREDITS` the warp waits for ``credits[tile] ≥ epoch − 1`` before overwriting the tile;
+* ``counters[step]`` (uint32, device memory; engine ``copy``): the communication warps add 1 per finished
+  tile of the step (:meth:`hopper_gemm.schedule.TileOrder.step`) with a system-scope release; the copy
+  engine's stream waits for ``launches × tiles of the step`` and ships the step;
 * ``stamps`` (int64, with :data:`OPT_STAMPS`): ``%globaltimer`` nanoseconds, :data:`CTA_STAMPS` per CTA
   for the first :data:`MAX_TRACED_CTAS` CTAs, then :data:`TILE_STAMPS` per tile.
 """
@@ -51,11 +54,12 @@ class Addresses:
     ctas: int
     credits: int
     stamps: int
+    counters: int
 
 
 def kernel_args(addresses: Addresses, out_dtype: str, epoch: int, delay_ns: int = 0, options: int = 0) -> tuple:
-    """The tuple the compiled kernel takes after the stream: ``(dst, flags, ctas, credits, stamps, epoch,
-    delay_ns, options)`` as CuTe pointers (global memory) and ``Int32`` values."""
+    """The tuple the compiled kernel takes after the stream: ``(dst, flags, ctas, credits, stamps, counters,
+    epoch, delay_ns, options)`` as CuTe pointers (global memory) and ``Int32`` values."""
     import cutlass
     import cutlass.cute as cute
     from cutlass.cute.runtime import make_ptr
@@ -68,6 +72,7 @@ def kernel_args(addresses: Addresses, out_dtype: str, epoch: int, delay_ns: int 
         make_ptr(cutlass.Uint32, addresses.ctas, gmem, assumed_align=4),
         make_ptr(cutlass.Uint32, addresses.credits, gmem, assumed_align=4),
         make_ptr(cutlass.Int64, addresses.stamps, gmem, assumed_align=8),
+        make_ptr(cutlass.Uint32, addresses.counters, gmem, assumed_align=4),
         cutlass.Int32(_u32_as_i32(epoch)),
         cutlass.Int32(delay_ns),
         cutlass.Int32(options),
@@ -76,7 +81,7 @@ def kernel_args(addresses: Addresses, out_dtype: str, epoch: int, delay_ns: int 
 
 def fake_kernel_args(out_dtype: str) -> tuple:
     """Arguments for compiling without a GPU (the addresses are never dereferenced)."""
-    fake = Addresses(*(_FAKE_ADDRESS,) * 5)
+    fake = Addresses(*(_FAKE_ADDRESS,) * 6)
     return kernel_args(fake, out_dtype, epoch=1)
 
 
@@ -95,6 +100,7 @@ class DeviceArgs:
     ctas: Any
     credits: Any
     stamps: Any
+    counters: Any
     epoch: Any
     delay_ns: Any
     options: Any

@@ -57,7 +57,7 @@ def fused_kernel_object(gemm: GemmConfig, problem: Problem, comm: CommConfig) ->
 
     from .role import CommRole
 
-    return GemmKernel(gemm, problem, comm=CommRole(comm))
+    return GemmKernel(gemm, problem, comm=CommRole.for_gemm(comm, gemm))
 
 
 @functools.cache

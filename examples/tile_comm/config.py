@@ -14,6 +14,12 @@ launch epoch and the debugging knobs are run-time arguments (:mod:`tile_comm.arg
 
 The scope is data of the transport, not a code path: :attr:`CommConfig.scope` picks the ``fence`` and
 the ``st.release`` modifiers, nothing else differs between ``host``, ``local`` and ``peer``.
+
+Who moves the bytes (:class:`Engine`): ``sm`` — the communication warp copies each tile with loads and
+stores; ``copy`` (``host`` only) — the communication warp counts each finished tile into its *step*
+(``hopper_gemm.schedule.TileOrder.step``) with a system-scope release, and the GPU's copy engines ship
+each step as one DMA as soon as its count is complete (``tile_comm.copy_engine``): the SMs never touch
+PCIe, so the GEMM's mainloop runs undisturbed.
 """
 
 from __future__ import annotations
@@ -36,12 +42,26 @@ SCOPES: dict[Transport, str | None] = {
     Transport.NONE: None,
     Transport.PEER: "sys",
 }
+
+
+class Engine(str, enum.Enum):
+    SM = "sm"
+    COPY = "copy"
+
+
 #: Transports this example implements (``peer`` runs through :mod:`tile_comm.peer`, two GPUs).
 IMPLEMENTED = (Transport.HOST, Transport.LOCAL, Transport.NONE, Transport.PEER)
 #: ``pace_ns`` each transport gets unless told otherwise: pushing to pinned host memory at full speed
 #: slows the GEMM's mainloop (H100, run 8 of 2026-11-23: 4096×4096×16384 E 0.21 unpaced, 0.35 at 2000 ns,
 #: 0.45 at 4000 ns); device-memory pushes do not interfere.
 DEFAULT_PACE_NS: dict[Transport, int] = {Transport.HOST: 4000, Transport.LOCAL: 0, Transport.NONE: 0, Transport.PEER: 0}
+#: Which engine ships each transport's tiles by default (``copy`` only exists for ``host``).
+DEFAULT_ENGINE: dict[Transport, Engine] = {
+    Transport.HOST: Engine.COPY,
+    Transport.LOCAL: Engine.SM,
+    Transport.NONE: Engine.SM,
+    Transport.PEER: Engine.SM,
+}
 
 #: 16-byte vectors: the communication warp moves 8 bf16/fp16 values per lane per access.
 VECTOR_ELEMENTS = 8
@@ -80,6 +100,10 @@ class CommConfig:
     ``ship_blocks``: C's rows are cut into this many equal blocks and only block 0's tiles are shipped (1:
     every tile). The two-GPU reduce-scatter (:mod:`tile_comm.peer`) orders A's rows so that block 0 is
     the block the other GPU owns; the rest stays home.
+    ``engine``: ``sm`` (the warp copies) or ``copy`` (the warp counts tiles into steps and the copy
+    engines ship each complete step; ``host`` only). ``copy_streams``: how many streams the copy
+    engine's steps alternate over (each step waits for its count, copies, then sets its tiles' flags;
+    a second stream's copy hides the first one's wait-and-flag gap).
     """
 
     transport: Transport = Transport.HOST
@@ -88,10 +112,31 @@ class CommConfig:
     unroll: int = 4
     pace_ns: int = 0
     ship_blocks: int = 1
+    engine: Engine = Engine.SM
+    copy_streams: int = 2
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "transport", transport(self.transport))
-        for name, low, high in (("slots", 1, 8), ("unroll", 1, 8), ("pace_ns", 0, 1_000_000), ("ship_blocks", 1, 8)):
+        try:
+            object.__setattr__(self, "engine", Engine(self.engine))
+        except ValueError:
+            raise ValueError(
+                f"CommConfig.engine = {self.engine!r} is invalid: allowed {[e.value for e in Engine]}"
+            ) from None
+        if self.engine is Engine.COPY and self.transport is not Transport.HOST:
+            raise ValueError(
+                f"CommConfig.engine = 'copy' is invalid with transport {self.transport.value!r}: "
+                "the copy engine ships to pinned host memory only (transport 'host')"
+            )
+        if self.engine is Engine.COPY and self.ship_blocks != 1:
+            raise ValueError("CommConfig.ship_blocks must be 1 with engine 'copy' (every step is shipped)")
+        for name, low, high in (
+            ("slots", 1, 8),
+            ("unroll", 1, 8),
+            ("pace_ns", 0, 1_000_000),
+            ("ship_blocks", 1, 8),
+            ("copy_streams", 1, 8),
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
                 raise ValueError(f"CommConfig.{name} = {value!r} is invalid: allowed an int in [{low}, {high}]")
@@ -109,13 +154,25 @@ class CommConfig:
     def moves_data(self) -> bool:
         return self.scope is not None
 
+    @property
+    def pushes(self) -> bool:
+        """The communication warp copies the tiles itself (engine ``sm`` with a transport that moves data)."""
+        return self.moves_data and self.engine is Engine.SM
+
+    @property
+    def counts_steps(self) -> bool:
+        """The communication warp counts tiles into steps for the copy engine (engine ``copy``)."""
+        return self.engine is Engine.COPY
+
     @classmethod
     def default(cls, chosen: Transport | str) -> CommConfig:
         """The transport's measured default (its pacing)."""
         chosen = transport(chosen)
-        return cls(chosen, pace_ns=DEFAULT_PACE_NS[chosen])
+        engine = DEFAULT_ENGINE[chosen]
+        return cls(chosen, pace_ns=DEFAULT_PACE_NS[chosen] if engine is Engine.SM else 0, engine=engine)
 
     def describe(self) -> str:
         scope = f", flags released at .{self.scope} scope" if self.scope else ""
         pace = f", paced {self.pace_ns} ns per step" if self.pace_ns else ""
-        return f"transport {self.transport.value}{scope}, {self.slots} notify slots, lag {self.lag}{pace}"
+        engine = f", shipped by the copy engine on {self.copy_streams} stream(s)" if self.counts_steps else ""
+        return f"transport {self.transport.value}{scope}, {self.slots} notify slots, lag {self.lag}{pace}{engine}"

@@ -1,6 +1,7 @@
 """The host thread that consumes tiles as they land in page-locked memory while the kernel still runs.
 
-It polls the per-tile ready flags; a tile whose flag holds this launch's epoch is complete (the device
+It polls the ready flags (per tile, or per step with the copy engine: ``Receiver.flag_index``); a tile
+whose flag holds this launch's epoch is complete (the device
 released the flag at system scope after the tile's data, and x86 keeps this thread's loads in program
 order: flag, then data). It checksums the tile then and there, records when (``time.perf_counter_ns``),
 and with ``credits`` hands the tile back (``credits[tile] = epoch``), which a launch with
@@ -17,24 +18,10 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from .receiver import Receiver
-
-
-def tile_bytes(data: Any) -> np.ndarray:
-    """A (tiles, bytes) uint8 numpy view of a tile-major CPU tensor (bf16 has no numpy dtype)."""
-    import torch
-
-    return data.view(torch.uint8).numpy().reshape(data.shape[0], -1)
-
-
-def tile_checksums(tiles: np.ndarray) -> np.ndarray:
-    """One uint64 per tile: the wrapping sum of its bytes read as 64-bit words."""
-    flat = tiles.reshape(tiles.shape[0], -1).view(np.uint64)
-    return flat.sum(axis=1, dtype=np.uint64)
 
 
 @dataclass
@@ -123,9 +110,9 @@ class HostConsumer(threading.Thread):
     def _consume(self, out: Consumption, deadline: float) -> bool:
         rx = self.receiver
         flags = rx.flags.numpy().view(np.uint32)
+        covering = np.arange(rx.tiles) if rx.flag_index is None else rx.flag_index
         ctas = rx.ctas.numpy().view(np.uint32)[: 2 * self.ctas]
         credits = rx.credits.numpy().view(np.uint32)
-        data = tile_bytes(rx.data)
         epoch = np.uint32(out.epoch)
         pending = np.ones(rx.tiles, dtype=bool)
         while pending.any() or out.end_ns < 0:
@@ -133,19 +120,21 @@ class HostConsumer(threading.Thread):
             if out.start_ns < 0 and _reached(ctas[0::2], epoch).any():
                 out.start_ns = now
             # A flag past this epoch means a later launch rewrote the tile (no credits): taken and reported.
-            ready = np.flatnonzero(_reached(flags, epoch) & pending)
+            ready = np.flatnonzero(_reached(flags[covering], epoch) & pending)
             if ready.size:
                 if self.delay_s > 0:
                     ready = ready[:1]  # a slow receiver takes one tile at a time
                 out.seen_ns[ready] = now
-                out.checksums[ready] = tile_checksums(data[ready])
+                out.checksums[ready] = rx.checksums(ready)
                 pending[ready] = False
                 if self.credits:
                     credits[ready] = epoch  # after the reads above: the tile may be overwritten now
                 if self.delay_s > 0:
                     time.sleep(self.delay_s)
-            if out.end_ns < 0 and not pending.any() and _reached(ctas[1::2], epoch).all():
+            if out.end_ns < 0 and _reached(ctas[1::2], epoch).all():
                 out.end_ns = time.perf_counter_ns()
+            if not ready.size:
+                time.sleep(0)  # hand the GIL over: the launching thread may still be queueing copies
             if time.monotonic() > deadline:
                 out.errors.append(
                     f"timed out after {self.timeout_s:.0f} s: {int(pending.sum())} tile(s) never flagged with "
@@ -159,7 +148,7 @@ class HostConsumer(threading.Thread):
         buffer's checksums now — for one launch, after its kernel and before another one writes)."""
         rx = self.receiver
         if expected is None:
-            expected = [tile_checksums(tile_bytes(rx.data))]
+            expected = [rx.checksums()]
         elif isinstance(expected, np.ndarray):
             expected = [expected]
         problems: list[str] = []

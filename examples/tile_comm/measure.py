@@ -5,7 +5,8 @@ For one shape and transport, with identical ``torch.randn`` inputs for every con
 
 * ``gemm_plain`` — the GEMM alone (``hopper_gemm``, no comm: examples/persistent_gemm.py's kernel);
 * ``gemm_none``  — the fused kernel with transport ``none`` (notify machinery, nothing shipped): T_gemm;
-* ``comm_alone`` — the communication warps without the GEMM, moving the same bytes: T_comm;
+* ``comm_alone`` — the communication warps without the GEMM, moving the same bytes: T_comm (engine
+  ``copy``: the copy engine's steps, nothing to wait for);
 * ``fused``      — the fused kernel with the transport: T_fused;
 * ``torch_matmul``, ``copy`` (``copy_`` of C to pinned host memory / to a device buffer), and
   ``sequential`` (torch.matmul, then that copy, back to back).
@@ -117,7 +118,10 @@ def measure(
     g = torch.Generator(device="cuda").manual_seed(2)
     a = torch.randn(m, k, device="cuda", dtype=tdt, generator=g)
     b = torch.randn(n, k, device="cuda", dtype=tdt, generator=g)  # (N, K): C = a @ b.T
-    config = config if config is not None else default_config(m, n, k, dtype)
+    from .config import CommConfig
+
+    comm = comm if comm is not None else CommConfig.default(transport)
+    config = config if config is not None else default_config(m, n, k, dtype, comm)
     fused = EpilogueComm(a, b, transport, config=config, comm=comm)
     none = EpilogueComm(a, b, "none", config=config)
     plain_out = torch.empty(m, n, device="cuda", dtype=tdt)
@@ -149,5 +153,6 @@ def measure(
         "fused": fused.launch,
     }
     us = time_interleaved(contenders, rounds=rounds, batch=batch)
-    label = config.describe() + (f", {comm.describe()}" if comm is not None else "")
-    return Overlap(torch.cuda.get_device_name(), (m, n, k), dtype, transport, label, us)
+    label = f"{config.describe()}, {fused.comm.describe()}"
+    shown = f"{transport}/{fused.comm.engine.value}" if transport == "host" else transport
+    return Overlap(torch.cuda.get_device_name(), (m, n, k), dtype, shown, label, us)

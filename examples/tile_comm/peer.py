@@ -112,8 +112,17 @@ def peer_receiver(buffers: PeerBuffers, m: int, n: int, config: GemmConfig) -> R
 
     tiles_m, tiles_n = m // config.tile_m, n // config.tile_n
     stamps = torch.zeros(stamp_words(tiles_m, tiles_n), dtype=torch.int64, device=buffers.data.device)
+    unused_counters = torch.zeros(1, dtype=torch.int32, device=buffers.data.device)  # engine copy only
     return Receiver(
-        Transport.PEER, tiles_m, tiles_n, config.tile_m, config.tile_n, buffers.peer_data, buffers.peer_words, stamps
+        Transport.PEER,
+        tiles_m,
+        tiles_n,
+        config.tile_m,
+        config.tile_n,
+        buffers.peer_data,
+        buffers.peer_words,
+        stamps,
+        unused_counters,
     )
 
 

@@ -4,12 +4,22 @@
 device pointer (``cudaHostGetDevicePointer``); ``local``: device memory; ``none``: one placeholder the
 kernel never touches. Flags hold the epoch of the launch that set them; :meth:`Receiver.next_epoch`
 hands out a fresh one per launch, so back-to-back launches need no reset.
+
+Two layouts of the received data: ``tiles`` (tile-major: what the communication warp writes, one tile
+after another) and ``rows`` (C itself, row-major, padded to whole tiles: what the copy engine writes,
+one DMA per step of tiles). Checksums per tile (:meth:`Receiver.checksums`) read either.
+
+Ready flags: one per tile, except with the copy engine, which raises one flag per *step* (each write it
+queues carries a system-wide memory barrier, about a microsecond apiece): ``flag_index[tile]`` names the
+flag word that covers a tile (None: the tile's own), and :meth:`Receiver.tile_flags` reads them per tile.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from .args import MAX_TRACED_CTAS, Addresses, stamp_words
 from .config import Transport
@@ -41,7 +51,8 @@ def device_pointer(tensor: Any) -> int:
 
 @dataclass
 class Receiver:
-    """The receiving side of one output shape: ``data`` (tiles, tile_m, tile_n), flags, credits, stamps."""
+    """The receiving side of one output shape: ``data`` (``tiles``: (tiles, tile_m, tile_n); ``rows``:
+    (tiles_m·tile_m, tiles_n·tile_n)), flags, credits, stamps, and the copy engine's step counters."""
 
     transport: Transport
     tiles_m: int
@@ -51,12 +62,24 @@ class Receiver:
     data: Any
     words: Any  # int32: flags[tiles], ctas[2 * MAX_CTAS], credits[tiles]
     stamps: Any  # int64 on the device (timestamps, OPT_STAMPS)
+    counters: Any  # uint32 as int32 on the device: tiles counted per step (engine copy)
+    layout: str = "tiles"
+    flag_index: np.ndarray | None = None  # tile → the flag word that covers it (None: its own)
     epoch: int = 0
+    counted_launches: int = 0  # fused launches that counted into ``counters`` (engine copy)
     _addresses: Addresses | None = field(default=None, repr=False)
 
     @classmethod
     def create(
-        cls, transport: Transport, m: int, n: int, tile: tuple[int, int], dtype: Any, device: Any, data: Any = None
+        cls,
+        transport: Transport,
+        m: int,
+        n: int,
+        tile: tuple[int, int],
+        dtype: Any,
+        device: Any,
+        data: Any = None,
+        layout: str = "tiles",
     ) -> Receiver:
         """Allocate (or adopt ``data``, validated) the receiver of an ``m × n`` output in ``tile`` tiles."""
         torch = _torch()
@@ -68,7 +91,9 @@ class Receiver:
         tile_m, tile_n = tile
         tiles_m, tiles_n = -(-m // tile_m), -(-n // tile_n)
         tiles = tiles_m * tiles_n
-        shape = (tiles, tile_m, tile_n)
+        if layout not in ("tiles", "rows"):
+            raise ValueError(f"layout = {layout!r} is invalid: allowed 'tiles' or 'rows'")
+        shape = (tiles, tile_m, tile_n) if layout == "tiles" else (tiles_m * tile_m, tiles_n * tile_n)
         words = 2 * tiles + 2 * MAX_CTAS
         if data is not None:
             _validate_data(transport, data, shape, dtype, device)  # before allocating anything
@@ -82,7 +107,9 @@ class Receiver:
             data = torch.zeros((1, 1, 8), dtype=dtype, device=device) if data is None else data
             flags = torch.zeros(words, dtype=torch.int32, device=device)
         stamps = torch.zeros(stamp_words(tiles_m, tiles_n), dtype=torch.int64, device=device)
-        return cls(transport, tiles_m, tiles_n, tile_m, tile_n, data, flags, stamps)
+        # One counter per tile bounds every step count (a step holds at least one tile).
+        counters = torch.zeros(tiles if layout == "rows" else 1, dtype=torch.int32, device=device)
+        return cls(transport, tiles_m, tiles_n, tile_m, tile_n, data, flags, stamps, counters, layout)
 
     @property
     def tiles(self) -> int:
@@ -91,6 +118,13 @@ class Receiver:
     @property
     def flags(self) -> Any:
         return self.words[: self.tiles]
+
+    def tile_flags(self) -> Any:
+        """Each tile's ready flag (a CPU int32 tensor of ``tiles`` values)."""
+        flags = self.flags.cpu()
+        if self.flag_index is None:
+            return flags
+        return flags[_torch().as_tensor(self.flag_index, dtype=_torch().long)]
 
     @property
     def ctas(self) -> Any:
@@ -109,6 +143,7 @@ class Receiver:
                 ctas=base + 4 * self.tiles,
                 credits=base + 4 * (self.tiles + 2 * MAX_CTAS),
                 stamps=self.stamps.data_ptr(),
+                counters=self.counters.data_ptr(),
             )
         return self._addresses
 
@@ -124,17 +159,35 @@ class Receiver:
 
     def untiled(self, m: int, n: int) -> Any:
         """The received tiles as the (m, n) matrix (a copy, on the receiver's memory)."""
+        if self.layout == "rows":
+            return self.data[:m, :n].clone()
         t = self.data.view(self.tiles_m, self.tiles_n, self.tile_m, self.tile_n).permute(0, 2, 1, 3)
         return t.reshape(self.tiles_m * self.tile_m, self.tiles_n * self.tile_n)[:m, :n]
 
-    def expected_tiles(self, c: Any) -> Any:
-        """``c`` (M, N) cut into this receiver's tile-major layout (zero padding, as the fresh buffer)."""
+    def expected(self, c: Any) -> Any:
+        """``c`` (M, N) in this receiver's layout (zero padding, as the fresh buffer)."""
         torch = _torch()
         m, n = c.shape
         padded = torch.zeros(self.tiles_m * self.tile_m, self.tiles_n * self.tile_n, dtype=c.dtype, device=c.device)
         padded[:m, :n] = c
+        if self.layout == "rows":
+            return padded
         t = padded.view(self.tiles_m, self.tile_m, self.tiles_n, self.tile_n).permute(0, 2, 1, 3)
         return t.reshape(self.tiles, self.tile_m, self.tile_n)
+
+    def checksums(self, tiles: Any = None, data: Any = None) -> np.ndarray:
+        """One uint64 per tile (the wrapping sum of its bytes as 64-bit words) of ``data`` (a CPU tensor in
+        this receiver's layout; default: the receive buffer, which must be in host memory), for the tile
+        indices ``tiles`` (default: all)."""
+        data = self.data if data is None else data
+        raw = data.view(_torch().uint8).numpy()
+        index = np.arange(self.tiles) if tiles is None else np.asarray(tiles)
+        if self.layout == "rows":
+            grid = raw.reshape(self.tiles_m, self.tile_m, self.tiles_n, -1)
+            blocks = grid[index // self.tiles_n, :, index % self.tiles_n, :]
+        else:
+            blocks = raw.reshape(self.tiles, -1)[index]
+        return np.ascontiguousarray(blocks).reshape(len(index), -1).view(np.uint64).sum(axis=1, dtype=np.uint64)
 
 
 def _validate_data(transport: Transport, data: Any, shape: tuple[int, ...], dtype: Any, device: Any) -> None:
@@ -144,9 +197,10 @@ def _validate_data(transport: Transport, data: Any, shape: tuple[int, ...], dtyp
     if transport is Transport.NONE:
         return
     if tuple(data.shape) != shape or data.dtype != dtype or not data.is_contiguous():
+        what = "(tiles, tile_m, tile_n)" if len(shape) == 3 else "(tiles_m·tile_m, tiles_n·tile_n), row-major"
         raise ValueError(
-            f"the receive buffer must be a contiguous {dtype} tensor of shape (tiles, tile_m, tile_n) = {shape} "
-            f"(tile-major), got {data.dtype} {tuple(data.shape)}{'' if data.is_contiguous() else ' (not contiguous)'}"
+            f"the receive buffer must be a contiguous {dtype} tensor of shape {what} = {shape}, "
+            f"got {data.dtype} {tuple(data.shape)}{'' if data.is_contiguous() else ' (not contiguous)'}"
         )
     if transport is Transport.HOST:
         if data.device.type != "cpu" or not data.is_pinned():

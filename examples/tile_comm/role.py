@@ -19,13 +19,14 @@ from typing import Any
 
 import cutlass
 import cutlass.cute as cute
+from hopper_gemm.schedule import TileOrder
 
 from pipes import ArrivalUnit, Completion, PipelineSpec, Role
 from pipes.cute import StoreNotifyPipeline, TraceStatic, Warps
 
 from .args import EPI_BEGIN, EPI_END, DeviceArgs
 from .config import CommConfig
-from .ship import cta_event, geometry, push_tile, tile_stamp
+from .ship import count_tile, cta_event, geometry, push_tile, tile_stamp
 
 #: Warp 1 of the producer warpgroup (warp 0 loads A and B; warps 2-3 idle under setmaxnreg 40).
 COMM_WARP = 1
@@ -35,8 +36,17 @@ PIPELINE = "tiles"
 class CommRole(TraceStatic):
     """The communication warp of the cooperative GEMM, for one :class:`~tile_comm.config.CommConfig`."""
 
-    def __init__(self, config: CommConfig | None = None) -> None:
+    def __init__(self, config: CommConfig | None = None, order: TileOrder | None = None) -> None:
+        """``order``: the GEMM's tile order (engine ``copy`` counts tiles into its steps)."""
         self.config = config if config is not None else CommConfig()
+        if self.config.counts_steps and order is None:
+            raise ValueError("CommRole with engine 'copy' needs the GEMM's TileOrder (order=TileOrder.of(config))")
+        self.order = order
+
+    @classmethod
+    def for_gemm(cls, config: CommConfig, gemm_config: Any) -> CommRole:
+        """The role for one GEMM configuration (its tile order comes along)."""
+        return cls(config, TileOrder.of(gemm_config))
 
     @property
     def registers(self) -> tuple[int, int] | None:
@@ -51,6 +61,11 @@ class CommRole(TraceStatic):
                 f"the communication warp needs the cooperative schedule, not {gemm_config.schedule.value!r}: "
                 "bulk async-groups are per thread, so one warp must issue every TMA store of the CTA and be "
                 "the store-notify producer (ping-pong stores from both math warpgroups)"
+            )
+        if self.config.counts_steps and self.order != TileOrder.of(gemm_config):
+            raise ValueError(
+                f"the comm role counts tiles into the steps of {self.order}, "
+                f"but the GEMM walks {TileOrder.of(gemm_config)}"
             )
         _, _, steps = geometry(gemm_config.tile_m, gemm_config.tile_n)
         if steps % self.config.unroll:
@@ -116,7 +131,11 @@ class CommRole(TraceStatic):
             # Only block 0 of ship_blocks row blocks leaves (the peer's block; see CommConfig.ship_blocks).
             shipped_rows = c.shape[0] // cfg.ship_blocks if cutlass.const_expr(cfg.ship_blocks > 1) else c.shape[0]
             if (tm * tile_m < shipped_rows) & (tn < tiles_n):
-                push_tile(c, args, tm, tn, tiles_n, cfg, tile_m, tile_n)
+                if cutlass.const_expr(cfg.counts_steps):
+                    clusters_m, clusters_n = self.order.cluster_grid((c.shape[0] + tile_m - 1) // tile_m, tiles_n)
+                    count_tile(args, tm * tiles_n + tn, self.order.step(tm, tn, clusters_m, clusters_n))
+                else:
+                    push_tile(c, args, tm, tn, tiles_n, cfg, tile_m, tile_n)
             consumer.release()
             slot = consumer.wait()
             meta = consumer.meta(slot)

@@ -14,6 +14,11 @@ next instruction), then lane 0 stores the flag with ``st.release.<scope>`` — a
 cumulativity covers the other lanes' stores it has synchronized with. The receiver acquires the flag at
 the same scope (a CPU load for ``host``: x86 does not reorder loads, so a plain load of the flag, then
 of the data, is an acquire) and may then read the tile.
+
+The count (:func:`count_tile`, engine ``copy``): lane 0 adds 1 to the tile's step counter with
+``red.release.sys``. The tile's TMA stores are complete (the storing warp's ``wait_group`` before its
+notify, which this warp acquired), so the release makes them visible before the count; the copy
+engine's stream reads the count (``cuStreamWaitValue32``) and only then DMAs the step.
 """
 
 from __future__ import annotations
@@ -167,11 +172,22 @@ def push_tile(
     tile = tm * tiles_n + tn
     tile_stamp(args, tile, PUSH_BEGIN)
     sleep_ns(args.delay_ns)
-    if cutlass.const_expr(cfg.moves_data):
+    if cutlass.const_expr(cfg.pushes):
         if (args.options & OPT_CREDITS) != 0:
             wait_credit(args.credits + tile, args.epoch, cfg.scope)
         ship_tile(c, args.dst, tm, tn, tiles_n, tile_m, tile_n, cfg.unroll, cfg.pace_ns)
         publish(args.flags + tile, args.epoch, cfg.scope)
+    tile_stamp(args, tile, PUSH_END)
+
+
+@cute.jit
+def count_tile(args: Any, tile: Any, step: Any) -> None:
+    """Engine ``copy``: count tile ``tile`` (complete in global memory) into ``counters[step]`` (whole warp)."""
+    tile_stamp(args, tile, PUSH_BEGIN)
+    sleep_ns(args.delay_ns)
+    if cute.arch.lane_idx() == 0:
+        cute.arch.atomic_add(args.counters + step, Uint32(1), sem="release", scope="sys")
+    cute.arch.sync_warp()
     tile_stamp(args, tile, PUSH_END)
 
 

@@ -55,31 +55,41 @@ def _i32(epoch: int) -> int:
     return epoch - (1 << 32) if epoch >= 1 << 31 else epoch
 
 
-def _check_receiver(fused, epoch):
+def _launcher(a, b, variant, **kwargs):
+    """``host`` (the copy engine, host's default), ``host-sm`` (the comm warp copies), ``local``, ``none``."""
+    from tile_comm.config import CommConfig
+    from tile_comm.launcher import EpilogueComm
+
+    if variant == "host-sm":
+        return EpilogueComm(a, b, "host", comm=CommConfig("host", pace_ns=1000), **kwargs)
+    return EpilogueComm(a, b, variant, **kwargs)
+
+
+def _check_receiver(fused, epoch, ctas=True):
     torch = _torch()
     rx = fused.receiver
     got = rx.untiled(fused.m, fused.n).to(fused.out.device)
     assert torch.equal(got, fused.out), f"{int((got != fused.out).sum())} elements differ at the receiver"
-    flags = rx.flags.to("cpu")
+    flags = rx.tile_flags()
     assert int((flags == _i32(epoch)).sum()) == rx.tiles, f"flags: {flags.tolist()[:16]}... expected {epoch}"
-    ctas = rx.ctas.to("cpu")[: 2 * fused.ctas]
-    assert int((ctas == _i32(epoch)).sum()) == 2 * fused.ctas  # every CTA's start and end flag
+    if ctas:  # every CTA's start and end flag
+        ctas = rx.ctas.to("cpu")[: 2 * fused.ctas]
+        assert int((ctas == _i32(epoch)).sum()) == 2 * fused.ctas
 
 
 @pytest.mark.parametrize("config", [COOP_256x128, COOP_128x256], ids=["256x128c12", "128x256c21"])
-@pytest.mark.parametrize("transport", ["host", "local", "none"])
+@pytest.mark.parametrize("transport", ["host", "host-sm", "local", "none"])
 def test_every_tile_arrives_bit_for_bit(transport, config):
     torch = _torch()
     from tile_comm.consumer import HostConsumer
-    from tile_comm.launcher import EpilogueComm
 
     m, n, k = 3 * 256 + 40, 5 * 128 + 24, 520  # ragged in M, N and K
     a, b = _operands(m, n, k)
-    fused = EpilogueComm(a, b, transport, config=config)
+    fused = _launcher(a, b, transport, config=config)
     fused.out.fill_(float("nan"))
     epoch = fused.receiver.next_epoch()
     consumer = None
-    if transport == "host":
+    if transport.startswith("host"):
         consumer = HostConsumer(fused.receiver, epoch, fused.ctas, timeout_s=30)
         consumer.start()
         consumer.started_polling.wait()
@@ -109,26 +119,47 @@ def test_each_launch_advances_every_flag_once():
 
 
 def test_comm_warps_alone_ship_the_same_bytes():
-    from tile_comm.launcher import EpilogueComm
-
     a, b = _operands(1024, 768, 256)
-    for transport in ("host", "local"):
-        fused = EpilogueComm(a, b, transport)
+    for transport in ("host", "host-sm", "local"):
+        fused = _launcher(a, b, transport)
         fused.launch()
         _synchronize()
         fused.receiver.data.zero_()
         epoch = fused.launch_alone()
         _synchronize()
-        _check_receiver(fused, epoch)
+        # The copy engine alone has no CTAs to raise start/end flags.
+        _check_receiver(fused, epoch, ctas=fused.shipper is None)
+
+
+def test_copy_engine_ships_steps_while_the_kernel_runs():
+    """16 CTAs walk 8 waves of tiles: the host sees the first steps land long before the last CTA ends."""
+    from tile_comm.consumer import HostConsumer
+
+    a, b = _operands(2048, 2048, 4096)
+    fused = _launcher(a, b, "host", max_clusters=8)
+    assert fused.shipper is not None and fused.ctas == 16
+    fused.launch()
+    _synchronize()
+    epoch = fused.receiver.next_epoch()
+    consumer = HostConsumer(fused.receiver, epoch, fused.ctas, timeout_s=30)
+    consumer.start()
+    consumer.started_polling.wait()
+    fused.launch(epoch=epoch)
+    consumer.join(60)
+    _synchronize()
+    _check_receiver(fused, epoch)
+    assert consumer.verify() == []
+    seen = consumer.result
+    first, last = int(seen.seen_ns.min()), int(seen.seen_ns.max())
+    assert last > first and seen.end_ns > first  # the first step landed before the kernel ended
+    assert first - seen.start_ns < 0.5 * (seen.end_ns - seen.start_ns), seen.summary()
 
 
 def _pair(transport, m=512, n=512, k=256):
     """Two launchers (different A) sharing one receiver: consecutive launches ship different tiles."""
-    from tile_comm.launcher import EpilogueComm
-
     (a0, a1), b = _operands(m, n, k, count=2)
-    first = EpilogueComm(a0, b, transport)
-    second = EpilogueComm(a1, b, transport, receiver=first.receiver)
+    first = _launcher(a0, b, transport)
+    second = _launcher(a1, b, transport, receiver=first.receiver)
     return first, second
 
 
@@ -152,13 +183,12 @@ def test_thousand_back_to_back_launches_local():
 
 def _expected_checksums(first, second):
     """Launch each operand set once; the checksums its tiles must have at the receiver."""
-    from tile_comm.consumer import tile_bytes, tile_checksums
-
     expected = []
+    rx = first.receiver
     for fused in (first, second):
         fused.launch()
         _synchronize()
-        expected.append(tile_checksums(tile_bytes(first.receiver.expected_tiles(fused.out).cpu())))
+        expected.append(rx.checksums(data=rx.expected(fused.out).cpu()))
     first.receiver.acknowledge_all()  # nobody consumed those two launches
     return expected
 
@@ -168,10 +198,11 @@ def _expected_checksums(first, second):
 AHEAD = 32
 
 
-def test_thousand_back_to_back_launches_host_with_a_receiving_thread():
+@pytest.mark.parametrize("transport", ["host", "host-sm"])
+def test_thousand_back_to_back_launches_host_with_a_receiving_thread(transport):
     from tile_comm.consumer import HostConsumer
 
-    first, second = _pair("host")
+    first, second = _pair(transport)
     rx = first.receiver
     expected = _expected_checksums(first, second)
     epochs = [rx.epoch + 1 + i for i in range(1000)]
@@ -199,12 +230,12 @@ def _per_cta_tiles(stamps, tiles, ctas):
     return out
 
 
-def test_slowed_comm_warp_back_pressures_the_epilogue():
+@pytest.mark.parametrize("transport", ["local", "host"])
+def test_slowed_comm_warp_back_pressures_the_epilogue(transport):
     from tile_comm.args import EPI_END, PUSH_END
-    from tile_comm.launcher import EpilogueComm
 
     a, b = _operands(2048, 1024, 128)
-    fused = EpilogueComm(a, b, "local", max_clusters=2)  # 4 CTAs, 64 tiles: 16 per CTA through 2 slots
+    fused = _launcher(a, b, transport, max_clusters=2)  # 4 CTAs, 64 tiles: 16 per CTA through 2 slots
     slots = fused.comm.slots
     delay_ns = 20_000
     epoch = fused.launch(delay_ns=delay_ns, stamps=True)
@@ -221,10 +252,11 @@ def test_slowed_comm_warp_back_pressures_the_epilogue():
         assert (held >= 0).all(), f"CTA {cta}: an epilogue committed into a slot still being shipped"
 
 
-def test_slowed_host_receiver_holds_back_the_next_launch():
+@pytest.mark.parametrize("transport", ["host", "host-sm"])
+def test_slowed_host_receiver_holds_back_the_next_launch(transport):
     from tile_comm.consumer import HostConsumer
 
-    first, second = _pair("host", m=512, n=512, k=128)
+    first, second = _pair(transport, m=512, n=512, k=128)
     rx = first.receiver
     expected = _expected_checksums(first, second)
     epochs = [rx.epoch + 1 + i for i in range(3)]
@@ -273,8 +305,12 @@ def test_bad_input_fails_before_launch():
     from tile_comm.launcher import EpilogueComm
 
     a, b = _operands(256, 256, 64)
-    with pytest.raises(ValueError, match="pin_memory=True"):
-        EpilogueComm(a, b, "host", data=torch.zeros(2, 256, 128, dtype=a.dtype))
+    with pytest.raises(ValueError, match="pin_memory=True"):  # the copy engine's receive buffer: C's rows
+        EpilogueComm(a, b, "host", data=torch.zeros(256, 256, dtype=a.dtype))
+    with pytest.raises(ValueError, match="pin_memory=True"):  # the sm engine's: tile-major
+        _launcher(a, b, "host-sm", data=torch.zeros(2, 256, 128, dtype=a.dtype))
+    with pytest.raises(ValueError, match=r"shape \(tiles_m"):
+        EpilogueComm(a, b, "host", data=torch.zeros(2, 256, 128, dtype=a.dtype, pin_memory=True))
     with pytest.raises(ValueError, match="shape mismatch"):
         EpilogueComm(a, b[:, :32], "host")
     with pytest.raises(ValueError, match="dtype"):
