@@ -54,12 +54,34 @@ ROWS = [
 QUICK = [((2048, 2048, 4096), "host", None, None), ((2048, 2048, 4096), "local", None, None)]
 
 
+def heat(seconds: float) -> None:
+    """Large matmuls for ``seconds``: the first row then runs at the clocks and power of the others
+    (a cold H100 measured the first 3 ms kernels up to 10 % off the rest of the same run)."""
+    import time
+
+    import torch
+
+    if seconds <= 0:
+        return
+    a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        for _ in range(20):
+            a @ a
+        torch.cuda.synchronize()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one small shape per transport")
     parser.add_argument("--dtype", choices=["bf16", "fp16"], default="bf16")
     parser.add_argument("--json", help="write the rows here")
     parser.add_argument("--transport", choices=["host", "local", "peer"], help="peer: the two-GPU table")
+    parser.add_argument("--rounds", type=int, default=10, help="interleaved rounds per row (median)")
+    parser.add_argument(
+        "--heat-s", type=float, default=10.0, help="run matmuls this long first: clocks settle before row 1"
+    )
+    parser.add_argument("--shape", help="only rows of this M×N×K (e.g. 8192x8192x16384)")
     args = parser.parse_args(argv)
     if args.transport == "peer":  # two GPUs, one process each: examples/tp_gemm_rs.py measures that table
         import tp_gemm_rs
@@ -76,12 +98,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"device: {device}; torch {torch.__version__}; {args.dtype}, randn inputs; times in µs (median of rounds)")
     print("gemm = GEMM alone (no comm); none = fused kernel shipping nothing (T_gemm); alone = comm warps")
     print("without the GEMM (T_comm); fused = T_fused; copy = copy_ of C to the receiver; seq = matmul then copy")
+    heat(args.heat_s)
     print(header(), flush=True)
     results = []
     for (m, n, k), transport, config, comm in QUICK if args.quick else ROWS:
         if args.transport and transport != args.transport:
             continue
-        result = measure(m, n, k, transport, args.dtype, config=config, comm=comm)
+        if args.shape and args.shape.replace("×", "x") != f"{m}x{n}x{k}":
+            continue
+        result = measure(m, n, k, transport, args.dtype, config=config, comm=comm, rounds=args.rounds)
         results.append(result)
         print(row(result), flush=True)
     print()

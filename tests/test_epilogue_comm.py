@@ -383,6 +383,46 @@ def test_host_consumer_checksums_tiles_as_they_land(layout):
     assert any("first tile consumed" in line for line in consumer.result.summary())
 
 
+def test_host_consumer_reads_one_flag_per_step():
+    """The copy engine raises one flag per step: every tile of the step is consumed when it appears, and a
+    tile is checksummed only then (its data written before its step's flag)."""
+    from tile_comm.consumer import HostConsumer
+
+    rx = _cpu_receiver(tiles_m=2, tiles_n=3, layout="rows")
+    rx.flag_index = np.array([0, 0, 0, 1, 1, 1])  # one step per tile row
+    consumer = HostConsumer(rx, 7, ctas=1, timeout_s=10)
+    consumer.start()
+    consumer.started_polling.wait()
+    import torch
+
+    data = rx.data.view(torch.int16).numpy()
+    flags, cta_flags = rx.flags.numpy(), rx.ctas.numpy()
+    cta_flags[0] = 7
+    for step in (0, 1):
+        for t in np.flatnonzero(rx.flag_index == step):
+            _tile(rx, data, t)[...] = 700 + t
+        time.sleep(2e-3)
+        flags[step] = 7
+        time.sleep(2e-3)
+    cta_flags[1] = 7
+    consumer.join()
+    assert consumer.verify(_expected(rx, 7)) == []
+    seen = consumer.result.seen_ns
+    assert len(set(seen[:3])) == 1 and len(set(seen[3:])) == 1 and seen[3] > seen[0]
+    assert rx.tile_flags().tolist() == [7] * 6
+
+
+def test_copy_engine_flag_covers_its_steps_tiles():
+    from hopper_gemm.schedule import TileOrder
+    from tile_comm.copy_engine import plan_steps, step_of_tiles
+
+    order = TileOrder(1, 2, "m", 3)
+    index = step_of_tiles(order, 5, 9)
+    for step in plan_steps(order, 5 * 256 - 7, 9 * 128, (256, 128), 2, 9 * 128):
+        assert (index[list(step.tiles)] == step.index).all()
+    assert sorted(set(index.tolist())) == list(range(order.steps(*order.cluster_grid(5, 9))))
+
+
 def test_host_consumer_reports_a_flag_raised_before_the_data():
     from tile_comm.consumer import HostConsumer
 

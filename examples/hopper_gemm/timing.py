@@ -3,6 +3,11 @@
 ``time_interleaved({"torch": f, "ours": g})`` warms each up, then runs ``rounds`` rounds; in each
 round every contender runs ``batch`` launches back to back between two CUDA events. The result per
 contender is the median over rounds of the per-launch time in microseconds.
+
+``rotate``: round r starts with the r-th contender (the order's own bias averages out over rounds).
+``settle``: run (untimed) before every batch, so each batch starts from the same power state. Without it
+a contender inherits its predecessor's: on an H100 at its power cap, 3 ms GEMMs timed right after a copy
+(the GPU cooler) ran up to 10 % faster than the same kernel timed right after another GEMM.
 """
 
 from __future__ import annotations
@@ -15,9 +20,11 @@ BATCH = 10
 WARMUP = 3
 
 
-def _batch_us(fn: Callable[[], object], batch: int) -> float:
+def _batch_us(fn: Callable[[], object], batch: int, settle: Callable[[], object] | None = None) -> float:
     import torch
 
+    if settle is not None:
+        settle()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
     for _ in range(batch):
@@ -28,7 +35,11 @@ def _batch_us(fn: Callable[[], object], batch: int) -> float:
 
 
 def time_interleaved(
-    contenders: Mapping[str, Callable[[], object]], rounds: int = ROUNDS, batch: int = BATCH
+    contenders: Mapping[str, Callable[[], object]],
+    rounds: int = ROUNDS,
+    batch: int = BATCH,
+    settle: Callable[[], object] | None = None,
+    rotate: bool = False,
 ) -> dict[str, float]:
     import torch
 
@@ -37,7 +48,10 @@ def time_interleaved(
             fn()
     torch.cuda.synchronize()
     samples: dict[str, list[float]] = {name: [] for name in contenders}
-    for _ in range(rounds):
-        for name, fn in contenders.items():
-            samples[name].append(_batch_us(fn, batch))
+    names = list(contenders)
+    for r in range(rounds):
+        # rotate: round r starts at contender r, so each one follows every other equally often.
+        order = names[r % len(names) :] + names[: r % len(names)] if rotate else names
+        for name in order:
+            samples[name].append(_batch_us(contenders[name], batch, settle))
     return {name: statistics.median(values) for name, values in samples.items()}

@@ -119,6 +119,9 @@ class HostConsumer(threading.Thread):
             now = time.perf_counter_ns()
             if out.start_ns < 0 and _reached(ctas[0::2], epoch).any():
                 out.start_ns = now
+            # Before any checksumming: a batch of ready tiles takes this thread milliseconds.
+            if out.end_ns < 0 and _reached(ctas[1::2], epoch).all():
+                out.end_ns = now
             # A flag past this epoch means a later launch rewrote the tile (no credits): taken and reported.
             ready = np.flatnonzero(_reached(flags[covering], epoch) & pending)
             if ready.size:
@@ -131,8 +134,6 @@ class HostConsumer(threading.Thread):
                     credits[ready] = epoch  # after the reads above: the tile may be overwritten now
                 if self.delay_s > 0:
                     time.sleep(self.delay_s)
-            if out.end_ns < 0 and _reached(ctas[1::2], epoch).all():
-                out.end_ns = time.perf_counter_ns()
             if not ready.size:
                 time.sleep(0)  # hand the GIL over: the launching thread may still be queueing copies
             if time.monotonic() > deadline:
