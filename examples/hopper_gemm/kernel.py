@@ -23,9 +23,10 @@ only with ``comm``,    (``CommConfig.slots`` slots of (tm, tn)): after every lan
 cooperative)           acquire before a tile's first TMA         lag``); empty[s]: 1 (elected lane of
                        store, commit(tm, tn) after its last      the comm warp after its warp sync)
                        staging commit, tail() after the last
-``comm`` (warp 1,      ← ``tiles``: wait, meta → (tm, tn), ship  (flags: examples/tile_comm/ship.py)
-setmaxnreg 40)         the tile, publish its ready flag,
-                       release; ends on end-of-stream
+``comm`` (warp 1,      ← ``tiles``: wait, meta → (tm, tn), ship  (flags: examples/tile_comm/ship.py;
+setmaxnreg 40)         the tile, publish its ready flag (or,     copy engine: one red.release.sys per
+                       with the copy engine, count it into its   tile on its step's counter,
+                       step), release; ends on end-of-stream     tile_comm/copy_engine.py)
 =====================  ========================================  =====================================
 
 The load warp walks (tile, k) as one stream; the math warpgroups walk tiles, then k. They share only
