@@ -58,7 +58,8 @@ def _doc(bench):
         )
         if case.section == "small_m":
             row.extra = {"out_us": 5.0, "bound_us": 3.0, "host_us": 6.0, "out_host_us": 5.0}
-            row.extra |= {"bound_host_us": 3.0, "torch_host_us": 9.0}
+            row.extra |= {"bound_host_us": 3.0, "torch_host_us": 9.0, "graph_call_us": 60.0}
+            row.extra |= {"graph_call_host_us": 2.0}
         rows.append({"section": case.section, **row.record()})
     return {
         "device": "placeholder",
@@ -113,9 +114,10 @@ def test_small_m_tables_show_each_way_to_call_and_what_bounds_it():
     bench.report(doc, log)
     text = "\n".join(log.lines)
     assert "Pipeline depth" not in text and "| kernel | M × N |" not in text
-    # torch 150 µs against 100 (call), 5 (out=), 3 (bound): only the last two meet 3×
-    assert "| 1 | 150.0 | 100.0 | **1.50** | 5.0 | 30.00 | 3.0 | **50.00** | ≥ 3: out=, bound |" in text
-    assert "| 1 | 9.0 | 6.0 | 5.0 | 3.0 | 12.0 | 4.0 | 3.00 |" in text
+    # torch 150 µs against 100 (call), 5 (out=), 3 (bound), 60 (graph call): out= and bound meet 3×
+    want = "| 1 | 150.0 | 100.0 | **1.50** | 5.0 | 30.00 | 3.0 | **50.00** | 60.0 | **2.50** | ≥ 3: out=, bound |"
+    assert want in text
+    assert "| 1 | 9.0 | 6.0 | 5.0 | 3.0 | 2.0 | 12.0 | 4.0 | 3.00 |" in text
 
 
 def test_a_run_before_the_split_renders_its_one_figure_as_out():
@@ -126,7 +128,7 @@ def test_a_run_before_the_split_renders_its_one_figure_as_out():
         r["extra"] = {}
     log = bench.Log()
     bench.report(doc, log)
-    assert "| 1 | 150.0 | – | **–** | 100.0 | 1.50 | – | **–** | ≥ 3: MISS |" in "\n".join(log.lines)
+    assert "| 1 | 150.0 | – | **–** | 100.0 | 1.50 | – | **–** | – | **–** | ≥ 3: MISS |" in "\n".join(log.lines)
 
 
 def test_host_table_runs_on_the_cpu_and_leaves_the_api_as_it_was():

@@ -18,7 +18,7 @@ from .build import kernel_for
 from .device import active
 from .launch import ArgPack
 from .plan import Op, StreamConfig
-from .prepared import BoundCall, PreparedCall, calls, remember
+from .prepared import BoundCall, GraphCall, PreparedCall, calls, remember
 
 
 def _signature(t: Any) -> tuple:
@@ -147,23 +147,38 @@ def axpby(
 
 
 def bind_rmsnorm(
-    x: Any, weight: Any, eps: float = 1e-6, out: Any = None, *, config: StreamConfig | None = None
-) -> BoundCall:
+    x: Any,
+    weight: Any,
+    eps: float = 1e-6,
+    out: Any = None,
+    *,
+    config: StreamConfig | None = None,
+    graph: bool = False,
+) -> BoundCall | GraphCall:
     """Validate once and return ``call``: ``call()`` launches ``rmsnorm(x, weight, eps, out)`` on these very
     tensors in torch's current stream and returns ``out`` (allocated here when None).
 
-    For a loop over the same buffers (a decode step): a call costs the stream lookup and the launch,
-    like one node of a CUDA graph that still follows the caller's stream. The tensors must keep their
-    storage while ``call`` is used.
+    For a loop over the same buffers (a decode step): a call costs the stream lookup and the launch. The
+    tensors must keep their storage while ``call`` is used. ``graph=True``: the launch is captured once
+    into a one-node CUDA graph and each call replays it (``cudaGraphLaunch``), the cheapest launch the
+    driver offers; the first call captures (not inside another capture).
     """
     call = _prepare_rmsnorm(x, weight, eps, out, config)  # alignment included: the pointers are fixed
     out = v.torch_module().empty_like(x) if out is None else out
-    return BoundCall(call, (x, weight, out), out)
+    bound = BoundCall(call, (x, weight, out), out)
+    return GraphCall(bound) if graph else bound
 
 
 def bind_axpby(
-    x: Any, y: Any, alpha: float = 1.0, beta: float = 1.0, out: Any = None, *, config: StreamConfig | None = None
-) -> BoundCall:
+    x: Any,
+    y: Any,
+    alpha: float = 1.0,
+    beta: float = 1.0,
+    out: Any = None,
+    *,
+    config: StreamConfig | None = None,
+    graph: bool = False,
+) -> BoundCall | GraphCall:
     """``call()`` launches ``axpby(x, y, alpha, beta, out)`` on these tensors again (see :func:`bind_rmsnorm`)."""
     call = _prepare_axpby(x, y, out, config)
     v.check_scalar("axpby", "alpha", alpha)
@@ -172,7 +187,8 @@ def bind_axpby(
     if call.cells:
         call.cells[4].value = alpha
         call.cells[5].value = beta
-    return BoundCall(call, (x, y, out), out)
+    bound = BoundCall(call, (x, y, out), out)
+    return GraphCall(bound) if graph else bound
 
 
 __all__ = ["axpby", "bind_axpby", "bind_rmsnorm", "rmsnorm"]

@@ -188,7 +188,8 @@ def bench_small_m(m: int, n: int, dtype: str, *, iters: int = 50, repeats: int =
 
     ``us``: back-to-back ``rmsnorm(x, w, eps)`` (allocates its output, like torch: the same work for the
     caller), timed with CUDA events, so host work included. ``extra``: ``out_us`` (``out=`` given) and
-    ``bound_us`` (``bind_rmsnorm(...)()``: same tensors, only the stream and the launch per call), each
+    ``bound_us`` (``bind_rmsnorm(...)()``: same tensors, only the stream and the launch per call) and
+    ``graph_call_us`` (``bind_rmsnorm(..., graph=True)()``: one ``cudaGraphLaunch`` per call), each
     also as pure host time (``*host_us``: what the Python side costs per call; when it equals the event
     time the host is the bound), and the CUDA-graph replay of ours and torch's (GPU time only)."""
     import torch
@@ -205,10 +206,15 @@ def bench_small_m(m: int, n: int, dtype: str, *, iters: int = 50, repeats: int =
     bound = bind_rmsnorm(x, w, EPS, out=torch.full_like(x, float("nan")))  # poisoned: unwritten stays NaN
     bound()
     _verify(f"bind_rmsnorm {dtype} {m}×{n}", bound.out, lambda i: rmsnorm_reference(x[i], w, EPS), dtype, rows)
+    graphed = bind_rmsnorm(x, w, EPS, out=torch.full_like(x, float("nan")), graph=True)
+    graphed()
+    torch.cuda.synchronize()
+    _verify(f"bind_rmsnorm graph {dtype} {m}×{n}", graphed.out, lambda i: rmsnorm_reference(x[i], w, EPS), dtype, rows)
     calls = {
         "": lambda: rmsnorm(x, w, EPS),
         "out_": lambda: rmsnorm(x, w, EPS, out=out),
         "bound_": bound,
+        "graph_call_": graphed,
         "torch_": lambda: F.rms_norm(x, (n,), w, EPS),
     }
     extra: dict[str, float | None] = {}

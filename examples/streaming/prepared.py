@@ -6,6 +6,8 @@ the same ``eps`` and config) skips validation, the plan and the kernel lookup: i
 three data pointers and torch's current stream into the pack and calls the compiled host function.
 :class:`BoundCall` goes one step further for a caller that launches on the same tensors again and again
 (a decode loop): the pointers are written once too, and a call writes only the stream.
+:class:`GraphCall` goes the last step: the bound launch captured once into a one-node CUDA graph, so a
+call is one ``cudaGraphLaunch`` on torch's current stream (no argument pack, no kernel-launch path).
 """
 
 from __future__ import annotations
@@ -79,6 +81,38 @@ class BoundCall:
 
     def __call__(self) -> Any:
         self._call.fire()
+        return self.out
+
+
+class GraphCall:
+    """A :class:`BoundCall` captured into a CUDA graph: ``call()`` replays it on torch's current stream and
+    returns the output. Same contract as a bound call (the tensors keep their storage); the graph is
+    captured on first use (after one eager launch, so the kernel's module is loaded outside capture)."""
+
+    __slots__ = ("_bound", "_graph", "_replay", "out")
+
+    def __init__(self, bound: BoundCall) -> None:
+        self._bound = bound
+        self._graph: Any = None
+        self._replay: Any = None
+        self.out = bound.out
+
+    def capture(self) -> None:
+        import torch
+
+        self._bound()  # eager once: module load and first-launch costs stay out of the graph
+        graph = torch.cuda.CUDAGraph()
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream), torch.cuda.graph(graph, stream=stream):
+            self._bound()
+        torch.cuda.current_stream().wait_stream(stream)
+        self._graph, self._replay = graph, graph.replay
+
+    def __call__(self) -> Any:
+        if self._replay is None:
+            self.capture()
+        self._replay()
         return self.out
 
 

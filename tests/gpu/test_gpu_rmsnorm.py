@@ -152,10 +152,11 @@ def test_a_repeated_signature_launches_on_each_calls_tensors():
             assert bad == 0, worst
 
 
-def test_a_bound_call_reads_its_inputs_anew_and_follows_the_stream():
+@pytest.mark.parametrize("graph", [False, True], ids=["bound", "graph"])
+def test_a_bound_call_reads_its_inputs_anew_and_follows_the_stream(graph):
     x = torch.randn(3, 8192, device="cuda").to(torch.bfloat16)
     w = torch.randn(8192, device="cuda").to(torch.bfloat16)
-    call = bind_rmsnorm(x, w, EPS)
+    call = bind_rmsnorm(x, w, EPS, graph=graph)
     side = torch.cuda.Stream()
     for stream in (side, torch.cuda.current_stream(), side):
         fresh = torch.randn(3, 8192, device="cuda").to(torch.bfloat16)
