@@ -69,9 +69,12 @@ def no_gpu_report(args: argparse.Namespace) -> int:
     problem = Problem(args.dtype)
     config = default_config(args.m, args.n, args.k, args.dtype, comm)
     if comm.transport is Transport.PEER:
-        from tile_comm.peer import PEER_GEMM, WORLD
+        from tile_comm.peer import PEER_GEMM, WORLD, copy_engine_config
 
-        comm, config = CommConfig(Transport.PEER, ship_blocks=WORLD, unroll=8), PEER_GEMM
+        if comm.engine is Engine.COPY or args.engine is None:  # the two-GPU example's default: the copy engine
+            comm, config = CommConfig(Transport.PEER, ship_blocks=WORLD, engine="copy"), copy_engine_config(args.n)
+        else:
+            comm, config = CommConfig(Transport.PEER, ship_blocks=WORLD, unroll=8), PEER_GEMM
         print("transport peer: two GPUs, one process each (examples/tp_gemm_rs.py); the kernel of one rank:")
     print("no CUDA GPU here: compiling for sm_90a instead (nothing runs)")
     print(f"  GEMM {config.describe()}; {comm.describe()}")
@@ -195,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
 
         forwarded = ["--m", str(args.m), "--n", str(args.n), "--k", str(args.k)]
         forwarded += ["--check"] * args.check + ["--bench"] * args.bench
+        forwarded += ["--engine", args.engine] if args.engine else []
         return tp_gemm_rs.main(forwarded)
     if not torch.cuda.is_available():
         return no_gpu_report(args)

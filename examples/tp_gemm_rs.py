@@ -35,7 +35,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--check", action="store_true")
     p.add_argument("--bench", action="store_true")
     p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--pace-ns", type=int, default=0)
+    p.add_argument("--pace-ns", type=int, default=0, help="engine sm: nanosleep per copy step")
+    p.add_argument(
+        "--engine",
+        choices=["copy", "sm"],
+        default="copy",
+        help="copy: the copy engines DMA each finished row band to the other GPU; sm: the comm warps store tiles",
+    )
     return p.parse_args(argv)
 
 
@@ -100,10 +106,11 @@ def one_shape(m: int, n: int, k: int, rank: int, device, args: argparse.Namespac
     a_r = a[:, rank * kr : (rank + 1) * kr].contiguous()
     b_r = b[:, rank * kr : (rank + 1) * kr].contiguous()
     half = m // 2
-    ours = TensorParallelGemmRS(a_r, b_r, rank, pace_ns=args.pace_ns)
+    ours = TensorParallelGemmRS(a_r, b_r, rank, pace_ns=args.pace_ns, engine=args.engine)
     ours.compile()
     dist.barrier()
     row = {"shape": [m, n, k], "device": torch.cuda.get_device_name(device), "buffers": ours.buffers.path}
+    row["engine"] = args.engine
 
     result = ours.launch().clone()
     again = ours.launch().clone()

@@ -86,3 +86,42 @@ def test_the_cross_gpu_flag_chain_needs_a_system_scope_release():
     assert clean.ok and clean.exhaustive, str(clean)
     narrow = check(epilogue_comm(transport="peer", release=Scope.GPU))
     assert not narrow.ok
+
+
+def test_the_copy_engine_peer_gemm_finishes_the_other_block_first_in_whole_row_bands():
+    """Raster "m" over full-width bands: each step is one row band of C, and the steps of block 0 (the other
+    rank's rows) come first in the walk, numbered 0 … half − 1: the shipper plans exactly those."""
+    from hopper_gemm.schedule import TileOrder
+    from tile_comm.copy_engine import plan_steps
+    from tile_comm.peer import copy_engine_config
+
+    m = n = 8192
+    config = copy_engine_config(n)
+    assert (config.raster, config.group) == ("m", n // config.tile_n // config.cluster_n)
+    order = TileOrder.of(config)
+    tiles_m, tiles_n = m // config.tile_m, n // config.tile_n
+    cm, cn = order.cluster_grid(tiles_m, tiles_n)
+    rows = [order.cta_tile(i, cm, cn, 0, 0)[0] for i in range(cm * cn)]
+    half = tiles_m // 2
+    assert max(i for i, r in enumerate(rows) if r < half) < min(i for i, r in enumerate(rows) if r >= half)
+    steps = plan_steps(order, m // 2, n, (config.tile_m, config.tile_n), 2, n)
+    assert [s.index for s in steps] == list(range(half))
+    assert all(s.width_bytes == n * 2 and s.rows == config.tile_m for s in steps)  # contiguous bands
+    assert [s.src_offset for s in steps] == [s.dst_offset for s in steps]  # same rows, same place
+    with pytest.raises(ValueError, match="at most 64"):
+        copy_engine_config(64 * 256 + 256)
+
+
+def test_the_copy_engine_peer_kernel_counts_block_0_only():
+    from hopper_gemm.config import Problem
+    from tile_comm.build import fused_resources
+    from tile_comm.config import CommConfig, Transport
+    from tile_comm.peer import WORLD, copy_engine_config
+
+    config = copy_engine_config(8192)
+    r = fused_resources(config, Problem("bf16"), CommConfig(Transport.PEER, ship_blocks=WORLD, engine="copy"))
+    assert r.spill_bytes == 0
+    assert re.search(r"(atom|red)\.global\.sys\.release\.add\.u32", r.ptx)
+    assert "st.global.v4" not in r.ptx  # no tile bytes leave through the SMs
+    everything = fused_resources(config, Problem("bf16"), CommConfig(Transport.PEER, engine="copy"))
+    assert r.ptx != everything.ptx  # the block filter is code

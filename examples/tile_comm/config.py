@@ -55,7 +55,8 @@ IMPLEMENTED = (Transport.HOST, Transport.LOCAL, Transport.NONE, Transport.PEER)
 #: slows the GEMM's mainloop (H100, run 8 of 2026-11-23: 4096×4096×16384 E 0.21 unpaced, 0.35 at 2000 ns,
 #: 0.45 at 4000 ns); device-memory pushes do not interfere.
 DEFAULT_PACE_NS: dict[Transport, int] = {Transport.HOST: 4000, Transport.LOCAL: 0, Transport.NONE: 0, Transport.PEER: 0}
-#: Which engine ships each transport's tiles by default (``copy`` only exists for ``host``).
+#: Which engine ships each transport's tiles by default (``copy`` exists for ``host`` and ``peer``;
+#: ``peer`` picks its engine in :class:`tile_comm.peer.TensorParallelGemmRS`).
 DEFAULT_ENGINE: dict[Transport, Engine] = {
     Transport.HOST: Engine.COPY,
     Transport.LOCAL: Engine.SM,
@@ -101,7 +102,7 @@ class CommConfig:
     every tile). The two-GPU reduce-scatter (:mod:`tile_comm.peer`) orders A's rows so that block 0 is
     the block the other GPU owns; the rest stays home.
     ``engine``: ``sm`` (the warp copies) or ``copy`` (the warp counts tiles into steps and the copy
-    engines ship each complete step; ``host`` only). ``copy_streams``: how many streams the copy
+    engines ship each complete step; ``host`` and ``peer``). ``copy_streams``: how many streams the copy
     engine's steps alternate over (each step waits for its count, copies, then sets its tiles' flags;
     a second stream's copy hides the first one's wait-and-flag gap).
     """
@@ -123,13 +124,13 @@ class CommConfig:
             raise ValueError(
                 f"CommConfig.engine = {self.engine!r} is invalid: allowed {[e.value for e in Engine]}"
             ) from None
-        if self.engine is Engine.COPY and self.transport is not Transport.HOST:
+        if self.engine is Engine.COPY and self.transport not in (Transport.HOST, Transport.PEER):
             raise ValueError(
                 f"CommConfig.engine = 'copy' is invalid with transport {self.transport.value!r}: "
-                "the copy engine ships to pinned host memory only (transport 'host')"
+                "the copy engine ships to pinned host memory ('host') or another GPU ('peer') only"
             )
-        if self.engine is Engine.COPY and self.ship_blocks != 1:
-            raise ValueError("CommConfig.ship_blocks must be 1 with engine 'copy' (every step is shipped)")
+        if self.engine is Engine.COPY and self.transport is Transport.HOST and self.ship_blocks != 1:
+            raise ValueError("CommConfig.ship_blocks must be 1 with engine 'copy' to the host (every step is shipped)")
         for name, low, high in (
             ("slots", 1, 8),
             ("unroll", 1, 8),

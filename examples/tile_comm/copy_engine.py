@@ -106,7 +106,19 @@ def _check(err: Any, what: str) -> None:
 class CopyEngineShipper:
     """Queues the copy engine's work for one fused launcher: C (device) → ``receiver`` (``rows`` layout)."""
 
-    def __init__(self, receiver: Any, c: Any, order: TileOrder, streams: int) -> None:
+    def __init__(
+        self,
+        receiver: Any,
+        c: Any,
+        order: TileOrder,
+        streams: int,
+        *,
+        rows: int | None = None,
+        peer_credit: bool = False,
+    ) -> None:
+        """``rows``: ship C's first ``rows`` rows only (default: all; the two-GPU reduce-scatter ships the
+        row block the other GPU owns). ``peer_credit``: before its first copy, a launch waits until the
+        receiver's ``credits[0]`` reached the previous epoch (the other GPU has consumed the last launch)."""
         from cuda.bindings import driver as cu
 
         if receiver.layout != "rows" or c.device.type != "cuda":
@@ -115,6 +127,7 @@ class CopyEngineShipper:
         self.c = c
         self.streams = _streams(c.device.index or 0, streams)
         m, n = c.shape
+        m = m if rows is None else rows
         self.steps = plan_steps(order, m, n, (receiver.tile_m, receiver.tile_n), c.element_size(), c.stride(0))
         if len(self.steps) > receiver.counters.numel():
             raise ValueError(f"{len(self.steps)} steps but the receiver holds {receiver.counters.numel()} counters")
@@ -132,6 +145,7 @@ class CopyEngineShipper:
         self._flag_ops = [self._ops(write, addresses.flags, (s.index,), 0) for s in self.steps]
         geq = int(cu.CUstreamWaitValue_flags.CU_STREAM_WAIT_VALUE_GEQ)
         self._credit_ops = [self._ops(wait, addresses.credits, s.tiles, geq) for s in self.steps]
+        self._launch_credit = cu.CUdeviceptr(addresses.credits) if peer_credit else None
 
     def _ops(self, kind: Any, base: int, words: tuple[int, ...], flags: int) -> list[list[Any]]:
         """Batch-op parameter lists (at most :data:`BATCH` each) on the uint32 words ``base[word]``."""
@@ -167,7 +181,11 @@ class CopyEngineShipper:
         geq = cu.CUstreamWaitValue_flags.CU_STREAM_WAIT_VALUE_GEQ
         epoch &= 0xFFFFFFFF
         handles = [cu.CUstream(s.cuda_stream) for s in self.streams]
-        kind = cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost
+        if self._launch_credit is not None:  # every stream: the other GPU consumed the previous launch
+            for handle in handles:
+                want = (epoch - 1) & 0xFFFFFFFF
+                _check(cu.cuStreamWaitValue32(handle, self._launch_credit, want, geq)[0], "cuStreamWaitValue32")
+        kind = cudart.cudaMemcpyKind.cudaMemcpyDefault  # pinned host or a peer GPU: unified addressing decides
         src_pitch, dst_pitch = self._pitches
         for i, step in enumerate(self.steps):
             handle = handles[i % len(handles)]

@@ -199,7 +199,12 @@ class EpilogueComm:
             from .copy_engine import CopyEngineShipper
 
             self._shipper = CopyEngineShipper(
-                self.receiver, self.out, TileOrder.of(self.config), self.comm.copy_streams
+                self.receiver,
+                self.out,
+                TileOrder.of(self.config),
+                self.comm.copy_streams,
+                rows=self.m // self.comm.ship_blocks,
+                peer_credit=self.comm.transport is Transport.PEER,
             )
         return self._shipper
 

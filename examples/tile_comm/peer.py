@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from hopper_gemm.config import GemmConfig, Schedule
+from hopper_gemm.schedule import TileOrder
 
 from .args import MAX_TRACED_CTAS, stamp_words
-from .config import CommConfig, Transport
+from .config import CommConfig, Engine, Transport
 from .receiver import Receiver
 
 WORLD = 2
@@ -106,49 +107,88 @@ class PeerBuffers:
         return cls(data, words_t, peer_data, peer_words, "torch symmetric memory")
 
 
-def peer_receiver(buffers: PeerBuffers, m: int, n: int, config: GemmConfig) -> Receiver:
-    """The sender's view: tiles and flags go to the *other* rank's buffers; stamps stay here."""
+def peer_receiver(buffers: PeerBuffers, m: int, n: int, config: GemmConfig, engine: Engine = Engine.SM) -> Receiver:
+    """The sender's view: tiles and flags go to the *other* rank's buffers; stamps and the copy engine's
+    step counters stay here. Engine ``sm``: tile-major tiles, a flag per tile; engine ``copy``: the row
+    block as rows of C, a flag per step (one row band)."""
     import torch
 
+    from .copy_engine import step_of_tiles
+
     tiles_m, tiles_n = m // config.tile_m, n // config.tile_n
-    stamps = torch.zeros(stamp_words(tiles_m, tiles_n), dtype=torch.int64, device=buffers.data.device)
-    unused_counters = torch.zeros(1, dtype=torch.int32, device=buffers.data.device)  # engine copy only
-    return Receiver(
+    device = buffers.data.device
+    stamps = torch.zeros(stamp_words(tiles_m, tiles_n), dtype=torch.int64, device=device)
+    counters = torch.zeros(tiles_m * tiles_n, dtype=torch.int32, device=device)  # engine copy only
+    if engine is Engine.SM:
+        data, layout, flag_index = buffers.peer_data, "tiles", None
+    else:
+        data, layout = buffers.peer_data.view(m // WORLD, n), "rows"
+        flag_index = step_of_tiles(TileOrder.of(config), tiles_m, tiles_n)
+    receiver = Receiver(
         Transport.PEER,
         tiles_m,
         tiles_n,
         config.tile_m,
         config.tile_n,
-        buffers.peer_data,
+        data,
         buffers.peer_words,
         stamps,
-        unused_counters,
+        counters,
+        layout,
     )
+    receiver.flag_index = flag_index
+    return receiver
+
+
+def copy_engine_config(n: int) -> GemmConfig:
+    """The peer GEMM for the copy engine: raster "m" over bands C's full width, so the walk finishes the
+    other rank's row block (rows first) band by band and each step is one contiguous DMA of whole rows."""
+    clusters_n = -(-(n // PEER_GEMM.tile_n) // PEER_GEMM.cluster_n)
+    if clusters_n > 64:
+        raise ValueError(f"N = {n} is invalid for the copy engine's peer GEMM: allowed at most 64 × 256 columns")
+    return PEER_GEMM.with_(raster="m", group=clusters_n)
 
 
 class TensorParallelGemmRS:
     """One rank's fused GEMM + reduce-scatter: ``launch()`` returns this rank's row block of C (M/2, N)."""
 
     def __init__(
-        self, a_r: Any, b_r: Any, rank: int, group: Any = None, config: GemmConfig = PEER_GEMM, pace_ns: int = 0
+        self,
+        a_r: Any,
+        b_r: Any,
+        rank: int,
+        group: Any = None,
+        config: GemmConfig | None = None,
+        pace_ns: int = 0,
+        engine: str | Engine = Engine.COPY,
     ) -> None:
+        """``engine``: ``copy`` (the copy engines DMA each finished row band to the other GPU; the default)
+        or ``sm`` (the communication warps store every tile over NVLink themselves)."""
         from .launcher import EpilogueComm
 
+        engine = Engine(engine)
         m, n = a_r.shape[0], b_r.shape[0]
+        if config is None:
+            config = copy_engine_config(n) if engine is Engine.COPY else PEER_GEMM
         check_shape(m, n, config)
-        self.m, self.n, self.rank, self.config = m, n, rank, config
+        self.m, self.n, self.rank, self.config, self.engine = m, n, rank, config, engine
         self.a_rot = rotate_rows(a_r, rank)
         self.c = a_r.new_empty((m, n))
         self.buffers = PeerBuffers.create(m, n, config, a_r.dtype, a_r.device, group)
-        receiver = peer_receiver(self.buffers, m, n, config)
-        # 8 loads in flight per lane (the comm warp gets 56 registers): peer stores over NVLink are
-        # latency-bound per warp; 4 in flight left the ship slower than the GEMM (2×H200, run 10).
-        comm = CommConfig(Transport.PEER, ship_blocks=WORLD, pace_ns=pace_ns, unroll=8)
+        receiver = peer_receiver(self.buffers, m, n, config, engine)
+        if engine is Engine.COPY:
+            comm = CommConfig(Transport.PEER, ship_blocks=WORLD, engine=Engine.COPY)
+        else:
+            # 8 loads in flight per lane (the comm warp gets 56 registers): peer stores over NVLink are
+            # latency-bound per warp; 4 in flight left the ship slower than the GEMM (2×H200, run 10).
+            comm = CommConfig(Transport.PEER, ship_blocks=WORLD, pace_ns=pace_ns, unroll=8)
         self.fused = EpilogueComm(
             self.a_rot, b_r, Transport.PEER, out=self.c, receiver=receiver, config=config, comm=comm
         )
         tiles_m, tiles_n = m // config.tile_m, n // config.tile_n
         self.received = (tiles_m // WORLD) * tiles_n
+        # The flags the owner awaits: one per tile (sm) or one per step of its block (copy engine).
+        self.awaited = self.received if engine is Engine.SM else len(self.fused.shipper.steps)
         self.tiles_n = tiles_n
         tiles = tiles_m * tiles_n
         self.flags = self.buffers.words[: self.received]
@@ -167,15 +207,18 @@ class TensorParallelGemmRS:
 
         from .await_flags import compiled
 
-        epoch = self.fused.launch(credits=True)
+        epoch = self.fused.launch(credits=self.engine is Engine.SM)  # copy engine: one credit per launch
         flags = make_ptr(cutlass.Uint32, self.flags.data_ptr(), cutlass.cute.AddressSpace.gmem, assumed_align=4)
         compiled()(
-            flags, cutlass.Int32(self.received), _as_i32(epoch), cutlass.Int64(AWAIT_TIMEOUT_NS), current_stream()
+            flags, cutlass.Int32(self.awaited), _as_i32(epoch), cutlass.Int64(AWAIT_TIMEOUT_NS), current_stream()
         )
         cfg, half = self.config, self.m // WORLD
         own = self.c[half:]
-        received = self.buffers.data.view(half // cfg.tile_m, self.tiles_n, cfg.tile_m, cfg.tile_n)
-        own.view(half // cfg.tile_m, cfg.tile_m, self.tiles_n, cfg.tile_n).add_(received.permute(0, 2, 1, 3))
+        if self.engine is Engine.COPY:  # the other rank's partial of this block, as rows of C
+            own.add_(self.buffers.data.view(half, self.n))
+        else:
+            received = self.buffers.data.view(half // cfg.tile_m, self.tiles_n, cfg.tile_m, cfg.tile_n)
+            own.view(half // cfg.tile_m, cfg.tile_m, self.tiles_n, cfg.tile_n).add_(received.permute(0, 2, 1, 3))
         # Tile t may be overwritten by the next launch once it is added (the sender waits for this credit).
         self.credits.fill_(int(_as_i32(epoch)))
         return own

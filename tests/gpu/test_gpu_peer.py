@@ -20,8 +20,9 @@ def _gpus() -> int:
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
+@pytest.mark.parametrize("engine", ["copy", "sm"])
 @pytest.mark.parametrize("shape", [(2048, 2048, 2048), (4096, 2048, 4096)])
-def test_two_gpu_reduce_scatter_matches_the_reference(shape):
+def test_two_gpu_reduce_scatter_matches_the_reference(shape, engine):
     if _gpus() < 2:
         pytest.skip(f"needs 2 GPUs (peer transport); {_gpus()} visible")
     m, n, k = shape
@@ -35,8 +36,10 @@ def test_two_gpu_reduce_scatter_matches_the_reference(shape):
         str(n),
         "--k",
         str(k),
+        "--engine",
+        engine,
     ]
-    env = dict(os.environ, MASTER_PORT=str(29600 + m % 97))
+    env = dict(os.environ, MASTER_PORT=str(29600 + m % 97 + (engine == "sm")))
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "True" in done.stdout  # bitwise repeat column
