@@ -1,8 +1,14 @@
-"""Two GPUs: tensor-parallel GEMM + reduce-scatter, the communication warp shipping tiles as they finish.
+"""Two GPUs: tensor-parallel GEMM + reduce-scatter, the other rank's rows shipped as they finish.
 
     torchrun --nproc-per-node 2 examples/tp_gemm_rs.py --m 8192 --n 8192 --k 4096 --check --bench
     python examples/tp_gemm_rs.py --check          # spawns the two processes itself
+    python examples/tp_gemm_rs.py --engine sm --check --bench   # the comm warps store the tiles themselves
     python examples/epilogue_comm.py --transport peer --check   # the same
+
+Engine ``copy`` (default): the communication warp counts each finished tile of the other rank's row
+block into its band, and the GPU's copy engines DMA every complete band over NVLink into the other
+rank's symmetric-memory buffer, raising the band's flag there; ``sm``: the communication warps store
+every tile themselves.
 
 Rank r holds the K-slice A[:, K_r], B[:, K_r] (K split in two); the result on rank r is row block r of
 C = A·Bᵀ. Contenders, timed in one run and interleaved (both ranks in lockstep): torch.matmul per GPU,
@@ -36,6 +42,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--bench", action="store_true")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--pace-ns", type=int, default=0, help="engine sm: nanosleep per copy step")
+    p.add_argument(
+        "--copy-streams",
+        default="2",
+        help="engine copy: streams the steps alternate over; a list (2,4,8) times one launcher per count",
+    )
     p.add_argument(
         "--engine",
         choices=["copy", "sm"],
@@ -106,8 +117,12 @@ def one_shape(m: int, n: int, k: int, rank: int, device, args: argparse.Namespac
     a_r = a[:, rank * kr : (rank + 1) * kr].contiguous()
     b_r = b[:, rank * kr : (rank + 1) * kr].contiguous()
     half = m // 2
-    ours = TensorParallelGemmRS(a_r, b_r, rank, pace_ns=args.pace_ns, engine=args.engine)
+    counts = [int(c) for c in str(args.copy_streams).split(",")]
+    ours = TensorParallelGemmRS(a_r, b_r, rank, pace_ns=args.pace_ns, engine=args.engine, copy_streams=counts[0])
     ours.compile()
+    variants = {
+        f"ours_s{c}": TensorParallelGemmRS(a_r, b_r, rank, engine=args.engine, copy_streams=c) for c in counts[1:]
+    }
     dist.barrier()
     row = {"shape": [m, n, k], "device": torch.cuda.get_device_name(device), "buffers": ours.buffers.path}
     row["engine"] = args.engine
@@ -128,12 +143,12 @@ def one_shape(m: int, n: int, k: int, rank: int, device, args: argparse.Namespac
     if args.check and (err > REL_BOUND or not row["bitwise_repeat"]):
         raise AssertionError(f"rank {rank} {m}×{n}×{k}: rel err {err:.3g}, bitwise repeat {row['bitwise_repeat']}")
     if args.bench or not args.check:
-        row["us"] = timings(a_r, b_r, ours, rs_out, device, args.rounds)
+        row["us"] = timings(a_r, b_r, ours, rs_out, device, args.rounds, variants)
         row.update(derived(row["us"]))
     return row
 
 
-def timings(a_r, b_r, ours, rs_out, device, rounds: int) -> dict:  # noqa: ANN001
+def timings(a_r, b_r, ours, rs_out, device, rounds: int, variants: dict | None = None) -> dict:  # noqa: ANN001
     import cutlass
     import torch
     import torch.distributed as dist
@@ -158,6 +173,7 @@ def timings(a_r, b_r, ours, rs_out, device, rounds: int) -> dict:  # noqa: ANN00
         "our_gemm": lambda: plain(*plain_args),
         "ours": ours.launch,
     }
+    contenders |= {name: variant.launch for name, variant in (variants or {}).items()}
     fused_op = _torch_fused(a_r, b_r)
     if fused_op is not None:
         contenders["torch_fused"] = fused_op
@@ -199,6 +215,7 @@ def report(rows: list[dict]) -> None:
     print(f"device: {rows[0]['device']} × 2; bf16 randn, K split over the GPUs; µs (slower rank, median of rounds)")
     print(f"peer buffers: {rows[0]['buffers']}")
     cols = ["matmul", "reduce_scatter", "sequential", "torch_fused", "our_gemm", "ours"]
+    cols += sorted({c for r in rows for c in r.get("us", {}) if c.startswith("ours_")})
     print(f"{'M×N×K':>18} " + " ".join(f"{c:>14}" for c in cols) + f" {'E':>5} {'S':>5} {'rel err':>8} {'repeat':>6}")
     for r in rows:
         m, n, k = r["shape"]

@@ -161,6 +161,7 @@ class TensorParallelGemmRS:
         config: GemmConfig | None = None,
         pace_ns: int = 0,
         engine: str | Engine = Engine.COPY,
+        copy_streams: int = 2,
     ) -> None:
         """``engine``: ``copy`` (the copy engines DMA each finished row band to the other GPU; the default)
         or ``sm`` (the communication warps store every tile over NVLink themselves)."""
@@ -177,7 +178,7 @@ class TensorParallelGemmRS:
         self.buffers = PeerBuffers.create(m, n, config, a_r.dtype, a_r.device, group)
         receiver = peer_receiver(self.buffers, m, n, config, engine)
         if engine is Engine.COPY:
-            comm = CommConfig(Transport.PEER, ship_blocks=WORLD, engine=Engine.COPY)
+            comm = CommConfig(Transport.PEER, ship_blocks=WORLD, engine=Engine.COPY, copy_streams=copy_streams)
         else:
             # 8 loads in flight per lane (the comm warp gets 56 registers): peer stores over NVLink are
             # latency-bound per warp; 4 in flight left the ship slower than the GEMM (2×H200, run 10).
