@@ -125,15 +125,3 @@ def test_the_copy_engine_peer_kernel_counts_block_0_only():
     assert "st.global.v4" not in r.ptx  # no tile bytes leave through the SMs
     everything = fused_resources(config, Problem("bf16"), CommConfig(Transport.PEER, engine="copy"))
     assert r.ptx != everything.ptx  # the block filter is code
-
-
-def test_the_band_adder_acquires_each_flag_then_adds_in_16_byte_vectors():
-    import cutlass.cute as cute
-    from tile_comm.reduce_bands import AddBandsAsTheyLand, fake_args
-
-    ptx = cute.compile(AddBandsAsTheyLand(), *fake_args(), options="--gpu-arch sm_90a --keep-ptx").artifacts.PTX
-    assert "ld.acquire.sys.global.b32" in ptx and "bar.sync" in ptx  # thread 0 acquires, the CTA follows
-    assert "ld.global.v4.b32" in ptx and "st.global.v4.b32" in ptx  # 8 bf16 per access
-    assert "trap;" in ptx and "%globaltimer" in ptx  # a band that never lands fails instead of hanging
-    body = ptx[ptx.index("ld.acquire.sys") :]
-    assert body.index("bar.sync") < body.index("ld.global.v4")  # reads only after the barrier

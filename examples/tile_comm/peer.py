@@ -6,8 +6,7 @@ rows *rotated* so the block the other rank owns comes first (``rotate_rows``): w
 persistent tile order finishes those tiles first, and the communication warp ships exactly them
 (``CommConfig(ship_blocks=2)``: block 0 of two) into the other GPU's receive buffer, raising each tile's
 flag there at system scope. Then the owner waits on the device for every flag of its block
-(:mod:`tile_comm.await_flags`) and adds the received partial to its own (a torch add over the tiles);
-with the copy engine one kernel does both band by band as the bands land (:mod:`tile_comm.reduce_bands`).
+(:mod:`tile_comm.await_flags`) and adds the received partial to its own (a torch add over the tiles).
 
 The receive buffers and flags live in ``torch.distributed`` symmetric memory: each rank's buffer is
 mapped into the other's address space, so the peer's ``dst`` / ``flags`` are plain device pointers in
@@ -166,13 +165,9 @@ class TensorParallelGemmRS:
     ) -> None:
         """``engine``: ``copy`` (the copy engines DMA each finished row band to the other GPU; the default)
         or ``sm`` (the communication warps store every tile over NVLink themselves)."""
-        import torch
-
         from .launcher import EpilogueComm
 
         engine = Engine(engine)
-        if engine is Engine.COPY and a_r.dtype != torch.bfloat16:
-            raise ValueError(f"the copy engine's band adder is built for bf16 operands, got {a_r.dtype}")
         m, n = a_r.shape[0], b_r.shape[0]
         if config is None:
             config = copy_engine_config(n) if engine is Engine.COPY else PEER_GEMM
@@ -196,7 +191,6 @@ class TensorParallelGemmRS:
         # The flags the owner awaits: one per tile (sm) or one per step of its block (copy engine).
         self.awaited = self.received if engine is Engine.SM else len(self.fused.shipper.steps)
         self.tiles_n = tiles_n
-        self.add_ctas = torch_sm_count(a_r.device)
         tiles = tiles_m * tiles_n
         self.flags = self.buffers.words[: self.received]
         self.credits = self.buffers.words[tiles + 2 * MAX_TRACED_CTAS : tiles + 2 * MAX_TRACED_CTAS + self.received]
@@ -206,10 +200,6 @@ class TensorParallelGemmRS:
 
         self.fused.compile()
         compiled()
-        if self.engine is Engine.COPY:
-            from . import reduce_bands
-
-            reduce_bands.compiled()
 
     def launch(self) -> Any:
         import cutlass
@@ -219,41 +209,20 @@ class TensorParallelGemmRS:
         from .await_flags import compiled
 
         epoch = self.fused.launch(credits=self.engine is Engine.SM)  # copy engine: one credit per launch
-        gmem = cutlass.cute.AddressSpace.gmem
-        flags = make_ptr(cutlass.Uint32, self.flags.data_ptr(), gmem, assumed_align=4)
+        flags = make_ptr(cutlass.Uint32, self.flags.data_ptr(), cutlass.cute.AddressSpace.gmem, assumed_align=4)
+        compiled()(
+            flags, cutlass.Int32(self.awaited), _as_i32(epoch), cutlass.Int64(AWAIT_TIMEOUT_NS), current_stream()
+        )
         cfg, half = self.config, self.m // WORLD
         own = self.c[half:]
-        if self.engine is Engine.COPY:  # add the other rank's partial band by band as the bands land
-            from . import reduce_bands
-
-            element = cutlass.BFloat16
-            reduce_bands.compiled()(
-                make_ptr(element, own.data_ptr(), gmem, assumed_align=16),
-                make_ptr(element, self.buffers.data.data_ptr(), gmem, assumed_align=16),
-                flags,
-                cutlass.Int32(self.awaited),
-                cutlass.Int32(cfg.tile_m * self.n),
-                _as_i32(epoch),
-                cutlass.Int64(AWAIT_TIMEOUT_NS),
-                cutlass.Int32(self.add_ctas),
-                current_stream(),
-            )
+        if self.engine is Engine.COPY:  # the other rank's partial of this block, as rows of C
+            own.add_(self.buffers.data.view(half, self.n))
         else:
-            compiled()(
-                flags, cutlass.Int32(self.awaited), _as_i32(epoch), cutlass.Int64(AWAIT_TIMEOUT_NS), current_stream()
-            )
             received = self.buffers.data.view(half // cfg.tile_m, self.tiles_n, cfg.tile_m, cfg.tile_n)
             own.view(half // cfg.tile_m, cfg.tile_m, self.tiles_n, cfg.tile_n).add_(received.permute(0, 2, 1, 3))
         # Tile t may be overwritten by the next launch once it is added (the sender waits for this credit).
         self.credits.fill_(int(_as_i32(epoch)))
         return own
-
-
-def torch_sm_count(device: Any) -> int:
-    """Multiprocessors of ``device`` (the band adder launches one CTA per SM)."""
-    import torch
-
-    return torch.cuda.get_device_properties(device).multi_processor_count
 
 
 def _as_i32(epoch: int) -> Any:
