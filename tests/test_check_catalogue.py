@@ -4,8 +4,8 @@ import pytest
 
 from pipes.check import FindingKind, check, replay
 from pipes.check.catalogue import BAD, ENTRIES, GOOD, handoff
+from pipes.check.machine import Machine
 from pipes.check.report import Severity
-from pipes.check.world import Machine
 
 
 @pytest.mark.parametrize("entry", GOOD, ids=lambda e: e.name)

@@ -15,10 +15,11 @@ from collections.abc import Hashable
 from typing import Any
 
 from ..errors import ProtocolError
+from .machine import Machine
 from .protocol import Protocol
 from .report import Finding, FindingKind, Report
 from .symmetry import SymmetryBroken
-from .world import Machine, Problem, World
+from .world import Problem, World
 
 
 def _finding(problem: Problem, lines: list[str], schedule: list[str]) -> Finding:
@@ -205,7 +206,7 @@ def search(
     """The exploration engine, for any hardware model: breadth-first over ``machine``'s worlds (by
     ``machine.key``), then seeded random runs. ``machine`` offers ``initial()``, ``moves(world)``,
     ``step(world, label)``, ``end_problems(world)``, ``key(world)`` and ``static_findings()`` —
-    :class:`pipes.check.world.Machine` for pipeline protocols, the Ascend model for simulator programs."""
+    :class:`pipes.check.machine.Machine` for pipeline protocols, the Ascend model for simulator programs."""
     started = time.perf_counter()
     key = machine.key
     findings = _Findings(machine, max_findings)

@@ -2,7 +2,7 @@
 
 Agents never touch the model state directly: every pipeline call, data access and raw barrier or flag
 operation becomes one of these immutable records, emitted through the agent's context. The explorer
-replays them against the model (:mod:`pipes.check.world`).
+replays them against the model (:mod:`pipes.check.machine`, :mod:`pipes.check.move`).
 
 Two properties of an operation drive the exploration:
 

@@ -22,7 +22,7 @@ from .ops import Done
 
 if TYPE_CHECKING:
     from .declarations import ModelPipeline
-    from .world import Machine
+    from .machine import Machine
 
 
 @dataclass(frozen=True)

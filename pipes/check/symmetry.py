@@ -33,8 +33,9 @@ from . import memory as mem
 from .ops import Crash, Done
 
 if TYPE_CHECKING:
+    from .machine import Machine
     from .protocol import Agent
-    from .world import Machine, World
+    from .world import World
 
 
 def _same(value: Any) -> Any:
