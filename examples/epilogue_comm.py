@@ -83,12 +83,15 @@ def no_gpu_report(args: argparse.Namespace) -> int:
         print("  " + alone_resources(config, comm, args.dtype).line())
     decl = declare(config, problem, comm=CommRole.for_gemm(comm, config))
     print("pipeline protocol (pipes.check, a CPU model of the kernel's declarations; 4 tiles of 3 subtiles):")
-    report = check_declarations(decl, comm.scope)
+    engine = {"engine": "copy"} if comm.counts_steps and comm.transport is Transport.HOST else {}
+    if engine:
+        print("  (the copy engine's protocol: comm warp counts per step, the copy stream ships the step)")
+    report = check_declarations(decl, comm.scope, **engine)
     print(f"  {report}".splitlines()[0])
     for bug in BUGS:
         if comm.scope is None and bug != "notify_on_read":  # 'none' ships nothing to break
             continue
-        found = check_declarations(decl, comm.scope, bug=bug)
+        found = check_declarations(decl, comm.scope, bug=bug, **engine)
         kind = found.findings[0].kind.name if found.findings else "nothing found"
         print(f"  planted {bug:<17}: {kind}")
     return 0 if report.ok else 1

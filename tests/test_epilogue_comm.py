@@ -284,6 +284,34 @@ def test_the_kernels_declarations_pass_the_checker(transport, slots, lag):
     assert report.ok and report.exhaustive, str(report)
 
 
+@pytest.mark.parametrize("slots,lag", [(1, 0), (2, 0), (3, 2)])
+def test_the_copy_engine_protocol_passes_the_checker(slots, lag):
+    """Engine copy: the comm warp's counts, the copy stream's wait-copy-flag per step, the host's reads."""
+    from hopper_gemm.kernel import declare
+    from tile_comm.protocol import check_declarations
+    from tile_comm.role import CommRole
+
+    comm = CommConfig("host", slots=slots, lag=lag, engine="copy")
+    decl = declare(COOP_256x128, Problem("bf16"), comm=CommRole.for_gemm(comm, COOP_256x128))
+    report = check_declarations(decl, "sys", engine="copy")
+    assert report.ok and report.exhaustive, str(report)
+
+
+@pytest.mark.parametrize("bug", ["flag_before_data", "notify_on_read", "no_proxy_fence", "narrow_scope"])
+def test_planted_copy_engine_defects_are_found(bug):
+    from hopper_gemm.kernel import declare
+    from tile_comm.protocol import check_declarations
+    from tile_comm.role import CommRole
+
+    from pipes.check import FindingKind
+
+    comm = CommConfig("host", engine="copy")
+    decl = declare(COOP_256x128, Problem("bf16"), comm=CommRole.for_gemm(comm, COOP_256x128))
+    report = check_declarations(decl, "sys", engine="copy", bug=bug)
+    assert not report.ok
+    assert report.findings[0].kind is FindingKind.READ_UNCOMMITTED, str(report)
+
+
 @pytest.mark.parametrize("bug", ["flag_before_data", "notify_on_read", "no_proxy_fence", "narrow_scope"])
 def test_planted_defects_are_found(bug):
     from hopper_gemm.kernel import declare

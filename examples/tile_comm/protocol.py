@@ -17,6 +17,17 @@ comm=CommRole(...))``): its ``tiles`` StoreNotifyPipeline (slots, lag, readers) 
 * the receiver — ``host`` on the host (``sys``), or ``receiver`` in another cluster of the device
   (``gpu``): acquires each ready flag at that scope, then reads the tile.
 
+With ``engine="copy"`` (the copy engine ships, ``host`` only) the last two change:
+
+* ``comm`` adds 1 to its tile's *step* counter with a system-scope release (``red.release.sys``) and
+  moves nothing;
+* ``copy`` — the copy engine's stream: per step, waits until the step's counter holds all its tiles
+  (``cuStreamWaitValue32``, an acquire), reads the step's tiles of C, writes them to the receiver, then
+  raises the step's ready flag (``cuStreamWriteValue32`` with its memory barrier: a release). The copy
+  engine is outside the PTX memory model; it is modelled where only system-scope operations reach it
+  (an agent off the SMs, placed with the host), which is what the kernel assumes by counting at ``.sys``;
+* the host acquires each step's flag, then reads the step's tiles.
+
 Sizes are cut down (``tiles`` tiles of ``subtiles`` subtiles) so the exploration is exhaustive; the
 counts, depths and lag are the kernel's. ``bug`` plants a defect to show what the checker reports.
 """
@@ -37,11 +48,25 @@ WRITERS = ("store", "epi")
 EPOCH = 1
 
 
+#: Tiles per step in the copy engine's model (the kernel's steps hold a raster band's row of tiles).
+STEP_TILES = 2
+
+
 def comm_protocol(
-    decl: Any, scope: str | None = "sys", tiles: int = 4, subtiles: int = 3, bug: str | None = None
+    decl: Any,
+    scope: str | None = "sys",
+    tiles: int = 4,
+    subtiles: int = 3,
+    bug: str | None = None,
+    engine: str = "sm",
 ) -> Protocol:
     """The protocol of a fused kernel's declarations ``decl`` (``hopper_gemm.kernel.Declarations`` with
-    ``notify``); ``scope``: the transport's flag scope (None: ``none``, nothing is shipped)."""
+    ``notify``); ``scope``: the transport's flag scope (None: ``none``, nothing is shipped); ``engine``:
+    ``sm`` (the comm warp copies) or ``copy`` (the copy engine ships steps of :data:`STEP_TILES` tiles)."""
+    if engine not in ("sm", "copy"):
+        raise ValueError(f"engine = {engine!r} is invalid: allowed 'sm' or 'copy'")
+    if engine == "copy" and (scope != "sys" or tiles % STEP_TILES):
+        raise ValueError(f"the copy engine's model ships to the host (scope 'sys') in steps of {STEP_TILES} tiles")
     if decl.notify is None:
         raise ValueError("comm_protocol needs the declarations of a kernel with comm (declare(..., comm=...))")
     if bug is not None and bug not in BUGS:
@@ -81,6 +106,35 @@ def comm_protocol(
 
         return run
 
+    def tile_parts(ctx: Ctx, tile: int) -> tuple:
+        return tuple(ctx.read_global((("C", tile, sub), w)) for sub in range(subtiles) for w in range(len(WRITERS)))
+
+    def count(ctx: Ctx) -> None:  # engine copy: the comm warp counts each tile into its step
+        c = ctx.consumer(pipe)
+        while (tile := ctx.read_meta(pipe, c.wait())) is not END_OF_STREAM:
+            ctx.signal(f"step{tile // STEP_TILES}", 1, scope=SCOPES[flag_scope])
+            c.release()
+        c.release()
+
+    def copy_engine(ctx: Ctx) -> None:
+        for step in range(tiles // STEP_TILES):
+            ctx.wait_counter(f"step{step}", STEP_TILES, scope=Scope.SYSTEM)
+            first = step * STEP_TILES
+            parts = [tile_parts(ctx, t) for t in range(first, first + STEP_TILES)]
+            if bug == "flag_before_data":
+                ctx.store_counter(f"ready{step}", EPOCH, scope=Scope.SYSTEM)
+            for t, got in enumerate(parts, start=first):
+                ctx.write_global(("dst", t), got)
+            if bug != "flag_before_data":
+                ctx.store_counter(f"ready{step}", EPOCH, scope=Scope.SYSTEM)
+
+    def receive_steps(ctx: Ctx) -> None:
+        for step in range(tiles // STEP_TILES):
+            ctx.wait_counter(f"ready{step}", EPOCH, scope=Scope.SYSTEM)
+            for tile in range(step * STEP_TILES, (step + 1) * STEP_TILES):
+                got = ctx.read_global(("dst", tile))
+                assert got == expected(tile), f"{ctx.name}: tile {tile} arrived as {got!r}"
+
     def comm(ctx: Ctx) -> None:
         c = ctx.consumer(pipe)
         while (tile := ctx.read_meta(pipe, c.wait())) is not END_OF_STREAM:
@@ -103,8 +157,18 @@ def comm_protocol(
             assert got == expected(tile), f"{ctx.name}: tile {tile} arrived as {got!r}"
 
     agents = [Agent(name, writer(w)) for w, name in enumerate(WRITERS)]
-    agents.append(Agent("comm", comm))
     counters = []
+    if engine == "copy":
+        steps = tiles // STEP_TILES
+        agents += [
+            Agent("comm", count),
+            Agent("copy", copy_engine, device="host"),
+            Agent("host", receive_steps, device="host"),
+        ]
+        counters = [ModelCounter(f"step{s}") for s in range(steps)] + [ModelCounter(f"ready{s}") for s in range(steps)]
+        label = "epilogue_comm_copy" + (f"_{bug}" if bug else "")
+        return Protocol(label, agents, [notify], barriers=[ModelBarrier(sync, len(WRITERS))], counters=counters)
+    agents.append(Agent("comm", comm))
     if scope is not None:
         # The host for a system-scope transport; another CTA's kernel (another cluster) for a GPU-scope one.
         agents.append(
