@@ -21,6 +21,7 @@ from cutlass import Float32, Int32, Int64
 from pipes.cute import NamedBarrierAllocator, init_pipelines, storage_words
 
 from . import tiles
+from .output import Output, finish_chunk, put
 from .plan import Plan, Store
 from .roles import LOAD_ROLE, MATH_ROLE, Declarations, declare
 
@@ -30,7 +31,7 @@ def build_axpby(plan: Plan, *, debug: bool | None = None) -> tuple[Any, Declarat
     decl = declare(plan, debug=debug)
     load, staging, layout = decl.load, decl.staging, decl.layout
     dtype = tiles.cute_dtype(plan)
-    n, k_chunks, slots, rows_per_warp, vectors = plan.n, plan.chunks, plan.stages, plan.rows_per_warp, plan.vectors
+    k_chunks, slots, rows_per_warp, vectors = plan.chunks, plan.stages, plan.rows_per_warp, plan.vectors
     tma_store = plan.config.store is Store.TMA
     out_slots = max(plan.store_stages, 1)
     words = storage_words(load)
@@ -88,6 +89,7 @@ def build_axpby(plan: Plan, *, debug: bool | None = None) -> tuple[Any, Declarat
             lane = cute.arch.lane_idx()
             first_row, index = tiles.thread_coords(plan, warp, lane)
             so_part, go_part = tiles.partition_tiles(plan, o_atom, o_tma, out_box)
+            output = Output(out, o_thr, o_atom, so_part, go_part, m)
             consumer = load.consumer()
             stores = staging.producer(sync=epilogue) if tma_store else None
             for item in cutlass.range(bid, items, grid, unroll=1):
@@ -100,22 +102,8 @@ def build_axpby(plan: Plan, *, debug: bool | None = None) -> tuple[Any, Declarat
                     for j in cutlass.range_constexpr(vectors):
                         x = xs[(None, index, j), row, slot].load().to(Float32)
                         y = ys[(None, index, j), row, slot].load().to(Float32)
-                        z = x * alpha + y * beta
-                        if cutlass.const_expr(tma_store):
-                            out[(None, index, j), row, out_slot].store(z.to(dtype))
-                        else:
-                            grow = blk * plan.rows + row
-                            col = k * plan.chunk + (index + j * plan.threads_per_row) * plan.vec
-                            if (grow < m) & (col < n):
-                                o_thr[(None, index, j), k, grow].store(z.to(dtype))
-                if cutlass.const_expr(tma_store):
-                    stores.publish()
-                    consumer.release()
-                    if warp == 0:
-                        cute.copy(o_atom, so_part[(None, out_slot)], go_part[(None, blk, k, 0)])
-                    stores.commit()
-                else:
-                    consumer.release()
+                        put(plan, output, (x * alpha + y * beta).to(dtype), out_slot, (blk, k, row, index), j)
+                stores, consumer = finish_chunk(plan, output, stores, consumer, warp, out_slot, (blk, k))
             if cutlass.const_expr(tma_store):
                 stores.tail()
 

@@ -35,6 +35,7 @@ from cutlass import Float32, Int32, Int64
 from pipes.cute import NamedBarrierAllocator, init_pipelines, storage_words
 
 from . import tiles
+from .output import Output, finish_chunk, put
 from .plan import Plan, Store
 from .roles import LOAD_ROLE, MATH_ROLE, Declarations, declare
 
@@ -133,6 +134,7 @@ def build_rmsnorm(plan: Plan, *, debug: bool | None = None) -> tuple[Any, Declar
             if cutlass.const_expr(resident):
                 for k in cutlass.range_constexpr(k_chunks):
                     load_weight(w_thr, weight, k, k, index)
+            output = Output(out, o_thr, o_atom, so_part, go_part, m)
             consumer = load.consumer()
             stores = staging.producer(sync=epilogue) if tma_store else None
             parity = Int32(0)
@@ -164,21 +166,8 @@ def build_rmsnorm(plan: Plan, *, debug: bool | None = None) -> tuple[Any, Declar
                         for j in cutlass.range_constexpr(vectors):
                             x = ring[(None, index, j), row, slot].load().to(Float32)
                             y = (x * rstd[r]) * weight[None, j, k if resident else k % 2].load().to(Float32)
-                            if cutlass.const_expr(tma_store):
-                                out[(None, index, j), row, out_slot].store(y.to(dtype))
-                            else:
-                                grow = blk * plan.rows + row
-                                col = k * plan.chunk + (index + j * plan.threads_per_row) * plan.vec
-                                if (grow < m) & (col < n):
-                                    o_thr[(None, index, j), k, grow].store(y.to(dtype))
-                    if cutlass.const_expr(tma_store):
-                        stores.publish()
-                        consumer.release()
-                        if warp == 0:
-                            cute.copy(o_atom, so_part[(None, out_slot)], go_part[(None, blk, k, 0)])
-                        stores.commit()
-                    else:
-                        consumer.release()
+                            put(plan, output, y.to(dtype), out_slot, (blk, k, row, index), j)
+                    stores, consumer = finish_chunk(plan, output, stores, consumer, warp, out_slot, (blk, k))
                 parity = parity ^ 1
             if cutlass.const_expr(tma_store):
                 stores.tail()
