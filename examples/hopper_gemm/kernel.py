@@ -50,7 +50,7 @@ is emitted: the kernel is the GEMM alone.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import cutlass
 import cutlass.cute as cute
@@ -248,8 +248,8 @@ class GemmKernel:
             sc: cute.struct.Align[cute.struct.MemRange[self.out_dtype, cute.cosize(epi_smem)], 1024]
 
         self.storage_type = Storage
-        args = (tiled_mma, atom_a, tma_a, atom_b, tma_b, atom_c, tma_c, a_smem, b_smem, epi_smem)
-        args = (*args, c, bias, alpha, trace_buf)
+        copies = Copies(tiled_mma, atom_a, tma_a, atom_b, tma_b, atom_c, tma_c)
+        args = (copies, SmemLayouts(a_smem, b_smem, epi_smem), c, bias, alpha, trace_buf)
         if cutlass.const_expr(self.comm is not None):
             args = (*args, comm_args)
         self.kernel(*args).launch(
@@ -263,16 +263,8 @@ class GemmKernel:
     @cute.kernel
     def kernel(
         self,
-        tiled_mma: cute.TiledMma,
-        atom_a: cute.CopyAtom,
-        tma_a: cute.Tensor,
-        atom_b: cute.CopyAtom,
-        tma_b: cute.Tensor,
-        atom_c: cute.CopyAtom,
-        tma_c: cute.Tensor,
-        a_smem: cute.ComposedLayout,
-        b_smem: cute.ComposedLayout,
-        epi_smem: cute.ComposedLayout,
+        copies: Copies,
+        layouts: SmemLayouts,
         c: cute.Tensor,
         bias: cute.Tensor,
         alpha: Float32,
@@ -282,9 +274,9 @@ class GemmKernel:
         cfg = self.config
         warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         if warp == 0:
-            cpasync.prefetch_descriptor(atom_a)
-            cpasync.prefetch_descriptor(atom_b)
-            cpasync.prefetch_descriptor(atom_c)
+            cpasync.prefetch_descriptor(copies.atom_a)
+            cpasync.prefetch_descriptor(copies.atom_b)
+            cpasync.prefetch_descriptor(copies.atom_c)
 
         smem = cutlass.memory.SmemAllocator()
         storage = smem.allocate(self.storage_type)
@@ -300,9 +292,13 @@ class GemmKernel:
         named = NamedBarrierAllocator(block_threads=BLOCK_THREADS)
         epilogue_barrier = named.allocate("epilogue", threads=128 * cfg.warpgroups_per_tile)
 
-        sa = storage.sa.get_tensor(a_smem.outer, swizzle=a_smem.inner)
-        sb = storage.sb.get_tensor(b_smem.outer, swizzle=b_smem.inner)
-        sc = storage.sc.get_tensor(epi_smem.outer, swizzle=epi_smem.inner)
+        shared = Shared(
+            storage.sa.get_tensor(layouts.a.outer, swizzle=layouts.a.inner),
+            storage.sb.get_tensor(layouts.b.outer, swizzle=layouts.b.inner),
+            storage.sc.get_tensor(layouts.epi.outer, swizzle=layouts.epi.inner),
+            storage.order.data_ptr(),
+            epilogue_barrier,
+        )
 
         rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
         cta_m = rank % cfg.cluster_m
@@ -313,13 +309,13 @@ class GemmKernel:
         tiles_n = (c.shape[1] + cfg.tile_n - 1) // cfg.tile_n
         clusters_m, clusters_n = self.order.cluster_grid(tiles_m, tiles_n)
         cluster_tiles = clusters_m * clusters_n
-        k_tiles = (tma_a.shape[1] + cfg.tile_k - 1) // cfg.tile_k
+        k_tiles = (copies.tma_a.shape[1] + cfg.tile_k - 1) // cfg.tile_k
         grid = TileGrid(clusters_m, clusters_n, cta_m, cta_n, cluster_id, clusters, cluster_tiles, k_tiles)
 
         if warp < MATH_FIRST_WARP:
             cute.arch.setmaxregister_decrease(self.registers[0])
             if decl.layout.is_role("load"):
-                self.load(decl, atom_a, tma_a, atom_b, tma_b, sa, sb, grid)
+                self.load(decl, copies, shared, grid)
             # comm hook: the communication warp (a trace-time test, then the run-time role test)
             if cutlass.const_expr(self.comm is not None):  # noqa: SIM102
                 if decl.layout.is_role("comm"):
@@ -327,39 +323,15 @@ class GemmKernel:
         else:
             cute.arch.setmaxregister_increase(self.registers[1])
             math_wg = warp // 4 - 1
-            self.math(
-                decl,
-                tracer,
-                tiled_mma,
-                atom_c,
-                tma_c,
-                sa,
-                sb,
-                sc,
-                grid,
-                bias,
-                alpha,
-                c.shape[1],
-                math_wg,
-                storage.order.data_ptr(),
-                epilogue_barrier,
-                comm_args,
-            )
+            epilogue_args = EpilogueArgs(alpha, bias, c.shape[1])
+            self.math(decl, tracer, copies, shared, grid, epilogue_args, math_wg, comm_args)
 
     @cute.jit
-    def load(
-        self,
-        decl: cutlass.Constexpr,
-        atom_a: cute.CopyAtom,
-        tma_a: cute.Tensor,
-        atom_b: cute.CopyAtom,
-        tma_b: cute.Tensor,
-        sa: cute.Tensor,
-        sb: cute.Tensor,
-        grid: Any,
-    ) -> None:
+    def load(self, decl: cutlass.Constexpr, copies: Copies, shared: Shared, grid: Any) -> None:
         """The load warp: one stream of (tile, k) A/B k-tiles into the mainloop ring."""
         cfg = self.config
+        atom_a, tma_a, atom_b, tma_b = copies.atom_a, copies.tma_a, copies.atom_b, copies.tma_b
+        sa, sb = shared.a, shared.b
         cluster = cute.make_layout((cfg.cluster_m, cfg.cluster_n, 1))
         coord = (grid.cta_m, grid.cta_n, 0)
         # A is shared by the CTAs of a cluster row (same m), B by those of a column (same n).
@@ -389,23 +361,16 @@ class GemmKernel:
         self,
         decl: cutlass.Constexpr,
         tracer: cutlass.Constexpr,
-        tiled_mma: cute.TiledMma,
-        atom_c: cute.CopyAtom,
-        tma_c: cute.Tensor,
-        sa: cute.Tensor,
-        sb: cute.Tensor,
-        sc: cute.Tensor,
+        copies: Copies,
+        shared: Shared,
         grid: Any,
-        bias: cute.Tensor,
-        alpha: Float32,
-        n: Int32,
+        args: EpilogueArgs,
         math_wg: Int32,
-        order_storage: cute.Pointer,
-        epilogue_barrier: Any,
         comm_args: Any = None,
     ) -> None:
         """A math warpgroup: the k-loop of wgmmas per tile, then the epilogue through the staging ring."""
         cfg = self.config
+        tiled_mma, sa, sb, n = copies.tiled_mma, shared.a, shared.b, args.n
         pingpong = cutlass.const_expr(cfg.schedule is Schedule.PINGPONG)
         tidx, _, _ = cute.arch.thread_idx()
         math_tidx = tidx - MATH_FIRST_WARP * 32
@@ -419,15 +384,14 @@ class GemmKernel:
         acc = cute.make_rmem_tensor(thr_mma.partition_shape_C(tile_shape), Float32)
         coords = thr_mma.partition_C(cute.make_identity_tensor(tile_shape))
 
-        epi = EpilogueStage(self, tiled_mma, atom_c, tma_c, sc, math_tidx)
-        staging = decl.staging.producer(sync=epilogue_barrier)
-        args = EpilogueArgs(alpha, bias, n)
+        epi = EpilogueStage(self, tiled_mma, copies.atom_c, copies.tma_c, shared.c, math_tidx)
+        staging = decl.staging.producer(sync=shared.epilogue_barrier)
         consumer = decl.mainloop.consumer()
         first = grid.cluster_id
         step = grid.clusters
         order = None
         if cutlass.const_expr(pingpong):
-            order = OrderedBarrier.at_start(decl.order, order_storage, math_wg, tracer=tracer, trace_id=2)
+            order = OrderedBarrier.at_start(decl.order, shared.order, math_wg, tracer=tracer, trace_id=2)
             first = grid.cluster_id + math_wg * grid.clusters
             step = 2 * grid.clusters
             consumer.skip(math_wg * grid.k_tiles)
@@ -463,6 +427,39 @@ class GemmKernel:
             comm.finish(notify, epi.is_storer)
         if cutlass.const_expr(not pingpong):
             staging.tail()
+
+
+class Copies(NamedTuple):
+    """The host-built operands of the copies and the MMA: the tiled MMA, and the TMA atom and tensor of
+    A, B (loads) and C (stores)."""
+
+    tiled_mma: Any
+    atom_a: Any
+    tma_a: Any
+    atom_b: Any
+    tma_b: Any
+    atom_c: Any
+    tma_c: Any
+
+
+class SmemLayouts(NamedTuple):
+    """The swizzled shared-memory layouts of the A and B rings and the epilogue staging buffers."""
+
+    a: Any
+    b: Any
+    epi: Any
+
+
+@dataclass
+class Shared:
+    """This CTA's shared memory as the roles use it: the A/B rings, the staging buffers, the ordered
+    barrier's words, the epilogue's named barrier."""
+
+    a: Any
+    b: Any
+    c: Any
+    order: Any
+    epilogue_barrier: Any
 
 
 @dataclass
