@@ -103,7 +103,7 @@ class CommConfig:
     the block the other GPU owns; the rest stays home.
     ``engine``: ``sm`` (the warp copies) or ``copy`` (the warp counts tiles into steps and the copy
     engines ship each complete step; ``host`` and ``peer``). ``copy_streams``: how many streams the copy
-    engine's steps alternate over (each step waits for its count, copies, then sets its tiles' flags;
+    engine's steps alternate over (each step waits for its count, copies, then raises its ready flag;
     a second stream's copy hides the first one's wait-and-flag gap).
     """
 

@@ -137,31 +137,25 @@ class CopyEngineShipper:
         self._dst = receiver.data.data_ptr()
         self._pitches = (c.stride(0) * c.element_size(), receiver.data.stride(0) * receiver.data.element_size())
         self._counter = [cu.CUdeviceptr(addresses.counters + 4 * s.index) for s in self.steps]
-        write, wait = (
-            cu.CUstreamBatchMemOpType.CU_STREAM_MEM_OP_WRITE_VALUE_32,
-            cu.CUstreamBatchMemOpType.CU_STREAM_MEM_OP_WAIT_VALUE_32,
-        )
         # One ready flag per step: every queued write carries a system-wide memory barrier (~1 µs each).
-        self._flag_ops = [self._ops(write, addresses.flags, (s.index,), 0) for s in self.steps]
-        geq = int(cu.CUstreamWaitValue_flags.CU_STREAM_WAIT_VALUE_GEQ)
-        self._credit_ops = [self._ops(wait, addresses.credits, s.tiles, geq) for s in self.steps]
+        self._flag = [cu.CUdeviceptr(addresses.flags + 4 * s.index) for s in self.steps]
+        self._credit_waits = [self._credit_batches(addresses.credits, s.tiles) for s in self.steps]
         self._launch_credit = cu.CUdeviceptr(addresses.credits) if peer_credit else None
 
-    def _ops(self, kind: Any, base: int, words: tuple[int, ...], flags: int) -> list[list[Any]]:
-        """Batch-op parameter lists (at most :data:`BATCH` each) on the uint32 words ``base[word]``."""
+    def _credit_batches(self, credits: int, tiles: tuple[int, ...]) -> list[list[Any]]:
+        """``credits[tile] ≥ value`` waits for ``tiles``, as ``cuStreamBatchMemOp`` lists of at most :data:`BATCH`."""
         cu = self._cu
         params = []
-        for word in words:
+        for tile in tiles:
             p = cu.CUstreamBatchMemOpParams()
-            op = p.writeValue if kind == cu.CUstreamBatchMemOpType.CU_STREAM_MEM_OP_WRITE_VALUE_32 else p.waitValue
-            op.operation = kind
-            op.address = cu.CUdeviceptr(base + 4 * word)
-            op.flags = flags
+            p.waitValue.operation = cu.CUstreamBatchMemOpType.CU_STREAM_MEM_OP_WAIT_VALUE_32
+            p.waitValue.address = cu.CUdeviceptr(credits + 4 * tile)
+            p.waitValue.flags = int(cu.CUstreamWaitValue_flags.CU_STREAM_WAIT_VALUE_GEQ)
             params.append(p)
         return [params[i : i + BATCH] for i in range(0, len(params), BATCH)]
 
     # --- what a launch queues ---------------------------------------------------------------------
-    def begin(self) -> Any:
+    def begin(self) -> None:
         """Before the kernel's launch: the copy streams start after the launching stream's earlier work."""
         import torch
 
@@ -169,7 +163,6 @@ class CopyEngineShipper:
         start.record(torch.cuda.current_stream(self.c.device))
         for stream in self.streams:
             stream.wait_event(start)
-        return start
 
     def ship(self, epoch: int, *, counted: int | None, credits: bool = False) -> None:
         """After the kernel's launch call: queue every step (waiting for ``counted`` launches' counts;
@@ -194,7 +187,10 @@ class CopyEngineShipper:
                 want = (counted * len(step.tiles)) & 0xFFFFFFFF
                 _check(cu.cuStreamWaitValue32(handle, self._counter[i], want, geq)[0], "cuStreamWaitValue32")
             if credits:
-                self._batch(handle, self._credit_ops[i], (epoch - 1) & 0xFFFFFFFF, waits=True)
+                for params in self._credit_waits[i]:
+                    for p in params:
+                        p.waitValue.value = (epoch - 1) & 0xFFFFFFFF
+                    _check(cu.cuStreamBatchMemOp(handle, len(params), params, 0)[0], "cuStreamBatchMemOp")
             err = cudart.cudaMemcpy2DAsync(
                 self._dst + step.dst_offset,
                 dst_pitch,
@@ -206,15 +202,9 @@ class CopyEngineShipper:
                 raw,
             )
             _check(err[0], "cudaMemcpy2DAsync")
-            self._batch(handle, self._flag_ops[i], epoch, waits=False)
+            _check(cu.cuStreamWriteValue32(handle, self._flag[i], epoch, 0)[0], "cuStreamWriteValue32")
         launching = torch.cuda.current_stream(self.c.device)
         for stream in self.streams:
             done = torch.cuda.Event()
             done.record(stream)
             launching.wait_event(done)
-
-    def _batch(self, handle: Any, groups: list[list[Any]], value: int, *, waits: bool) -> None:
-        for params in groups:
-            for p in params:
-                (p.waitValue if waits else p.writeValue).value = value
-            _check(self._cu.cuStreamBatchMemOp(handle, len(params), params, 0)[0], "cuStreamBatchMemOp")
