@@ -14,6 +14,7 @@ S ≥ 1.5; local at 8192³: R ≤ 0.03; the GEMM with ``none`` within 1% of the 
 
     python benchmarks/comm_overlap.py            # the issue's rows (about a minute on an H100)
     python benchmarks/comm_overlap.py --quick    # one small row per transport
+    python benchmarks/comm_overlap.py --none-cost  # 'none' vs the GEMM alone, paired rounds (the 1 % row)
 
 Prints the device and a table; writes comm_overlap.json (and a log) to $OUT when it is set.
 """
@@ -51,6 +52,8 @@ ROWS = [
     ((8192, 8192, 8192), "local", None, None),  # the regret target
     ((4096, 4096, 16384), "local", None, None),
 ]
+#: The "none within 1 % of the GEMM alone" row: each shape above, both kernels with the GEMM's own config.
+NONE_COST_SHAPES = [(4096, 4096, 16384), (8192, 8192, 8192), (8192, 8192, 16384)]
 QUICK = [((2048, 2048, 4096), "host", None, None), ((2048, 2048, 4096), "local", None, None)]
 
 
@@ -82,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
         "--heat-s", type=float, default=10.0, help="run matmuls this long first: clocks settle before row 1"
     )
     parser.add_argument("--shape", help="only rows of this M×N×K (e.g. 8192x8192x16384)")
+    parser.add_argument(
+        "--none-cost", action="store_true", help="only 'none' vs the GEMM alone, in paired rounds (see --rounds)"
+    )
     args = parser.parse_args(argv)
     if args.transport == "peer":  # two GPUs, one process each: examples/tp_gemm_rs.py measures that table
         import tp_gemm_rs
@@ -92,9 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     if not torch.cuda.is_available():
         print("no CUDA GPU: benchmarks/comm_overlap.py needs one (the CPU tests compile every kernel)")
         return 0
-    from tile_comm.measure import header, measure, row
+    from tile_comm.measure import header, measure, none_cost, row
 
     device = torch.cuda.get_device_name()
+    if args.none_cost:
+        return _none_cost_table(args, device, none_cost)
     print(f"device: {device}; torch {torch.__version__}; {args.dtype}, randn inputs; times in µs (median of rounds)")
     print("gemm = GEMM alone (no comm); none = fused kernel shipping nothing (T_gemm); alone = comm warps")
     print("without the GEMM (T_comm); fused = T_fused; copy = copy_ of C to the receiver; seq = matmul then copy")
@@ -124,6 +132,26 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = os.environ.get("OUT")
     if out_dir:
         Path(out_dir, "comm_overlap.json").write_text(json.dumps({"device": device, "rows": rows}, indent=1))
+    return 0
+
+
+def _none_cost_table(args: argparse.Namespace, device: str, none_cost) -> int:
+    print(f"device: {device}; {args.dtype}, randn inputs; the fused kernel with transport 'none' against the")
+    print("GEMM alone (examples/persistent_gemm.py's kernel), same configuration; per round both batches back")
+    print(f"to back, order alternating; median and quartiles of the {args.rounds} per-round time ratios")
+    heat(args.heat_s)
+    rows = []
+    for m, n, k in NONE_COST_SHAPES:
+        if args.shape and args.shape.replace("×", "x") != f"{m}x{n}x{k}":
+            continue
+        cost = none_cost(m, n, k, args.dtype, rounds=args.rounds)
+        rows.append(cost.as_dict())
+        verdict = "✓" if cost.ratio.median <= 1.01 else "✗"
+        line = f"{m}×{n}×{k}: none vs GEMM {cost.ratio.describe()} (target ≤ +1 % {verdict}) [{cost.config}]"
+        print(line, flush=True)
+    out_dir = os.environ.get("OUT")
+    if out_dir:
+        Path(out_dir, "none_cost.json").write_text(json.dumps({"device": device, "rows": rows}, indent=1))
     return 0
 
 

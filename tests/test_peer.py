@@ -125,3 +125,66 @@ def test_the_copy_engine_peer_kernel_counts_block_0_only():
     assert "st.global.v4" not in r.ptx  # no tile bytes leave through the SMs
     everything = fused_resources(config, Problem("bf16"), CommConfig(Transport.PEER, engine="copy"))
     assert r.ptx != everything.ptx  # the block filter is code
+
+
+def test_the_owner_epilogue_waits_for_each_band_then_adds_it():
+    """``CommConfig.adds_received``: before a tile of its own block, lane 0 of each math warp polls the
+    band's inbox flag with ``ld.acquire.sys`` (bounded: a trap after the timeout), the warp syncs, and only
+    then does every thread read the other rank's partial (one 4-byte load per accumulator pair)."""
+    from hopper_gemm.config import Problem
+    from tile_comm.build import fused_resources
+    from tile_comm.config import CommConfig, Transport
+    from tile_comm.peer import WORLD, copy_engine_config
+
+    config = copy_engine_config(8192)
+
+    def build(adds: bool):
+        comm = CommConfig(Transport.PEER, ship_blocks=WORLD, engine="copy", adds_received=adds)
+        return fused_resources(config, Problem("bf16"), comm)
+
+    adds, plain = build(True), build(False)
+    assert adds.spill_bytes == 0, adds.line()
+    body = re.sub(r"//.*", "", adds.ptx)
+    loads = [m.start() for m in re.finditer(r"ld\.global\.v2\.b16", body)]
+    assert len(loads) == config.acc_registers // 2  # every accumulator gets its received value, in pairs
+    acquire = body.find("ld.acquire.sys.global.b32")
+    assert 0 <= acquire < loads[0]
+    assert "bar.warp.sync" in body[acquire : loads[0]]  # the other lanes read only after the poller's acquire
+    assert "trap;" in body[acquire : loads[0]] and "%globaltimer" in body[acquire : loads[0]]
+    assert "ld.acquire.sys" not in plain.ptx and "ld.global.v2.b16" not in plain.ptx
+
+
+def test_the_owner_awaits_the_step_the_other_rank_raises_for_each_tile():
+    """The inbox flag of each tile of this rank's block is the step in which the other rank's walk (over
+    its own rotated C, whose first block is this rank's) computed those rows: the flag its shipper raises."""
+    from hopper_gemm.schedule import TileOrder
+    from tile_comm.copy_engine import step_of_tiles
+    from tile_comm.peer import copy_engine_config
+    from tile_comm.role import inbox_step, own_block_start
+
+    for m, n in ((8192, 8192), (4096, 2048), (2048, 2048)):
+        config = copy_engine_config(n)
+        order = TileOrder.of(config)
+        tiles_m, tiles_n = m // config.tile_m, n // config.tile_n
+        cm, cn = order.cluster_grid(tiles_m, tiles_n)
+        sender = step_of_tiles(order, tiles_m, tiles_n)  # tile of the sender's C → the flag it raises
+        half = own_block_start(order, cm)
+        assert half == tiles_m // 2
+        for tm in range(half, tiles_m):
+            for tn in range(tiles_n):
+                assert inbox_step(order, tm, tn, cm, cn) == sender[(tm - half) * tiles_n + tn]
+
+
+def test_the_epilogue_reduction_needs_the_copy_engine_to_a_peer():
+    from tile_comm.config import CommConfig
+    from tile_comm.peer import TensorParallelGemmRS
+
+    for bad in (dict(transport="host", engine="copy"), dict(transport="peer", engine="sm", ship_blocks=2)):
+        with pytest.raises(ValueError, match="adds_received = True is invalid"):
+            CommConfig(adds_received=True, **bad)
+    with pytest.raises(ValueError, match="ship_blocks 1"):
+        CommConfig("peer", engine="copy", adds_received=True)
+    with pytest.raises(ValueError, match="reduce = 'later' is invalid"):
+        TensorParallelGemmRS(None, None, 0, reduce="later")
+    with pytest.raises(ValueError, match="needs engine 'copy'"):
+        TensorParallelGemmRS(None, None, 0, engine="sm", reduce="epilogue")

@@ -413,6 +413,8 @@ class GemmKernel:
             _trace(tracer, TraceEvent.WAIT)
             if cutlass.const_expr(len(self.terms) > 0):
                 apply_terms(self.terms, acc, offset_coords(coords, tm * cfg.tile_m, tn * cfg.tile_n), args)
+            if cutlass.const_expr(comm is not None and comm.adds_received):  # comm hook: the owner's reduction
+                comm.add_received(acc, thr_mma, comm_args, tm, tn, (grid.clusters_m, grid.clusters_n), n, tile_shape)
             if cutlass.const_expr(comm is not None):  # comm hook: a notify slot before the first TMA store
                 notify = comm.begin_tile(notify, epi.is_storer, comm_args, tm, tn, n, cfg.tile_n)
             staging = store_tile(epi, acc, staging, tm, tn)

@@ -8,12 +8,18 @@ contender is the median over rounds of the per-launch time in microseconds.
 ``settle``: run (untimed) before every batch, so each batch starts from the same power state. Without it
 a contender inherits its predecessor's: on an H100 at its power cap, 3 ms GEMMs timed right after a copy
 (the GPU cooler) ran up to 10 % faster than the same kernel timed right after another GEMM.
+
+``time_paired(base, other)`` answers the narrower question "how much slower is ``other`` than ``base``?"
+for two kernels of the same power profile: each round times the two batches back to back (alternating
+which goes first) and keeps the round's ratio, so drift between rounds cancels; the result is the median
+ratio and its quartiles.
 """
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 ROUNDS = 10
 BATCH = 10
@@ -55,3 +61,42 @@ def time_interleaved(
         for name in order:
             samples[name].append(_batch_us(contenders[name], batch, settle))
     return {name: statistics.median(values) for name, values in samples.items()}
+
+
+@dataclass(frozen=True)
+class PairedRatio:
+    """``other / base`` time per round: the median and the quartiles over ``rounds`` rounds."""
+
+    median: float
+    q1: float
+    q3: float
+    rounds: int
+
+    def describe(self) -> str:
+        return f"{self.median - 1:+.2%} (quartiles {self.q1 - 1:+.2%} … {self.q3 - 1:+.2%}, {self.rounds} rounds)"
+
+
+def time_paired(
+    base: Callable[[], object], other: Callable[[], object], rounds: int = 40, batch: int = BATCH
+) -> PairedRatio:
+    """How much longer ``other`` takes than ``base``: per round both batches back to back (even rounds
+    ``base`` first, odd rounds ``other`` first), the round's ratio kept; median and quartiles of the ratios."""
+    import torch
+
+    if rounds < 4:
+        raise ValueError(f"time_paired rounds = {rounds} is invalid: allowed >= 4 (quartiles need them)")
+    for fn in (base, other):
+        for _ in range(WARMUP):
+            fn()
+    torch.cuda.synchronize()
+    ratios = []
+    for r in range(rounds):
+        if r % 2 == 0:
+            t_base = _batch_us(base, batch)
+            t_other = _batch_us(other, batch)
+        else:
+            t_other = _batch_us(other, batch)
+            t_base = _batch_us(base, batch)
+        ratios.append(t_other / t_base)
+    q1, q2, q3 = statistics.quantiles(ratios, n=4)
+    return PairedRatio(q2, q1, q3, rounds)

@@ -17,7 +17,11 @@ Memory layouts (``tiles = tiles_m × tiles_n`` of the output, tile ``(tm, tn)`` 
   tile of the step (:meth:`hopper_gemm.schedule.TileOrder.step`) with a system-scope release; the copy
   engine's stream waits for ``launches × tiles of the step`` and ships the step;
 * ``stamps`` (int64, with :data:`OPT_STAMPS`): ``%globaltimer`` nanoseconds, :data:`CTA_STAMPS` per CTA
-  for the first :data:`MAX_TRACED_CTAS` CTAs, then :data:`TILE_STAMPS` per tile.
+  for the first :data:`MAX_TRACED_CTAS` CTAs, then :data:`TILE_STAMPS` per tile;
+* ``inbox`` / ``inbox_flags`` (``CommConfig.adds_received`` only: the two-GPU reduce-scatter): *this*
+  GPU's receive buffer, the other rank's partial of this rank's row block as rows of C, and its per-step
+  ready flags, which the other GPU's copy engine raises. The math warpgroups wait for a step's flag and
+  add its rows in the epilogue. Other transports pass ``dst`` / ``flags`` here (never read).
 """
 
 from __future__ import annotations
@@ -55,11 +59,13 @@ class Addresses:
     credits: int
     stamps: int
     counters: int
+    inbox: int | None = None
+    inbox_flags: int | None = None
 
 
 def kernel_args(addresses: Addresses, out_dtype: str, epoch: int, delay_ns: int = 0, options: int = 0) -> tuple:
     """The tuple the compiled kernel takes after the stream: ``(dst, flags, ctas, credits, stamps, counters,
-    epoch, delay_ns, options)`` as CuTe pointers (global memory) and ``Int32`` values."""
+    epoch, delay_ns, options, inbox, inbox_flags)`` as CuTe pointers (global memory) and ``Int32`` values."""
     import cutlass
     import cutlass.cute as cute
     from cutlass.cute.runtime import make_ptr
@@ -76,6 +82,8 @@ def kernel_args(addresses: Addresses, out_dtype: str, epoch: int, delay_ns: int 
         cutlass.Int32(_u32_as_i32(epoch)),
         cutlass.Int32(delay_ns),
         cutlass.Int32(options),
+        make_ptr(element, addresses.inbox or addresses.dst, gmem, assumed_align=16),
+        make_ptr(cutlass.Uint32, addresses.inbox_flags or addresses.flags, gmem, assumed_align=4),
     )
 
 
@@ -104,6 +112,8 @@ class DeviceArgs:
     epoch: Any
     delay_ns: Any
     options: Any
+    inbox: Any
+    inbox_flags: Any
 
     @classmethod
     def of(cls, packed: tuple) -> DeviceArgs:

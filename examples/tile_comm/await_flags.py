@@ -7,6 +7,8 @@ scope and released the flag (``st.release.sys``), so the acquire makes the tile 
 kernel then ends; the reduction that follows on the same stream (a torch add over the tiles) starts
 after it, which orders its reads after the acquires. A flag that never arrives traps after
 ``timeout_ns`` instead of hanging the GPU (the peer died, or the epochs of the two ranks diverged).
+:func:`await_flag` is the one poll loop: the fused kernel's epilogue calls it too when it adds what
+arrived itself (``CommConfig.adds_received``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from cutlass.experimental.primitives.nvvm_wrapper import nanosleep
 from pipes.cute import trap
 
 POLL_NS = 64
+#: A flag not raised after this long traps (the other rank died, or the two ranks' epochs diverged).
+AWAIT_TIMEOUT_NS = 2_000_000_000
 WARP = 32
 
 
@@ -37,13 +41,21 @@ class AwaitFlags:
         lane = cute.arch.lane_idx()
         start = cute.arch.globaltimer()
         for t in cutlass.range(lane, tiles, WARP, unroll=1):
-            got = Int32(cute.arch.load(flags + t, Uint32, sem="acquire", scope="sys"))
-            while got != epoch:
-                if cute.arch.globaltimer() - start > timeout_ns:
-                    cute.printf("await_flags: tile %d flag %d != epoch %d after the timeout\n", t, got, epoch)
-                    trap()
-                nanosleep(POLL_NS)
-                got = Int32(cute.arch.load(flags + t, Uint32, sem="acquire", scope="sys"))
+            await_flag(flags, t, epoch, start, timeout_ns)
+
+
+@cute.jit
+def await_flag(flags: cute.Pointer, index: Int32, epoch: Int32, start: Int64, timeout_ns: Int64) -> None:
+    """Poll ``flags[index]`` with ``ld.acquire.sys`` (a short ``nanosleep`` between polls) until it equals
+    ``epoch``; trap once ``%globaltimer`` passes ``start + timeout_ns``. The owner's wait on a flag another
+    GPU (or its copy engine) raises: this kernel's, and the epilogue's with ``CommConfig.adds_received``."""
+    got = Int32(cute.arch.load(flags + index, Uint32, sem="acquire", scope="sys"))
+    while got != epoch:
+        if cute.arch.globaltimer() - start > timeout_ns:
+            cute.printf("await_flag: flag %d = %d != epoch %d after the timeout\n", index, got, epoch)
+            trap()
+        nanosleep(POLL_NS)
+        got = Int32(cute.arch.load(flags + index, Uint32, sem="acquire", scope="sys"))
 
 
 def fake_args() -> tuple[Any, ...]:

@@ -105,6 +105,10 @@ class CommConfig:
     engines ship each complete step; ``host`` and ``peer``). ``copy_streams``: how many streams the copy
     engine's steps alternate over (each step waits for its count, copies, then raises its ready flag;
     a second stream's copy hides the first one's wait-and-flag gap).
+    ``adds_received``: the two-GPU reduce-scatter's owner side in the epilogue (``peer`` with the copy
+    engine and ``ship_blocks = 2`` only): before storing a tile of its own row block, the math warpgroups
+    wait for the flag of the step that the other GPU's copy engine raises in this GPU's inbox, then add
+    the other rank's partial of the tile to the accumulators; the stored C is then the reduced row block.
     """
 
     transport: Transport = Transport.HOST
@@ -115,6 +119,7 @@ class CommConfig:
     ship_blocks: int = 1
     engine: Engine = Engine.SM
     copy_streams: int = 2
+    adds_received: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "transport", transport(self.transport))
@@ -131,6 +136,14 @@ class CommConfig:
             )
         if self.engine is Engine.COPY and self.transport is Transport.HOST and self.ship_blocks != 1:
             raise ValueError("CommConfig.ship_blocks must be 1 with engine 'copy' to the host (every step is shipped)")
+        if self.adds_received and (
+            self.transport is not Transport.PEER or self.engine is not Engine.COPY or self.ship_blocks != 2
+        ):
+            raise ValueError(
+                f"CommConfig.adds_received = True is invalid with transport {self.transport.value!r}, engine "
+                f"{self.engine.value!r}, ship_blocks {self.ship_blocks}: the epilogue adds what the other GPU's "
+                "copy engine delivered, so it needs transport 'peer', engine 'copy' and ship_blocks 2"
+            )
         for name, low, high in (
             ("slots", 1, 8),
             ("unroll", 1, 8),
@@ -176,4 +189,5 @@ class CommConfig:
         scope = f", flags released at .{self.scope} scope" if self.scope else ""
         pace = f", paced {self.pace_ns} ns per step" if self.pace_ns else ""
         engine = f", shipped by the copy engine on {self.copy_streams} stream(s)" if self.counts_steps else ""
-        return f"transport {self.transport.value}{scope}, {self.slots} notify slots, lag {self.lag}{pace}{engine}"
+        adds = ", the epilogue adds the received partial" if self.adds_received else ""
+        return f"transport {self.transport.value}{scope}, {self.slots} notify slots, lag {self.lag}{pace}{engine}{adds}"

@@ -41,15 +41,22 @@ def default_config(m: int, n: int, k: int, dtype: str = "bf16", comm: CommConfig
     """
     from hopper_gemm.autotable import pick
     from hopper_gemm.config import Problem
-    from hopper_gemm.schedule import TileOrder, ceil_div
 
     config = pick(Problem(dtype), (m, n, k))
     config = config if config.schedule is Schedule.COOPERATIVE else COOPERATIVE_FALLBACK
     if comm is not None and comm.counts_steps:
-        tiles = (ceil_div(m, config.tile_m), ceil_div(n, config.tile_n))
-        _, clusters_n = TileOrder.of(config).cluster_grid(*tiles)
-        config = config.with_(raster="m", group=max(1, min(64, clusters_n)))
+        config = full_width_band(config, m, n)
     return config
+
+
+def full_width_band(config: GemmConfig, m: int, n: int) -> GemmConfig:
+    """``config`` walking raster ``m`` in one band as wide as C (at most 64 cluster columns): each step
+    of the walk is then whole rows of C."""
+    from hopper_gemm.schedule import TileOrder, ceil_div
+
+    tiles = (ceil_div(m, config.tile_m), ceil_div(n, config.tile_n))
+    _, clusters_n = TileOrder.of(config).cluster_grid(*tiles)
+    return config.with_(raster="m", group=max(1, min(64, clusters_n)))
 
 
 class EpilogueComm:

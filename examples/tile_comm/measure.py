@@ -113,10 +113,7 @@ def measure(
 
     ``config``: the GEMM configuration (default: the measured table's cooperative choice); ``comm``: the
     communication warp's :class:`~tile_comm.config.CommConfig` (default: the transport's)."""
-    import cutlass
     import torch
-    from hopper_gemm.api import compiled, validate
-    from hopper_gemm.launch import clusters_to_launch, current_stream, cute_operands
     from hopper_gemm.timing import time_interleaved
 
     from .launcher import EpilogueComm, default_config
@@ -131,15 +128,7 @@ def measure(
     config = config if config is not None else default_config(m, n, k, dtype, comm)
     fused = EpilogueComm(a, b, transport, config=config, comm=comm)
     none = EpilogueComm(a, b, "none", config=config)
-    plain_out = torch.empty(m, n, device="cuda", dtype=tdt)
-    ops = validate(a, b, out=plain_out)
-    plain = compiled(config, ops.problem)
-    plain_args = (
-        *cute_operands(a, b, plain_out, None),
-        cutlass.Float32(1.0),
-        cutlass.Int32(clusters_to_launch(config, m, n)),
-        current_stream(),
-    )
+    plain = _plain_gemm(a, b, config)
     if transport == "host":
         copy_dst = torch.empty(m, n, dtype=tdt, pin_memory=True)
     else:
@@ -157,7 +146,7 @@ def measure(
         "torch_matmul": matmul,
         "copy": lambda: copy_dst.copy_(fused.out, non_blocking=True),
         "sequential": sequential,
-        "gemm_plain": lambda: plain(*plain_args),
+        "gemm_plain": plain,
         "gemm_none": none.launch,
         "comm_alone": fused.launch_alone,
         "fused": fused.launch,
@@ -169,3 +158,55 @@ def measure(
     label = f"{config.describe()}, {fused.comm.describe()}"
     shown = f"{transport}/{fused.comm.engine.value}" if transport == "host" else transport
     return Overlap(torch.cuda.get_device_name(), (m, n, k), dtype, shown, label, us)
+
+
+@dataclass
+class NoneCost:
+    """What the notify machinery costs the GEMM: the fused kernel with transport ``none`` against the
+    GEMM alone, both with ``config`` (paired rounds: ``hopper_gemm.timing.time_paired``)."""
+
+    device: str
+    shape: tuple[int, int, int]
+    config: str
+    ratio: Any  # hopper_gemm.timing.PairedRatio
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"device": self.device, "shape": self.shape, "config": self.config, **asdict(self.ratio)}
+
+
+def none_cost(m: int, n: int, k: int, dtype: str = "bf16", config: Any = None, rounds: int = 40) -> NoneCost:
+    """The issue-9 row "``none`` within 1 % of examples/persistent_gemm.py": the two kernels, same inputs,
+    timed in paired rounds (needs a GPU). ``config``: default the GEMM's own (``schedule="auto"``'s
+    cooperative choice, what persistent_gemm.py runs)."""
+    import torch
+    from hopper_gemm.timing import time_paired
+
+    from .launcher import EpilogueComm, default_config
+
+    tdt = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    g = torch.Generator(device="cuda").manual_seed(3)
+    a = torch.randn(m, k, device="cuda", dtype=tdt, generator=g)
+    b = torch.randn(n, k, device="cuda", dtype=tdt, generator=g)
+    config = config if config is not None else default_config(m, n, k, dtype)
+    none = EpilogueComm(a, b, "none", config=config)
+    plain = _plain_gemm(a, b, config)
+    return NoneCost(torch.cuda.get_device_name(), (m, n, k), config.describe(), time_paired(plain, none.launch, rounds))
+
+
+def _plain_gemm(a: Any, b: Any, config: Any) -> Any:
+    """A launcher of examples/persistent_gemm.py's kernel for ``a @ b.T`` with ``config`` (no comm)."""
+    import cutlass
+    import torch
+    from hopper_gemm.api import compiled, validate
+    from hopper_gemm.launch import clusters_to_launch, current_stream, cute_operands
+
+    out = torch.empty(a.shape[0], b.shape[0], device=a.device, dtype=a.dtype)
+    ops = validate(a, b, out=out)
+    kernel = compiled(config, ops.problem)
+    args = (
+        *cute_operands(a, b, out, None),
+        cutlass.Float32(1.0),
+        cutlass.Int32(clusters_to_launch(config, a.shape[0], b.shape[0])),
+        current_stream(),
+    )
+    return lambda: kernel(*args)

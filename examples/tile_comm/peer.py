@@ -5,8 +5,11 @@ reduce-scattered by rows, rank r owning row block r (M/2 rows). Each rank comput
 rows *rotated* so the block the other rank owns comes first (``rotate_rows``): with raster "n" the
 persistent tile order finishes those tiles first, and the communication warp ships exactly them
 (``CommConfig(ship_blocks=2)``: block 0 of two) into the other GPU's receive buffer, raising each tile's
-flag there at system scope. Then the owner waits on the device for every flag of its block
-(:mod:`tile_comm.await_flags`) and adds the received partial to its own (a torch add over the tiles).
+flag there at system scope. The owner adds the received partial to its own: by default in the GEMM's
+epilogue (``reduce="epilogue"``: before storing a tile of its block, the math warpgroups wait for the
+band's flag and add the band's rows to the accumulators, so the stored block is the result), or after
+the GEMM (``reduce="pass"``: one warp waits on the device for every flag of the block,
+:mod:`tile_comm.await_flags`, then a torch add).
 
 The receive buffers and flags live in ``torch.distributed`` symmetric memory: each rank's buffer is
 mapped into the other's address space, so the peer's ``dst`` / ``flags`` are plain device pointers in
@@ -24,13 +27,13 @@ from hopper_gemm.config import GemmConfig, Schedule
 from hopper_gemm.schedule import TileOrder
 
 from .args import MAX_TRACED_CTAS, stamp_words
+from .await_flags import AWAIT_TIMEOUT_NS
 from .config import CommConfig, Engine, Transport
 from .receiver import Receiver
 
 WORLD = 2
 #: Cooperative 256×128 with raster "n": bands of cluster *rows*, so the first row block's tiles finish first.
 PEER_GEMM = GemmConfig(256, 128, 1, 2, Schedule.COOPERATIVE, raster="n", group=8)
-AWAIT_TIMEOUT_NS = 2_000_000_000
 _ALIGN = 256
 
 
@@ -162,12 +165,21 @@ class TensorParallelGemmRS:
         pace_ns: int = 0,
         engine: str | Engine = Engine.COPY,
         copy_streams: int = 2,
+        reduce: str = "epilogue",
     ) -> None:
         """``engine``: ``copy`` (the copy engines DMA each finished row band to the other GPU; the default)
-        or ``sm`` (the communication warps store every tile over NVLink themselves)."""
+        or ``sm`` (the communication warps store every tile over NVLink themselves). ``reduce``: where
+        the other rank's partial is added: ``epilogue`` (the default with the copy engine: the math
+        warpgroups wait for each band's flag and add it before storing, ``CommConfig.adds_received``) or
+        ``pass`` (after the GEMM: a one-warp kernel awaits every flag, then a torch add over the block)."""
         from .launcher import EpilogueComm
 
         engine = Engine(engine)
+        if reduce not in ("epilogue", "pass"):
+            raise ValueError(f"reduce = {reduce!r} is invalid: allowed 'epilogue' or 'pass'")
+        if reduce == "epilogue" and engine is not Engine.COPY:
+            raise ValueError("reduce = 'epilogue' needs engine 'copy' (the inbox holds rows of C); use reduce='pass'")
+        self.reduce = reduce
         m, n = a_r.shape[0], b_r.shape[0]
         if config is None:
             config = copy_engine_config(n) if engine is Engine.COPY else PEER_GEMM
@@ -178,7 +190,16 @@ class TensorParallelGemmRS:
         self.buffers = PeerBuffers.create(m, n, config, a_r.dtype, a_r.device, group)
         receiver = peer_receiver(self.buffers, m, n, config, engine)
         if engine is Engine.COPY:
-            comm = CommConfig(Transport.PEER, ship_blocks=WORLD, engine=Engine.COPY, copy_streams=copy_streams)
+            comm = CommConfig(
+                Transport.PEER,
+                ship_blocks=WORLD,
+                engine=Engine.COPY,
+                copy_streams=copy_streams,
+                adds_received=reduce == "epilogue",
+            )
+            # The other rank's partial of this rank's block lands here as rows, with a flag per step.
+            receiver.inbox = self.buffers.data.view(m // WORLD, n)
+            receiver.inbox_flags = self.buffers.words
         else:
             # 8 loads in flight per lane (the comm warp gets 56 registers): peer stores over NVLink are
             # latency-bound per warp; 4 in flight left the ship slower than the GEMM (2×H200, run 10).
@@ -201,20 +222,26 @@ class TensorParallelGemmRS:
         self.fused.compile()
         compiled()
 
-    def launch(self) -> Any:
+    def launch(self, delay_ns: int = 0) -> Any:
+        """This rank's row block of C after one launch. ``delay_ns``: this rank's communication warp sleeps
+        that long per tile before counting it (tests: the other rank's reduction must wait for the bands)."""
         import cutlass
         from cutlass.cute.runtime import make_ptr
         from hopper_gemm.launch import current_stream
 
         from .await_flags import compiled
 
-        epoch = self.fused.launch(credits=self.engine is Engine.SM)  # copy engine: one credit per launch
+        # copy engine: one credit per launch
+        epoch = self.fused.launch(credits=self.engine is Engine.SM, delay_ns=delay_ns)
+        cfg, half = self.config, self.m // WORLD
+        own = self.c[half:]
+        if self.reduce == "epilogue":  # the kernel added what arrived: its second row block is the result
+            self.credits.fill_(int(_as_i32(epoch)))
+            return own
         flags = make_ptr(cutlass.Uint32, self.flags.data_ptr(), cutlass.cute.AddressSpace.gmem, assumed_align=4)
         compiled()(
             flags, cutlass.Int32(self.awaited), _as_i32(epoch), cutlass.Int64(AWAIT_TIMEOUT_NS), current_stream()
         )
-        cfg, half = self.config, self.m // WORLD
-        own = self.c[half:]
         if self.engine is Engine.COPY:  # the other rank's partial of this block, as rows of C
             own.add_(self.buffers.data.view(half, self.n))
         else:

@@ -67,6 +67,10 @@ class Receiver:
     flag_index: np.ndarray | None = None  # tile → the flag word that covers it (None: its own)
     epoch: int = 0
     counted_launches: int = 0  # fused launches that counted into ``counters`` (engine copy)
+    # Two-GPU reduce-scatter with CommConfig.adds_received: this GPU's own receive buffer (rows) and the
+    # per-step flags the other GPU raises there (read by the math warpgroups' epilogue).
+    inbox: Any = None
+    inbox_flags: Any = None
     _addresses: Addresses | None = field(default=None, repr=False)
 
     @classmethod
@@ -144,6 +148,8 @@ class Receiver:
                 credits=base + 4 * (self.tiles + 2 * MAX_CTAS),
                 stamps=self.stamps.data_ptr(),
                 counters=self.counters.data_ptr(),
+                inbox=None if self.inbox is None else self.inbox.data_ptr(),
+                inbox_flags=None if self.inbox_flags is None else self.inbox_flags.data_ptr(),
             )
         return self._addresses
 

@@ -1,13 +1,16 @@
 """The communication role in the GEMM: the storing warp's hand-off calls and the communication warp's loop.
 
 :class:`CommRole` is what ``hopper_gemm.kernel.GemmKernel(config, problem, comm=CommRole(...))`` takes.
-The kernel calls it at five places and nowhere else:
+The kernel calls it at six places and nowhere else:
 
 * ``declare``: a :class:`~pipes.cute.StoreNotifyPipeline` ``tiles`` (producer ``store`` = the storing
   warp, consumer ``comm`` = warp 1 of the producer warpgroup) and the two roles in the role layout;
 * ``begin_tile`` / ``end_tile`` around each tile's epilogue, in the math warps (they act in the storing
   warp only): ``acquire`` a slot before the tile's first TMA store, ``commit(tm, tn)`` after its last
   staging commit;
+* ``add_received`` before each tile's epilogue, in every math thread (``CommConfig.adds_received``
+  only): for a tile of this rank's row block, wait for its step's flag in the inbox, add the other
+  rank's partial to the accumulators;
 * ``finish`` after the last tile: ``tail()`` (end-of-stream, then every release);
 * ``run``: the communication warp's loop (``wait``, ``meta``, ship, publish, ``release`` until the
   end-of-stream slot).
@@ -19,12 +22,14 @@ from typing import Any
 
 import cutlass
 import cutlass.cute as cute
+from cutlass import Float32, Int64
 from hopper_gemm.schedule import TileOrder
 
 from pipes import ArrivalUnit, Completion, PipelineSpec, Role
 from pipes.cute import StoreNotifyPipeline, TraceStatic, Warps
 
 from .args import EPI_BEGIN, EPI_END, DeviceArgs
+from .await_flags import AWAIT_TIMEOUT_NS, await_flag
 from .config import CommConfig
 from .ship import count_tile, cta_event, geometry, push_tile, tile_stamp
 
@@ -104,6 +109,46 @@ class CommRole(TraceStatic):
             _tile_stamp(DeviceArgs.of(packed), tm, tn, n, tile_n, EPI_END)
         return producer
 
+    # --- every math thread (adds_received only) ---------------------------------------------------
+    @property
+    def adds_received(self) -> bool:
+        return self.config.adds_received
+
+    @cute.jit
+    def add_received(
+        self,
+        acc: cute.Tensor,
+        thr_mma: Any,
+        packed: Any,
+        tm: Any,
+        tn: Any,
+        clusters: tuple[Any, Any],
+        n: Any,
+        tile: cutlass.Constexpr,
+    ) -> None:
+        """The reduce-scatter's owner side: a tile of the second row block (this rank's: ``rotate_rows``
+        puts the other rank's first) waits for the flag of its step, which the other GPU's copy engine
+        raises in this GPU's inbox after the step's rows land, then adds those rows to the accumulators.
+
+        The other rank walks the same tile order over its own rotated C, whose first block is this
+        rank's: tile row ``tm`` here is its tile row ``tm - block``, and ``TileOrder.step`` of that is
+        the flag it raised. Lane 0 polls with ``ld.acquire.sys``; the warp sync then orders every lane's
+        reads of the inbox after that acquire (CUTLASS's ``GenericBarrier`` does the same with one
+        thread and ``__syncthreads``)."""
+        clusters_m, clusters_n = clusters
+        tile_m, tile_n = tile
+        args = DeviceArgs.of(packed)
+        block = own_block_start(self.order, clusters_m)
+        if tm >= block:
+            step = inbox_step(self.order, tm, tn, clusters_m, clusters_n)
+            if cute.arch.lane_idx() == 0:
+                await_flag(args.inbox_flags, step, args.epoch, cute.arch.globaltimer(), Int64(AWAIT_TIMEOUT_NS))
+            cute.arch.sync_warp()
+            row_stride = cute.assume(n, divby=8)
+            inbox = cute.make_tensor(args.inbox, cute.make_layout((block * tile_m, n), stride=(row_stride, 1)))
+            received = thr_mma.partition_C(cute.local_tile(inbox, (tile_m, tile_n), (tm - block, tn)))
+            acc.store(acc.load() + received.load().to(Float32))
+
     @cute.jit
     def finish(self, producer: Any, is_storer: Any) -> None:
         """After the last tile: every store complete, the last notifications, end-of-stream, every release."""
@@ -143,6 +188,17 @@ class CommRole(TraceStatic):
         cta_event(args, cfg, 1)
 
 
+def own_block_start(order: TileOrder, clusters_m: Any) -> Any:
+    """The first tile row of this rank's row block in its rotated C (the second of two blocks)."""
+    return clusters_m * order.cluster_m // 2
+
+
+def inbox_step(order: TileOrder, tm: Any, tn: Any, clusters_m: Any, clusters_n: Any) -> Any:
+    """The inbox flag that covers tile (tm, tn) of this rank's block: the step the other rank's walk
+    (the same order over its rotated C, whose first block is this rank's) computes those rows in."""
+    return order.step(tm - own_block_start(order, clusters_m), tn, clusters_m, clusters_n)
+
+
 @cute.jit
 def _tile_stamp(args: Any, tm: Any, tn: Any, n: Any, tile_n: cutlass.Constexpr, which: cutlass.Constexpr) -> None:
     """The storing warp's timestamp of tile (tm, tn) (with OPT_STAMPS). Columns past C are skipped; a
@@ -153,4 +209,4 @@ def _tile_stamp(args: Any, tm: Any, tn: Any, n: Any, tile_n: cutlass.Constexpr, 
         tile_stamp(args, tm * tiles_n + tn, which)
 
 
-__all__ = ["COMM_WARP", "PIPELINE", "CommRole"]
+__all__ = ["COMM_WARP", "PIPELINE", "CommRole", "inbox_step", "own_block_start"]

@@ -20,9 +20,16 @@ def _gpus() -> int:
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
-@pytest.mark.parametrize("engine", ["copy", "sm"])
+@pytest.mark.parametrize(
+    ("engine", "reduce", "delay_ns"),
+    [("copy", "epilogue", 0), ("copy", "epilogue", 20_000), ("copy", "pass", 0), ("sm", "pass", 0)],
+    ids=["copy-epilogue", "copy-epilogue-late-sender", "copy-pass", "sm-pass"],
+)
 @pytest.mark.parametrize("shape", [(2048, 2048, 2048), (4096, 2048, 4096)])
-def test_two_gpu_reduce_scatter_matches_the_reference(shape, engine):
+def test_two_gpu_reduce_scatter_matches_the_reference(shape, engine, reduce, delay_ns):
+    """``late-sender``: rank 0's comm warp sleeps 20 µs per tile before counting it, so its bands reach
+    rank 1 long after rank 1's GEMM reached its own block: rank 1's epilogue must wait for each flag, or
+    it adds stale rows and misses the reference."""
     if _gpus() < 2:
         pytest.skip(f"needs 2 GPUs (peer transport); {_gpus()} visible")
     m, n, k = shape
@@ -38,8 +45,13 @@ def test_two_gpu_reduce_scatter_matches_the_reference(shape, engine):
         str(k),
         "--engine",
         engine,
+        "--reduce",
+        reduce,
+        "--delay-ns",
+        str(delay_ns),
     ]
-    env = dict(os.environ, MASTER_PORT=str(29600 + m % 97 + (engine == "sm")))
+    port = 29600 + m % 97 + 3 * ["copy-epilogue", "copy-pass", "sm-pass"].index(f"{engine}-{reduce}") + (delay_ns > 0)
+    env = dict(os.environ, MASTER_PORT=str(port))
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "True" in done.stdout  # bitwise repeat column
