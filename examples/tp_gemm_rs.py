@@ -200,7 +200,12 @@ def timings(a_r, b_r, ours, rs_out, device, rounds: int, variants: dict | None =
     fused_op = _torch_fused(a_r, b_r)
     if fused_op is not None:
         contenders["torch_fused"] = fused_op
-    us = time_interleaved(contenders, rounds=rounds, batch=5)
+    if ours.engine.value == "copy":  # our transport alone: the copy engines' DMA of the block, nothing to wait for
+        contenders["our_dma"] = ours.ship_alone
+    # Both ranks start every batch together: a one-element all-reduce right before the batch's start event
+    # (otherwise a rank that ran ahead times its wait for the other one's bands as its own).
+    align = torch.zeros(1, device=device)
+    us = time_interleaved(contenders, rounds=rounds, batch=5, settle=lambda: dist.all_reduce(align))
     worst = torch.tensor([us[k] for k in contenders], device=device, dtype=torch.float64)
     dist.all_reduce(worst, op=dist.ReduceOp.MAX)  # the slower rank decides a collective's time
     return dict(zip(contenders, worst.tolist(), strict=True))
@@ -237,7 +242,7 @@ def derived(us: dict) -> dict:
 def report(rows: list[dict]) -> None:
     print(f"device: {rows[0]['device']} × 2; bf16 randn, K split over the GPUs; µs (slower rank, median of rounds)")
     print(f"peer buffers: {rows[0]['buffers']}")
-    cols = ["matmul", "reduce_scatter", "sequential", "torch_fused", "our_gemm", "ours"]
+    cols = ["matmul", "reduce_scatter", "sequential", "torch_fused", "our_gemm", "our_dma", "ours"]
     cols += sorted({c for r in rows for c in r.get("us", {}) if c.startswith("ours_")})
     print(f"{'M×N×K':>18} " + " ".join(f"{c:>14}" for c in cols) + f" {'E':>5} {'S':>5} {'rel err':>8} {'repeat':>6}")
     for r in rows:

@@ -190,11 +190,10 @@ class EpilogueComm:
         comm_args = self.comm_args(epoch, delay_ns=delay_ns, credits=credits, stamps=stamps)
         shipper = self.shipper
         if shipper is not None:
-            shipper.begin()
+            shipper.begin(epoch)
         self._kernel(*self._operands, current_stream(), comm_args)
         if shipper is not None:
-            self.receiver.counted_launches += 1
-            shipper.ship(epoch, counted=self.receiver.counted_launches, credits=credits)
+            shipper.ship(epoch, credits=credits)
         return epoch
 
     @property
@@ -220,8 +219,8 @@ class EpilogueComm:
         engine ``copy``, the copy engine's steps without their waits."""
         if self.shipper is not None:
             epoch = self.receiver.next_epoch() if epoch is None else epoch
-            self.shipper.begin()
-            self.shipper.ship(epoch, counted=None)
+            self.shipper.begin(epoch)
+            self.shipper.ship(epoch, waits=False)
             return epoch
         import cutlass
         from cutlass.cute.runtime import from_dlpack

@@ -215,6 +215,13 @@ class TensorParallelGemmRS:
         tiles = tiles_m * tiles_n
         self.flags = self.buffers.words[: self.received]
         self.credits = self.buffers.words[tiles + 2 * MAX_TRACED_CTAS : tiles + 2 * MAX_TRACED_CTAS + self.received]
+        if engine is Engine.COPY:  # the first launch may ship at once: the semaphore starts given
+            import torch
+            import torch.distributed as dist
+
+            self.credits.fill_(1)
+            torch.cuda.synchronize(self.c.device)
+            dist.barrier(group)
 
     def compile(self) -> None:
         from .await_flags import compiled
@@ -236,7 +243,7 @@ class TensorParallelGemmRS:
         cfg, half = self.config, self.m // WORLD
         own = self.c[half:]
         if self.reduce == "epilogue":  # the kernel added what arrived: its second row block is the result
-            self.credits.fill_(int(_as_i32(epoch)))
+            self._give_credit(epoch)
             return own
         flags = make_ptr(cutlass.Uint32, self.flags.data_ptr(), cutlass.cute.AddressSpace.gmem, assumed_align=4)
         compiled()(
@@ -248,8 +255,19 @@ class TensorParallelGemmRS:
             received = self.buffers.data.view(half // cfg.tile_m, self.tiles_n, cfg.tile_m, cfg.tile_n)
             own.view(half // cfg.tile_m, cfg.tile_m, self.tiles_n, cfg.tile_n).add_(received.permute(0, 2, 1, 3))
         # Tile t may be overwritten by the next launch once it is added (the sender waits for this credit).
-        self.credits.fill_(int(_as_i32(epoch)))
+        self._give_credit(epoch)
         return own
+
+    def ship_alone(self) -> None:
+        """The transport alone (the T_comm of our DMA): the copy engines ship this rank's C as it is to the
+        other GPU, without waiting for the GEMM; the inbox is credited at once (nothing reads it)."""
+        self._give_credit(self.fused.launch_alone())
+
+    def _give_credit(self, epoch: int) -> None:
+        """After consuming a launch: the sender may overwrite the inbox. Engine ``sm``: every tile's credit
+        becomes the epoch (the comm warp waits for ``≥ epoch − 1``); engine ``copy``: ``credits[0] = 1``, the
+        binary semaphore the other GPU's copy work takes before its first copy of the next launch."""
+        self.credits.fill_(1 if self.engine is Engine.COPY else int(_as_i32(epoch)))
 
 
 def _as_i32(epoch: int) -> Any:

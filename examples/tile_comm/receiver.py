@@ -66,7 +66,6 @@ class Receiver:
     layout: str = "tiles"
     flag_index: np.ndarray | None = None  # tile → the flag word that covers it (None: its own)
     epoch: int = 0
-    counted_launches: int = 0  # fused launches that counted into ``counters`` (engine copy)
     # Two-GPU reduce-scatter with CommConfig.adds_received: this GPU's own receive buffer (rows) and the
     # per-step flags the other GPU raises there (read by the math warpgroups' epilogue).
     inbox: Any = None
