@@ -232,12 +232,6 @@ class TensorParallelGemmRS:
     def launch(self, delay_ns: int = 0) -> Any:
         """This rank's row block of C after one launch. ``delay_ns``: this rank's communication warp sleeps
         that long per tile before counting it (tests: the other rank's reduction must wait for the bands)."""
-        import cutlass
-        from cutlass.cute.runtime import make_ptr
-        from hopper_gemm.launch import current_stream
-
-        from .await_flags import compiled
-
         # copy engine: one credit per launch
         epoch = self.fused.launch(credits=self.engine is Engine.SM, delay_ns=delay_ns)
         cfg, half = self.config, self.m // WORLD
@@ -245,10 +239,7 @@ class TensorParallelGemmRS:
         if self.reduce == "epilogue":  # the kernel added what arrived: its second row block is the result
             self._give_credit(epoch)
             return own
-        flags = make_ptr(cutlass.Uint32, self.flags.data_ptr(), cutlass.cute.AddressSpace.gmem, assumed_align=4)
-        compiled()(
-            flags, cutlass.Int32(self.awaited), _as_i32(epoch), cutlass.Int64(AWAIT_TIMEOUT_NS), current_stream()
-        )
+        self._await_flags(epoch)
         if self.engine is Engine.COPY:  # the other rank's partial of this block, as rows of C
             own.add_(self.buffers.data.view(half, self.n))
         else:
@@ -261,7 +252,24 @@ class TensorParallelGemmRS:
     def ship_alone(self) -> None:
         """The transport alone (the T_comm of our DMA): the copy engines ship this rank's C as it is to the
         other GPU, without waiting for the GEMM; the inbox is credited at once (nothing reads it)."""
-        self._give_credit(self.fused.launch_alone())
+        epoch = self.fused.launch_alone()
+        # Only once the other rank's copies of this launch have landed: its next launch takes this credit
+        # and clears it, and a credit given before that clear would be lost.
+        self._await_flags(epoch)
+        self._give_credit(epoch)
+
+    def _await_flags(self, epoch: int) -> None:
+        """One warp waits on the device until every flag of this rank's block holds ``epoch``."""
+        import cutlass
+        from cutlass.cute.runtime import make_ptr
+        from hopper_gemm.launch import current_stream
+
+        from .await_flags import compiled
+
+        flags = make_ptr(cutlass.Uint32, self.flags.data_ptr(), cutlass.cute.AddressSpace.gmem, assumed_align=4)
+        compiled()(
+            flags, cutlass.Int32(self.awaited), _as_i32(epoch), cutlass.Int64(AWAIT_TIMEOUT_NS), current_stream()
+        )
 
     def _give_credit(self, epoch: int) -> None:
         """After consuming a launch: the sender may overwrite the inbox. Engine ``sm``: every tile's credit
