@@ -536,3 +536,51 @@ def test_readme_main_command_is_this_example():
     block = re.search(r"## Run the main example\n```bash\n(.*?)```", text, re.S)
     assert block and block.group(1).strip() == "python examples/epilogue_comm.py"
     assert "examples/ascend_gemm_pingpong.py" in text  # the second example
+
+
+# --- the cached launch -------------------------------------------------------------------------------
+def test_cached_launch_swaps_exactly_the_per_launch_arguments():
+    """The fused kernel's argument list, converted once: the entries CachedLaunch rewrites per call are
+    the stream, the epoch, delay_ns and options (it checks the values it was built with), and a call
+    writes them into the same list the compiled program receives."""
+    import ctypes
+
+    torch = pytest.importorskip("torch")
+    import cuda.bindings.driver as cu
+    import cutlass
+    from hopper_gemm.launch import cute_operands
+    from tile_comm.args import Addresses, kernel_args
+    from tile_comm.build import fused
+    from tile_comm.cached_launch import CachedLaunch
+
+    compiled = fused(COOP_256x128, Problem("bf16"), CommConfig("host", engine="copy"))
+    a = torch.randn(512, 128, dtype=torch.bfloat16)
+    b = torch.randn(256, 128, dtype=torch.bfloat16)
+    c = torch.empty(512, 256, dtype=torch.bfloat16)
+    operands = (*cute_operands(a, b, c, None), cutlass.Float32(1.0), cutlass.Int32(4))
+    comm_args = kernel_args(Addresses(*(1 << 20,) * 6), "bf16", epoch=12345, delay_ns=77, options=2)
+    cached = CachedLaunch.build(compiled, operands, cu.CUstream(0xABC0), comm_args)
+    assert cached is not None  # this DSL's layout: the fast path is taken
+
+    class Recorder:
+        def run_compiled_program(self, args):
+            self.args = list(args)
+
+    recorder = Recorder()
+    cached._compiled = recorder
+    cached(0xDEF0, (1 << 32) - 3, 5, 1)  # an epoch past 2^31 travels as its int32 bits
+
+    def read(entry, kind):
+        return kind.from_address(entry.value if isinstance(entry, ctypes.c_void_p) else entry).value
+
+    assert read(recorder.args[-12], ctypes.c_uint64) == 0xDEF0
+    assert read(recorder.args[-5], ctypes.c_int32) == -3
+    assert (read(recorder.args[-4], ctypes.c_int32), read(recorder.args[-3], ctypes.c_int32)) == (5, 1)
+
+    class OtherLayout:
+        def generate_execution_args(self, *args):
+            return [ctypes.c_void_p(0)] * 20, None
+
+        run_compiled_program = None
+
+    assert CachedLaunch.build(OtherLayout(), operands, cu.CUstream(0xABC0), comm_args) is None

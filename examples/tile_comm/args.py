@@ -63,6 +63,11 @@ class Addresses:
     inbox_flags: int | None = None
 
 
+def launch_options(*, credits: bool = False, stamps: bool = False) -> int:
+    """The ``options`` bits of one launch."""
+    return (OPT_CREDITS if credits else 0) | (OPT_STAMPS if stamps else 0)
+
+
 def kernel_args(addresses: Addresses, out_dtype: str, epoch: int, delay_ns: int = 0, options: int = 0) -> tuple:
     """The tuple the compiled kernel takes after the stream: ``(dst, flags, ctas, credits, stamps, counters,
     epoch, delay_ns, options, inbox, inbox_flags)`` as CuTe pointers (global memory) and ``Int32`` values."""
