@@ -47,6 +47,7 @@ def test_every_schedule_dtype_and_layout_compiles_to_what_it_should(config, dtyp
     assert re.search(rf"cp\.async\.bulk\.wait_group\.read\s+{r.epi_stages - 1};", ptx)
     assert r.spill_bytes == 0
     assert r.registers <= 232
+    assert not r.wgmma_serialized  # ptxas C7510 would make every wgmma wait for the previous one
 
 
 @pytest.mark.parametrize("cluster", [(1, 1), (1, 2)])

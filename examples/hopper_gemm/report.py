@@ -30,6 +30,7 @@ class CompileReport:
     epi_stages: int
     ptx: str
     cubin: bytes
+    wgmma_serialized: bool = False  # ptxas C7510: every wgmma waits for the previous one (a slow mainloop)
 
     def lines(self) -> list[str]:
         return [
@@ -40,6 +41,7 @@ class CompileReport:
             f"shared memory : {self.smem_bytes} bytes per CTA",
             f"registers     : {self.registers} per thread (setmaxnreg: load warps 40, math warpgroups 232)",
             f"spills        : {self.spill_bytes} bytes",
+            f"wgmma         : {'SERIALIZED by ptxas (C7510)' if self.wgmma_serialized else 'pipelined'}",
         ]
 
     def sass(self) -> str:
@@ -99,4 +101,11 @@ def compile_report(config: GemmConfig, problem: Problem) -> CompileReport:
         epi,
         compiled.artifacts.PTX,
         compiled.artifacts.CUBIN,
+        wgmma_serialized(text),
     )
+
+
+def wgmma_serialized(remarks: str) -> bool:
+    """Whether ptxas serialized the kernel's wgmmas (remark C7510: e.g. a function call such as ``printf``
+    anywhere in the kernel, or accumulators touched between a wgmma and its wait)."""
+    return "C7510" in remarks

@@ -41,18 +41,25 @@ class AwaitFlags:
         lane = cute.arch.lane_idx()
         start = cute.arch.globaltimer()
         for t in cutlass.range(lane, tiles, WARP, unroll=1):
-            await_flag(flags, t, epoch, start, timeout_ns)
+            await_flag(flags, t, epoch, start, timeout_ns, True)
 
 
 @cute.jit
-def await_flag(flags: cute.Pointer, index: Int32, epoch: Int32, start: Int64, timeout_ns: Int64) -> None:
+def await_flag(
+    flags: cute.Pointer, index: Int32, epoch: Int32, start: Int64, timeout_ns: Int64, report: cutlass.Constexpr
+) -> None:
     """Poll ``flags[index]`` with ``ld.acquire.sys`` (a short ``nanosleep`` between polls) until it equals
     ``epoch``; trap once ``%globaltimer`` passes ``start + timeout_ns``. The owner's wait on a flag another
-    GPU (or its copy engine) raises: this kernel's, and the epilogue's with ``CommConfig.adds_received``."""
+    GPU (or its copy engine) raises: this kernel's, and the epilogue's with ``CommConfig.adds_received``.
+
+    ``report``: print the flag before trapping. Never inside a kernel with wgmma: ``printf`` is a function
+    call, and ptxas serializes every wgmma of a kernel that calls one (C7510; measured on 2×H200: the
+    GEMM's mainloop 10 % slower)."""
     got = Int32(cute.arch.load(flags + index, Uint32, sem="acquire", scope="sys"))
     while got != epoch:
         if cute.arch.globaltimer() - start > timeout_ns:
-            cute.printf("await_flag: flag %d = %d != epoch %d after the timeout\n", index, got, epoch)
+            if cutlass.const_expr(report):
+                cute.printf("await_flag: flag %d = %d != epoch %d after the timeout\n", index, got, epoch)
             trap()
         nanosleep(POLL_NS)
         got = Int32(cute.arch.load(flags + index, Uint32, sem="acquire", scope="sys"))

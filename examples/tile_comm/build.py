@@ -88,6 +88,7 @@ class Resources:
     smem_bytes: int
     ptx: str
     cubin: bytes
+    wgmma_serialized: bool = False  # ptxas C7510 (hopper_gemm.report.wgmma_serialized)
 
     def line(self) -> str:
         return (
@@ -108,7 +109,10 @@ def _compile_with_remarks(fn: Any, args: tuple) -> tuple[Any, str]:
 def _resources(name: str, compiled: Any, remarks: str, smem: int) -> Resources:
     registers = int(re.search(r"Used (\d+) registers", remarks).group(1))
     spills = sum(int(n) for n in re.findall(r"(\d+) bytes spill (?:stores|loads)", remarks))
-    return Resources(name, registers, spills, smem, compiled.artifacts.PTX, compiled.artifacts.CUBIN)
+    from hopper_gemm.report import wgmma_serialized
+
+    serialized = wgmma_serialized(remarks)
+    return Resources(name, registers, spills, smem, compiled.artifacts.PTX, compiled.artifacts.CUBIN, serialized)
 
 
 def fused_resources(gemm: GemmConfig, problem: Problem, comm: CommConfig) -> Resources:

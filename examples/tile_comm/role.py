@@ -142,7 +142,8 @@ class CommRole(TraceStatic):
         if tm >= block:
             step = inbox_step(self.order, tm, tn, clusters_m, clusters_n)
             if cute.arch.lane_idx() == 0:
-                await_flag(args.inbox_flags, step, args.epoch, cute.arch.globaltimer(), Int64(AWAIT_TIMEOUT_NS))
+                now = cute.arch.globaltimer()
+                await_flag(args.inbox_flags, step, args.epoch, now, Int64(AWAIT_TIMEOUT_NS), False)
             cute.arch.sync_warp()
             row_stride = cute.assume(n, divby=8)
             inbox = cute.make_tensor(args.inbox, cute.make_layout((block * tile_m, n), stride=(row_stride, 1)))
