@@ -72,7 +72,8 @@ def no_gpu_report(args: argparse.Namespace) -> int:
         from tile_comm.peer import PEER_GEMM, WORLD, copy_engine_config
 
         if comm.engine is Engine.COPY or args.engine is None:  # the two-GPU example's default: the copy engine
-            comm, config = CommConfig(Transport.PEER, ship_blocks=WORLD, engine="copy"), copy_engine_config(args.n)
+            comm = CommConfig(Transport.PEER, ship_blocks=WORLD, engine="copy", adds_received=True)
+            config = copy_engine_config(args.n)
         else:
             comm, config = CommConfig(Transport.PEER, ship_blocks=WORLD, unroll=8), PEER_GEMM
         print("transport peer: two GPUs, one process each (examples/tp_gemm_rs.py); the kernel of one rank:")
@@ -94,6 +95,17 @@ def no_gpu_report(args: argparse.Namespace) -> int:
         found = check_declarations(decl, comm.scope, bug=bug, **engine)
         kind = found.findings[0].kind.name if found.findings else "nothing found"
         print(f"  planted {bug:<17}: {kind}")
+    if comm.adds_received:  # the two GPUs' launch protocol across launches (credits, counters, inbox flags)
+        from tile_comm.protocol_peer import PEER_BUGS, check_reduce_scatter
+
+        print("two-GPU launch protocol (pipes.check; 2 ranks × 3 launches × 2 bands per block):")
+        launches = check_reduce_scatter(3, 2)
+        print(f"  {launches}".splitlines()[0])
+        for bug in PEER_BUGS:
+            found = check_reduce_scatter(3, 2, bug)
+            kind = found.findings[0].kind.name if found.findings else "nothing found"
+            print(f"  planted {bug:<19}: {kind}")
+        report = report if not report.ok else launches
     return 0 if report.ok else 1
 
 

@@ -191,3 +191,21 @@ def test_the_epilogue_reduction_needs_the_copy_engine_to_a_peer():
         TensorParallelGemmRS(None, None, 0, reduce="later")
     with pytest.raises(ValueError, match="needs engine 'copy'"):
         TensorParallelGemmRS(None, None, 0, engine="sm", reduce="epilogue")
+
+
+def test_the_two_gpu_launch_protocol_passes_the_checker_and_planted_defects_do_not():
+    """tile_comm.protocol_peer: both ranks' launching streams, kernels and copy engines over back-to-back
+    launches. The binary credit, the per-launch counter reset and flag-after-data are each necessary:
+    without any one of them the checker finds an overwrite or a read of data not yet written."""
+    from tile_comm.protocol_peer import PEER_BUGS, check_reduce_scatter
+
+    for launches, bands in ((2, 2), (3, 2), (2, 3)):
+        report = check_reduce_scatter(launches, bands)
+        assert report.ok and report.exhaustive, str(report)
+    kinds = {bug: {f.kind.name for f in check_reduce_scatter(3, 2, bug).findings} for bug in PEER_BUGS}
+    assert "OVERWRITE_UNRELEASED" in kinds["credit_before_flags"]  # a credit given before the data was read
+    assert "OVERWRITE_UNRELEASED" in kinds["no_credit"]
+    assert "READ_UNCOMMITTED" in kinds["flag_before_data"]
+    assert "READ_UNCOMMITTED" in kinds["no_reset"]  # a stale count ships C before this launch wrote it
+    with pytest.raises(ValueError, match="bug = 'typo' is invalid"):
+        check_reduce_scatter(2, 2, "typo")

@@ -1,0 +1,106 @@
+"""The two-GPU reduce-scatter's launch protocol over several launches, run through ``pipes.check``.
+
+:mod:`tile_comm.protocol` proves one launch inside one GPU (the storing warp → communication warp
+hand-off). This model proves what happens *between* the two GPUs and *across* launches with the copy
+engine (:mod:`tile_comm.copy_engine`, :class:`tile_comm.peer.TensorParallelGemmRS`). Per rank ``r``
+(device ``r``), two agents:
+
+* ``launch{r}`` — the launching stream and the fused kernel, in stream order: the step counters back to
+  0 and the start event (:meth:`CopyEngineShipper.begin`); the kernel: each band of the other rank's
+  row block written to C and counted (``red.release.sys``), then each band of its own block: wait for
+  the band's inbox flag (``ld.acquire.sys`` of the epoch, ``CommConfig.adds_received``), read the other
+  rank's partial from the inbox; after the kernel, the join (the launching stream waits for its copy
+  work), then the credit (``credits[0] = 1``: the other rank may overwrite this inbox).
+* ``copy{r}`` — the copy engine's stream (an agent off the SMs, reached only at system scope, placed with
+  the host as in :mod:`tile_comm.protocol`): after the start event, take the other rank's credit (wait
+  for 1, write 0), then per band: wait until its count is complete, read the band of C, write it into
+  the other rank's inbox, raise the band's flag there (memory barrier, then the epoch word), and signal
+  the join.
+
+The data carry their launch: C's band ``b`` of launch ``e`` on rank ``r`` is ``(e, r, b)``. The kernel
+asserts that the inbox holds the other rank's band of *this* launch, the copy engine that C holds this
+launch's band; a stale or early value, a race the checker sees, or a wait nobody satisfies is a finding.
+``bug`` plants a defect (:data:`PEER_BUGS`) to show what the checker reports.
+"""
+
+from __future__ import annotations
+
+from pipes.check import HOST, Agent, Ctx, ModelCounter, Protocol, Report, Scope, check
+
+#: ``credit_before_flags``: the credit given right after the kernel is queued, before this rank saw the
+#: other's flags (the ``ship_alone`` bug of 2026-11-24: a credit given before the sender's clear is lost);
+#: ``no_credit``: the sender never takes a credit (it may overwrite an inbox still being read);
+#: ``flag_before_data``: the flag raised before the band's data; ``no_reset``: the step counters are not
+#: reset per launch (a stale count ships a band before this launch computed it).
+PEER_BUGS = ("credit_before_flags", "no_credit", "flag_before_data", "no_reset")
+SYS = Scope.SYSTEM
+
+
+def reduce_scatter_protocol(launches: int = 2, bands: int = 2, bug: str | None = None) -> Protocol:
+    """The two ranks' launch protocol for ``launches`` back-to-back launches of ``bands`` bands per block."""
+    if bug is not None and bug not in PEER_BUGS:
+        raise ValueError(f"bug = {bug!r} is invalid: allowed None or one of {PEER_BUGS}")
+    if launches < 1 or bands < 1:
+        raise ValueError(f"launches = {launches}, bands = {bands}: allowed at least 1 each")
+
+    def launch(r: int):
+        def run(ctx: Ctx) -> None:
+            for e in range(1, launches + 1):
+                if bug != "no_reset":
+                    for b in range(bands):
+                        ctx.store_counter(f"count{r}_{b}", 0, scope=SYS)  # cudaMemsetAsync before the kernel
+                ctx.store_counter(f"start{r}", e, scope=SYS)  # the start event the copy work waits for
+                for b in range(bands):  # the kernel: the other rank's block first (its bands are shipped)
+                    ctx.write_global(("C", r, b), (e, r, b))
+                    ctx.signal(f"count{r}_{b}", 1, scope=SYS)
+                if bug == "credit_before_flags":
+                    ctx.store_counter(f"credit{r}", 1, scope=SYS)
+                for b in range(bands):  # then its own block: each band waits for the other rank's copy
+                    ctx.wait_counter(f"flag{r}_{b}", e, scope=SYS)
+                    got = ctx.read_global(("inbox", r, b))
+                    assert got == (e, 1 - r, b), f"launch {e} on rank {r} added {got!r} as band {b}"
+                ctx.wait_counter(f"done{r}", e, scope=SYS)  # the join: this rank's copy work is done
+                if bug != "credit_before_flags":
+                    ctx.store_counter(f"credit{r}", 1, scope=SYS)  # the other rank may overwrite the inbox
+
+        return run
+
+    def copy(r: int):
+        peer = 1 - r
+
+        def run(ctx: Ctx) -> None:
+            for e in range(1, launches + 1):
+                ctx.wait_counter(f"start{r}", e, scope=SYS)
+                if bug != "no_credit":  # the binary semaphore: wait for 1, write 0
+                    ctx.wait_counter(f"credit{peer}", 1, scope=SYS)
+                    ctx.store_counter(f"credit{peer}", 0, scope=SYS)
+                for b in range(bands):
+                    ctx.wait_counter(f"count{r}_{b}", 1, scope=SYS)
+                    data = ctx.read_global(("C", r, b))
+                    assert data == (e, r, b), f"launch {e}: rank {r}'s copy engine shipped {data!r} as band {b}"
+                    if bug == "flag_before_data":
+                        ctx.store_counter(f"flag{peer}_{b}", e, scope=SYS)
+                    ctx.write_global(("inbox", peer, b), data)
+                    if bug != "flag_before_data":
+                        ctx.store_counter(f"flag{peer}_{b}", e, scope=SYS)
+                ctx.store_counter(f"done{r}", e, scope=SYS)
+
+        return run
+
+    agents = []
+    for r in (0, 1):
+        agents += [Agent(f"launch{r}", launch(r), device=r), Agent(f"copy{r}", copy(r), device=HOST)]
+    counters = []
+    for r in (0, 1):
+        counters += [ModelCounter(f"start{r}"), ModelCounter(f"done{r}"), ModelCounter(f"credit{r}", initial=1)]
+        counters += [ModelCounter(f"count{r}_{b}") for b in range(bands)]
+        counters += [ModelCounter(f"flag{r}_{b}") for b in range(bands)]
+    stale = {("inbox", r, b): ("before launch 1", r, b) for r in (0, 1) for b in range(bands)}
+    stale |= {("C", r, b): ("before launch 1", r, b) for r in (0, 1) for b in range(bands)}
+    label = "tp_reduce_scatter" + (f"_{bug}" if bug else "")
+    return Protocol(label, agents, [], counters=counters, initial=stale)
+
+
+def check_reduce_scatter(launches: int = 2, bands: int = 2, bug: str | None = None, **limits: int) -> Report:
+    """:func:`reduce_scatter_protocol` through the checker (exhaustive within ``max_states``)."""
+    return check(reduce_scatter_protocol(launches, bands, bug), **limits)
