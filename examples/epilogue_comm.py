@@ -98,11 +98,12 @@ def no_gpu_report(args: argparse.Namespace) -> int:
     if comm.adds_received:  # the two GPUs' launch protocol across launches (credits, counters, inbox flags)
         from tile_comm.protocol_peer import PEER_BUGS, check_reduce_scatter
 
-        print("two-GPU launch protocol (pipes.check; 2 ranks × 3 launches × 2 bands per block):")
-        launches = check_reduce_scatter(3, 2)
+        streams = comm.copy_streams
+        print(f"two-GPU launch protocol (pipes.check; 2 ranks × 3 launches × 2 bands, {streams} copy streams):")
+        launches = check_reduce_scatter(3, 2, streams=streams)
         print(f"  {launches}".splitlines()[0])
         for bug in PEER_BUGS:
-            found = check_reduce_scatter(3, 2, bug)
+            found = check_reduce_scatter(3, 2, bug, streams=streams)
             kind = found.findings[0].kind.name if found.findings else "nothing found"
             print(f"  planted {bug:<19}: {kind}")
         report = report if not report.ok else launches

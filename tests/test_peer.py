@@ -199,10 +199,10 @@ def test_the_two_gpu_launch_protocol_passes_the_checker_and_planted_defects_do_n
     without any one of them the checker finds an overwrite or a read of data not yet written."""
     from tile_comm.protocol_peer import PEER_BUGS, check_reduce_scatter
 
-    for launches, bands in ((2, 2), (3, 2), (2, 3)):
-        report = check_reduce_scatter(launches, bands)
+    for launches, bands, streams in ((2, 2, 1), (3, 2, 1), (2, 3, 1), (2, 2, 2), (3, 2, 2)):
+        report = check_reduce_scatter(launches, bands, streams=streams)
         assert report.ok and report.exhaustive, str(report)
-    kinds = {bug: {f.kind.name for f in check_reduce_scatter(3, 2, bug).findings} for bug in PEER_BUGS}
+    kinds = {bug: {f.kind.name for f in check_reduce_scatter(2, 2, bug, streams=2).findings} for bug in PEER_BUGS}
     assert "OVERWRITE_UNRELEASED" in kinds["credit_before_flags"]  # a credit given before the data was read
     assert "OVERWRITE_UNRELEASED" in kinds["no_credit"]
     assert "READ_UNCOMMITTED" in kinds["flag_before_data"]

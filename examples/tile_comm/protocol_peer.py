@@ -11,11 +11,12 @@ engine (:mod:`tile_comm.copy_engine`, :class:`tile_comm.peer.TensorParallelGemmR
   the band's inbox flag (``ld.acquire.sys`` of the epoch, ``CommConfig.adds_received``), read the other
   rank's partial from the inbox; after the kernel, the join (the launching stream waits for its copy
   work), then the credit (``credits[0] = 1``: the other rank may overwrite this inbox).
-* ``copy{r}`` — the copy engine's stream (an agent off the SMs, reached only at system scope, placed with
-  the host as in :mod:`tile_comm.protocol`): after the start event, take the other rank's credit (wait
-  for 1, write 0), then per band: wait until its count is complete, read the band of C, write it into
-  the other rank's inbox, raise the band's flag there (memory barrier, then the epoch word), and signal
-  the join.
+* ``copy{r}_{k}`` — copy stream ``k`` (an agent off the SMs, reached only at system scope, placed with
+  the host as in :mod:`tile_comm.protocol`): after the start event, stream 0 takes the other rank's
+  credit (wait for 1, write 0) and forks the others (the graph's fork event); each stream, for its bands:
+  wait until the band's count is complete, read the band of C, write it into the other rank's inbox,
+  raise the band's flag there (memory barrier, then the epoch word); the others join stream 0, which
+  then signals the launching stream's join.
 
 The data carry their launch: C's band ``b`` of launch ``e`` on rank ``r`` is ``(e, r, b)``. The kernel
 asserts that the inbox holds the other rank's band of *this* launch, the copy engine that C holds this
@@ -36,12 +37,13 @@ PEER_BUGS = ("credit_before_flags", "no_credit", "flag_before_data", "no_reset")
 SYS = Scope.SYSTEM
 
 
-def reduce_scatter_protocol(launches: int = 2, bands: int = 2, bug: str | None = None) -> Protocol:
-    """The two ranks' launch protocol for ``launches`` back-to-back launches of ``bands`` bands per block."""
+def reduce_scatter_protocol(launches: int = 2, bands: int = 2, bug: str | None = None, streams: int = 1) -> Protocol:
+    """The two ranks' launch protocol for ``launches`` back-to-back launches of ``bands`` bands per block,
+    each rank's copy work on ``streams`` copy streams (bands dealt round-robin, as the shipper does)."""
     if bug is not None and bug not in PEER_BUGS:
         raise ValueError(f"bug = {bug!r} is invalid: allowed None or one of {PEER_BUGS}")
-    if launches < 1 or bands < 1:
-        raise ValueError(f"launches = {launches}, bands = {bands}: allowed at least 1 each")
+    if launches < 1 or bands < 1 or streams < 1:
+        raise ValueError(f"launches = {launches}, bands = {bands}, streams = {streams}: allowed at least 1 each")
 
     def launch(r: int):
         def run(ctx: Ctx) -> None:
@@ -65,16 +67,23 @@ def reduce_scatter_protocol(launches: int = 2, bands: int = 2, bug: str | None =
 
         return run
 
-    def copy(r: int):
+    def copy(r: int, stream: int):
+        """Copy stream ``stream`` of rank ``r``: stream 0 takes the credit and forks the others (``fork{r}``),
+        each ships bands ``stream, stream + streams, …``, the others join stream 0 (``join{r}``)."""
         peer = 1 - r
 
         def run(ctx: Ctx) -> None:
             for e in range(1, launches + 1):
                 ctx.wait_counter(f"start{r}", e, scope=SYS)
-                if bug != "no_credit":  # the binary semaphore: wait for 1, write 0
-                    ctx.wait_counter(f"credit{peer}", 1, scope=SYS)
-                    ctx.store_counter(f"credit{peer}", 0, scope=SYS)
-                for b in range(bands):
+                if stream == 0:
+                    if bug != "no_credit":  # the binary semaphore: wait for 1, write 0
+                        ctx.wait_counter(f"credit{peer}", 1, scope=SYS)
+                        ctx.store_counter(f"credit{peer}", 0, scope=SYS)
+                    if streams > 1:
+                        ctx.store_counter(f"fork{r}", e, scope=SYS)
+                else:
+                    ctx.wait_counter(f"fork{r}", e, scope=SYS)
+                for b in range(stream, bands, streams):
                     ctx.wait_counter(f"count{r}_{b}", 1, scope=SYS)
                     data = ctx.read_global(("C", r, b))
                     assert data == (e, r, b), f"launch {e}: rank {r}'s copy engine shipped {data!r} as band {b}"
@@ -83,16 +92,23 @@ def reduce_scatter_protocol(launches: int = 2, bands: int = 2, bug: str | None =
                     ctx.write_global(("inbox", peer, b), data)
                     if bug != "flag_before_data":
                         ctx.store_counter(f"flag{peer}_{b}", e, scope=SYS)
+                if stream > 0:
+                    ctx.signal(f"join{r}", 1, scope=SYS)
+                    continue
+                if streams > 1:
+                    ctx.wait_counter(f"join{r}", e * (streams - 1), scope=SYS)
                 ctx.store_counter(f"done{r}", e, scope=SYS)
 
         return run
 
     agents = []
     for r in (0, 1):
-        agents += [Agent(f"launch{r}", launch(r), device=r), Agent(f"copy{r}", copy(r), device=HOST)]
+        agents.append(Agent(f"launch{r}", launch(r), device=r))
+        agents += [Agent(f"copy{r}_{k}", copy(r, k), device=HOST) for k in range(streams)]
     counters = []
     for r in (0, 1):
         counters += [ModelCounter(f"start{r}"), ModelCounter(f"done{r}"), ModelCounter(f"credit{r}", initial=1)]
+        counters += [ModelCounter(f"fork{r}"), ModelCounter(f"join{r}")]
         counters += [ModelCounter(f"count{r}_{b}") for b in range(bands)]
         counters += [ModelCounter(f"flag{r}_{b}") for b in range(bands)]
     stale = {("inbox", r, b): ("before launch 1", r, b) for r in (0, 1) for b in range(bands)}
@@ -101,6 +117,8 @@ def reduce_scatter_protocol(launches: int = 2, bands: int = 2, bug: str | None =
     return Protocol(label, agents, [], counters=counters, initial=stale)
 
 
-def check_reduce_scatter(launches: int = 2, bands: int = 2, bug: str | None = None, **limits: int) -> Report:
+def check_reduce_scatter(
+    launches: int = 2, bands: int = 2, bug: str | None = None, streams: int = 1, **limits: int
+) -> Report:
     """:func:`reduce_scatter_protocol` through the checker (exhaustive within ``max_states``)."""
-    return check(reduce_scatter_protocol(launches, bands, bug), **limits)
+    return check(reduce_scatter_protocol(launches, bands, bug, streams), **limits)
