@@ -69,8 +69,16 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+#: Hardware work queues per CUDA context. The copy work waits on device memory (cuStreamWaitValue32) that
+#: CUDA does not see as a dependency; with the default 8 queues, streams share queues, and a stream
+#: blocked in such a wait stalls every stream behind it in its queue. 32 is the most CUDA allows. Read
+#: when CUDA initializes, so set before the first CUDA call (the spawned ranks inherit it).
+CONNECTIONS = "32"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    os.environ.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", CONNECTIONS)
     import torch
 
     if "RANK" in os.environ:
