@@ -62,7 +62,7 @@ class Receiver:
     data: Any
     words: Any  # int32: flags[tiles], ctas[2 * MAX_CTAS], credits[tiles]
     stamps: Any  # int64 on the device (timestamps, OPT_STAMPS)
-    counters: Any  # uint32 as int32 on the device: tiles counted per step (engine copy)
+    counters: Any  # uint32 as int32 on the device: this launch's tiles counted per step (engine copy)
     layout: str = "tiles"
     flag_index: np.ndarray | None = None  # tile → the flag word that covers it (None: its own)
     epoch: int = 0
