@@ -252,14 +252,16 @@ def report(rows: list[dict]) -> None:
     print(f"peer buffers: {rows[0]['buffers']}")
     cols = ["matmul", "reduce_scatter", "sequential", "torch_fused", "our_gemm", "our_dma", "ours"]
     cols += sorted({c for r in rows for c in r.get("us", {}) if c.startswith("ours_")})
-    print(f"{'M×N×K':>18} " + " ".join(f"{c:>14}" for c in cols) + f" {'E':>5} {'S':>5} {'rel err':>8} {'repeat':>6}")
+    head = " ".join(f"{c:>14}" for c in cols)
+    print(f"{'M×N×K':>18} {head} {'E':>5} {'S':>5} {'×torch':>6} {'rel err':>8} {'repeat':>6}")
     for r in rows:
         m, n, k = r["shape"]
         us = r.get("us", {})
         cells = " ".join(f"{us[c]:14.1f}" if c in us else f"{'–':>14}" for c in cols)
         e = f"{r['E']:5.2f}" if "E" in r else "    –"
         s = f"{r['S']:5.2f}" if "S" in r else "    –"
-        print(f"{f'{m}×{n}×{k}':>18} {cells} {e} {s} {r['rel_err']:8.1e} {str(r['bitwise_repeat']):>6}")
+        vs = f"{r['S_vs_torch_fused']:6.2f}" if r.get("S_vs_torch_fused") else "     –"
+        print(f"{f'{m}×{n}×{k}':>18} {cells} {e} {s} {vs} {r['rel_err']:8.1e} {str(r['bitwise_repeat']):>6}")
     out = os.environ.get("OUT")
     if out:
         Path(out, "tp_gemm_rs.json").write_text(json.dumps(rows, indent=1))
