@@ -139,7 +139,9 @@ class CommRole(TraceStatic):
         tile_m, tile_n = tile
         args = DeviceArgs.of(packed)
         block = own_block_start(self.order, clusters_m)
-        if tm >= block:
+        # A cluster hanging over C's last column computes a tile outside C: TMA clips its store, and it has
+        # nothing in the inbox to add (reading it would run past the inbox's rows).
+        if (tm >= block) & (tn * tile_n < n):
             step = inbox_step(self.order, tm, tn, clusters_m, clusters_n)
             if cute.arch.lane_idx() == 0:
                 now = cute.arch.globaltimer()
