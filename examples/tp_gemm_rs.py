@@ -180,28 +180,19 @@ def one_shape(m: int, n: int, k: int, rank: int, device, args: argparse.Namespac
 
 
 def timings(a_r, b_r, ours, rs_out, device, rounds: int, variants: dict | None = None) -> dict:  # noqa: ANN001
-    import cutlass
     import torch
     import torch.distributed as dist
-    from hopper_gemm.api import compiled, validate
-    from hopper_gemm.launch import clusters_to_launch, current_stream, cute_operands
     from hopper_gemm.timing import time_interleaved
+    from tile_comm.measure import plain_gemm
 
     m, n = a_r.shape[0], b_r.shape[0]
     partial = torch.empty(m, n, device=device, dtype=torch.bfloat16)
-    ops = validate(ours.a_rot, b_r, out=partial)
-    plain = compiled(ours.config, ops.problem)
-    plain_args = (
-        *cute_operands(ours.a_rot, b_r, partial, None),
-        cutlass.Float32(1.0),
-        cutlass.Int32(clusters_to_launch(ours.config, m, n)),
-        current_stream(),
-    )
+    plain = plain_gemm(ours.a_rot, b_r, ours.config)
     contenders = {
         "matmul": lambda: torch.matmul(a_r, b_r.t(), out=partial),
         "reduce_scatter": lambda: dist.reduce_scatter_tensor(rs_out, partial),
         "sequential": lambda: dist.reduce_scatter_tensor(rs_out, torch.matmul(a_r, b_r.t(), out=partial)),
-        "our_gemm": lambda: plain(*plain_args),
+        "our_gemm": plain,
         "ours": ours.launch,
     }
     contenders |= {name: variant.launch for name, variant in (variants or {}).items()}

@@ -215,7 +215,7 @@ class CopyEngineShipper:
         side = self.streams[0].cuda_stream
         _check(cudart.cudaStreamWaitEvent(side, self._start, 0)[0], "cudaStreamWaitEvent")
         if credits or self.timed:
-            if self._events is not None and self.timed:  # right after the kernel's launch: its end
+            if self.timed:  # right after the kernel's launch: its end
                 self._events[1].record(launching)
             self._queue(waits, credit_epoch=epoch if credits else None)
         else:

@@ -128,7 +128,7 @@ def measure(
     config = config if config is not None else default_config(m, n, k, dtype, comm)
     fused = EpilogueComm(a, b, transport, config=config, comm=comm)
     none = EpilogueComm(a, b, "none", config=config)
-    plain = _plain_gemm(a, b, config)
+    plain = plain_gemm(a, b, config)
     if transport == "host":
         copy_dst = torch.empty(m, n, dtype=tdt, pin_memory=True)
     else:
@@ -189,11 +189,11 @@ def none_cost(m: int, n: int, k: int, dtype: str = "bf16", config: Any = None, r
     b = torch.randn(n, k, device="cuda", dtype=tdt, generator=g)
     config = config if config is not None else default_config(m, n, k, dtype)
     none = EpilogueComm(a, b, "none", config=config)
-    plain = _plain_gemm(a, b, config)
+    plain = plain_gemm(a, b, config)
     return NoneCost(torch.cuda.get_device_name(), (m, n, k), config.describe(), time_paired(plain, none.launch, rounds))
 
 
-def _plain_gemm(a: Any, b: Any, config: Any) -> Any:
+def plain_gemm(a: Any, b: Any, config: Any) -> Any:
     """A launcher of examples/persistent_gemm.py's kernel for ``a @ b.T`` with ``config`` (no comm)."""
     import cutlass
     import torch
