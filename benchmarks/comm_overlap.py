@@ -50,10 +50,15 @@ ROWS = [
     ((8192, 8192, 16384), "host", BAND_OF_8, None),
     ((4096, 4096, 16384), "host", None, pushed(4000)),  # the sm engine (the comm warps copy)
     ((8192, 8192, 8192), "local", None, None),  # the regret target
+    ((8192, 8192, 8192), "local", None, CommConfig("local", engine="copy")),  # the copy engine, device to device
     ((4096, 4096, 16384), "local", None, None),
 ]
 #: The "none within 1 % of the GEMM alone" row: each shape above, both kernels with the GEMM's own config.
 NONE_COST_SHAPES = [(4096, 4096, 16384), (8192, 8192, 8192), (8192, 8192, 16384)]
+#: The regret row (local at 8192³) and the other local shape of the table.
+REGRET_SHAPES = [(8192, 8192, 8192), (4096, 4096, 16384)]
+#: Paired tables: the target's words and its limit on (ratio − 1).
+TARGETS = {"none_cost": ("target ≤ +1 %", 0.01), "regret": ("target R ≤ 0.03 at 8192³", 0.03)}
 QUICK = [((2048, 2048, 4096), "host", None, None), ((2048, 2048, 4096), "local", None, None)]
 
 
@@ -88,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--none-cost", action="store_true", help="only 'none' vs the GEMM alone, in paired rounds (see --rounds)"
     )
+    parser.add_argument(
+        "--regret", action="store_true", help="only R (local vs none) at the regret shapes, in paired rounds"
+    )
     args = parser.parse_args(argv)
     if args.transport == "peer":  # two GPUs, one process each: examples/tp_gemm_rs.py measures that table
         import tp_gemm_rs
@@ -98,11 +106,13 @@ def main(argv: list[str] | None = None) -> int:
     if not torch.cuda.is_available():
         print("no CUDA GPU: benchmarks/comm_overlap.py needs one (the CPU tests compile every kernel)")
         return 0
-    from tile_comm.measure import header, measure, none_cost, row
+    from tile_comm.measure import header, measure, none_cost, regret, row
 
     device = torch.cuda.get_device_name()
     if args.none_cost:
-        return _none_cost_table(args, device, none_cost)
+        return _paired_table(args, device, NONE_COST_SHAPES, none_cost, "none_cost", "'none' vs the GEMM alone")
+    if args.regret:
+        return _paired_table(args, device, REGRET_SHAPES, regret, "regret", "R: the fused kernel ('local') vs 'none'")
     print(f"device: {device}; torch {torch.__version__}; {args.dtype}, randn inputs; times in µs (median of rounds)")
     print("gemm = GEMM alone (no comm); none = fused kernel shipping nothing (T_gemm); alone = comm warps")
     print("without the GEMM (T_comm); fused = T_fused; copy = copy_ of C to the receiver; seq = matmul then copy")
@@ -135,23 +145,24 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _none_cost_table(args: argparse.Namespace, device: str, none_cost) -> int:
-    print(f"device: {device}; {args.dtype}, randn inputs; the fused kernel with transport 'none' against the")
-    print("GEMM alone (examples/persistent_gemm.py's kernel), same configuration; per round both batches back")
-    print(f"to back, order alternating; median and quartiles of the {args.rounds} per-round time ratios")
+def _paired_table(args: argparse.Namespace, device: str, shapes: list, measure_pair, name: str, what: str) -> int:
+    """One paired-rounds row per shape (``tile_comm.measure.PairedCost``), the target line beside it."""
+    target, limit = TARGETS[name]
+    print(f"device: {device}; {args.dtype}, randn inputs; {what}, same configuration; per round both batches")
+    print(f"back to back, order alternating; median and quartiles of the {args.rounds} per-round time ratios")
     heat(args.heat_s)
     rows = []
-    for m, n, k in NONE_COST_SHAPES:
+    for m, n, k in shapes:
         if args.shape and args.shape.replace("×", "x") != f"{m}x{n}x{k}":
             continue
-        cost = none_cost(m, n, k, args.dtype, rounds=args.rounds)
+        cost = measure_pair(m, n, k, dtype=args.dtype, rounds=args.rounds)
         rows.append(cost.as_dict())
-        verdict = "✓" if cost.ratio.median <= 1.01 else "✗"
-        line = f"{m}×{n}×{k}: none vs GEMM {cost.ratio.describe()} (target ≤ +1 % {verdict}) [{cost.config}]"
+        verdict = "✓" if cost.ratio.median <= 1 + limit else "✗"
+        line = f"{m}×{n}×{k}: {cost.what} {cost.ratio.describe()} ({target} {verdict}) [{cost.config}]"
         print(line, flush=True)
     out_dir = os.environ.get("OUT")
     if out_dir:
-        Path(out_dir, "none_cost.json").write_text(json.dumps({"device": device, "rows": rows}, indent=1))
+        Path(out_dir, f"{name}.json").write_text(json.dumps({"device": device, "rows": rows}, indent=1))
     return 0
 
 

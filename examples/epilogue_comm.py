@@ -84,7 +84,7 @@ def no_gpu_report(args: argparse.Namespace) -> int:
         print("  " + alone_resources(config, comm, args.dtype).line())
     decl = declare(config, problem, comm=CommRole.for_gemm(comm, config))
     print("pipeline protocol (pipes.check, a CPU model of the kernel's declarations; 4 tiles of 3 subtiles):")
-    engine = {"engine": "copy"} if comm.counts_steps and comm.transport is Transport.HOST else {}
+    engine = {"engine": "copy"} if comm.counts_steps and comm.transport is not Transport.PEER else {}
     if engine:
         print("  (the copy engine's protocol: comm warp counts per step, the copy stream ships the step)")
     report = check_declarations(decl, comm.scope, **engine)

@@ -223,8 +223,12 @@ def test_configuration_errors_are_clear():
     with pytest.raises(ValueError, match="unroll"):
         CommConfig("host", unroll=0)
     assert CommConfig("host").scope == "sys" and CommConfig("local").scope == "gpu" and CommConfig("none").scope is None
-    with pytest.raises(ValueError, match="engine = 'copy' is invalid with transport 'local'"):
-        CommConfig("local", engine="copy")
+    with pytest.raises(ValueError, match="engine = 'copy' is invalid with transport 'none'"):
+        CommConfig("none", engine="copy")
+    # The copy engine is no thread of the GPU: its counts and flags are system-scope even for 'local'.
+    assert CommConfig("local", engine="copy").scope == "sys" and CommConfig("local").scope == "gpu"
+    with pytest.raises(ValueError, match="ship_blocks must be 1 with engine 'copy' and transport 'local'"):
+        CommConfig("local", engine="copy", ship_blocks=2)
     with pytest.raises(ValueError, match="engine = 'dma'"):
         CommConfig("host", engine="dma")
     with pytest.raises(ValueError, match="ship_blocks must be 1"):

@@ -16,7 +16,7 @@ The scope is data of the transport, not a code path: :attr:`CommConfig.scope` pi
 the ``st.release`` modifiers, nothing else differs between ``host``, ``local`` and ``peer``.
 
 Who moves the bytes (:class:`Engine`): ``sm`` — the communication warp copies each tile with loads and
-stores; ``copy`` (``host`` only) — the communication warp counts each finished tile into its *step*
+stores; ``copy`` (``host``, ``local``, ``peer``) — the communication warp counts each finished tile into its *step*
 (``hopper_gemm.schedule.TileOrder.step``) with a system-scope release, and the GPU's copy engines ship
 each step as one DMA as soon as its count is complete (``tile_comm.copy_engine``): the SMs never touch
 PCIe, so the GEMM's mainloop runs undisturbed.
@@ -55,7 +55,7 @@ IMPLEMENTED = (Transport.HOST, Transport.LOCAL, Transport.NONE, Transport.PEER)
 #: slows the GEMM's mainloop (H100, run 8 of 2026-11-23: 4096×4096×16384 E 0.21 unpaced, 0.35 at 2000 ns,
 #: 0.45 at 4000 ns); device-memory pushes do not interfere.
 DEFAULT_PACE_NS: dict[Transport, int] = {Transport.HOST: 4000, Transport.LOCAL: 0, Transport.NONE: 0, Transport.PEER: 0}
-#: Which engine ships each transport's tiles by default (``copy`` exists for ``host`` and ``peer``;
+#: Which engine ships each transport's tiles by default (``copy`` exists for every transport but ``none``;
 #: ``peer`` picks its engine in :class:`tile_comm.peer.TensorParallelGemmRS`).
 DEFAULT_ENGINE: dict[Transport, Engine] = {
     Transport.HOST: Engine.COPY,
@@ -102,7 +102,7 @@ class CommConfig:
     every tile). The two-GPU reduce-scatter (:mod:`tile_comm.peer`) orders A's rows so that block 0 is
     the block the other GPU owns; the rest stays home.
     ``engine``: ``sm`` (the warp copies) or ``copy`` (the warp counts tiles into steps and the copy
-    engines ship each complete step; ``host`` and ``peer``). ``copy_streams``: how many streams the copy
+    engines ship each complete step; not ``none``). ``copy_streams``: how many streams the copy
     engine's steps alternate over (each step waits for its count, copies, then raises its ready flag;
     a second stream's copy hides the first one's wait-and-flag gap).
     ``adds_received``: the two-GPU reduce-scatter's owner side in the epilogue (``peer`` with the copy
@@ -129,13 +129,16 @@ class CommConfig:
             raise ValueError(
                 f"CommConfig.engine = {self.engine!r} is invalid: allowed {[e.value for e in Engine]}"
             ) from None
-        if self.engine is Engine.COPY and self.transport not in (Transport.HOST, Transport.PEER):
+        if self.engine is Engine.COPY and self.transport is Transport.NONE:
             raise ValueError(
-                f"CommConfig.engine = 'copy' is invalid with transport {self.transport.value!r}: "
-                "the copy engine ships to pinned host memory ('host') or another GPU ('peer') only"
+                "CommConfig.engine = 'copy' is invalid with transport 'none': the copy engine ships C's steps "
+                "somewhere ('host', 'local' or 'peer'); 'none' ships nothing"
             )
-        if self.engine is Engine.COPY and self.transport is Transport.HOST and self.ship_blocks != 1:
-            raise ValueError("CommConfig.ship_blocks must be 1 with engine 'copy' to the host (every step is shipped)")
+        if self.engine is Engine.COPY and self.transport is not Transport.PEER and self.ship_blocks != 1:
+            raise ValueError(
+                f"CommConfig.ship_blocks must be 1 with engine 'copy' and transport {self.transport.value!r} "
+                "(every step is shipped)"
+            )
         if self.adds_received and (
             self.transport is not Transport.PEER or self.engine is not Engine.COPY or self.ship_blocks != 2
         ):
@@ -161,7 +164,11 @@ class CommConfig:
 
     @property
     def scope(self) -> str | None:
-        """``"sys"``, ``"gpu"`` or None (``none``: nothing is published)."""
+        """``"sys"``, ``"gpu"`` or None (``none``: nothing is published). With the copy engine always
+        ``"sys"``: the agent that reads C and raises the flags is a DMA engine, not a thread of this GPU,
+        so the tile counts it waits for are released, and the flags it writes acquired, at system scope."""
+        if self.engine is Engine.COPY and self.transport is not Transport.NONE:
+            return "sys"
         return SCOPES[self.transport]
 
     @property

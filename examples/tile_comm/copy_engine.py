@@ -167,6 +167,8 @@ class CopyEngineShipper:
         self._start, self._done = _event(), _event()
         self._forks = [_event() for _ in self.streams]
         self._graphs: dict[bool, Any] = {}  # waits → the instantiated graph of the copy work
+        #: False: queue the copy work call by call every launch instead of replaying its graph (diagnostics).
+        self.replay = True
         #: Set True to time the next launches (:meth:`timeline_us`, queued call by call, not replayed):
         #: CUDA events at the launch's start, at the kernel's end and after each step's flag.
         self.timed = False
@@ -214,7 +216,7 @@ class CopyEngineShipper:
         launching = torch.cuda.current_stream(self.c.device)
         side = self.streams[0].cuda_stream
         _check(cudart.cudaStreamWaitEvent(side, self._start, 0)[0], "cudaStreamWaitEvent")
-        if credits or self.timed:
+        if credits or self.timed or not self.replay:
             if self.timed:  # right after the kernel's launch: its end
                 self._events[1].record(launching)
             self._queue(waits, credit_epoch=epoch if credits else None)

@@ -156,25 +156,38 @@ def measure(
         contenders, rounds=rounds, batch=batch, settle=lambda: [matmul() for _ in range(3)], rotate=True
     )
     label = f"{config.describe()}, {fused.comm.describe()}"
-    shown = f"{transport}/{fused.comm.engine.value}" if transport == "host" else transport
+    shown = f"{transport}/{fused.comm.engine.value}" if transport in ("host", "local") else transport
     return Overlap(torch.cuda.get_device_name(), (m, n, k), dtype, shown, label, us)
 
 
 @dataclass
-class NoneCost:
-    """What the notify machinery costs the GEMM: the fused kernel with transport ``none`` against the
-    GEMM alone, both with ``config`` (paired rounds: ``hopper_gemm.timing.time_paired``)."""
+class PairedCost:
+    """How much longer one kernel takes than another of the same power profile, ``what`` describing the
+    pair (paired rounds: ``hopper_gemm.timing.time_paired``): the narrow questions of issue 9's last two
+    rows, which a 7-way interleave answers with the contenders' power states mixed in."""
 
     device: str
     shape: tuple[int, int, int]
+    what: str
     config: str
     ratio: Any  # hopper_gemm.timing.PairedRatio
 
     def as_dict(self) -> dict[str, Any]:
-        return {"device": self.device, "shape": self.shape, "config": self.config, **asdict(self.ratio)}
+        fields = {"device": self.device, "shape": self.shape, "what": self.what, "config": self.config}
+        return fields | asdict(self.ratio)
 
 
-def none_cost(m: int, n: int, k: int, dtype: str = "bf16", config: Any = None, rounds: int = 40) -> NoneCost:
+def _operands(m: int, n: int, k: int, dtype: str, seed: int) -> tuple[Any, Any]:
+    import torch
+
+    tdt = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    a = torch.randn(m, k, device="cuda", dtype=tdt, generator=g)
+    b = torch.randn(n, k, device="cuda", dtype=tdt, generator=g)  # (N, K): C = a @ b.T
+    return a, b
+
+
+def none_cost(m: int, n: int, k: int, dtype: str = "bf16", config: Any = None, rounds: int = 40) -> PairedCost:
     """The issue-9 row "``none`` within 1 % of examples/persistent_gemm.py": the two kernels, same inputs,
     timed in paired rounds (needs a GPU). ``config``: default the GEMM's own (``schedule="auto"``'s
     cooperative choice, what persistent_gemm.py runs)."""
@@ -183,14 +196,28 @@ def none_cost(m: int, n: int, k: int, dtype: str = "bf16", config: Any = None, r
 
     from .launcher import EpilogueComm, default_config
 
-    tdt = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
-    g = torch.Generator(device="cuda").manual_seed(3)
-    a = torch.randn(m, k, device="cuda", dtype=tdt, generator=g)
-    b = torch.randn(n, k, device="cuda", dtype=tdt, generator=g)
+    a, b = _operands(m, n, k, dtype, seed=3)
     config = config if config is not None else default_config(m, n, k, dtype)
     none = EpilogueComm(a, b, "none", config=config)
     plain = plain_gemm(a, b, config)
-    return NoneCost(torch.cuda.get_device_name(), (m, n, k), config.describe(), time_paired(plain, none.launch, rounds))
+    ratio = time_paired(plain, none.launch, rounds)
+    return PairedCost(torch.cuda.get_device_name(), (m, n, k), "none / GEMM alone", config.describe(), ratio)
+
+
+def regret(m: int, n: int, k: int, transport: str = "local", dtype: str = "bf16", rounds: int = 40) -> PairedCost:
+    """R = T_fused / T_gemm(none) − 1 in paired rounds: the fused kernel with ``transport`` (its default
+    engine and configuration) against the same kernel shipping nothing (needs a GPU)."""
+    import torch
+    from hopper_gemm.timing import time_paired
+
+    from .launcher import EpilogueComm
+
+    a, b = _operands(m, n, k, dtype, seed=4)
+    fused = EpilogueComm(a, b, transport)
+    none = EpilogueComm(a, b, "none", config=fused.config)
+    ratio = time_paired(none.launch, fused.launch, rounds)
+    label = f"{fused.config.describe()}, {fused.comm.describe()}"
+    return PairedCost(torch.cuda.get_device_name(), (m, n, k), f"{transport} / none", label, ratio)
 
 
 def plain_gemm(a: Any, b: Any, config: Any) -> Any:

@@ -17,7 +17,8 @@ comm=CommRole(...))``): its ``tiles`` StoreNotifyPipeline (slots, lag, readers) 
 * the receiver — ``host`` on the host (``sys``), or ``receiver`` in another cluster of the device
   (``gpu``): acquires each ready flag at that scope, then reads the tile.
 
-With ``engine="copy"`` (the copy engine ships, ``host`` only) the last two change:
+With ``engine="copy"`` (the copy engine ships; ``host``, or ``local`` whose readers then acquire at ``sys``)
+the last two change:
 
 * ``comm`` adds 1 to its tile's *step* counter with a system-scope release (``red.release.sys``) and
   moves nothing;

@@ -56,12 +56,15 @@ def _i32(epoch: int) -> int:
 
 
 def _launcher(a, b, variant, **kwargs):
-    """``host`` (the copy engine, host's default), ``host-sm`` (the comm warp copies), ``local``, ``none``."""
+    """``host`` (the copy engine, host's default), ``host-sm`` (the comm warp copies), ``local`` (the comm
+    warp copies), ``local-copy`` (the copy engine, device to device), ``none``."""
     from tile_comm.config import CommConfig
     from tile_comm.launcher import EpilogueComm
 
     if variant == "host-sm":
         return EpilogueComm(a, b, "host", comm=CommConfig("host", pace_ns=1000), **kwargs)
+    if variant == "local-copy":
+        return EpilogueComm(a, b, "local", comm=CommConfig("local", engine="copy"), **kwargs)
     return EpilogueComm(a, b, variant, **kwargs)
 
 
@@ -78,7 +81,7 @@ def _check_receiver(fused, epoch, ctas=True):
 
 
 @pytest.mark.parametrize("config", [COOP_256x128, COOP_128x256], ids=["256x128c12", "128x256c21"])
-@pytest.mark.parametrize("transport", ["host", "host-sm", "local", "none"])
+@pytest.mark.parametrize("transport", ["host", "host-sm", "local", "local-copy", "none"])
 def test_every_tile_arrives_bit_for_bit(transport, config):
     torch = _torch()
     from tile_comm.consumer import HostConsumer
@@ -107,11 +110,10 @@ def test_every_tile_arrives_bit_for_bit(transport, config):
         assert (consumer.result.seen_ns >= 0).all()
 
 
-def test_each_launch_advances_every_flag_once():
-    from tile_comm.launcher import EpilogueComm
-
+@pytest.mark.parametrize("transport", ["local", "local-copy"])
+def test_each_launch_advances_every_flag_once(transport):
     a, b = _operands(1024, 1024, 256)
-    fused = EpilogueComm(a, b, "local")
+    fused = _launcher(a, b, transport)
     for _ in range(3):
         epoch = fused.launch()
         _synchronize()
@@ -120,7 +122,7 @@ def test_each_launch_advances_every_flag_once():
 
 def test_comm_warps_alone_ship_the_same_bytes():
     a, b = _operands(1024, 768, 256)
-    for transport in ("host", "host-sm", "local"):
+    for transport in ("host", "host-sm", "local", "local-copy"):
         fused = _launcher(a, b, transport)
         fused.launch()
         _synchronize()
