@@ -166,13 +166,14 @@ class CopyEngineShipper:
         self._launch_credit = cu.CUdeviceptr(addresses.credits) if peer_credit else None
         self._start, self._done = _event(), _event()
         self._forks = [_event() for _ in self.streams]
-        self._graphs: dict[bool, Any] = {}  # waits → the instantiated graph of the copy work
+        self._graphs: dict[tuple[bool, bool], Any] = {}  # (waits, timed) → the instantiated graph
         #: False: queue the copy work call by call every launch instead of replaying its graph (diagnostics).
         self.replay = True
-        #: Set True to time the next launches (:meth:`timeline_us`, queued call by call, not replayed):
-        #: CUDA events at the launch's start, at the kernel's end and after each step's flag.
+        #: Set True to time the next launches (:meth:`timeline_us`): CUDA events at the launch's start, at
+        #: the kernel's end (its launch call's place in the stream), after the launch credit is taken and
+        #: after each step's flag. The step events are recorded by the replayed graph itself.
         self.timed = False
-        self._events: tuple[Any, Any, list[Any]] | None = None
+        self._timing = _Timing.create(len(self.steps))
 
     def _credit_batches(self, credits: int, tiles: tuple[int, ...]) -> list[list[Any]]:
         """``credits[tile] ≥ value`` waits for ``tiles``, as ``cuStreamBatchMemOp`` lists of at most :data:`BATCH`."""
@@ -201,9 +202,7 @@ class CopyEngineShipper:
         _check(self._cu.cuStreamWriteValue32(handle, word, epoch & 0xFFFFFFFF, 0)[0], "cuStreamWriteValue32")
         _check(cudart.cudaEventRecord(self._start, launching)[0], "cudaEventRecord")
         if self.timed:
-            start = torch.cuda.Event(enable_timing=True)
-            start.record(torch.cuda.current_stream(self.c.device))
-            self._events = (start, torch.cuda.Event(enable_timing=True), [])
+            _record(self._timing.start, launching)
 
     def ship(self, epoch: int, *, waits: bool = True, credits: bool = False) -> None:
         """After the kernel's launch call: the copy work after the start event (each step waits for its
@@ -216,38 +215,38 @@ class CopyEngineShipper:
         launching = torch.cuda.current_stream(self.c.device)
         side = self.streams[0].cuda_stream
         _check(cudart.cudaStreamWaitEvent(side, self._start, 0)[0], "cudaStreamWaitEvent")
-        if credits or self.timed or not self.replay:
-            if self.timed:  # right after the kernel's launch: its end
-                self._events[1].record(launching)
-            self._queue(waits, credit_epoch=epoch if credits else None)
+        if self.timed:  # right after the kernel's launch: its end
+            _record(self._timing.kernel_end, launching.cuda_stream)
+        if credits or not self.replay:
+            self._queue(waits, credit_epoch=epoch if credits else None, timed=self.timed)
         else:
-            _check(cudart.cudaGraphLaunch(self._graph(waits), side)[0], "cudaGraphLaunch")
+            _check(cudart.cudaGraphLaunch(self._graph(waits, self.timed), side)[0], "cudaGraphLaunch")
         _check(cudart.cudaEventRecord(self._done, side)[0], "cudaEventRecord")
         _check(cudart.cudaStreamWaitEvent(launching.cuda_stream, self._done, 0)[0], "cudaStreamWaitEvent")
 
-    def _graph(self, waits: bool) -> Any:
+    def _graph(self, waits: bool, timed: bool = False) -> Any:
         """The copy work captured once (from the first copy stream, forking to the others)."""
-        if waits not in self._graphs:
+        key = (waits, timed)
+        if key not in self._graphs:
             from cuda.bindings import runtime as cudart
 
             side = self.streams[0].cuda_stream
             mode = cudart.cudaStreamCaptureMode.cudaStreamCaptureModeThreadLocal
             _check(cudart.cudaStreamBeginCapture(side, mode)[0], "cudaStreamBeginCapture")
             try:
-                self._queue(waits, credit_epoch=None)
+                self._queue(waits, credit_epoch=None, timed=timed)
             finally:
                 err, graph = cudart.cudaStreamEndCapture(side)
             _check(err, "cudaStreamEndCapture")
             err, graph_exec = cudart.cudaGraphInstantiate(graph, 0)
             _check(err, "cudaGraphInstantiate")
-            self._graphs[waits] = (graph, graph_exec)
-        return self._graphs[waits][1]
+            self._graphs[key] = (graph, graph_exec)
+        return self._graphs[key][1]
 
-    def _queue(self, waits: bool, credit_epoch: int | None) -> None:
+    def _queue(self, waits: bool, credit_epoch: int | None, timed: bool = False) -> None:
         """The copy work, from the first copy stream: take the launch credit (peer), fork to the other
         streams, then per step on the streams in turn: wait for the step's tile count, copy its rows, a
         system-scope memory barrier, copy the epoch word into its flag; join back."""
-        import torch
         from cuda.bindings import runtime as cudart
 
         cu = self._cu
@@ -255,6 +254,8 @@ class CopyEngineShipper:
         handles = [cu.CUstream(r) for r in raw]
         if self._launch_credit is not None:  # the other GPU consumed the previous launch: take its credit
             _check(cu.cuStreamBatchMemOp(handles[0], 2, _take_credit(cu, self._launch_credit), 0)[0], "credit")
+        if timed:
+            _record(self._timing.credit_taken, raw[0])
         for fork, stream in zip(self._forks[1:], raw[1:], strict=True):
             _check(cudart.cudaEventRecord(fork, raw[0])[0], "cudaEventRecord")
             _check(cudart.cudaStreamWaitEvent(stream, fork, 0)[0], "cudaStreamWaitEvent")
@@ -262,7 +263,6 @@ class CopyEngineShipper:
         kind = cudart.cudaMemcpyKind.cudaMemcpyDefault  # pinned host or a peer GPU: unified addressing decides
         src_pitch, dst_pitch = self._pitches
         barrier = _sys_barrier(cu)
-        events = self._events if self.timed else None
         for i, step in enumerate(self.steps):
             handle, stream = handles[i % len(raw)], raw[i % len(raw)]
             if waits:
@@ -282,31 +282,72 @@ class CopyEngineShipper:
             # The step's rows are visible system-wide before its flag says so.
             _check(cu.cuStreamBatchMemOp(handle, 1, barrier, 0)[0], "cuStreamBatchMemOp barrier")
             _check(cudart.cudaMemcpyAsync(self._flag[i], self._epoch_word.data_ptr(), 4, kind, stream)[0], "flag")
-            if events is not None:
-                done = torch.cuda.Event(enable_timing=True)
-                done.record(self.streams[i % len(raw)])
-                events[2].append(done)
+            if timed:
+                _record(self._timing.steps[i], stream)
         for fork, stream in zip(self._forks[1:], raw[1:], strict=True):
             _check(cudart.cudaEventRecord(fork, stream)[0], "cudaEventRecord")
             _check(cudart.cudaStreamWaitEvent(raw[0], fork, 0)[0], "cudaStreamWaitEvent")
 
-    def timeline_us(self) -> tuple[float, list[float]]:
-        """The last timed launch (``timed = True``; synchronizes): µs from its start to the kernel's end,
-        and to each step's flag copy, in step order."""
-        if self._events is None:
-            raise ValueError("no timed launch: set CopyEngineShipper.timed = True before launching")
-        start, kernel_end, steps = self._events
-        kernel_end.synchronize()
-        for event in steps:
-            event.synchronize()
-        return start.elapsed_time(kernel_end) * 1000, [start.elapsed_time(e) * 1000 for e in steps]
+    def timeline_us(self) -> Timeline:
+        """The last timed launch (``timed = True``; synchronizes), in µs from its start."""
+        return self._timing.read(credit=self._launch_credit is not None)
 
 
-def _event() -> Any:
-    """A CUDA event without timing (ordering only), for fork/join and the launch's start and end."""
+@dataclass(frozen=True)
+class Timeline:
+    """One timed launch, µs from its start: the kernel's launch call's place in the stream (``kernel``:
+    the kernel has ended once the stream passes it), the launch credit taken (None without one), each
+    step's flag raised, in step order."""
+
+    kernel: float
+    credit: float | None
+    steps: list[float]
+
+
+@dataclass(frozen=True)
+class _Timing:
+    """The timing events of a shipper, fixed objects: the timed graph records the same ones every replay."""
+
+    start: Any
+    kernel_end: Any
+    credit_taken: Any
+    steps: list[Any]
+
+    @classmethod
+    def create(cls, steps: int) -> _Timing:
+        return cls(_event(True), _event(True), _event(True), [_event(True) for _ in range(steps)])
+
+    def read(self, credit: bool) -> Timeline:
+        from cuda.bindings import runtime as cudart
+
+        def since(event: Any) -> float:
+            _check(cudart.cudaEventSynchronize(event)[0], "cudaEventSynchronize")
+            err, ms = cudart.cudaEventElapsedTime(self.start, event)
+            _check(err, "cudaEventElapsedTime")
+            return ms * 1000
+
+        taken = since(self.credit_taken) if credit else None
+        return Timeline(since(self.kernel_end), taken, [since(e) for e in self.steps])
+
+
+def _record(event: Any, stream: Any) -> None:
+    """Record a timing ``event`` on a raw ``stream``; inside a capture, as a node of the graph
+    (``cudaEventRecordExternal``), so each replay records it."""
     from cuda.bindings import runtime as cudart
 
-    err, event = cudart.cudaEventCreateWithFlags(cudart.cudaEventDisableTiming)
+    status = cudart.cudaStreamIsCapturing(stream)
+    _check(status[0], "cudaStreamIsCapturing")
+    capturing = status[1] != cudart.cudaStreamCaptureStatus.cudaStreamCaptureStatusNone
+    flags = cudart.cudaEventRecordExternal if capturing else cudart.cudaEventRecordDefault
+    _check(cudart.cudaEventRecordWithFlags(event, stream, flags)[0], "cudaEventRecordWithFlags")
+
+
+def _event(timing: bool = False) -> Any:
+    """A CUDA event: without timing (ordering only) for fork/join and the launch's start and end."""
+    from cuda.bindings import runtime as cudart
+
+    flags = cudart.cudaEventDefault if timing else cudart.cudaEventDisableTiming
+    err, event = cudart.cudaEventCreateWithFlags(flags)
     _check(err, "cudaEventCreateWithFlags")
     return event
 

@@ -10,7 +10,8 @@ One immutable value per counter; every operation returns a new one.
   order, so taking the k-th means the first k happened.
 * ``wait(at_least=n)`` blocks until the value is at least ``n`` and takes nothing (a ready flag read with
   ``ld.acquire``; a threshold quorum: "at least n of the m producers are done"). It learns what every
-  signal so far knew.
+  signal so far knew. ``wait_value`` (``Ctx.wait_value``) blocks until the value *equals* ``n`` instead:
+  a flag whose tokens alternate (launch parity), where "at least" would not mean "this launch's".
 * ``store(value)`` overwrites the value (``st.release``), as an epoch flag does; readers then learn what
   the storer knew.
 
@@ -96,10 +97,6 @@ def take(counter: CounterState) -> tuple[CounterState, Releases]:
     """Take one signal: the new counter and the releases the taker synchronises with."""
     learned = counter.pending[0] if counter.pending else counter.published
     return CounterState(counter.value - 1, counter.pending[1:], counter.published), learned
-
-
-def reaches_value(counter: CounterState, at_least: int) -> bool:
-    return counter.value >= at_least
 
 
 def store(counter: CounterState, value: int, release: Release) -> CounterState:

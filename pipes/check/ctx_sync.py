@@ -100,6 +100,13 @@ class SyncOps:
         at_least = self._count(at_least, "at_least")
         self.emit(CounterWait(index, counter, at_least, self.name, "wait_counter", self._release(scope)))
 
+    def wait_value(self, counter: str, value: int, scope: Scope | None = None) -> None:
+        """Block until ``counter`` == ``value``: an acquire load polled for one exact token (flags whose
+        values alternate, e.g. by launch parity, where ``>=`` would not mean "this launch's")."""
+        index = self._counter(counter)
+        value = self._count(value, "value", 0)
+        self.emit(CounterWait(index, counter, value, self.name, "wait_value", self._release(scope), exact=True))
+
     # -- bulk (TMA store) groups --------------------------------------------------------------------
     def bulk_commit_group(self) -> None:
         self.emit(BulkCommit(self.name))

@@ -118,7 +118,7 @@ class Machine:
                 if mc.can_take(world.counters[op.counter]):
                     labels.append(self.names[agent])
             elif kind is CounterWait:
-                if mc.reaches_value(world.counters[op.counter], op.at_least):
+                if op.passes(world.counters[op.counter].value):
                     labels.append(self.names[agent])
             elif kind is Start:
                 # A dependent grid starts once every earlier grid's agent triggered or finished.
@@ -213,7 +213,7 @@ class Machine:
             elif type(op) is CounterWait:
                 value = world.counters[op.counter].value
                 lines.append(
-                    f"  {op.who}: blocked in {op.call} until {op.counter_name} >= {op.at_least}; it is {value}"
+                    f"  {op.who}: blocked in {op.call} until {op.counter_name} {op.relation} {op.at_least}; it is {value}"
                 )
             else:
                 lines.append(f"  {name}: at {op.describe()}")

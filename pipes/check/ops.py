@@ -196,7 +196,8 @@ class CounterTake:
 
 @dataclass(frozen=True, slots=True)
 class CounterWait:
-    """Block until the counter is at least ``at_least`` (an acquire load of a ready flag; a quorum)."""
+    """Block until the counter is at least ``at_least`` (an acquire load of a ready flag; a quorum), or,
+    with ``exact``, until it equals ``at_least`` (a flag polled for one token of a few that alternate)."""
 
     counter: int
     counter_name: str
@@ -204,12 +205,20 @@ class CounterWait:
     who: str
     call: str
     scope: Scope = Scope.GPU
+    exact: bool = False
 
     sync: ClassVar[bool] = True
     branching: ClassVar[bool] = False
 
+    @property
+    def relation(self) -> str:
+        return "==" if self.exact else ">="
+
+    def passes(self, value: int) -> bool:
+        return value == self.at_least if self.exact else value >= self.at_least
+
     def describe(self) -> str:
-        return f"{self.call}: wait until {self.counter_name} >= {self.at_least} [acquire{self.scope.ptx}]"
+        return f"{self.call}: wait until {self.counter_name} {self.relation} {self.at_least} [acquire{self.scope.ptx}]"
 
 
 @dataclass(frozen=True, slots=True)
