@@ -60,6 +60,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         help="where the owner adds the received partial: epilogue (in the GEMM's epilogue, engine copy) or pass "
         "(a torch add after the GEMM); a list (epilogue,pass) also times the others as ours_<reduce>",
     )
+    p.add_argument("--repeat", type=int, default=2, help="--check: launches back to back, each compared bitwise")
+    p.add_argument(
+        "--step-rows",
+        default=None,
+        help="engine copy: row bands per copy step (default tile_comm.peer.STEP_ROWS); a list (2,1) also times "
+        "the others as ours_r<rows>",
+    )
     p.add_argument(
         "--engine",
         choices=["copy", "sm"],
@@ -140,18 +147,13 @@ def one_shape(m: int, n: int, k: int, rank: int, device, args: argparse.Namespac
     half = m // 2
     counts = [int(c) for c in str(args.copy_streams).split(",")]
     reduces = str(args.reduce).split(",") if args.engine == "copy" else ["pass"]
-    ours = TensorParallelGemmRS(
-        a_r, b_r, rank, pace_ns=args.pace_ns, engine=args.engine, copy_streams=counts[0], reduce=reduces[0]
-    )
+    depths = [int(d) for d in str(args.step_rows).split(",")] if args.step_rows else [None]
+    first = dict(engine=args.engine, copy_streams=counts[0], reduce=reduces[0], step_rows=depths[0])
+    ours = TensorParallelGemmRS(a_r, b_r, rank, pace_ns=args.pace_ns, **first)
     ours.compile()
-    variants = {
-        f"ours_s{c}": TensorParallelGemmRS(a_r, b_r, rank, engine=args.engine, copy_streams=c, reduce=reduces[0])
-        for c in counts[1:]
-    }
-    variants |= {
-        f"ours_{r}": TensorParallelGemmRS(a_r, b_r, rank, engine=args.engine, copy_streams=counts[0], reduce=r)
-        for r in reduces[1:]
-    }
+    variants = {f"ours_s{c}": TensorParallelGemmRS(a_r, b_r, rank, **first | {"copy_streams": c}) for c in counts[1:]}
+    variants |= {f"ours_{r}": TensorParallelGemmRS(a_r, b_r, rank, **first | {"reduce": r}) for r in reduces[1:]}
+    variants |= {f"ours_r{d}": TensorParallelGemmRS(a_r, b_r, rank, **first | {"step_rows": d}) for d in depths[1:]}
     dist.barrier()
     row = {"shape": [m, n, k], "device": torch.cuda.get_device_name(device), "buffers": ours.buffers.path}
     row["engine"] = args.engine
@@ -159,8 +161,11 @@ def one_shape(m: int, n: int, k: int, rank: int, device, args: argparse.Namespac
 
     delay = args.delay_ns if rank == 0 else 0
     result = ours.launch(delay).clone()
-    again = ours.launch(delay).clone()
+    # Back to back, no synchronization: every launch must reproduce the first bit for bit (the inbox
+    # flags' two tokens alternate; a launch that took the previous launch's flag would add stale rows).
+    repeats = [ours.launch(delay).clone() for _ in range(max(1, args.repeat - 1))]
     torch.cuda.synchronize(device)
+    repeat_ok = all(torch.equal(result, r) for r in repeats)
     ref = (a.float() @ b.float().t())[rank * half : (rank + 1) * half]
     err = ((result.float() - ref).abs().max() / ref.abs().max()).item()
     rs_out = torch.empty(half, n, device=device, dtype=torch.bfloat16)
@@ -168,7 +173,7 @@ def one_shape(m: int, n: int, k: int, rank: int, device, args: argparse.Namespac
     torch.cuda.synchronize(device)
     row.update(
         rel_err=err,
-        bitwise_repeat=bool(torch.equal(result, again)),
+        bitwise_repeat=bool(repeat_ok),
         vs_nccl=((result.float() - rs_out.float()).abs().max() / rs_out.float().abs().max()).item(),
     )
     if args.check and (err > REL_BOUND or not row["bitwise_repeat"]):

@@ -267,12 +267,18 @@ def test_receiver_rejects_pageable_and_misshapen_buffers():
         )
 
 
-def test_epochs_wrap_and_never_return_to_zero():
+def test_epochs_wrap_never_to_zero_and_keep_alternating_parity():
     from tile_comm.args import _u32_as_i32
+    from tile_comm.await_flags import inbox_token
     from tile_comm.receiver import Receiver
 
-    rx = Receiver(Transport.LOCAL, 1, 1, 128, 256, None, None, None, None, epoch=0xFFFFFFFF)
-    assert rx.next_epoch() == 1 and rx.next_epoch() == 2
+    rx = Receiver(Transport.LOCAL, 1, 1, 128, 256, None, None, None, None, epoch=0xFFFFFFFE)
+    epochs = [rx.next_epoch() for _ in range(4)]
+    # Past 0xFFFFFFFF the next epoch is 2, not 1: consecutive epochs keep alternating parity, so the
+    # copy engine's two-GPU tokens alternate across the wrap too.
+    assert epochs == [0xFFFFFFFF, 2, 3, 4]
+    tokens = [inbox_token(e) for e in [0xFFFFFFFE, *epochs]]
+    assert all(a != b for a, b in zip(tokens, tokens[1:], strict=False)) and set(tokens) == {1, 2}
     assert _u32_as_i32(0xFFFFFFFF) == -1 and _u32_as_i32(5) == 5
 
 

@@ -45,10 +45,12 @@ def test_every_tile_is_computed_exactly_once(cluster, raster, group, tiles):
 @pytest.mark.parametrize("raster", ["m", "n"])
 @pytest.mark.parametrize("group", [1, 3, 8])
 @pytest.mark.parametrize("tiles", [(1, 1), (7, 5), (16, 32), (3, 64)])
-def test_steps_are_rectangles_walked_in_order(cluster, raster, group, tiles):
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_steps_are_rectangles_walked_in_order(cluster, raster, group, tiles, depth):
     """Each tile is in exactly one step, a step's tiles are its rectangle, and the walk's cluster-tiles
-    visit the steps in order: a copy engine that ships step after step waits on them in the order they finish."""
-    order = TileOrder(*cluster, raster=raster, group=group)
+    visit the steps in order: a copy engine that ships step after step waits on them in the order they finish.
+    ``step_depth`` d: d band rows (columns) per step, the last step of a band shallower where they run out."""
+    order = TileOrder(*cluster, raster=raster, group=group, step_depth=depth)
     tiles_m, tiles_n = tiles
     cm, cn = order.cluster_grid(tiles_m, tiles_n)
     steps = order.steps(cm, cn)
@@ -62,6 +64,18 @@ def test_steps_are_rectangles_walked_in_order(cluster, raster, group, tiles):
         assert inside == {(m, n) for m in rows for n in cols}
     walked = [order.step(*order.cta_tile(i, cm, cn, 0, 0), cm, cn) for i in range(cm * cn)]
     assert walked == sorted(walked)
+    # The walk is the same for every depth: depth only groups its steps.
+    flat = TileOrder(*cluster, raster=raster, group=group)
+    assert [order.cluster_tile(i, cm, cn) for i in range(cm * cn)] == [
+        flat.cluster_tile(i, cm, cn) for i in range(cm * cn)
+    ]
+    # Depth only groups the flat order's steps: each step is at most d consecutive flat steps.
+    grouped: dict[int, set] = {}
+    for tm in range(tiles_m):
+        for tn in range(tiles_n):
+            grouped.setdefault(order.step(tm, tn, cm, cn), set()).add(flat.step(tm, tn, cm, cn))
+    for flat_steps in grouped.values():
+        assert len(flat_steps) <= depth and sorted(flat_steps) == list(range(min(flat_steps), max(flat_steps) + 1))
 
 
 def test_consecutive_cluster_tiles_stay_in_a_band():

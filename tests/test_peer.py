@@ -3,8 +3,10 @@ without two GPUs — the row rotation, the shape rules, the compiled kernels' or
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -108,6 +110,10 @@ def test_the_copy_engine_peer_gemm_finishes_the_other_block_first_in_whole_row_b
     assert [s.index for s in steps] == list(range(half))
     assert all(s.width_bytes == n * 2 and s.rows == config.tile_m for s in steps)  # contiguous bands
     assert [s.src_offset for s in steps] == [s.dst_offset for s in steps]  # same rows, same place
+    # Two bands per step (the default STEP_ROWS): half the copies and flags, still contiguous.
+    deep = plan_steps(replace(order, step_depth=2), m // 2, n, (config.tile_m, config.tile_n), 2, n)
+    assert [s.index for s in deep] == list(range(half // 2))
+    assert all(s.rows == 2 * config.tile_m and s.dst_offset == 2 * config.tile_m * n * 2 * s.index for s in deep)
     with pytest.raises(ValueError, match="at most 64"):
         copy_engine_config(64 * 256 + 256)
 
@@ -134,15 +140,17 @@ def test_the_owner_epilogue_waits_for_each_band_then_adds_it():
     from hopper_gemm.config import Problem
     from tile_comm.build import fused_resources
     from tile_comm.config import CommConfig, Transport
-    from tile_comm.peer import WORLD, copy_engine_config
+    from tile_comm.peer import STEP_ROWS, WORLD, copy_engine_config
 
     config = copy_engine_config(8192)
 
-    def build(adds: bool):
-        comm = CommConfig(Transport.PEER, ship_blocks=WORLD, engine="copy", adds_received=adds)
+    def build(adds: bool, step_rows: int = 1):
+        comm = CommConfig(Transport.PEER, ship_blocks=WORLD, engine="copy", adds_received=adds, step_rows=step_rows)
         return fused_resources(config, Problem("bf16"), comm)
 
     adds, plain = build(True), build(False)
+    deep = build(True, STEP_ROWS)  # the default: two bands per step (a different step map, the same poll)
+    assert deep.spill_bytes == 0 and not deep.wgmma_serialized and deep.ptx != adds.ptx
     assert adds.spill_bytes == 0, adds.line()
     # The timeout path traps without printf: a call anywhere in the kernel makes ptxas serialize every
     # wgmma (C7510), which measured the mainloop 10 % slower on 2×H200.
@@ -160,14 +168,15 @@ def test_the_owner_epilogue_waits_for_each_band_then_adds_it():
 def test_the_owner_awaits_the_step_the_other_rank_raises_for_each_tile():
     """The inbox flag of each tile of this rank's block is the step in which the other rank's walk (over
     its own rotated C, whose first block is this rank's) computed those rows: the flag its shipper raises."""
-    from hopper_gemm.schedule import TileOrder
+    from tile_comm.config import CommConfig
     from tile_comm.copy_engine import step_of_tiles
     from tile_comm.peer import copy_engine_config
-    from tile_comm.role import inbox_step, own_block_start
+    from tile_comm.role import inbox_step, own_block_start, shipping_order
 
-    for m, n in ((8192, 8192), (4096, 2048), (2048, 2048)):
+    for (m, n), depth in itertools.product(((8192, 8192), (4096, 2048), (2048, 2048), (2560, 2048)), (1, 2, 3)):
         config = copy_engine_config(n)
-        order = TileOrder.of(config)
+        order = shipping_order(CommConfig("peer", engine="copy", ship_blocks=2, step_rows=depth), config)
+        assert order.step_depth == depth
         tiles_m, tiles_n = m // config.tile_m, n // config.tile_n
         cm, cn = order.cluster_grid(tiles_m, tiles_n)
         sender = step_of_tiles(order, tiles_m, tiles_n)  # tile of the sender's C → the flag it raises
@@ -196,7 +205,8 @@ def test_the_epilogue_reduction_needs_the_copy_engine_to_a_peer():
 def test_the_two_gpu_launch_protocol_passes_the_checker_and_planted_defects_do_not():
     """tile_comm.protocol_peer: both ranks' launching streams, kernels and copy engines over back-to-back
     launches. The binary credit, the per-launch counter reset and flag-after-data are each necessary:
-    without any one of them the checker finds an overwrite or a read of data not yet written."""
+    without any one of them the checker finds an overwrite or a read of data not yet written; the flags'
+    two alternating tokens are proven never confused (one token for all launches is)."""
     from tile_comm.protocol_peer import PEER_BUGS, check_reduce_scatter
 
     for launches, bands, streams in ((2, 2, 1), (3, 2, 1), (2, 3, 1), (2, 2, 2), (3, 2, 2)):
@@ -207,5 +217,7 @@ def test_the_two_gpu_launch_protocol_passes_the_checker_and_planted_defects_do_n
     assert "OVERWRITE_UNRELEASED" in kinds["no_credit"]
     assert "READ_UNCOMMITTED" in kinds["flag_before_data"]
     assert "READ_UNCOMMITTED" in kinds["no_reset"]  # a stale count ships C before this launch wrote it
+    # One flag value for every launch: launch 2's owner takes launch 1's flag and adds launch 1's band.
+    assert "AGENT_ERROR" in kinds["one_token"] or "READ_UNCOMMITTED" in kinds["one_token"], kinds["one_token"]
     with pytest.raises(ValueError, match="bug = 'typo' is invalid"):
         check_reduce_scatter(2, 2, "typo")

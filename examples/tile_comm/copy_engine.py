@@ -41,6 +41,9 @@ from typing import Any
 import numpy as np
 from hopper_gemm.schedule import TileOrder
 
+from .await_flags import inbox_token
+from .receiver import successor
+
 #: Operations per ``cuStreamBatchMemOp`` call (the driver's limit is 256).
 BATCH = 128
 
@@ -128,12 +131,14 @@ class CopyEngineShipper:
         streams: int,
         *,
         rows: int | None = None,
-        peer_credit: bool = False,
+        peer: bool = False,
     ) -> None:
         """``rows``: ship C's first ``rows`` rows only (default: all; the two-GPU reduce-scatter ships the
-        row block the other GPU owns). ``peer_credit``: before its first copy, a launch takes the
-        receiver's ``credits[0]`` (waits for 1, writes 0): the other GPU writes 1 there once it has
-        consumed the previous launch."""
+        row block the other GPU owns). ``peer``: the two-GPU protocol: before its first copy, a launch
+        takes the receiver's ``credits[0]`` (waits for 1, writes 0; the other GPU writes 1 there once it
+        has consumed the previous launch), and each flag is raised to the launch's parity token
+        (:func:`~tile_comm.await_flags.inbox_token`) with a fenced ``cuStreamWriteValue32``, so launches
+        must take consecutive epochs."""
         import torch
         from cuda.bindings import driver as cu
 
@@ -163,10 +168,12 @@ class CopyEngineShipper:
         # The launch's epoch, which every flag copy reads (so the copy work's values never change).
         self._epoch_word = torch.zeros(1, dtype=torch.int32, device=c.device)
         self._credit_waits = [self._credit_batches(addresses.credits, s.tiles) for s in self.steps]
-        self._launch_credit = cu.CUdeviceptr(addresses.credits) if peer_credit else None
+        self._launch_credit = cu.CUdeviceptr(addresses.credits) if peer else None
+        self._peer = peer
+        self._last_epoch: int | None = None
         self._start, self._done = _event(), _event()
         self._forks = [_event() for _ in self.streams]
-        self._graphs: dict[tuple[bool, bool], Any] = {}  # (waits, timed) → the instantiated graph
+        self._graphs: dict[tuple[bool, bool, int], Any] = {}  # (waits, timed, token) → the instantiated graph
         #: False: queue the copy work call by call every launch instead of replaying its graph (diagnostics).
         self.replay = True
         #: Set True to time the next launches (:meth:`timeline_us`): CUDA events at the launch's start, at
@@ -195,6 +202,12 @@ class CopyEngineShipper:
         import torch
         from cuda.bindings import runtime as cudart
 
+        if self._peer and self._last_epoch is not None and epoch != successor(self._last_epoch):
+            raise ValueError(
+                f"epoch {epoch} after {self._last_epoch}: the two-GPU flags alternate two tokens by parity, so "
+                f"launches must take consecutive epochs (Receiver.next_epoch: {successor(self._last_epoch)})"
+            )
+        self._last_epoch = epoch
         launching = torch.cuda.current_stream(self.c.device).cuda_stream
         _check(cudart.cudaMemsetAsync(self._counters, 0, self._counter_bytes, launching)[0], "cudaMemsetAsync")
         word = self._cu.CUdeviceptr(self._epoch_word.data_ptr())
@@ -217,16 +230,17 @@ class CopyEngineShipper:
         _check(cudart.cudaStreamWaitEvent(side, self._start, 0)[0], "cudaStreamWaitEvent")
         if self.timed:  # right after the kernel's launch: its end
             _record(self._timing.kernel_end, launching.cuda_stream)
+        token = inbox_token(epoch) if self._peer else 0
         if credits or not self.replay:
-            self._queue(waits, credit_epoch=epoch if credits else None, timed=self.timed)
+            self._queue(waits, credit_epoch=epoch if credits else None, timed=self.timed, token=token)
         else:
-            _check(cudart.cudaGraphLaunch(self._graph(waits, self.timed), side)[0], "cudaGraphLaunch")
+            _check(cudart.cudaGraphLaunch(self._graph(waits, self.timed, token), side)[0], "cudaGraphLaunch")
         _check(cudart.cudaEventRecord(self._done, side)[0], "cudaEventRecord")
         _check(cudart.cudaStreamWaitEvent(launching.cuda_stream, self._done, 0)[0], "cudaStreamWaitEvent")
 
-    def _graph(self, waits: bool, timed: bool = False) -> Any:
-        """The copy work captured once (from the first copy stream, forking to the others)."""
-        key = (waits, timed)
+    def _graph(self, waits: bool, timed: bool = False, token: int = 0) -> Any:
+        """The copy work captured once per variant (from the first copy stream, forking to the others)."""
+        key = (waits, timed, token)
         if key not in self._graphs:
             from cuda.bindings import runtime as cudart
 
@@ -234,7 +248,7 @@ class CopyEngineShipper:
             mode = cudart.cudaStreamCaptureMode.cudaStreamCaptureModeThreadLocal
             _check(cudart.cudaStreamBeginCapture(side, mode)[0], "cudaStreamBeginCapture")
             try:
-                self._queue(waits, credit_epoch=None, timed=timed)
+                self._queue(waits, credit_epoch=None, timed=timed, token=token)
             finally:
                 err, graph = cudart.cudaStreamEndCapture(side)
             _check(err, "cudaStreamEndCapture")
@@ -243,10 +257,11 @@ class CopyEngineShipper:
             self._graphs[key] = (graph, graph_exec)
         return self._graphs[key][1]
 
-    def _queue(self, waits: bool, credit_epoch: int | None, timed: bool = False) -> None:
+    def _queue(self, waits: bool, credit_epoch: int | None, timed: bool = False, token: int = 0) -> None:
         """The copy work, from the first copy stream: take the launch credit (peer), fork to the other
-        streams, then per step on the streams in turn: wait for the step's tile count, copy its rows, a
-        system-scope memory barrier, copy the epoch word into its flag; join back."""
+        streams, then per step on the streams in turn: wait for the step's tile count, copy its rows, then
+        raise its flag: a system-scope memory barrier and a copy of the epoch word, or (``token``, peer)
+        a ``cuStreamWriteValue32`` of the token, fenced system-wide by default; join back."""
         from cuda.bindings import runtime as cudart
 
         cu = self._cu
@@ -280,8 +295,12 @@ class CopyEngineShipper:
                 err = cudart.cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, rows, kind, stream)
             _check(err[0], "cudaMemcpyAsync")
             # The step's rows are visible system-wide before its flag says so.
-            _check(cu.cuStreamBatchMemOp(handle, 1, barrier, 0)[0], "cuStreamBatchMemOp barrier")
-            _check(cudart.cudaMemcpyAsync(self._flag[i], self._epoch_word.data_ptr(), 4, kind, stream)[0], "flag")
+            if token:  # flags 0: the write's own fence (like __threadfence_system, scoped to the stream)
+                flag = cu.CUdeviceptr(self._flag[i])
+                _check(cu.cuStreamWriteValue32(handle, flag, token, 0)[0], "cuStreamWriteValue32 flag")
+            else:
+                _check(cu.cuStreamBatchMemOp(handle, 1, barrier, 0)[0], "cuStreamBatchMemOp barrier")
+                _check(cudart.cudaMemcpyAsync(self._flag[i], self._epoch_word.data_ptr(), 4, kind, stream)[0], "flag")
             if timed:
                 _record(self._timing.steps[i], stream)
         for fork, stream in zip(self._forks[1:], raw[1:], strict=True):

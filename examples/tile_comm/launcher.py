@@ -103,11 +103,10 @@ class EpilogueComm:
         layout = "rows" if comm.counts_steps else "tiles"
         flag_index = None
         if comm.counts_steps:  # one ready flag per step of the walk
-            from hopper_gemm.schedule import TileOrder
-
             from .copy_engine import step_of_tiles
+            from .role import shipping_order
 
-            flag_index = step_of_tiles(TileOrder.of(config), -(-m // config.tile_m), -(-n // config.tile_n))
+            flag_index = step_of_tiles(shipping_order(comm, config), -(-m // config.tile_m), -(-n // config.tile_n))
         if receiver is None:
             tile = (config.tile_m, config.tile_n)
             receiver = Receiver.create(chosen, m, n, tile, a.dtype, a.device, data, layout=layout)
@@ -209,17 +208,16 @@ class EpilogueComm:
     def shipper(self) -> Any:
         """Engine ``copy``: the :class:`~tile_comm.copy_engine.CopyEngineShipper` (None otherwise)."""
         if self._shipper is None and self.comm.counts_steps:
-            from hopper_gemm.schedule import TileOrder
-
             from .copy_engine import CopyEngineShipper
+            from .role import shipping_order
 
             self._shipper = CopyEngineShipper(
                 self.receiver,
                 self.out,
-                TileOrder.of(self.config),
+                shipping_order(self.comm, self.config),
                 self.comm.copy_streams,
                 rows=self.m // self.comm.ship_blocks,
-                peer_credit=self.comm.transport is Transport.PEER,
+                peer=self.comm.transport is Transport.PEER,
             )
         return self._shipper
 

@@ -24,17 +24,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from hopper_gemm.config import GemmConfig, Schedule
-from hopper_gemm.schedule import TileOrder
 
 from .args import MAX_TRACED_CTAS, stamp_words
-from .await_flags import AWAIT_TIMEOUT_NS
+from .await_flags import AWAIT_TIMEOUT_NS, inbox_token
 from .config import CommConfig, Engine, Transport
 from .receiver import Receiver
+from .role import shipping_order
 
 WORLD = 2
 #: Cooperative 256×128 with raster "n": bands of cluster *rows*, so the first row block's tiles finish first.
 PEER_GEMM = GemmConfig(256, 128, 1, 2, Schedule.COOPERATIVE, raster="n", group=8)
 _ALIGN = 256
+#: Row bands per copy-engine step (``CommConfig.step_rows``): 8 MiB steps at N = 8192.
+STEP_ROWS = 2
 
 
 def rotate_rows(a: Any, rank: int) -> Any:
@@ -110,10 +112,10 @@ class PeerBuffers:
         return cls(data, words_t, peer_data, peer_words, "torch symmetric memory")
 
 
-def peer_receiver(buffers: PeerBuffers, m: int, n: int, config: GemmConfig, engine: Engine = Engine.SM) -> Receiver:
+def peer_receiver(buffers: PeerBuffers, m: int, n: int, config: GemmConfig, comm: CommConfig) -> Receiver:
     """The sender's view: tiles and flags go to the *other* rank's buffers; stamps and the copy engine's
     step counters stay here. Engine ``sm``: tile-major tiles, a flag per tile; engine ``copy``: the row
-    block as rows of C, a flag per step (one row band)."""
+    block as rows of C, a flag per step (``comm.step_rows`` row bands)."""
     import torch
 
     from .copy_engine import step_of_tiles
@@ -122,11 +124,11 @@ def peer_receiver(buffers: PeerBuffers, m: int, n: int, config: GemmConfig, engi
     device = buffers.data.device
     stamps = torch.zeros(stamp_words(tiles_m, tiles_n), dtype=torch.int64, device=device)
     counters = torch.zeros(tiles_m * tiles_n, dtype=torch.int32, device=device)  # engine copy only
-    if engine is Engine.SM:
+    if comm.engine is Engine.SM:
         data, layout, flag_index = buffers.peer_data, "tiles", None
     else:
         data, layout = buffers.peer_data.view(m // WORLD, n), "rows"
-        flag_index = step_of_tiles(TileOrder.of(config), tiles_m, tiles_n)
+        flag_index = step_of_tiles(shipping_order(comm, config), tiles_m, tiles_n)
     receiver = Receiver(
         Transport.PEER,
         tiles_m,
@@ -166,17 +168,21 @@ class TensorParallelGemmRS:
         engine: str | Engine = Engine.COPY,
         copy_streams: int = 2,
         reduce: str = "epilogue",
+        step_rows: int | None = None,
     ) -> None:
         """``engine``: ``copy`` (the copy engines DMA each finished row band to the other GPU; the default)
         or ``sm`` (the communication warps store every tile over NVLink themselves). ``reduce``: where
         the other rank's partial is added: ``epilogue`` (the default with the copy engine: the math
         warpgroups wait for each band's flag and add it before storing, ``CommConfig.adds_received``) or
-        ``pass`` (after the GEMM: a one-warp kernel awaits every flag, then a torch add over the block)."""
+        ``pass`` (after the GEMM: a one-warp kernel awaits every flag, then a torch add over the block).
+        ``step_rows``: row bands per copy-engine step (``CommConfig.step_rows``; default :data:`STEP_ROWS`)."""
         from .launcher import EpilogueComm
 
         engine = Engine(engine)
         if reduce not in ("epilogue", "pass"):
             raise ValueError(f"reduce = {reduce!r} is invalid: allowed 'epilogue' or 'pass'")
+        if step_rows is not None and step_rows != 1 and engine is not Engine.COPY:
+            raise ValueError(f"step_rows = {step_rows} needs engine 'copy' (the comm warps ship tile by tile)")
         if reduce == "epilogue" and engine is not Engine.COPY:
             raise ValueError("reduce = 'epilogue' needs engine 'copy' (the inbox holds rows of C); use reduce='pass'")
         self.reduce = reduce
@@ -188,7 +194,6 @@ class TensorParallelGemmRS:
         self.a_rot = rotate_rows(a_r, rank)
         self.c = a_r.new_empty((m, n))
         self.buffers = PeerBuffers.create(m, n, config, a_r.dtype, a_r.device, group)
-        receiver = peer_receiver(self.buffers, m, n, config, engine)
         if engine is Engine.COPY:
             comm = CommConfig(
                 Transport.PEER,
@@ -196,14 +201,17 @@ class TensorParallelGemmRS:
                 engine=Engine.COPY,
                 copy_streams=copy_streams,
                 adds_received=reduce == "epilogue",
+                step_rows=STEP_ROWS if step_rows is None else step_rows,
             )
-            # The other rank's partial of this rank's block lands here as rows, with a flag per step.
-            receiver.inbox = self.buffers.data.view(m // WORLD, n)
-            receiver.inbox_flags = self.buffers.words
         else:
             # 8 loads in flight per lane (the comm warp gets 56 registers): peer stores over NVLink are
             # latency-bound per warp; 4 in flight left the ship slower than the GEMM (2×H200, run 10).
             comm = CommConfig(Transport.PEER, ship_blocks=WORLD, pace_ns=pace_ns, unroll=8)
+        receiver = peer_receiver(self.buffers, m, n, config, comm)
+        if engine is Engine.COPY:
+            # The other rank's partial of this rank's block lands here as rows, with a flag per step.
+            receiver.inbox = self.buffers.data.view(m // WORLD, n)
+            receiver.inbox_flags = self.buffers.words
         self.fused = EpilogueComm(
             self.a_rot, b_r, Transport.PEER, out=self.c, receiver=receiver, config=config, comm=comm
         )
@@ -267,9 +275,9 @@ class TensorParallelGemmRS:
         from .await_flags import compiled
 
         flags = make_ptr(cutlass.Uint32, self.flags.data_ptr(), cutlass.cute.AddressSpace.gmem, assumed_align=4)
-        compiled()(
-            flags, cutlass.Int32(self.awaited), _as_i32(epoch), cutlass.Int64(AWAIT_TIMEOUT_NS), current_stream()
-        )
+        # The copy engine raises its flags to the launch's parity token, the comm warps to the epoch.
+        value = _as_i32(inbox_token(epoch)) if self.engine is Engine.COPY else _as_i32(epoch)
+        compiled()(flags, cutlass.Int32(self.awaited), value, cutlass.Int64(AWAIT_TIMEOUT_NS), current_stream())
 
     def _give_credit(self, epoch: int) -> None:
         """After consuming a launch: the sender may overwrite the inbox. Engine ``sm``: every tile's credit

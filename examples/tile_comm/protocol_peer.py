@@ -8,15 +8,18 @@ engine (:mod:`tile_comm.copy_engine`, :class:`tile_comm.peer.TensorParallelGemmR
 * ``launch{r}`` — the launching stream and the fused kernel, in stream order: the step counters back to
   0 and the start event (:meth:`CopyEngineShipper.begin`); the kernel: each band of the other rank's
   row block written to C and counted (``red.release.sys``), then each band of its own block: wait for
-  the band's inbox flag (``ld.acquire.sys`` of the epoch, ``CommConfig.adds_received``), read the other
+  the band's inbox flag (``ld.acquire.sys`` until it holds the launch's parity token,
+  :func:`~tile_comm.await_flags.inbox_token`; ``CommConfig.adds_received``), read the other
   rank's partial from the inbox; after the kernel, the join (the launching stream waits for its copy
   work), then the credit (``credits[0] = 1``: the other rank may overwrite this inbox).
 * ``copy{r}_{k}`` — copy stream ``k`` (an agent off the SMs, reached only at system scope, placed with
   the host as in :mod:`tile_comm.protocol`): after the start event, stream 0 takes the other rank's
   credit (wait for 1, write 0) and forks the others (the graph's fork event); each stream, for its bands:
   wait until the band's count is complete, read the band of C, write it into the other rank's inbox,
-  raise the band's flag there (memory barrier, then the epoch word); the others join stream 0, which
-  then signals the launching stream's join.
+  raise the band's flag there to the launch's token (a fenced ``cuStreamWriteValue32``); the others join
+  stream 0, which then signals the launching stream's join. Tokens alternate between two values, so the
+  model also proves they cannot be confused: a flag the owner reads holds this launch's token or the
+  previous launch's, never the one before (``no_credit`` shows what happens without the credit).
 
 The data carry their launch: C's band ``b`` of launch ``e`` on rank ``r`` is ``(e, r, b)``. The kernel
 asserts that the inbox holds the other rank's band of *this* launch, the copy engine that C holds this
@@ -28,12 +31,15 @@ from __future__ import annotations
 
 from pipes.check import HOST, Agent, Ctx, ModelCounter, Protocol, Report, Scope, check
 
+from .await_flags import inbox_token
+
 #: ``credit_before_flags``: the credit given right after the kernel is queued, before this rank saw the
 #: other's flags (the ``ship_alone`` bug of 2026-11-24: a credit given before the sender's clear is lost);
 #: ``no_credit``: the sender never takes a credit (it may overwrite an inbox still being read);
 #: ``flag_before_data``: the flag raised before the band's data; ``no_reset``: the step counters are not
-#: reset per launch (a stale count ships a band before this launch computed it).
-PEER_BUGS = ("credit_before_flags", "no_credit", "flag_before_data", "no_reset")
+#: reset per launch (a stale count ships a band before this launch computed it); ``one_token``: every
+#: launch raises the flags to the same value (the owner takes the previous launch's flag for its own).
+PEER_BUGS = ("credit_before_flags", "no_credit", "flag_before_data", "no_reset", "one_token")
 SYS = Scope.SYSTEM
 
 
@@ -44,6 +50,9 @@ def reduce_scatter_protocol(launches: int = 2, bands: int = 2, bug: str | None =
         raise ValueError(f"bug = {bug!r} is invalid: allowed None or one of {PEER_BUGS}")
     if launches < 1 or bands < 1 or streams < 1:
         raise ValueError(f"launches = {launches}, bands = {bands}, streams = {streams}: allowed at least 1 each")
+
+    def token(e: int) -> int:
+        return 1 if bug == "one_token" else inbox_token(e)
 
     def launch(r: int):
         def run(ctx: Ctx) -> None:
@@ -58,7 +67,7 @@ def reduce_scatter_protocol(launches: int = 2, bands: int = 2, bug: str | None =
                 if bug == "credit_before_flags":
                     ctx.store_counter(f"credit{r}", 1, scope=SYS)
                 for b in range(bands):  # then its own block: each band waits for the other rank's copy
-                    ctx.wait_counter(f"flag{r}_{b}", e, scope=SYS)
+                    ctx.wait_value(f"flag{r}_{b}", token(e), scope=SYS)
                     got = ctx.read_global(("inbox", r, b))
                     assert got == (e, 1 - r, b), f"launch {e} on rank {r} added {got!r} as band {b}"
                 ctx.wait_counter(f"done{r}", e, scope=SYS)  # the join: this rank's copy work is done
@@ -88,10 +97,10 @@ def reduce_scatter_protocol(launches: int = 2, bands: int = 2, bug: str | None =
                     data = ctx.read_global(("C", r, b))
                     assert data == (e, r, b), f"launch {e}: rank {r}'s copy engine shipped {data!r} as band {b}"
                     if bug == "flag_before_data":
-                        ctx.store_counter(f"flag{peer}_{b}", e, scope=SYS)
+                        ctx.store_counter(f"flag{peer}_{b}", token(e), scope=SYS)
                     ctx.write_global(("inbox", peer, b), data)
                     if bug != "flag_before_data":
-                        ctx.store_counter(f"flag{peer}_{b}", e, scope=SYS)
+                        ctx.store_counter(f"flag{peer}_{b}", token(e), scope=SYS)
                 if stream > 0:
                     ctx.signal(f"join{r}", 1, scope=SYS)
                     continue

@@ -153,8 +153,8 @@ class Receiver:
         return self._addresses
 
     def next_epoch(self) -> int:
-        """A fresh epoch (uint32, wraps; never 0, the value of a fresh flag)."""
-        self.epoch = (self.epoch + 1) & 0xFFFFFFFF or 1
+        """A fresh epoch (:func:`successor` of the last)."""
+        self.epoch = successor(self.epoch)
         return self.epoch
 
     def acknowledge_all(self) -> None:
@@ -193,6 +193,13 @@ class Receiver:
         else:
             blocks = raw.reshape(self.tiles, -1)[index]
         return np.ascontiguousarray(blocks).reshape(len(index), -1).view(np.uint64).sum(axis=1, dtype=np.uint64)
+
+
+def successor(epoch: int) -> int:
+    """The epoch after ``epoch``: uint32, never 0 (the value of a fresh flag), and of the other parity even
+    where it wraps (0xFFFFFFFF → 2): the copy engine's two-GPU flags alternate by parity
+    (:func:`tile_comm.await_flags.inbox_token`)."""
+    return (epoch + 1) & 0xFFFFFFFF or 2
 
 
 def _validate_data(transport: Transport, data: Any, shape: tuple[int, ...], dtype: Any, device: Any) -> None:

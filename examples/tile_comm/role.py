@@ -18,6 +18,7 @@ The kernel calls it at six places and nowhere else:
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import cutlass
@@ -29,7 +30,7 @@ from pipes import ArrivalUnit, Completion, PipelineSpec, Role
 from pipes.cute import StoreNotifyPipeline, TraceStatic, Warps
 
 from .args import EPI_BEGIN, EPI_END, DeviceArgs
-from .await_flags import AWAIT_TIMEOUT_NS, await_flag
+from .await_flags import AWAIT_TIMEOUT_NS, await_flag, inbox_token
 from .config import CommConfig
 from .ship import count_tile, cta_event, geometry, push_tile, tile_stamp
 
@@ -51,7 +52,7 @@ class CommRole(TraceStatic):
     @classmethod
     def for_gemm(cls, config: CommConfig, gemm_config: Any) -> CommRole:
         """The role for one GEMM configuration (its tile order comes along)."""
-        return cls(config, TileOrder.of(gemm_config))
+        return cls(config, shipping_order(config, gemm_config))
 
     @property
     def registers(self) -> tuple[int, int] | None:
@@ -67,10 +68,10 @@ class CommRole(TraceStatic):
                 "bulk async-groups are per thread, so one warp must issue every TMA store of the CTA and be "
                 "the store-notify producer (ping-pong stores from both math warpgroups)"
             )
-        if self.config.counts_steps and self.order != TileOrder.of(gemm_config):
+        if self.config.counts_steps and self.order != shipping_order(self.config, gemm_config):
             raise ValueError(
                 f"the comm role counts tiles into the steps of {self.order}, "
-                f"but the GEMM walks {TileOrder.of(gemm_config)}"
+                f"but the GEMM walks {shipping_order(self.config, gemm_config)}"
             )
         _, _, steps = geometry(gemm_config.tile_m, gemm_config.tile_n)
         if steps % self.config.unroll:
@@ -145,7 +146,7 @@ class CommRole(TraceStatic):
             step = inbox_step(self.order, tm, tn, clusters_m, clusters_n)
             if cute.arch.lane_idx() == 0:
                 now = cute.arch.globaltimer()
-                await_flag(args.inbox_flags, step, args.epoch, now, Int64(AWAIT_TIMEOUT_NS), False)
+                await_flag(args.inbox_flags, step, inbox_token(args.epoch), now, Int64(AWAIT_TIMEOUT_NS), False)
             cute.arch.sync_warp()
             row_stride = cute.assume(n, divby=8)
             inbox = cute.make_tensor(args.inbox, cute.make_layout((block * tile_m, n), stride=(row_stride, 1)))
@@ -191,6 +192,12 @@ class CommRole(TraceStatic):
         cta_event(args, cfg, 1)
 
 
+def shipping_order(config: CommConfig, gemm_config: Any) -> TileOrder:
+    """The GEMM's tile order with the copy engine's steps: ``config.step_rows`` band rows per step. The comm
+    warp counts into these steps, the copy engine ships them, the owner awaits their flags."""
+    return dataclasses.replace(TileOrder.of(gemm_config), step_depth=config.step_rows)
+
+
 def own_block_start(order: TileOrder, clusters_m: Any) -> Any:
     """The first tile row of this rank's row block in its rotated C (the second of two blocks)."""
     return clusters_m * order.cluster_m // 2
@@ -212,4 +219,4 @@ def _tile_stamp(args: Any, tm: Any, tn: Any, n: Any, tile_n: cutlass.Constexpr, 
         tile_stamp(args, tm * tiles_n + tn, which)
 
 
-__all__ = ["COMM_WARP", "PIPELINE", "CommRole", "inbox_step", "own_block_start"]
+__all__ = ["COMM_WARP", "PIPELINE", "CommRole", "inbox_step", "own_block_start", "shipping_order"]

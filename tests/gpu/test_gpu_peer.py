@@ -20,16 +20,23 @@ def _gpus() -> int:
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
-@pytest.mark.parametrize(
-    ("engine", "reduce", "delay_ns"),
-    [("copy", "epilogue", 0), ("copy", "epilogue", 20_000), ("copy", "pass", 0), ("sm", "pass", 0)],
-    ids=["copy-epilogue", "copy-epilogue-late-sender", "copy-pass", "sm-pass"],
-)
+VARIANTS = {  # id: (engine, reduce, delay_ns, step_rows)
+    "copy-epilogue": ("copy", "epilogue", 0, None),
+    "copy-epilogue-1-row-steps": ("copy", "epilogue", 0, 1),
+    "copy-epilogue-late-sender": ("copy", "epilogue", 20_000, None),
+    "copy-pass": ("copy", "pass", 0, None),
+    "sm-pass": ("sm", "pass", 0, None),
+}
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
 @pytest.mark.parametrize("shape", [(2048, 2048, 2048), (4096, 2048, 4096)])
-def test_two_gpu_reduce_scatter_matches_the_reference(shape, engine, reduce, delay_ns):
+def test_two_gpu_reduce_scatter_matches_the_reference(shape, variant):
     """``late-sender``: rank 0's comm warp sleeps 20 µs per tile before counting it, so its bands reach
     rank 1 long after rank 1's GEMM reached its own block: rank 1's epilogue must wait for each flag, or
-    it adds stale rows and misses the reference."""
+    it adds stale rows and misses the reference. Each case runs 20 launches back to back, each compared
+    bit for bit with the first (the inbox flags' two tokens alternate 19 times)."""
+    engine, reduce, delay_ns, step_rows = VARIANTS[variant]
     if _gpus() < 2:
         pytest.skip(f"needs 2 GPUs (peer transport); {_gpus()} visible")
     m, n, k = shape
@@ -49,8 +56,11 @@ def test_two_gpu_reduce_scatter_matches_the_reference(shape, engine, reduce, del
         reduce,
         "--delay-ns",
         str(delay_ns),
+        "--repeat",
+        "20",
+        *(["--step-rows", str(step_rows)] if step_rows else []),
     ]
-    port = 29600 + m % 97 + 3 * ["copy-epilogue", "copy-pass", "sm-pass"].index(f"{engine}-{reduce}") + (delay_ns > 0)
+    port = 29600 + m % 97 + 5 * list(VARIANTS).index(variant)
     env = dict(os.environ, MASTER_PORT=str(port))
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
