@@ -55,6 +55,11 @@ IMPLEMENTED = (Transport.HOST, Transport.LOCAL, Transport.NONE, Transport.PEER)
 #: slows the GEMM's mainloop (H100, run 8 of 2026-11-23: 4096×4096×16384 E 0.21 unpaced, 0.35 at 2000 ns,
 #: 0.45 at 4000 ns); device-memory pushes do not interfere.
 DEFAULT_PACE_NS: dict[Transport, int] = {Transport.HOST: 4000, Transport.LOCAL: 0, Transport.NONE: 0, Transport.PEER: 0}
+#: ``unroll`` each transport gets unless told otherwise. ``local``: 2, measured on the H100 (2026-11-24,
+#: 8192³, the fused kernel against 'none' in paired rounds): unroll 4 cost +3.7 … +4.2 %, unroll 2
+#: +1.1 … +2.1 %, unroll 1 +2.7 %; pacing the copy made it worse (+5.5 … +7.7 %): what slows the GEMM
+#: is how long the communication warp stays busy beside the math warps, not how fast it writes.
+DEFAULT_UNROLL: dict[Transport, int] = {Transport.HOST: 4, Transport.LOCAL: 2, Transport.NONE: 4, Transport.PEER: 4}
 #: Which engine ships each transport's tiles by default (``copy`` exists for every transport but ``none``;
 #: ``peer`` picks its engine in :class:`tile_comm.peer.TensorParallelGemmRS`).
 DEFAULT_ENGINE: dict[Transport, Engine] = {
@@ -199,10 +204,11 @@ class CommConfig:
 
     @classmethod
     def default(cls, chosen: Transport | str) -> CommConfig:
-        """The transport's measured default (its pacing)."""
+        """The transport's measured default (its engine, pacing and unroll)."""
         chosen = transport(chosen)
         engine = DEFAULT_ENGINE[chosen]
-        return cls(chosen, pace_ns=DEFAULT_PACE_NS[chosen] if engine is Engine.SM else 0, engine=engine)
+        pace = DEFAULT_PACE_NS[chosen] if engine is Engine.SM else 0
+        return cls(chosen, pace_ns=pace, engine=engine, unroll=DEFAULT_UNROLL[chosen])
 
     def describe(self) -> str:
         scope = f", flags released at .{self.scope} scope" if self.scope else ""
