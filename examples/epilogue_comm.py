@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tile_comm.config import DEFAULT_PACE_NS, IMPLEMENTED, CommConfig, Engine, Transport  # noqa: E402
+from tile_comm.config import DEFAULT_PACE_NS, DEFAULT_STEP_ROWS, IMPLEMENTED, CommConfig, Engine, Transport  # noqa: E402
 
 
 def comm_config(args: argparse.Namespace) -> CommConfig:
@@ -37,7 +37,7 @@ def comm_config(args: argparse.Namespace) -> CommConfig:
         return comm
     if args.engine == Engine.SM.value:  # the sm engine with its measured pacing
         return CommConfig(comm.transport, pace_ns=DEFAULT_PACE_NS[comm.transport])
-    return CommConfig(comm.transport, engine=args.engine)
+    return CommConfig(comm.transport, engine=args.engine, step_rows=DEFAULT_STEP_ROWS[comm.transport])
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:

@@ -240,6 +240,7 @@ def test_configuration_errors_are_clear():
         role.check(COOP_256x128.with_(group=4))
     assert CommConfig.default("host").engine.value == "copy" and CommConfig.default("local").engine.value == "sm"
     assert CommConfig.default("local").unroll == 2 and CommConfig.default("host").unroll == 4  # measured (config.py)
+    assert CommConfig.default("host").step_rows == 2 and CommConfig.default("local").step_rows == 1
 
 
 def test_receiver_rejects_pageable_and_misshapen_buffers():

@@ -27,7 +27,7 @@ from hopper_gemm.config import GemmConfig, Schedule
 
 from .args import MAX_TRACED_CTAS, stamp_words
 from .await_flags import AWAIT_TIMEOUT_NS, inbox_token
-from .config import CommConfig, Engine, Transport
+from .config import DEFAULT_STEP_ROWS, CommConfig, Engine, Transport
 from .receiver import Receiver
 from .role import shipping_order
 
@@ -36,7 +36,7 @@ WORLD = 2
 PEER_GEMM = GemmConfig(256, 128, 1, 2, Schedule.COOPERATIVE, raster="n", group=8)
 _ALIGN = 256
 #: Row bands per copy-engine step (``CommConfig.step_rows``): 8 MiB steps at N = 8192.
-STEP_ROWS = 2
+STEP_ROWS = DEFAULT_STEP_ROWS[Transport.PEER]
 
 
 def rotate_rows(a: Any, rank: int) -> Any:
