@@ -212,9 +212,8 @@ class Machine:
                 )
             elif type(op) is CounterWait:
                 value = world.counters[op.counter].value
-                lines.append(
-                    f"  {op.who}: blocked in {op.call} until {op.counter_name} {op.relation} {op.at_least}; it is {value}"
-                )
+                until = f"{op.counter_name} {op.relation} {op.at_least}"
+                lines.append(f"  {op.who}: blocked in {op.call} until {until}; it is {value}")
             else:
                 lines.append(f"  {name}: at {op.describe()}")
         if world.loads:
