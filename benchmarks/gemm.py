@@ -59,6 +59,8 @@ CANDIDATES = {
     "coop256x128c12g16": GemmConfig(256, 128, 1, 2, C, group=16),
     "coop256x128c12rn": GemmConfig(256, 128, 1, 2, C, raster="n"),
     "coop256x128c12rn4": GemmConfig(256, 128, 1, 2, C, raster="n", group=4),
+    "coop256x128c12sk": GemmConfig(256, 128, 1, 2, C, stream_k=True),
+    "coop128x256c21sk": GemmConfig(128, 256, 2, 1, C, stream_k=True),
     "coop256x192c12": GemmConfig(256, 192, 1, 2, C),
     "coop256x192c21": GemmConfig(256, 192, 2, 1, C),
     "coop256x128c12e64": GemmConfig(256, 128, 1, 2, C, epi_stages=2, epi_n=64),
@@ -98,9 +100,7 @@ class Row:
 
 
 def bench_shape(shape, names, torch) -> list[Row]:
-    import cutlass
-    from hopper_gemm.api import compiled, validate
-    from hopper_gemm.launch import clusters_to_launch, current_stream, cute_operands
+    from hopper_gemm.api import launcher, validate
 
     m, n, k, dtype, with_bias = shape
     tdt = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
@@ -118,19 +118,10 @@ def bench_shape(shape, names, torch) -> list[Row]:
             torch.matmul(a, w.t())
 
     ops = validate(a, w, bias=bias, out=out)
-    stream = current_stream()
     contenders = {}
     errors = {}
     for name in names:
-        config = CANDIDATES[name]
-        kernel = compiled(config, ops.problem)
-        args = (
-            *cute_operands(a, w, out, bias),
-            cutlass.Float32(1.0),
-            cutlass.Int32(clusters_to_launch(config, m, n)),
-            stream,
-        )
-        contenders[name] = lambda kernel=kernel, args=args: kernel(*args)
+        contenders[name] = launcher(CANDIDATES[name], ops, out)
         out.fill_(float("nan"))
         contenders[name]()
         torch.cuda.synchronize()

@@ -235,6 +235,8 @@ def test_configuration_errors_are_clear():
         CommConfig("host", engine="copy", ship_blocks=2)
     with pytest.raises(ValueError, match="needs the GEMM's TileOrder"):
         CommRole(CommConfig("host", engine="copy"))
+    with pytest.raises(ValueError, match="stream_k = True"):
+        CommRole(CommConfig("local")).check(COOP_256x128.with_(stream_k=True))
     role = CommRole.for_gemm(CommConfig("host", engine="copy"), COOP_256x128)
     with pytest.raises(ValueError, match="counts tiles into the steps"):
         role.check(COOP_256x128.with_(group=4))

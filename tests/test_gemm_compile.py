@@ -147,3 +147,26 @@ def test_traced_build_records_and_untraced_build_does_not():
     plain = report(PINGPONG, problem).ptx
     assert "%clock64" not in plain and "%globaltimer" not in plain
     assert "%clock64" in traced
+
+
+@pytest.mark.parametrize(
+    "config",
+    [GemmConfig(256, 128, 1, 2, Schedule.COOPERATIVE, stream_k=True), COOP.with_(stream_k=True)],
+    ids=["256x128c12", "128x256c21"],
+)
+def test_stream_k_posts_and_adds_partials_through_release_and_acquire(config):
+    """GemmConfig.stream_k: the unit with a split tile's last k-tiles stores its accumulators 16 bytes at a
+    time and raises the tile's flag with one release; the storing unit polls it with an acquire (bounded:
+    a trap) and reads the partial back, 16 bytes at a time. Nothing spills, the wgmmas stay pipelined."""
+    plain = report(config.with_(stream_k=False), Problem("bf16"))
+    split = report(config, Problem("bf16"))
+    assert split.spill_bytes == 0 and not split.wgmma_serialized
+    vectors = config.acc_registers // 4
+    body = re.sub(r"//.*", "", split.ptx)
+    assert len(re.findall(r"st\.global\.v4\.b32", body)) == vectors
+    assert len(re.findall(r"ld\.global\.v4\.b32", body)) == vectors
+    assert len(re.findall(r"atom\.global\.release\.add\.u32|red\.global\.release\.add\.u32", body)) == 1
+    assert "ld.acquire.gpu" in body and "trap;" in body
+    assert "st.global.v4.b32" not in plain.ptx and "ld.acquire.gpu" not in plain.ptx
+    with pytest.raises(ValueError, match="stream_k"):
+        GemmConfig(128, 128, 2, 1, Schedule.PINGPONG, stream_k=True)

@@ -150,3 +150,37 @@ def test_bad_arguments_are_value_errors_that_name_them():
             validate(**kwargs)
     with pytest.raises(ValueError, match=r"schedule = 'fast' is invalid"):
         gemm(a, b, schedule="fast")
+
+
+@pytest.mark.parametrize(
+    "tiles,clusters,k_tiles",
+    [(256, 66, 64), (576, 66, 96), (1024, 66, 64), (66, 66, 8), (10, 66, 8), (67, 66, 3), (131, 66, 1), (200, 7, 5)],
+)
+def test_stream_k_covers_every_k_tile_once_and_splits_a_tile_at_most_in_two(tiles, clusters, k_tiles):
+    """StreamKSplit, walked as the kernel walks it: every (tile, k-tile) exactly once; a split tile's two
+    units meet at one k-tile; the unit with k-tile 0 is the one that adds ``partials`` partial sums; whole
+    waves (or fewer tiles than clusters) are not split at all."""
+    from hopper_gemm.schedule import StreamKSplit
+
+    split = StreamKSplit.of(tiles, clusters, k_tiles)
+    parts: dict[int, list] = {}
+    for cluster in range(clusters):
+        for linear in range(cluster, split.dp_tiles, clusters):
+            parts.setdefault(linear, []).append((0, k_tiles))
+        at, end = split.stream(cluster, k_tiles)
+        while at < end:
+            tile, kb, ke = StreamKSplit.unit(at, end, k_tiles)
+            assert 0 <= kb < ke <= k_tiles
+            parts.setdefault(split.dp_tiles + tile, []).append((kb, ke))
+            at += ke - kb
+    assert sorted(parts) == list(range(tiles))
+    for linear, units in parts.items():
+        units.sort()
+        assert units[0][0] == 0 and units[-1][1] == k_tiles and len(units) <= 2
+        assert all(a[1] == b[0] for a, b in zip(units, units[1:], strict=False))
+        if linear >= split.dp_tiles:
+            assert split.partials(linear - split.dp_tiles, k_tiles) == len(units) - 1
+    whole = tiles % clusters == 0 or tiles < clusters
+    assert (split.sk_tiles == 0) == whole
+    if not whole:
+        assert split.share >= k_tiles and split.sk_tiles == clusters + tiles % clusters

@@ -156,15 +156,28 @@ COMPILE_OPTIONS = "--gpu-arch sm_90a"
 @functools.cache
 def compiled(config: GemmConfig, problem: Problem, options: str = COMPILE_OPTIONS) -> Any:
     """The kernel of one (configuration, problem kind), compiled once for every shape."""
-    import cutlass
     import cutlass.cute as cute
-    from cutlass.cute.runtime import make_fake_stream
 
-    from .kernel import GemmKernel
-    from .launch import fake_operands
+    from .launch import compile_entry
 
-    args = (*fake_operands(problem), cutlass.Float32(1.0), cutlass.Int32(1), make_fake_stream())
-    return cute.compile(GemmKernel(config, problem), *args, options=options)
+    _, entry, args = compile_entry(config, problem)
+    return cute.compile(entry, *args, options=options)
+
+
+def launcher(config: GemmConfig, ops: Operands, out: Any) -> Any:
+    """A no-argument callable that launches ``config``'s kernel for ``ops`` into ``out`` on the current
+    stream (compiled once per configuration; arguments converted once; stream-K's workspace attached)."""
+    import cutlass
+
+    from .launch import clusters_to_launch, current_stream, cute_operands, stream_k_pointers
+
+    m, n, _ = ops.mnk
+    kernel = compiled(config, ops.problem)
+    clusters = clusters_to_launch(config, m, n, out.device.index or 0)
+    head = (*cute_operands(ops.a, ops.b_nk, out, ops.bias), cutlass.Float32(ops.alpha), cutlass.Int32(clusters))
+    if config.stream_k:
+        head = (*head, *stream_k_pointers(config, out.device))
+    return lambda: kernel(*head, current_stream())
 
 
 def gemm(
@@ -184,10 +197,6 @@ def gemm(
     fp16/bf16 in and out, fp32 accumulation. ``schedule``: ``"auto"`` (the measured table),
     ``"cooperative"`` or ``"pingpong"``; ``tile`` / ``cluster`` override the table's choice.
     """
-    import cutlass
-
-    from .launch import clusters_to_launch, current_stream, cute_operands
-
     if schedule not in ("auto", *(s.value for s in Schedule)):
         raise ValueError(f"schedule = {schedule!r} is invalid: allowed 'auto', 'cooperative' or 'pingpong'")
     ops = validate(a, b, bias=bias, alpha=alpha, out=out, b_layout=b_layout)
@@ -199,8 +208,5 @@ def gemm(
         # view of padded rows (the padding is never written).
         padded = (n + 7) // 8 * 8
         result = a.new_empty((m, padded))[:, :n]
-    kernel = compiled(config, ops.problem)
-    args = cute_operands(ops.a, ops.b_nk, result, ops.bias)
-    clusters = clusters_to_launch(config, m, n, a.device.index or 0)
-    kernel(*args, cutlass.Float32(ops.alpha), cutlass.Int32(clusters), current_stream())
+    launcher(config, ops, result)()
     return result

@@ -77,7 +77,10 @@ class GemmConfig:
     ``raster``: which way consecutive tiles walk, ``"m"`` (down a band of ``group`` cluster columns)
     or ``"n"`` (along a band of ``group`` cluster rows). ``ab_stages`` / ``epi_stages``: None = as
     many A/B stages as shared memory holds next to ``epi_stages`` staging buffers (default 4 for
-    cooperative, 2 per warpgroup turn for ping-pong).
+    cooperative, 2 per warpgroup turn for ping-pong). ``stream_k`` (cooperative): when the cluster-tiles
+    are not a whole number of waves, the last wave and a half are split by k-tiles evenly over every
+    cluster (:class:`~hopper_gemm.schedule.StreamKSplit`); a tile split in two is summed through a
+    global-memory workspace (:mod:`hopper_gemm.stream_k`).
     """
 
     tile_m: int = 128
@@ -91,6 +94,7 @@ class GemmConfig:
     ab_stages: int | None = None
     epi_stages: int | None = None
     epi_n: int = 32
+    stream_k: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "schedule", _schedule(self.schedule))
@@ -127,6 +131,10 @@ class GemmConfig:
             raise _bad(owner, "group", self.group, "an int in [1, 64] (cluster rows/columns per raster band)")
         if self.epi_n not in (32, 64) or self.tile_n % self.epi_n:
             raise _bad(owner, "epi_n", self.epi_n, f"32 or 64, dividing tile_n = {self.tile_n} (columns per TMA store)")
+        if not isinstance(self.stream_k, bool):
+            raise _bad(owner, "stream_k", self.stream_k, "True or False")
+        if self.stream_k and self.schedule is not Schedule.COOPERATIVE:
+            raise _bad(owner, "stream_k", self.stream_k, "False with ping-pong (stream-K splits cooperative tiles)")
         for name in ("ab_stages", "epi_stages"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 16):
@@ -188,6 +196,7 @@ class GemmConfig:
             f"{self.schedule.value} tile {self.tile_m}×{self.tile_n}×{self.tile_k} cluster {self.cluster_m}×"
             f"{self.cluster_n} raster {self.raster}/{self.group}"
             + (f" epilogue {self.epi_tile[0]}×{self.epi_n}" if self.epi_n != 32 else "")
+            + (" stream-K" if self.stream_k else "")
         )
 
 

@@ -81,7 +81,8 @@ from .config import GemmConfig, Problem, Schedule
 from .epilogue import EpilogueArgs, apply_terms, terms_for
 from .epilogue_store import EpilogueStage, offset_coords, store_tile
 from .mainloop import mainloop
-from .schedule import TileOrder
+from .schedule import StreamKSplit, TileOrder
+from .stream_k import add_partial, partial_view, save_partial
 
 BLOCK_THREADS = 384
 LOAD_REGISTERS = 40
@@ -190,6 +191,23 @@ class GemmKernel:
         self.launch(a, b, c, bias, alpha, clusters, bias, stream, comm_args)
 
     @cute.jit
+    def stream_k(
+        self,
+        a: cute.Tensor,
+        b: cute.Tensor,
+        c: cute.Tensor,
+        bias: cute.Tensor,
+        alpha: Float32,
+        clusters: Int32,
+        flags: cute.Pointer,
+        partials: cute.Pointer,
+        stream: Any,
+    ) -> None:
+        """As ``__call__`` for a ``stream_k`` configuration: ``flags`` (Int32) and ``partials`` (Float32) are its
+        workspace (:func:`hopper_gemm.launch.stream_k_workspace`; flags zero before the first launch)."""
+        self.launch(a, b, c, bias, alpha, clusters, bias, stream, (flags, partials))
+
+    @cute.jit
     def traced(
         self,
         a: cute.Tensor,
@@ -250,8 +268,8 @@ class GemmKernel:
         self.storage_type = Storage
         copies = Copies(tiled_mma, atom_a, tma_a, atom_b, tma_b, atom_c, tma_c)
         args = (copies, SmemLayouts(a_smem, b_smem, epi_smem), c, bias, alpha, trace_buf)
-        if cutlass.const_expr(self.comm is not None):
-            args = (*args, comm_args)
+        if cutlass.const_expr(self.comm is not None or cfg.stream_k):
+            args = (*args, comm_args)  # the comm role's arguments, or stream-K's workspace
         self.kernel(*args).launch(
             grid=(cfg.cluster_m, cfg.cluster_n, clusters),
             block=(BLOCK_THREADS, 1, 1),
@@ -269,9 +287,11 @@ class GemmKernel:
         bias: cute.Tensor,
         alpha: Float32,
         trace_buf: cute.Tensor,
-        comm_args: Any = None,
+        extra: Any = None,
     ) -> None:
+        """``extra``: the comm role's arguments (with ``comm``) or stream-K's (flags, partials) workspace."""
         cfg = self.config
+        comm_args = extra if cutlass.const_expr(self.comm is not None) else None
         warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         if warp == 0:
             cpasync.prefetch_descriptor(copies.atom_a)
@@ -310,7 +330,8 @@ class GemmKernel:
         clusters_m, clusters_n = self.order.cluster_grid(tiles_m, tiles_n)
         cluster_tiles = clusters_m * clusters_n
         k_tiles = (copies.tma_a.shape[1] + cfg.tile_k - 1) // cfg.tile_k
-        grid = TileGrid(clusters_m, clusters_n, cta_m, cta_n, cluster_id, clusters, cluster_tiles, k_tiles)
+        split = StreamKSplit.of(cluster_tiles, clusters, k_tiles) if cutlass.const_expr(cfg.stream_k) else None
+        grid = TileGrid(clusters_m, clusters_n, cta_m, cta_n, cluster_id, clusters, cluster_tiles, k_tiles, split)
 
         if warp < MATH_FIRST_WARP:
             cute.arch.setmaxregister_decrease(self.registers[0])
@@ -324,7 +345,8 @@ class GemmKernel:
             cute.arch.setmaxregister_increase(self.registers[1])
             math_wg = warp // 4 - 1
             epilogue_args = EpilogueArgs(alpha, bias, c.shape[1])
-            self.math(decl, tracer, copies, shared, grid, epilogue_args, math_wg, comm_args)
+            stream_k_args = extra if cutlass.const_expr(cfg.stream_k) else None
+            self.math(decl, tracer, copies, shared, grid, epilogue_args, math_wg, comm_args, stream_k_args)
 
     @cute.jit
     def load(self, decl: cutlass.Constexpr, copies: Copies, shared: Shared, grid: Any) -> None:
@@ -346,7 +368,8 @@ class GemmKernel:
             atom_b, grid.cta_m, cute.make_layout(cfg.cluster_m), cute.group_modes(sb, 0, 2), cute.group_modes(gb, 0, 2)
         )
         producer = decl.mainloop.producer()
-        for linear in cutlass.range(grid.cluster_id, grid.cluster_tiles, grid.clusters, unroll=1):
+        whole = grid.split.dp_tiles if cutlass.const_expr(cfg.stream_k) else grid.cluster_tiles
+        for linear in cutlass.range(grid.cluster_id, whole, grid.clusters, unroll=1):
             tm, tn = self.order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
             for k in cutlass.range(grid.k_tiles, unroll=1):
                 slot = producer.acquire()
@@ -354,6 +377,19 @@ class GemmKernel:
                 _tma_copy(atom_a, ga_part[(None, tm, k)], sa_part[(None, slot)], bar, a_mask, cfg.cluster_n > 1)
                 _tma_copy(atom_b, gb_part[(None, tn, k)], sb_part[(None, slot)], bar, b_mask, cfg.cluster_m > 1)
                 producer.commit()
+        if cutlass.const_expr(cfg.stream_k):  # the split phase: this cluster's share of k-tiles
+            at, end = grid.split.stream(grid.cluster_id, grid.k_tiles)
+            while at < end:
+                tile, kb, ke = StreamKSplit.unit(at, end, grid.k_tiles)
+                linear = grid.split.dp_tiles + tile
+                tm, tn = self.order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
+                for k in cutlass.range(kb, ke, unroll=1):
+                    slot = producer.acquire()
+                    bar = producer.barrier(slot)
+                    _tma_copy(atom_a, ga_part[(None, tm, k)], sa_part[(None, slot)], bar, a_mask, cfg.cluster_n > 1)
+                    _tma_copy(atom_b, gb_part[(None, tn, k)], sb_part[(None, slot)], bar, b_mask, cfg.cluster_m > 1)
+                    producer.commit()
+                at = at + (ke - kb)
         producer.tail()
 
     @cute.jit
@@ -367,6 +403,7 @@ class GemmKernel:
         args: EpilogueArgs,
         math_wg: Int32,
         comm_args: Any = None,
+        stream_k_args: Any = None,
     ) -> None:
         """A math warpgroup: the k-loop of wgmmas per tile, then the epilogue through the staging ring."""
         cfg = self.config
@@ -397,7 +434,8 @@ class GemmKernel:
             consumer.skip(math_wg * grid.k_tiles)
         comm = self.comm
         notify = decl.notify.producer() if cutlass.const_expr(comm is not None) else None
-        for linear in cutlass.range(first, grid.cluster_tiles, step, unroll=1):
+        whole = grid.split.dp_tiles if cutlass.const_expr(cfg.stream_k) else grid.cluster_tiles
+        for linear in cutlass.range(first, whole, step, unroll=1):
             tm, tn = self.order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
             if cutlass.const_expr(pingpong):
                 order.wait()
@@ -425,10 +463,58 @@ class GemmKernel:
                 # The other warpgroup reuses the staging buffers next: no store may still read them.
                 staging.tail()
                 order.arrive()
+        if cutlass.const_expr(cfg.stream_k):  # the split phase (cooperative only)
+            staging = self.split_phase(
+                copies, grid, args, (acc, a_frag, b_frag, coords), consumer, staging, epi, shared, stream_k_args
+            )
         if cutlass.const_expr(comm is not None):  # comm hook: end-of-stream once every store is complete
             comm.finish(notify, epi.is_storer)
         if cutlass.const_expr(not pingpong):
             staging.tail()
+
+    @cute.jit
+    def split_phase(
+        self,
+        copies: Copies,
+        grid: Any,
+        args: EpilogueArgs,
+        regs: Any,
+        consumer: Any,
+        staging: Any,
+        epi: cutlass.Constexpr,
+        shared: Shared,
+        stream_k_args: Any,
+    ) -> Any:
+        """Stream-K: this cluster's share of k-tiles, unit by unit (:class:`StreamKSplit`). A unit with the
+        tile's last k-tiles posts a partial (:func:`save_partial`); the unit with k-tile 0 adds the other's
+        partial if the tile is split (:func:`add_partial`) and stores the tile. Returns the staging handle."""
+        cfg = self.config
+        acc, a_frag, b_frag, coords = regs
+        flags, partials = stream_k_args
+        tiled_mma = copies.tiled_mma
+        math_tidx = cute.arch.thread_idx()[0] - MATH_FIRST_WARP * 32
+        threads = 128 * cfg.warpgroups_per_tile
+        rank = grid.cta_n * cfg.cluster_m + grid.cta_m
+        at, end = grid.split.stream(grid.cluster_id, grid.k_tiles)
+        while at < end:
+            tile, kb, ke = StreamKSplit.unit(at, end, grid.k_tiles)
+            linear = grid.split.dp_tiles + tile
+            tm, tn = self.order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
+            consumer = mainloop(tiled_mma, acc, a_frag, b_frag, consumer, ke - kb)
+            warpgroup.wait_group(0)
+            consumer.release()
+            mine_tile = tile * cfg.cluster_size + rank
+            mine = partial_view(partials, mine_tile, math_tidx, cute.size(acc), threads)
+            if kb > 0:  # the tile's last k-tiles: its storing unit adds them later
+                save_partial(acc, mine, flags + mine_tile, math_tidx, shared.epilogue_barrier)
+            else:
+                if grid.split.partials(tile, grid.k_tiles) > 0:
+                    add_partial(acc, mine, flags + mine_tile, math_tidx, shared.epilogue_barrier)
+                if cutlass.const_expr(len(self.terms) > 0):
+                    apply_terms(self.terms, acc, offset_coords(coords, tm * cfg.tile_m, tn * cfg.tile_n), args)
+                staging = store_tile(epi, acc, staging, tm, tn)
+            at = at + (ke - kb)
+        return staging
 
 
 class Copies(NamedTuple):
@@ -476,6 +562,7 @@ class TileGrid:
     clusters: Any
     cluster_tiles: Any
     k_tiles: Any
+    split: Any = None  # StreamKSplit with ``stream_k`` (None otherwise)
 
 
 def _trace(tracer: Any, event: TraceEvent) -> None:

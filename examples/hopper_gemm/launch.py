@@ -39,6 +39,24 @@ def fake_operands(problem: Problem) -> tuple[Any, Any, Any, Any]:
     return a, b, c, bias
 
 
+def compile_entry(config: GemmConfig, problem: Problem) -> tuple[Any, Any, tuple]:
+    """(the kernel object, its host function to compile, fake arguments of that function's signature):
+    ``__call__``, or ``stream_k`` with its two workspace pointers for a ``stream_k`` configuration."""
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.cute.runtime import make_fake_stream, make_ptr
+
+    from .kernel import GemmKernel
+
+    kernel = GemmKernel(config, problem)
+    head = (*fake_operands(problem), cutlass.Float32(1.0), cutlass.Int32(1))
+    if config.stream_k:
+        flags = make_ptr(cutlass.Uint32, 1 << 20, cute.AddressSpace.gmem, assumed_align=4)
+        partials = make_ptr(cutlass.Float32, 1 << 20, cute.AddressSpace.gmem, assumed_align=16)
+        return kernel, kernel.stream_k, (*head, flags, partials, make_fake_stream())
+    return kernel, kernel, (*head, make_fake_stream())
+
+
 def cute_operands(a: Any, b_nk: Any, c: Any, bias: Any) -> tuple[Any, Any, Any, Any]:
     """The torch tensors as dynamic-layout CuTe tensors (``bias`` None: a 1-element stand-in)."""
     from cutlass.cute.runtime import from_dlpack
@@ -81,6 +99,40 @@ def resident_clusters(cluster_size: int, device_index: int = 0) -> int:
             pass
         _RESIDENT[key] = max(1, int(count))
     return _RESIDENT[key]
+
+
+_WORKSPACES: dict[tuple, tuple[Any, Any]] = {}
+
+
+def stream_k_workspace(config: GemmConfig, device: Any) -> tuple[Any, Any]:
+    """Stream-K's (flags, partials) for ``config`` on ``device`` and the current stream, allocated once: room
+    for every split tile a launch can have (fewer than 2 × the resident clusters), flags zero (each
+    launch leaves them zero). One per stream: two streams' launches must not share partials."""
+    import torch
+
+    from .stream_k import workspace_words
+
+    index = device.index or 0
+    key = (config.tile_m, config.tile_n, config.cluster_size, index, torch.cuda.current_stream(device).cuda_stream)
+    if key not in _WORKSPACES:
+        split_tiles = 2 * resident_clusters(config.cluster_size, index)
+        flag_words, values = workspace_words(split_tiles, config.cluster_size, config.tile_m, config.tile_n)
+        flags = torch.zeros(flag_words, dtype=torch.int32, device=device)
+        _WORKSPACES[key] = (flags, torch.empty(values, dtype=torch.float32, device=device))
+    return _WORKSPACES[key]
+
+
+def stream_k_pointers(config: GemmConfig, device: Any) -> tuple[Any, Any]:
+    """The workspace of :func:`stream_k_workspace` as the kernel's (flags, partials) pointers."""
+    import cutlass
+    from cutlass.cute import AddressSpace
+    from cutlass.cute.runtime import make_ptr
+
+    flags, partials = stream_k_workspace(config, device)
+    return (
+        make_ptr(cutlass.Uint32, flags.data_ptr(), AddressSpace.gmem, assumed_align=4),
+        make_ptr(cutlass.Float32, partials.data_ptr(), AddressSpace.gmem, assumed_align=16),
+    )
 
 
 def current_stream() -> Any:

@@ -69,24 +69,14 @@ def nvdisasm_path() -> str | None:
 
 
 def compile_report(config: GemmConfig, problem: Problem) -> CompileReport:
-    import cutlass
     import cutlass.cute as cute
-    from cutlass.cute.runtime import make_fake_stream
 
-    from .kernel import GemmKernel
-    from .launch import fake_operands
+    from .launch import compile_entry
 
-    kernel = GemmKernel(config, problem)
+    kernel, entry, args = compile_entry(config, problem)
     with tempfile.TemporaryDirectory() as tmp:
         remarks = os.path.join(tmp, "remarks.yaml")
-        compiled = cute.compile(
-            kernel,
-            *fake_operands(problem),
-            cutlass.Float32(1.0),
-            cutlass.Int32(1),
-            make_fake_stream(),
-            options=f"{OPTIONS} remarks{{ptx}} --remark-output {remarks}",
-        )
+        compiled = cute.compile(entry, *args, options=f"{OPTIONS} remarks{{ptx}} --remark-output {remarks}")
         text = Path(remarks).read_text()
     registers = int(re.search(r"Used (\d+) registers", text).group(1))
     spills = sum(int(n) for n in re.findall(r"(\d+) bytes spill (?:stores|loads)", text))

@@ -118,3 +118,52 @@ def _band_walk(linear: Any, across_total: Any, along_total: Any, group: int) -> 
     width = _min(across_total - first, group)
     inside = linear - band * per_band
     return first + inside % width, inside // width
+
+
+@dataclass(frozen=True)
+class StreamKSplit:
+    """Which cluster computes which k-tiles of which cluster-tile, with stream-K after whole waves.
+
+    With ``T`` cluster-tiles on ``C`` clusters and ``T mod C = R > 0`` (and ``T > C``), the last wave runs
+    ``R`` of ``C`` clusters while the others idle: 3.88 waves at 4096³ (256×128 tiles, 66 clusters), 8.73
+    at 6144³. Here the first ``T − C − R`` tiles are walked whole (data-parallel, as without stream-K),
+    and the last ``C + R`` are laid end to end as one stream of k-tiles cut into ``C`` equal shares
+    (``share`` = ⌈(C + R)·k_tiles / C⌉ ≥ k_tiles), cluster ``c`` taking k-tiles ``[c·share, (c+1)·share)``.
+    A share is at least a tile, so a tile spans at most two clusters: the one whose share *starts* inside
+    it computes its last k-tiles first and leaves a partial sum; the one whose share *ends* inside it
+    (its k-tile 0, ``kb == 0``) computes its first k-tiles last, adds the partial and stores the tile.
+    Every wait is for another cluster's first unit, which waits for nothing: no cycle.
+
+    Plain ``+ - * //`` and ``min`` on ints or CuTe DSL integers, like :class:`TileOrder`: the load warp,
+    the math warpgroups and the CPU tests run the same code.
+    """
+
+    dp_tiles: Any  # cluster-tiles walked whole, first
+    sk_tiles: Any  # cluster-tiles split, after them
+    share: Any  # k-tiles per cluster in the split phase (0: no split)
+
+    @classmethod
+    def of(cls, cluster_tiles: Any, clusters: Any, k_tiles: Any) -> StreamKSplit:
+        full = cluster_tiles // clusters
+        rem = cluster_tiles - full * clusters
+        split = _min(rem, 1) * _min(full, 1)  # 1 when the waves are not whole and there is one at least
+        sk_tiles = split * (clusters + rem)
+        share = ceil_div(sk_tiles * k_tiles, clusters)
+        return cls(cluster_tiles - sk_tiles, sk_tiles, share)
+
+    def stream(self, cluster_id: Any, k_tiles: Any) -> tuple[Any, Any]:
+        """``[begin, end)`` of this cluster's k-tiles in the split phase's stream (empty without a split)."""
+        begin = cluster_id * self.share
+        return begin, _min(self.sk_tiles * k_tiles, begin + self.share)
+
+    @staticmethod
+    def unit(at: Any, end: Any, k_tiles: Any) -> tuple[Any, Any, Any]:
+        """The unit starting at stream position ``at`` (< ``end``): (split tile, first k-tile, end k-tile)."""
+        tile = at // k_tiles
+        kb = at - tile * k_tiles
+        return tile, kb, _min(k_tiles, kb + end - at)
+
+    def partials(self, tile: Any, k_tiles: Any) -> Any:
+        """How many partial sums the storing unit of split ``tile`` adds: 1 if the tile spans two shares."""
+        first = tile * k_tiles
+        return (first + k_tiles - 1) // self.share - first // self.share

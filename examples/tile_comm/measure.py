@@ -222,18 +222,8 @@ def regret(m: int, n: int, k: int, transport: str = "local", dtype: str = "bf16"
 
 def plain_gemm(a: Any, b: Any, config: Any) -> Any:
     """A launcher of examples/persistent_gemm.py's kernel for ``a @ b.T`` with ``config`` (no comm)."""
-    import cutlass
     import torch
-    from hopper_gemm.api import compiled, validate
-    from hopper_gemm.launch import clusters_to_launch, current_stream, cute_operands
+    from hopper_gemm.api import launcher, validate
 
     out = torch.empty(a.shape[0], b.shape[0], device=a.device, dtype=a.dtype)
-    ops = validate(a, b, out=out)
-    kernel = compiled(config, ops.problem)
-    args = (
-        *cute_operands(a, b, out, None),
-        cutlass.Float32(1.0),
-        cutlass.Int32(clusters_to_launch(config, a.shape[0], b.shape[0])),
-        current_stream(),
-    )
-    return lambda: kernel(*args)
+    return launcher(config, validate(a, b, out=out), out)

@@ -68,6 +68,11 @@ class CommRole(TraceStatic):
                 "bulk async-groups are per thread, so one warp must issue every TMA store of the CTA and be "
                 "the store-notify producer (ping-pong stores from both math warpgroups)"
             )
+        if getattr(gemm_config, "stream_k", False):
+            raise ValueError(
+                "the communication warp needs every tile stored once, whole, by its own CTA: stream_k = True "
+                "splits tiles between clusters (use a configuration without stream_k)"
+            )
         if self.config.counts_steps and self.order != shipping_order(self.config, gemm_config):
             raise ValueError(
                 f"the comm role counts tiles into the steps of {self.order}, "

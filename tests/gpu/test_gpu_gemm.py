@@ -140,3 +140,42 @@ def test_wide_epilogue_subtiles(tile, cluster, bias):
     kernel(*args, cutlass.Float32(1.0), cutlass.Int32(clusters_to_launch(config, m, n)), current_stream())
     torch.cuda.synchronize()
     _check(out, _reference(a, b, "nk", bias_t), "bf16")
+
+
+# --- stream-K (GemmConfig.stream_k) ------------------------------------------------------------------
+STREAM_K_SHAPES = [
+    (4096, 4096, 4096),  # 256 cluster-tiles on 66 clusters: 132 whole, 124 split (the 4096³ target)
+    (3 * 256 + 40, 70 * 128 + 24, 1000),  # ragged in M, N and K (16 k-tiles, the last partial)
+    (2048, 33 * 256 + 128, 64),  # one k-tile per tile: every split unit is a whole tile
+    (1024, 1024, 256),  # 16 cluster-tiles < 66 clusters: no split, the data-parallel walk alone
+]
+
+
+@pytest.mark.parametrize("shape", STREAM_K_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("tile,cluster", [((256, 128), (1, 2)), ((128, 256), (2, 1))])
+@pytest.mark.parametrize("bias", [False, True])
+def test_stream_k_matches_torch_and_repeats_bitwise(shape, tile, cluster, bias):
+    """Split tiles are summed through the workspace: NaN-poisoned output fully written, within the dtype's
+    bound of fp32, and bitwise equal over repeated launches (the flags are back to zero after each)."""
+    torch = _torch()
+    from hopper_gemm.api import launcher, validate
+    from hopper_gemm.config import GemmConfig
+    from hopper_gemm.launch import stream_k_workspace
+
+    m, n, k = shape
+    config = GemmConfig(*tile, *cluster, "cooperative", stream_k=True)
+    a, b = _inputs(m, n, k, "bf16", "nk", seed=5)
+    bias_t = torch.randn(n, device="cuda", dtype=a.dtype) if bias else None
+    out = torch.full((m, n), float("nan"), device="cuda", dtype=a.dtype)
+    launch = launcher(config, validate(a, b, bias=bias_t, out=out), out)
+    launch()
+    torch.cuda.synchronize()
+    _check(out, _reference(a, b, "nk", bias_t), "bf16")
+    first = out.clone()
+    for _ in range(4):
+        out.fill_(float("nan"))
+        launch()
+    torch.cuda.synchronize()
+    assert torch.equal(out, first)
+    flags, _ = stream_k_workspace(config, out.device)
+    assert int(flags.count_nonzero()) == 0  # every split tile's flag was consumed and reset
