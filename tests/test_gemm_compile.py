@@ -65,10 +65,12 @@ def test_cluster_shapes_multicast_the_shared_operand(cluster):
 def test_every_configuration_auto_can_pick_compiles_without_spills():
     from hopper_gemm.autotable import pick
 
-    shapes = [(256, 8192, 8192), (8192, 8192, 1024), (4096, 4096, 4096)]
+    shapes = [(256, 8192, 8192), (8192, 8192, 1024), (4096, 4096, 4096), (8192, 8192, 8192)]
     for bias in (False, True):
         problem = Problem("bf16", bias=bias, scaled=bias)
-        for config in {pick(problem, mnk) for mnk in shapes}:
+        picked = {pick(problem, mnk) for mnk in shapes}
+        assert any(c.stream_k for c in picked) and not pick(problem, (4096, 4096, 4096)).stream_k
+        for config in picked:
             r = report(config, problem)
             assert r.spill_bytes == 0, f"{config.describe()} bias={bias}: {r.spill_bytes} bytes spilled"
 

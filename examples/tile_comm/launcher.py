@@ -45,6 +45,7 @@ def default_config(m: int, n: int, k: int, dtype: str = "bf16", comm: CommConfig
 
     config = pick(Problem(dtype), (m, n, k))
     config = config if config.schedule is Schedule.COOPERATIVE else COOPERATIVE_FALLBACK
+    config = config.with_(stream_k=False)  # every tile stored whole by its own CTA (CommRole.check)
     if comm is not None and comm.counts_steps:
         config = full_width_band(config, m, n)
     return config
