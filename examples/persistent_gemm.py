@@ -33,20 +33,28 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--schedule", choices=["auto", "cooperative", "pingpong"], default="auto")
     p.add_argument("--tile", type=lambda s: tuple(int(x) for x in s.split("x")), help="e.g. 128x256")
     p.add_argument("--cluster", type=lambda s: tuple(int(x) for x in s.split("x")), help="e.g. 2x1")
+    p.add_argument(
+        "--stream-k",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="cooperative: split the last wave and a half by k-tiles (auto: the measured table)",
+    )
     p.add_argument("--bias", action="store_true", help="add a per-column bias (compared with F.linear)")
     p.add_argument("--alpha", type=float, default=1.0)
     p.add_argument("--check", action="store_true", help="compare with torch in fp32")
     p.add_argument("--bench", action="store_true", help="time against torch in the same run")
     p.add_argument("--json", help="write the figures here")
     p.add_argument("--trace", help="draw a trace-mode timeline of 4 SMs to this PNG")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    args.stream_k = {"auto": None, "on": True, "off": False}[args.stream_k]
+    return args
 
 
 def no_gpu_report(args: argparse.Namespace) -> int:
     from hopper_gemm.report import compile_report
 
     problem = Problem(args.dtype, "k" if args.b_layout == "nk" else "n", bias=args.bias, scaled=args.alpha != 1.0)
-    config = choose_config(problem, (args.m, args.n, args.k), args.schedule, args.tile, args.cluster)
+    config = choose_config(problem, (args.m, args.n, args.k), args.schedule, args.tile, args.cluster, args.stream_k)
     print("no CUDA GPU here: compiling for sm_90a instead (nothing runs)")
     for line in compile_report(config, problem).lines():
         print("  " + line)
@@ -72,11 +80,12 @@ def main(argv: list[str] | None = None) -> int:
         schedule=args.schedule,
         tile=args.tile,
         cluster=args.cluster,
+        stream_k=args.stream_k,
     )
     out = gemm(a, b, **options)
     torch.cuda.synchronize()
     problem = Problem(args.dtype, "k" if args.b_layout == "nk" else "n", bias=args.bias, scaled=args.alpha != 1.0)
-    config = choose_config(problem, (args.m, args.n, args.k), args.schedule, args.tile, args.cluster)
+    config = choose_config(problem, (args.m, args.n, args.k), args.schedule, args.tile, args.cluster, args.stream_k)
     print(f"{torch.cuda.get_device_name()}: {args.m}×{args.n}×{args.k} {args.dtype}, {config.describe()}")
     figures: dict[str, object] = {"device": torch.cuda.get_device_name(), "config": config.describe()}
     b_nk = b if args.b_layout == "nk" else b.t()

@@ -152,6 +152,21 @@ def test_bad_arguments_are_value_errors_that_name_them():
         gemm(a, b, schedule="fast")
 
 
+def test_stream_k_is_the_tables_choice_unless_asked():
+    from hopper_gemm.api import choose_config
+    from hopper_gemm.config import Problem
+
+    bf16 = Problem("bf16")
+    assert choose_config(bf16, (8192, 8192, 8192), "auto", None, None).stream_k  # 1024 cluster-tiles
+    assert not choose_config(bf16, (4096, 4096, 4096), "auto", None, None).stream_k  # 256: measured slower
+    assert not choose_config(bf16, (8192, 8192, 8192), "auto", None, None, stream_k=False).stream_k
+    assert choose_config(bf16, (4096, 4096, 4096), "cooperative", None, None, stream_k=True).stream_k
+    with pytest.raises(ValueError, match=r"stream_k = 'yes' is invalid"):
+        choose_config(bf16, (4096, 4096, 4096), "auto", None, None, stream_k="yes")
+    with pytest.raises(ValueError, match=r"GemmConfig.stream_k = True is invalid: allowed False with ping-pong"):
+        choose_config(bf16, (4096, 4096, 4096), "pingpong", None, None, stream_k=True)
+
+
 @pytest.mark.parametrize(
     "tiles,clusters,k_tiles",
     [(256, 66, 64), (576, 66, 96), (1024, 66, 64), (66, 66, 8), (10, 66, 8), (67, 66, 3), (131, 66, 1), (200, 7, 5)],

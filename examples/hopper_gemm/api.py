@@ -130,8 +130,11 @@ def _aligned(name: str, t: Any) -> None:
         raise ValueError(f"{name}.data_ptr() is not 16-byte aligned (a sliced view?); use {name}.clone()")
 
 
-def choose_config(problem: Problem, mnk: tuple[int, int, int], schedule: str, tile: Any, cluster: Any) -> GemmConfig:
-    """The configuration for a call: the measured table for ``schedule="auto"``, else what was asked."""
+def choose_config(
+    problem: Problem, mnk: tuple[int, int, int], schedule: str, tile: Any, cluster: Any, stream_k: bool | None = None
+) -> GemmConfig:
+    """The configuration for a call: the measured table for ``schedule="auto"``, else what was asked;
+    ``stream_k`` True/False overrides the table's choice (None: keep it)."""
     from .autotable import pick
 
     if schedule == "auto":
@@ -146,6 +149,10 @@ def choose_config(problem: Problem, mnk: tuple[int, int, int], schedule: str, ti
         config = config.with_(tile_m=int(tile[0]), tile_n=int(tile[1]))
     if cluster is not None:
         config = config.with_(cluster_m=int(cluster[0]), cluster_n=int(cluster[1]))
+    if stream_k is not None:
+        if not isinstance(stream_k, bool):
+            raise ValueError(f"stream_k = {stream_k!r} is invalid: allowed None (the table's choice), True or False")
+        config = config.with_(stream_k=stream_k)
     config.stages(problem)  # raises if it does not fit
     return config
 
@@ -191,17 +198,19 @@ def gemm(
     schedule: str = "auto",
     tile: tuple[int, int] | None = None,
     cluster: tuple[int, int] | None = None,
+    stream_k: bool | None = None,
 ) -> Any:
     """``alpha · a @ b.T + bias`` (``b_layout="nk"``, b is (N, K)) or ``alpha · a @ b + bias`` (``"kn"``).
 
     fp16/bf16 in and out, fp32 accumulation. ``schedule``: ``"auto"`` (the measured table),
-    ``"cooperative"`` or ``"pingpong"``; ``tile`` / ``cluster`` override the table's choice.
+    ``"cooperative"`` or ``"pingpong"``; ``tile`` / ``cluster`` / ``stream_k`` (cooperative: split the last
+    wave and a half by k-tiles) override the table's choice.
     """
     if schedule not in ("auto", *(s.value for s in Schedule)):
         raise ValueError(f"schedule = {schedule!r} is invalid: allowed 'auto', 'cooperative' or 'pingpong'")
     ops = validate(a, b, bias=bias, alpha=alpha, out=out, b_layout=b_layout)
     m, n, _ = ops.mnk
-    config = choose_config(ops.problem, ops.mnk, schedule, tile, cluster)
+    config = choose_config(ops.problem, ops.mnk, schedule, tile, cluster, stream_k)
     result = ops.out
     if result is None:
         # TMA stores rows whose stride is a multiple of 16 bytes: for N not a multiple of 8 the result is a
