@@ -58,7 +58,23 @@ def no_gpu_report(args: argparse.Namespace) -> int:
     print("no CUDA GPU here: compiling for sm_90a instead (nothing runs)")
     for line in compile_report(config, problem).lines():
         print("  " + line)
+    if config.stream_k:  # the fix-up between clusters, on a small walk of the same split arithmetic
+        from hopper_gemm.stream_k_protocol import STREAM_K_BUGS, check_stream_k
+
+        tiles, clusters, k_tiles = STREAM_K_MODEL
+        print(f"stream-K fix-up (pipes.check; {tiles} tiles on {clusters} clusters, {k_tiles} k-tiles, 2 launches):")
+        report = check_stream_k(tiles, clusters, k_tiles)
+        print(f"  {report}".splitlines()[0])
+        for bug in STREAM_K_BUGS:
+            found = check_stream_k(tiles, clusters, k_tiles, bug=bug)
+            print(f"  planted {bug:<9}: {found.findings[0].kind.name if found.findings else 'nothing found'}")
+        return 0 if report.ok else 1
     return 0
+
+
+#: The walk the stream-K model checks in the compile-only report: 3 whole tiles, then 4 split over
+#: 3 clusters in shares of 4 k-tiles (two tiles split between two clusters).
+STREAM_K_MODEL = (7, 3, 3)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -199,3 +199,28 @@ def test_stream_k_covers_every_k_tile_once_and_splits_a_tile_at_most_in_two(tile
     assert (split.sk_tiles == 0) == whole
     if not whole:
         assert split.share >= k_tiles and split.sk_tiles == clusters + tiles % clusters
+
+
+@pytest.mark.parametrize("tiles,clusters,k_tiles", [(7, 3, 3), (4, 3, 5), (5, 2, 4), (11, 4, 4)])
+def test_the_stream_k_fix_up_passes_the_checker_over_two_launches_and_planted_defects_do_not(tiles, clusters, k_tiles):
+    """hopper_gemm.stream_k_protocol: each cluster an agent walking StreamKSplit's units (the kernel's own
+    arithmetic) over two stream-ordered launches. Waiting for the flag and putting it back are each
+    necessary: without either, a storing unit adds a partial that is not this launch's."""
+    from hopper_gemm.stream_k_protocol import STREAM_K_BUGS, check_stream_k
+
+    report = check_stream_k(tiles, clusters, k_tiles)
+    assert report.ok and report.exhaustive, str(report)
+    for bug in STREAM_K_BUGS:
+        kinds = {f.kind.name for f in check_stream_k(tiles, clusters, k_tiles, bug=bug).findings}
+        assert "AGENT_ERROR" in kinds or "READ_UNCOMMITTED" in kinds, (bug, kinds)
+
+
+def test_the_stream_k_model_refuses_walks_with_nothing_to_fix_up():
+    from hopper_gemm.stream_k_protocol import check_stream_k
+
+    with pytest.raises(ValueError, match="split nothing"):
+        check_stream_k(6, 3, 4)  # whole waves
+    with pytest.raises(ValueError, match="split no tile"):
+        check_stream_k(5, 3, 2)  # shares of 4 k-tiles = 2 whole tiles
+    with pytest.raises(ValueError, match="bug = 'typo' is invalid"):
+        check_stream_k(7, 3, 3, bug="typo")

@@ -368,29 +368,32 @@ class GemmKernel:
             atom_b, grid.cta_m, cute.make_layout(cfg.cluster_m), cute.group_modes(sb, 0, 2), cute.group_modes(gb, 0, 2)
         )
         producer = decl.mainloop.producer()
+        sources = LoadSources(atom_a, ga_part, sa_part, a_mask, atom_b, gb_part, sb_part, b_mask)
         whole = grid.split.dp_tiles if cutlass.const_expr(cfg.stream_k) else grid.cluster_tiles
         for linear in cutlass.range(grid.cluster_id, whole, grid.clusters, unroll=1):
             tm, tn = self.order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
-            for k in cutlass.range(grid.k_tiles, unroll=1):
-                slot = producer.acquire()
-                bar = producer.barrier(slot)
-                _tma_copy(atom_a, ga_part[(None, tm, k)], sa_part[(None, slot)], bar, a_mask, cfg.cluster_n > 1)
-                _tma_copy(atom_b, gb_part[(None, tn, k)], sb_part[(None, slot)], bar, b_mask, cfg.cluster_m > 1)
-                producer.commit()
+            producer = self.load_k_tiles(producer, sources, tm, tn, 0, grid.k_tiles)
         if cutlass.const_expr(cfg.stream_k):  # the split phase: this cluster's share of k-tiles
             at, end = grid.split.stream(grid.cluster_id, grid.k_tiles)
             while at < end:
                 tile, kb, ke = StreamKSplit.unit(at, end, grid.k_tiles)
                 linear = grid.split.dp_tiles + tile
                 tm, tn = self.order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
-                for k in cutlass.range(kb, ke, unroll=1):
-                    slot = producer.acquire()
-                    bar = producer.barrier(slot)
-                    _tma_copy(atom_a, ga_part[(None, tm, k)], sa_part[(None, slot)], bar, a_mask, cfg.cluster_n > 1)
-                    _tma_copy(atom_b, gb_part[(None, tn, k)], sb_part[(None, slot)], bar, b_mask, cfg.cluster_m > 1)
-                    producer.commit()
+                producer = self.load_k_tiles(producer, sources, tm, tn, kb, ke)
                 at = at + (ke - kb)
         producer.tail()
+
+    @cute.jit
+    def load_k_tiles(self, producer: Any, src: Any, tm: Any, tn: Any, k_begin: Any, k_end: Any) -> Any:
+        """A and B k-tiles ``[k_begin, k_end)`` of tile (tm, tn) into the ring; returns the producer handle."""
+        cfg = self.config
+        for k in cutlass.range(k_begin, k_end, unroll=1):
+            slot = producer.acquire()
+            bar = producer.barrier(slot)
+            _tma_copy(src.atom_a, src.ga[(None, tm, k)], src.sa[(None, slot)], bar, src.a_mask, cfg.cluster_n > 1)
+            _tma_copy(src.atom_b, src.gb[(None, tn, k)], src.sb[(None, slot)], bar, src.b_mask, cfg.cluster_m > 1)
+            producer.commit()
+        return producer
 
     @cute.jit
     def math(
@@ -528,6 +531,19 @@ class Copies(NamedTuple):
     tma_b: Any
     atom_c: Any
     tma_c: Any
+
+
+class LoadSources(NamedTuple):
+    """The load warp's TMA atoms, partitioned global and shared tensors and multicast masks of A and B."""
+
+    atom_a: Any
+    ga: Any
+    sa: Any
+    a_mask: Any
+    atom_b: Any
+    gb: Any
+    sb: Any
+    b_mask: Any
 
 
 class SmemLayouts(NamedTuple):

@@ -1,0 +1,84 @@
+"""Stream-K's fix-up across clusters and launches, run through ``pipes.check``.
+
+Each cluster is one agent (its CTAs and math threads act together: the kernel's named barrier before
+one thread's release, and after one thread's acquire, makes the cluster's 256 threads one party at
+GPU scope). Per launch, an agent walks exactly what :class:`~hopper_gemm.schedule.StreamKSplit` gives
+its cluster — the same code the kernel runs — and per split unit:
+
+* a unit with a tile's last k-tiles (``kb > 0``) writes the tile's partial and adds 1 to the tile's
+  flag (``atom.release.gpu``);
+* the unit with k-tile 0 of a split tile waits for the flag (``ld.acquire.gpu``), reads the partial
+  (it must be *this* launch's), and puts the flag back to 0 for the next launch.
+
+Launches are stream-ordered: every agent of launch ``e`` starts after every agent of launch ``e − 1``
+ended (a counter of ended agents stands for the kernel boundary). ``bug`` plants a defect
+(:data:`STREAM_K_BUGS`): ``no_wait`` — the storing unit reads the partial without waiting for its
+flag; ``no_reset`` — the flag is never put back, so the next launch's storing unit takes the previous
+launch's partial.
+"""
+
+from __future__ import annotations
+
+from pipes.check import Agent, Ctx, ModelCounter, Protocol, Report, Scope, check
+
+from .schedule import StreamKSplit
+
+STREAM_K_BUGS = ("no_wait", "no_reset")
+GPU = Scope.GPU
+
+
+def stream_k_protocol(
+    cluster_tiles: int, clusters: int, k_tiles: int, launches: int = 2, bug: str | None = None
+) -> Protocol:
+    """The fix-up of ``cluster_tiles`` tiles of ``k_tiles`` k-tiles on ``clusters`` clusters."""
+    if bug is not None and bug not in STREAM_K_BUGS:
+        raise ValueError(f"bug = {bug!r} is invalid: allowed None or one of {STREAM_K_BUGS}")
+    if min(cluster_tiles, clusters, k_tiles, launches) < 1:
+        raise ValueError(f"tiles, clusters, k-tiles, launches = {cluster_tiles, clusters, k_tiles, launches}: >= 1")
+    split = StreamKSplit.of(cluster_tiles, clusters, k_tiles)
+    if split.sk_tiles == 0:
+        raise ValueError(
+            f"{cluster_tiles} tiles on {clusters} clusters split nothing (whole waves, or fewer tiles than "
+            "clusters): nothing to check"
+        )
+
+    def cluster(c: int):
+        def run(ctx: Ctx) -> None:
+            for e in range(1, launches + 1):
+                if e > 1:  # the kernel boundary: launch e starts after every cluster of launch e − 1 ended
+                    ctx.wait_counter("ended", (e - 1) * clusters, scope=GPU)
+                at, end = split.stream(c, k_tiles)
+                while at < end:
+                    tile, kb, ke = StreamKSplit.unit(at, end, k_tiles)
+                    if kb > 0:
+                        ctx.write_global(("partial", tile), (e, tile))
+                        ctx.signal(f"flag{tile}", 1, scope=GPU)
+                    elif split.partials(tile, k_tiles) > 0:
+                        if bug != "no_wait":
+                            ctx.wait_counter(f"flag{tile}", 1, scope=GPU)
+                        got = ctx.read_global(("partial", tile))
+                        assert got == (e, tile), f"launch {e}: cluster {c} added {got!r} to tile {tile}"
+                        if bug != "no_reset":
+                            ctx.store_counter(f"flag{tile}", 0, scope=GPU)
+                    at += ke - kb
+                ctx.signal("ended", 1, scope=GPU)
+
+        return run
+
+    if not any(split.partials(t, k_tiles) for t in range(split.sk_tiles)):
+        raise ValueError(
+            f"{cluster_tiles} tiles on {clusters} clusters with {k_tiles} k-tiles split no tile (each share is "
+            f"{split.share} k-tiles, whole tiles): no fix-up to check"
+        )
+    agents = [Agent(f"cluster{c}", cluster(c), device=0, cluster=c) for c in range(clusters)]
+    counters = [ModelCounter("ended")] + [ModelCounter(f"flag{t}") for t in range(split.sk_tiles)]
+    initial = {("partial", t): ("before launch 1", t) for t in range(split.sk_tiles)}
+    label = "stream_k" + (f"_{bug}" if bug else "")
+    return Protocol(label, agents, [], counters=counters, initial=initial)
+
+
+def check_stream_k(
+    cluster_tiles: int, clusters: int, k_tiles: int, launches: int = 2, bug: str | None = None, **limits: int
+) -> Report:
+    """:func:`stream_k_protocol` through the checker (exhaustive within ``max_states``)."""
+    return check(stream_k_protocol(cluster_tiles, clusters, k_tiles, launches, bug), **limits)
