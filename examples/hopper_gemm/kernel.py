@@ -27,6 +27,11 @@ cooperative)           acquire before a tile's first TMA         lag``); empty[s
 setmaxnreg 40)         the tile, publish its ready flag (or,     copy engine: one red.release.sys per
                        with the copy engine, count it into its   tile on its step's counter,
                        step), release; ends on end-of-stream     tile_comm/copy_engine.py)
+``mma`` with           a split tile's unit with its last         ``flags[s]``: 1 ``atom.release.gpu``
+``stream_k``           k-tiles → ``partials[s]`` in global       by thread 0 after the ``epilogue``
+(cooperative)          memory → the unit with k-tile 0, which    NamedBarrier (256); the storing
+                       adds it and stores the tile               unit: thread 0 ``ld.acquire.gpu``,
+                       (hopper_gemm/stream_k.py)                 then the NamedBarrier; resets to 0
 =====================  ========================================  =====================================
 
 The load warp walks (tile, k) as one stream; the math warpgroups walk tiles, then k. They share only
@@ -37,6 +42,11 @@ CTA's tiles g, g+2, ...; it skips the other's k-tiles in the mainloop ring (``Co
 ordered barrier alternates the two warpgroups at the tensor cores and at the epilogue, so one
 warpgroup's epilogue runs under the other's MMAs. Peers (multicast) release every CTA of the
 cluster that wrote into their slot; the pipes object derives who from the cluster shape.
+
+``stream_k`` (:class:`~hopper_gemm.schedule.StreamKSplit`): after the whole waves, the load warp and the
+math warpgroups walk the same units of this cluster's share of k-tiles; a tile split between two
+clusters is summed through a global workspace, the only synchronization here outside pipes objects
+(global flags between clusters; modelled in ``hopper_gemm.stream_k_protocol``).
 
 ``comm`` (a ``tile_comm.CommRole``; examples/epilogue_comm.py): the storing warp's ``commit`` closes one
 more bulk group after the staging ring's per-subtile groups and waits ``cp.async.bulk.wait_group lag``
