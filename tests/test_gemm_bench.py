@@ -1,0 +1,24 @@
+"""benchmarks/gemm.py without a GPU: the summary names what ``schedule="auto"`` picks and judges it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "examples"))
+
+
+def test_the_summary_judges_autos_pick_against_the_issue_target():
+    import gemm
+
+    def row(name, ratio):
+        return gemm.Row((8192, 8192, 8192), "bf16", False, name, 1000.0, 1000.0 * ratio, 0.0)
+
+    rows = [row("coop256x128c12", 1.05), row("coop256x128c12sk", 1.01)]
+    # 8192³ has 1024 cluster-tiles: auto takes stream-K, and its 1.01 misses the 1.02 target.
+    assert gemm._auto((8192, 8192, 8192, "bf16", False), rows) == "; auto = coop256x128c12sk 1.010, target ≥ 1.02 ✗"
+    assert "not in this run" in gemm._auto((4096, 4096, 4096, "bf16", False), rows[1:])
+    assert set(gemm.TARGETS) == {s[:3] for s in gemm.SHAPES}
+    assert set(gemm.CANDIDATES) >= gemm.DIAGNOSTIC
