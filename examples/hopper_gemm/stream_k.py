@@ -52,7 +52,7 @@ def partial_view(partials: cute.Pointer, split_tile: Any, math_tidx: Any, values
 @cute.jit
 def save_partial(acc: cute.Tensor, mine: cute.Tensor, flag: cute.Pointer, math_tidx: Any, barrier: Any) -> None:
     """The unit with the tile's last k-tiles: post its partial sum, then raise the tile's flag."""
-    for i in cutlass.range_constexpr(cute.size(acc)):
+    for i in cutlass.range(cute.size(acc), unroll_full=True):
         mine[i] = acc[i]
     barrier.sync()
     if math_tidx == 0:
@@ -72,7 +72,7 @@ def add_partial(acc: cute.Tensor, mine: cute.Tensor, flag: cute.Pointer, math_ti
             got = Int32(cute.arch.load(flag, Uint32, sem="acquire", scope="gpu"))
         cute.arch.store(flag, Uint32(0))  # for the next launch
     barrier.sync()
-    for i in cutlass.range_constexpr(cute.size(acc)):
+    for i in cutlass.range(cute.size(acc), unroll_full=True):
         acc[i] = acc[i] + mine[i]
 
 
