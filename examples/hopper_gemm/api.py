@@ -173,7 +173,9 @@ def compiled(config: GemmConfig, problem: Problem, options: str = COMPILE_OPTION
 
 def launcher(config: GemmConfig, ops: Operands, out: Any) -> Any:
     """A no-argument callable that launches ``config``'s kernel for ``ops`` into ``out`` on the current
-    stream (compiled once per configuration; arguments converted once; stream-K's workspace attached)."""
+    stream (compiled once per configuration; arguments converted once; stream-K's workspace attached).
+    With ``stream_k``, call it on the stream that was current when it was built: the workspace belongs to
+    that stream, so launches on another stream could race with that stream's own stream-K launches."""
     import cutlass
 
     from .launch import clusters_to_launch, current_stream, cute_operands, stream_k_pointers
