@@ -65,6 +65,8 @@ CANDIDATES = {
     "coop256x128c12rn4": GemmConfig(256, 128, 1, 2, C, raster="n", group=4),
     "coop256x128c12sk": GemmConfig(256, 128, 1, 2, C, stream_k=True),
     "coop128x256c21sk": GemmConfig(128, 256, 2, 1, C, stream_k=True),
+    "coop256x128c12skr": GemmConfig(256, 128, 1, 2, C, stream_k=True, stream_k_remainder=True),
+    "coop128x256c21skr": GemmConfig(128, 256, 2, 1, C, stream_k=True, stream_k_remainder=True),
     "coop256x192c12": GemmConfig(256, 192, 1, 2, C),
     "coop256x192c21": GemmConfig(256, 192, 2, 1, C),
     "coop256x128c12e64": GemmConfig(256, 128, 1, 2, C, epi_stages=2, epi_n=64),

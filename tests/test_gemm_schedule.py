@@ -169,49 +169,65 @@ def test_stream_k_is_the_tables_choice_unless_asked():
 
 @pytest.mark.parametrize(
     "tiles,clusters,k_tiles",
-    [(256, 66, 64), (576, 66, 96), (1024, 66, 64), (66, 66, 8), (10, 66, 8), (67, 66, 3), (131, 66, 1), (200, 7, 5)],
+    [(256, 66, 64), (576, 66, 96), (1024, 66, 128), (2048, 66, 64), (66, 66, 8), (10, 66, 8), (40, 66, 8)]
+    + [(67, 66, 3), (131, 66, 1), (200, 7, 5), (256, 66, 2)],
 )
-def test_stream_k_covers_every_k_tile_once_and_splits_a_tile_at_most_in_two(tiles, clusters, k_tiles):
-    """StreamKSplit, walked as the kernel walks it: every (tile, k-tile) exactly once; a split tile's two
-    units meet at one k-tile; the unit with k-tile 0 is the one that adds ``partials`` partial sums; whole
-    waves (or fewer tiles than clusters) are not split at all."""
+@pytest.mark.parametrize("remainder", [False, True])
+def test_stream_k_covers_every_k_tile_once_and_numbers_the_parts(tiles, clusters, k_tiles, remainder):
+    """StreamKSplit, walked as the kernel walks it: every (tile, k-tile) exactly once; a split tile's units
+    meet end to end, numbered 0 (k-tile 0: it stores the tile) to ``partials``, at most MAX_PARTIALS + 1 of
+    them; whole waves are not split; ``remainder`` splits only the partial wave when its shares are at
+    least half a tile (else the wave and a half)."""
     from hopper_gemm.schedule import StreamKSplit
 
-    split = StreamKSplit.of(tiles, clusters, k_tiles)
+    split = StreamKSplit.of(tiles, clusters, k_tiles, remainder=remainder)
     parts: dict[int, list] = {}
     for cluster in range(clusters):
         for linear in range(cluster, split.dp_tiles, clusters):
-            parts.setdefault(linear, []).append((0, k_tiles))
+            parts.setdefault(linear, []).append((0, k_tiles, 0))
         at, end = split.stream(cluster, k_tiles)
         while at < end:
             tile, kb, ke = StreamKSplit.unit(at, end, k_tiles)
             assert 0 <= kb < ke <= k_tiles
-            parts.setdefault(split.dp_tiles + tile, []).append((kb, ke))
+            parts.setdefault(split.dp_tiles + tile, []).append((kb, ke, split.part(at, tile, k_tiles)))
             at += ke - kb
     assert sorted(parts) == list(range(tiles))
     for linear, units in parts.items():
         units.sort()
-        assert units[0][0] == 0 and units[-1][1] == k_tiles and len(units) <= 2
+        assert units[0][0] == 0 and units[-1][1] == k_tiles and len(units) <= StreamKSplit.MAX_PARTIALS + 1
         assert all(a[1] == b[0] for a, b in zip(units, units[1:], strict=False))
+        assert [u[2] for u in units] == list(range(len(units)))  # part 0 holds k-tile 0
         if linear >= split.dp_tiles:
             assert split.partials(linear - split.dp_tiles, k_tiles) == len(units) - 1
-    whole = tiles % clusters == 0 or tiles < clusters
-    assert (split.sk_tiles == 0) == whole
-    if not whole:
-        assert split.share >= k_tiles and split.sk_tiles == clusters + tiles % clusters
+    rem = tiles % clusters
+    if rem == 0 or split.sk_tiles == 0:
+        assert split.sk_tiles == 0 and (rem == 0 or tiles < clusters)
+    elif remainder and 2 * -(-rem * k_tiles // clusters) >= k_tiles:
+        assert split.sk_tiles == rem  # the partial wave alone
+    else:
+        assert split.sk_tiles == clusters + rem and split.share >= k_tiles
 
 
-@pytest.mark.parametrize("tiles,clusters,k_tiles", [(7, 3, 3), (4, 3, 5), (5, 2, 4), (11, 4, 4)])
-def test_the_stream_k_fix_up_passes_the_checker_over_two_launches_and_planted_defects_do_not(tiles, clusters, k_tiles):
+@pytest.mark.parametrize(
+    "tiles,clusters,k_tiles,remainder",
+    [(7, 3, 3, False), (4, 3, 5, False), (5, 2, 4, False), (11, 4, 4, False), (6, 4, 5, True)],
+)
+def test_the_stream_k_fix_up_passes_the_checker_and_planted_defects_do_not(tiles, clusters, k_tiles, remainder):
     """hopper_gemm.stream_k_protocol: each cluster an agent walking StreamKSplit's units (the kernel's own
-    arithmetic) over two stream-ordered launches. Waiting for the flag and putting it back are each
-    necessary: without either, a storing unit adds a partial that is not this launch's."""
+    arithmetic) over two stream-ordered launches; (6, 4, 5) with ``remainder`` has a tile of three parts.
+    Waiting for the flag's count and putting it back are each necessary: without either, a storing unit
+    adds a partial that is not this launch's."""
+    from hopper_gemm.schedule import StreamKSplit
     from hopper_gemm.stream_k_protocol import STREAM_K_BUGS, check_stream_k
 
-    report = check_stream_k(tiles, clusters, k_tiles)
+    split = StreamKSplit.of(tiles, clusters, k_tiles, remainder=remainder)
+    if remainder:
+        assert max(split.partials(t, k_tiles) for t in range(split.sk_tiles)) == StreamKSplit.MAX_PARTIALS
+    report = check_stream_k(tiles, clusters, k_tiles, remainder=remainder)
     assert report.ok and report.exhaustive, str(report)
     for bug in STREAM_K_BUGS:
-        kinds = {f.kind.name for f in check_stream_k(tiles, clusters, k_tiles, bug=bug).findings}
+        found = check_stream_k(tiles, clusters, k_tiles, bug=bug, remainder=remainder)
+        kinds = {f.kind.name for f in found.findings}
         assert "AGENT_ERROR" in kinds or "READ_UNCOMMITTED" in kinds, (bug, kinds)
 
 

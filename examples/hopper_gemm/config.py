@@ -79,8 +79,9 @@ class GemmConfig:
     many A/B stages as shared memory holds next to ``epi_stages`` staging buffers (default 4 for
     cooperative, 2 per warpgroup turn for ping-pong). ``stream_k`` (cooperative): when the cluster-tiles
     are not a whole number of waves, the last wave and a half are split by k-tiles evenly over every
-    cluster (:class:`~hopper_gemm.schedule.StreamKSplit`); a tile split in two is summed through a
-    global-memory workspace (:mod:`hopper_gemm.stream_k`).
+    cluster (:class:`~hopper_gemm.schedule.StreamKSplit`); a split tile is summed through a global-memory
+    workspace (:mod:`hopper_gemm.stream_k`). ``stream_k_remainder``: split only the partial wave's tiles
+    when that gives every cluster at least half a tile (``StreamKSplit(remainder=True)``).
     """
 
     tile_m: int = 128
@@ -95,6 +96,7 @@ class GemmConfig:
     epi_stages: int | None = None
     epi_n: int = 32
     stream_k: bool = False
+    stream_k_remainder: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "schedule", _schedule(self.schedule))
@@ -133,6 +135,8 @@ class GemmConfig:
             raise _bad(owner, "epi_n", self.epi_n, f"32 or 64, dividing tile_n = {self.tile_n} (columns per TMA store)")
         if not isinstance(self.stream_k, bool):
             raise _bad(owner, "stream_k", self.stream_k, "True or False")
+        if not isinstance(self.stream_k_remainder, bool) or (self.stream_k_remainder and not self.stream_k):
+            raise _bad(owner, "stream_k_remainder", self.stream_k_remainder, "False, or True with stream_k = True")
         if self.stream_k and self.schedule is not Schedule.COOPERATIVE:
             raise _bad(owner, "stream_k", self.stream_k, "False with ping-pong (stream-K splits cooperative tiles)")
         for name in ("ab_stages", "epi_stages"):
@@ -197,6 +201,7 @@ class GemmConfig:
             f"{self.cluster_n} raster {self.raster}/{self.group}"
             + (f" epilogue {self.epi_tile[0]}×{self.epi_n}" if self.epi_n != 32 else "")
             + (" stream-K" if self.stream_k else "")
+            + (" (remainder)" if self.stream_k_remainder else "")
         )
 
 

@@ -92,7 +92,7 @@ from .epilogue import EpilogueArgs, apply_terms, terms_for
 from .epilogue_store import EpilogueStage, offset_coords, store_tile
 from .mainloop import mainloop
 from .schedule import StreamKSplit, TileOrder
-from .stream_k import add_partial, partial_view, save_partial
+from .stream_k import add_partials, partial_slot, save_partial
 
 BLOCK_THREADS = 384
 LOAD_REGISTERS = 40
@@ -340,7 +340,9 @@ class GemmKernel:
         clusters_m, clusters_n = self.order.cluster_grid(tiles_m, tiles_n)
         cluster_tiles = clusters_m * clusters_n
         k_tiles = (copies.tma_a.shape[1] + cfg.tile_k - 1) // cfg.tile_k
-        split = StreamKSplit.of(cluster_tiles, clusters, k_tiles) if cutlass.const_expr(cfg.stream_k) else None
+        split = None
+        if cutlass.const_expr(cfg.stream_k):
+            split = StreamKSplit.of(cluster_tiles, clusters, k_tiles, remainder=cfg.stream_k_remainder)
         grid = TileGrid(clusters_m, clusters_n, cta_m, cta_n, cluster_id, clusters, cluster_tiles, k_tiles, split)
 
         if warp < MATH_FIRST_WARP:
@@ -517,12 +519,15 @@ class GemmKernel:
             warpgroup.wait_group(0)
             consumer.release()
             mine_tile = tile * cfg.cluster_size + rank
-            mine = partial_view(partials, mine_tile, math_tidx, cute.size(acc), threads)
-            if kb > 0:  # the tile's last k-tiles: its storing unit adds them later
+            if kb > 0:  # later k-tiles of the tile: its storing unit adds them
+                slot = grid.split.part(at, tile, grid.k_tiles) - 1
+                mine = partial_slot(partials, mine_tile, slot, math_tidx, cute.size(acc), threads)
                 save_partial(acc, mine, flags + mine_tile, math_tidx, shared.epilogue_barrier)
             else:
-                if grid.split.partials(tile, grid.k_tiles) > 0:
-                    add_partial(acc, mine, flags + mine_tile, math_tidx, shared.epilogue_barrier)
+                count = grid.split.partials(tile, grid.k_tiles)
+                if count > 0:
+                    slots = (partials, mine_tile, threads)
+                    add_partials(acc, slots, count, flags + mine_tile, math_tidx, shared.epilogue_barrier)
                 if cutlass.const_expr(len(self.terms) > 0):
                     apply_terms(self.terms, acc, offset_coords(coords, tm * cfg.tile_m, tn * cfg.tile_n), args)
                 staging = store_tile(epi, acc, staging, tm, tn)

@@ -124,15 +124,22 @@ def _band_walk(linear: Any, across_total: Any, along_total: Any, group: int) -> 
 class StreamKSplit:
     """Which cluster computes which k-tiles of which cluster-tile, with stream-K after whole waves.
 
-    With ``T`` cluster-tiles on ``C`` clusters and ``T mod C = R > 0`` (and ``T > C``), the last wave runs
-    ``R`` of ``C`` clusters while the others idle: 3.88 waves at 4096³ (256×128 tiles, 66 clusters), 8.73
-    at 6144³. Here the first ``T − C − R`` tiles are walked whole (data-parallel, as without stream-K),
-    and the last ``C + R`` are laid end to end as one stream of k-tiles cut into ``C`` equal shares
-    (``share`` = ⌈(C + R)·k_tiles / C⌉ ≥ k_tiles), cluster ``c`` taking k-tiles ``[c·share, (c+1)·share)``.
-    A share is at least a tile, so a tile spans at most two clusters: the one whose share *starts* inside
-    it computes its last k-tiles first and leaves a partial sum; the one whose share *ends* inside it
-    (its k-tile 0, ``kb == 0``) computes its first k-tiles last, adds the partial and stores the tile.
-    Every wait is for another cluster's first unit, which waits for nothing: no cycle.
+    With ``T`` cluster-tiles on ``C`` clusters and ``T mod C = R > 0``, the last wave runs ``R`` of ``C``
+    clusters while the others idle: 3.88 waves at 4096³ (256×128 tiles, 66 clusters), 8.73 at 6144³.
+    The first tiles are walked whole (data-parallel, as without stream-K); the last ones are laid end to
+    end as one stream of k-tiles cut into ``C`` equal shares, cluster ``c`` taking k-tiles
+    ``[c·share, (c+1)·share)``:
+
+    * ``remainder=False`` (the default): the last ``C + R`` tiles (needs ``T > C``); a share is at least a
+      tile (⌈(C + R)·k_tiles / C⌉), so a tile spans at most two shares;
+    * ``remainder=True``: only the last ``R`` tiles, when that makes shares of at least half a tile
+      (``2·⌈R·k_tiles / C⌉ ≥ k_tiles``; otherwise as ``False``), so a tile spans at most three shares.
+      Fewer k-tiles run in the split phase, where clusters work at k offsets no other shares.
+
+    A tile's unit with k-tile 0 (``kb == 0``) comes last in its cluster's share; the others come first in
+    theirs, so they post their partials (slot ``part - 1``, :meth:`part`) before the first one adds them
+    (:meth:`partials` of them) and stores the tile. Every wait is for other clusters' first units, which
+    wait for nothing: no cycle.
 
     Plain ``+ - * //`` and ``min`` on ints or CuTe DSL integers, like :class:`TileOrder`: the load warp,
     the math warpgroups and the CPU tests run the same code.
@@ -142,12 +149,19 @@ class StreamKSplit:
     sk_tiles: Any  # cluster-tiles split, after them
     share: Any  # k-tiles per cluster in the split phase (0: no split)
 
+    #: Partial sums a split tile can have: shares of at least half a tile meet a tile at most three times.
+    MAX_PARTIALS = 2
+
     @classmethod
-    def of(cls, cluster_tiles: Any, clusters: Any, k_tiles: Any) -> StreamKSplit:
+    def of(cls, cluster_tiles: Any, clusters: Any, k_tiles: Any, remainder: bool = False) -> StreamKSplit:
         full = cluster_tiles // clusters
         rem = cluster_tiles - full * clusters
-        split = _min(rem, 1) * _min(full, 1)  # 1 when the waves are not whole and there is one at least
-        sk_tiles = split * (clusters + rem)
+        partial_wave = _min(rem, 1)  # 1 when the waves are not whole
+        alone = 0
+        if remainder:  # the partial wave alone, when its shares are at least half a tile
+            alone = partial_wave * _min(1, 2 * ceil_div(rem * k_tiles, clusters) // k_tiles)
+        with_wave = partial_wave * (1 - alone) * _min(full, 1)  # one whole wave too (needs one)
+        sk_tiles = alone * rem + with_wave * (clusters + rem)
         share = ceil_div(sk_tiles * k_tiles, clusters)
         return cls(cluster_tiles - sk_tiles, sk_tiles, share)
 
@@ -164,6 +178,11 @@ class StreamKSplit:
         return tile, kb, _min(k_tiles, kb + end - at)
 
     def partials(self, tile: Any, k_tiles: Any) -> Any:
-        """How many partial sums the storing unit of split ``tile`` adds: 1 if the tile spans two shares."""
+        """How many partial sums the storing unit of split ``tile`` adds (one per other share it spans)."""
         first = tile * k_tiles
         return (first + k_tiles - 1) // self.share - first // self.share
+
+    def part(self, at: Any, tile: Any, k_tiles: Any) -> Any:
+        """Which part of split ``tile`` the unit starting at stream position ``at`` is: 0 for the one with
+        k-tile 0 (it stores the tile), 1 … :meth:`partials` for the others (each posts partial slot part−1)."""
+        return at // self.share - (tile * k_tiles) // self.share

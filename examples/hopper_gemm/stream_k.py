@@ -1,27 +1,30 @@
-"""Stream-K's fix-up: a tile split between two clusters is summed through global memory.
+"""Stream-K's fix-up: a tile split between clusters is summed through global memory.
 
 =========================  ==========================================  ===========================
 role                       what it does with split tile ``s``          synchronization
 =========================  ==========================================  ===========================
-math warpgroups, the unit  store their fp32 accumulators into           ``epilogue`` named barrier
-that computes the tile's   ``partials[s]`` (each thread its own        (the 256 math threads),
-*last* k-tiles (first in   values, 16 bytes at a time, coalesced        then thread 0:
-its cluster's share)       across the warp)                             ``red.release.gpu`` +1 on
+math warpgroups, a unit    store their fp32 accumulators into slot     ``epilogue`` named barrier
+with later k-tiles of the  ``part − 1`` of ``partials[s]`` (each       (the 256 math threads),
+tile (part 1 or 2, first   thread its own values, 16 bytes at a        then thread 0:
+in its cluster's share)    time, coalesced across the warp)            ``atom.release.gpu`` +1 on
                                                                         ``flags[s]``
-math warpgroups, the unit  thread 0 polls ``flags[s]`` with             the named barrier orders
-with k-tile 0 (last in     ``ld.acquire.gpu`` (bounded: a trap after    every thread's reads after
-its cluster's share)       2 s), resets it to 0 for the next launch;    thread 0's acquire
-                           all add ``partials[s]`` to their
-                           accumulators, then the usual epilogue
+math warpgroups, the unit  thread 0 polls ``flags[s]`` until it        the named barrier orders
+with k-tile 0 (part 0,     counts the tile's other parts               every thread's reads after
+last in its share)         (``ld.acquire.gpu``; a trap after 2 s),     thread 0's acquire
+                           resets it to 0 for the next launch; all
+                           add the slots to their accumulators, then
+                           the usual epilogue
 =========================  ==========================================  ===========================
 
 ``s`` is the CTA's own split tile (``split tile × cluster size + rank in the cluster``): both CTAs of a
-cluster split their tiles at the same k-tile, each with its own partial. The layout of a partial is the
-accumulators' register order, so the two units (same thread index, same fragment) need no coordinates:
-value ``i`` of math thread ``t`` lives at ``(i // 4) · 4 · threads + 4 · t + i % 4``. The flag counts
-to 1 and the storing unit puts it back to 0 (the next launch is stream-ordered after this one). This is
-CUTLASS's ``GenericBarrier`` pattern (``__syncthreads`` then one thread's ``red.release.gpu``; one
-thread's ``ld.acquire.gpu`` then ``__syncthreads``).
+cluster split their tiles at the same k-tile, each with its own partials. A partial is laid out in the
+accumulators' register order, so the units (same thread index, same fragment) need no coordinates:
+value ``i`` of math thread ``t`` lives at ``(i // 4) · 4 · threads + 4 · t + i % 4`` of its slot. Up to
+:attr:`StreamKSplit.MAX_PARTIALS <hopper_gemm.schedule.StreamKSplit.MAX_PARTIALS>` slots per tile (the
+split's shares are at least half a tile). The flag counts the posted parts and the storing unit puts
+it back to 0 (the next launch is stream-ordered after this one). This is CUTLASS's ``GenericBarrier``
+pattern (``__syncthreads`` then one thread's ``red.release.gpu``; one thread's ``ld.acquire.gpu`` then
+``__syncthreads``).
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ from cutlass.experimental.primitives.nvvm_wrapper import nanosleep
 
 from pipes.cute import trap
 
+from .schedule import StreamKSplit
+
 #: A partial not posted after this long traps instead of hanging the GPU (a broken split).
 TIMEOUT_NS = 2_000_000_000
 POLL_NS = 32
@@ -42,9 +47,10 @@ POLL_NS = 32
 VECTOR = 4
 
 
-def partial_view(partials: cute.Pointer, split_tile: Any, math_tidx: Any, values: int, threads: int) -> cute.Tensor:
-    """Math thread ``math_tidx``'s ``values`` accumulators of split tile ``split_tile`` in the workspace."""
-    base = partials + split_tile * (values * threads)
+def partial_slot(partials: cute.Pointer, split_tile: Any, j: Any, math_tidx: Any, values: int, threads: int) -> Any:
+    """Math thread ``math_tidx``'s ``values`` accumulators in slot ``j`` of CTA split tile ``split_tile``:
+    slot ``j`` (< ``StreamKSplit.MAX_PARTIALS``) holds the partial of the tile's part ``j + 1``."""
+    base = partials + (split_tile * StreamKSplit.MAX_PARTIALS + j) * (values * threads)
     layout = cute.make_layout(((VECTOR, values // VECTOR), threads), stride=((1, VECTOR * threads), VECTOR))
     return cute.make_tensor(base, layout)[(None, math_tidx)]
 
@@ -60,26 +66,31 @@ def save_partial(acc: cute.Tensor, mine: cute.Tensor, flag: cute.Pointer, math_t
 
 
 @cute.jit
-def add_partial(acc: cute.Tensor, mine: cute.Tensor, flag: cute.Pointer, math_tidx: Any, barrier: Any) -> None:
-    """The unit with k-tile 0: wait for the other unit's partial sum and add it to the accumulators."""
+def add_partials(acc: cute.Tensor, slots: Any, count: Any, flag: cute.Pointer, math_tidx: Any, barrier: Any) -> None:
+    """The unit with k-tile 0: wait until the tile's ``count`` other parts posted, then add their partials
+    (``slots``: (partials, split tile, threads), for :func:`partial_slot`)."""
+    partials, split_tile, threads = slots
     if math_tidx == 0:
         start = cute.arch.globaltimer()
         got = Int32(cute.arch.load(flag, Uint32, sem="acquire", scope="gpu"))
-        while got == 0:
+        while got < count:
             if cute.arch.globaltimer() - start > Int64(TIMEOUT_NS):
                 trap()
             nanosleep(POLL_NS)
             got = Int32(cute.arch.load(flag, Uint32, sem="acquire", scope="gpu"))
         cute.arch.store(flag, Uint32(0))  # for the next launch
     barrier.sync()
-    for i in cutlass.range(cute.size(acc), unroll_full=True):
-        acc[i] = acc[i] + mine[i]
+    for j in cutlass.range_constexpr(StreamKSplit.MAX_PARTIALS):
+        if j < count:
+            mine = partial_slot(partials, split_tile, j, math_tidx, cute.size(acc), threads)
+            for i in cutlass.range(cute.size(acc), unroll_full=True):
+                acc[i] = acc[i] + mine[i]
 
 
 def workspace_words(split_tiles: int, cluster_size: int, tile_m: int, tile_n: int) -> tuple[int, int]:
     """(flag words, fp32 partial values) of a workspace for ``split_tiles`` cluster-tiles."""
     ctas = split_tiles * cluster_size
-    return ctas, ctas * tile_m * tile_n
+    return ctas, ctas * StreamKSplit.MAX_PARTIALS * tile_m * tile_n
 
 
-__all__ = ["add_partial", "partial_view", "save_partial", "workspace_words"]
+__all__ = ["add_partials", "partial_slot", "save_partial", "workspace_words"]

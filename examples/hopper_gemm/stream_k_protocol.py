@@ -5,10 +5,11 @@ one thread's release, and after one thread's acquire, makes the cluster's 256 th
 GPU scope). Per launch, an agent walks exactly what :class:`~hopper_gemm.schedule.StreamKSplit` gives
 its cluster — the same code the kernel runs — and per split unit:
 
-* a unit with a tile's last k-tiles (``kb > 0``) writes the tile's partial and adds 1 to the tile's
-  flag (``atom.release.gpu``);
-* the unit with k-tile 0 of a split tile waits for the flag (``ld.acquire.gpu``), reads the partial
-  (it must be *this* launch's), and puts the flag back to 0 for the next launch.
+* a unit with later k-tiles of a tile (``kb > 0``, part 1 or 2) writes its partial slot and adds 1 to
+  the tile's flag (``atom.release.gpu``);
+* the unit with k-tile 0 of a split tile waits until the flag counts the tile's other parts
+  (``ld.acquire.gpu``), reads their slots (each must be *this* launch's), and puts the flag back to 0
+  for the next launch.
 
 Launches are stream-ordered: every agent of launch ``e`` starts after every agent of launch ``e − 1``
 ended (a counter of ended agents stands for the kernel boundary). ``bug`` plants a defect
@@ -28,14 +29,20 @@ GPU = Scope.GPU
 
 
 def stream_k_protocol(
-    cluster_tiles: int, clusters: int, k_tiles: int, launches: int = 2, bug: str | None = None
+    cluster_tiles: int,
+    clusters: int,
+    k_tiles: int,
+    launches: int = 2,
+    bug: str | None = None,
+    remainder: bool = False,
 ) -> Protocol:
-    """The fix-up of ``cluster_tiles`` tiles of ``k_tiles`` k-tiles on ``clusters`` clusters."""
+    """The fix-up of ``cluster_tiles`` tiles of ``k_tiles`` k-tiles on ``clusters`` clusters
+    (``remainder``: ``StreamKSplit(remainder=True)``, up to three parts per tile)."""
     if bug is not None and bug not in STREAM_K_BUGS:
         raise ValueError(f"bug = {bug!r} is invalid: allowed None or one of {STREAM_K_BUGS}")
     if min(cluster_tiles, clusters, k_tiles, launches) < 1:
         raise ValueError(f"tiles, clusters, k-tiles, launches = {cluster_tiles, clusters, k_tiles, launches}: >= 1")
-    split = StreamKSplit.of(cluster_tiles, clusters, k_tiles)
+    split = StreamKSplit.of(cluster_tiles, clusters, k_tiles, remainder=remainder)
     if split.sk_tiles == 0:
         raise ValueError(
             f"{cluster_tiles} tiles on {clusters} clusters split nothing (whole waves, or fewer tiles than "
@@ -51,13 +58,15 @@ def stream_k_protocol(
                 while at < end:
                     tile, kb, ke = StreamKSplit.unit(at, end, k_tiles)
                     if kb > 0:
-                        ctx.write_global(("partial", tile), (e, tile))
+                        part = split.part(at, tile, k_tiles)
+                        ctx.write_global(("partial", tile, part), (e, tile, part))
                         ctx.signal(f"flag{tile}", 1, scope=GPU)
-                    elif split.partials(tile, k_tiles) > 0:
+                    elif (count := split.partials(tile, k_tiles)) > 0:
                         if bug != "no_wait":
-                            ctx.wait_counter(f"flag{tile}", 1, scope=GPU)
-                        got = ctx.read_global(("partial", tile))
-                        assert got == (e, tile), f"launch {e}: cluster {c} added {got!r} to tile {tile}"
+                            ctx.wait_counter(f"flag{tile}", count, scope=GPU)
+                        for part in range(1, count + 1):
+                            got = ctx.read_global(("partial", tile, part))
+                            assert got == (e, tile, part), f"launch {e}: cluster {c} added {got!r} to tile {tile}"
                         if bug != "no_reset":
                             ctx.store_counter(f"flag{tile}", 0, scope=GPU)
                     at += ke - kb
@@ -72,13 +81,20 @@ def stream_k_protocol(
         )
     agents = [Agent(f"cluster{c}", cluster(c), device=0, cluster=c) for c in range(clusters)]
     counters = [ModelCounter("ended")] + [ModelCounter(f"flag{t}") for t in range(split.sk_tiles)]
-    initial = {("partial", t): ("before launch 1", t) for t in range(split.sk_tiles)}
-    label = "stream_k" + (f"_{bug}" if bug else "")
+    slots = range(1, StreamKSplit.MAX_PARTIALS + 1)
+    initial = {("partial", t, p): ("before launch 1", t, p) for t in range(split.sk_tiles) for p in slots}
+    label = "stream_k" + ("_remainder" if remainder else "") + (f"_{bug}" if bug else "")
     return Protocol(label, agents, [], counters=counters, initial=initial)
 
 
 def check_stream_k(
-    cluster_tiles: int, clusters: int, k_tiles: int, launches: int = 2, bug: str | None = None, **limits: int
+    cluster_tiles: int,
+    clusters: int,
+    k_tiles: int,
+    launches: int = 2,
+    bug: str | None = None,
+    remainder: bool = False,
+    **limits: int,
 ) -> Report:
     """:func:`stream_k_protocol` through the checker (exhaustive within ``max_states``)."""
-    return check(stream_k_protocol(cluster_tiles, clusters, k_tiles, launches, bug), **limits)
+    return check(stream_k_protocol(cluster_tiles, clusters, k_tiles, launches, bug, remainder), **limits)

@@ -154,16 +154,19 @@ STREAM_K_SHAPES = [
 @pytest.mark.parametrize("shape", STREAM_K_SHAPES, ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("tile,cluster", [((256, 128), (1, 2)), ((128, 256), (2, 1))])
 @pytest.mark.parametrize("bias", [False, True])
-def test_stream_k_matches_torch_and_repeats_bitwise(shape, tile, cluster, bias):
+@pytest.mark.parametrize("remainder", [False, True], ids=["wave", "remainder"])
+def test_stream_k_matches_torch_and_repeats_bitwise(shape, tile, cluster, bias, remainder):
     """Split tiles are summed through the workspace: NaN-poisoned output fully written, within the dtype's
-    bound of fp32, and bitwise equal over repeated launches (the flags are back to zero after each)."""
+    bound of fp32, and bitwise equal over repeated launches (the flags are back to zero after each).
+    ``remainder``: only the partial wave split, up to three parts per tile (4096³: 58 tiles in shares of
+    57 k-tiles of 64)."""
     torch = _torch()
     from hopper_gemm.api import launcher, validate
     from hopper_gemm.config import GemmConfig
     from hopper_gemm.launch import stream_k_workspace
 
     m, n, k = shape
-    config = GemmConfig(*tile, *cluster, "cooperative", stream_k=True)
+    config = GemmConfig(*tile, *cluster, "cooperative", stream_k=True, stream_k_remainder=remainder)
     a, b = _inputs(m, n, k, "bf16", "nk", seed=5)
     bias_t = torch.randn(n, device="cuda", dtype=a.dtype) if bias else None
     out = torch.full((m, n), float("nan"), device="cuda", dtype=a.dtype)
