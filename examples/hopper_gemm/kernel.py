@@ -508,7 +508,8 @@ class GemmKernel:
         flags, partials = stream_k_args
         tiled_mma = copies.tiled_mma
         math_tidx = cute.arch.thread_idx()[0] - MATH_FIRST_WARP * 32
-        threads = 128 * cfg.warpgroups_per_tile
+        # (partial slots per split tile, accumulators per thread, math threads)
+        shape = (StreamKSplit.slots(cfg.stream_k_remainder), cute.size(acc), 128 * cfg.warpgroups_per_tile)
         rank = grid.cta_n * cfg.cluster_m + grid.cta_m
         at, end = grid.split.stream(grid.cluster_id, grid.k_tiles)
         while at < end:
@@ -520,14 +521,16 @@ class GemmKernel:
             consumer.release()
             mine_tile = tile * cfg.cluster_size + rank
             if kb > 0:  # later k-tiles of the tile: its storing unit adds them
-                slot = grid.split.part(at, tile, grid.k_tiles) - 1
-                mine = partial_slot(partials, mine_tile, slot, math_tidx, cute.size(acc), threads)
+                slot = 0  # one slot per tile unless the shares are under a tile
+                if cutlass.const_expr(cfg.stream_k_remainder):
+                    slot = grid.split.part(at, tile, grid.k_tiles) - 1
+                mine = partial_slot(partials, mine_tile, slot, math_tidx, shape)
                 save_partial(acc, mine, flags + mine_tile, math_tidx, shared.epilogue_barrier)
             else:
                 count = grid.split.partials(tile, grid.k_tiles)
                 if count > 0:
-                    slots = (partials, mine_tile, threads)
-                    add_partials(acc, slots, count, flags + mine_tile, math_tidx, shared.epilogue_barrier)
+                    where = (partials, mine_tile)
+                    add_partials(acc, where, shape, count, flags + mine_tile, math_tidx, shared.epilogue_barrier)
                 if cutlass.const_expr(len(self.terms) > 0):
                     apply_terms(self.terms, acc, offset_coords(coords, tm * cfg.tile_m, tn * cfg.tile_n), args)
                 staging = store_tile(epi, acc, staging, tm, tn)

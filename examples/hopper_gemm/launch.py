@@ -113,10 +113,11 @@ def stream_k_workspace(config: GemmConfig, device: Any) -> tuple[Any, Any]:
     from .stream_k import workspace_words
 
     index = device.index or 0
-    key = (config.tile_m, config.tile_n, config.cluster_size, index, torch.cuda.current_stream(device).cuda_stream)
+    stream = torch.cuda.current_stream(device).cuda_stream
+    key = (config.tile_m, config.tile_n, config.cluster_size, config.stream_k_remainder, index, stream)
     if key not in _WORKSPACES:
         split_tiles = 2 * resident_clusters(config.cluster_size, index)
-        flag_words, values = workspace_words(split_tiles, config.cluster_size, config.tile_m, config.tile_n)
+        flag_words, values = workspace_words(split_tiles, config)
         flags = torch.zeros(flag_words, dtype=torch.int32, device=device)
         _WORKSPACES[key] = (flags, torch.empty(values, dtype=torch.float32, device=device))
     return _WORKSPACES[key]

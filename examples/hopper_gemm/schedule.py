@@ -152,6 +152,12 @@ class StreamKSplit:
     #: Partial sums a split tile can have: shares of at least half a tile meet a tile at most three times.
     MAX_PARTIALS = 2
 
+    @staticmethod
+    def slots(remainder: bool) -> int:
+        """Partial slots per split tile: :attr:`MAX_PARTIALS` with ``remainder``, else 1 (shares of at least
+        a whole tile meet a tile at most twice)."""
+        return StreamKSplit.MAX_PARTIALS if remainder else 1
+
     @classmethod
     def of(cls, cluster_tiles: Any, clusters: Any, k_tiles: Any, remainder: bool = False) -> StreamKSplit:
         full = cluster_tiles // clusters

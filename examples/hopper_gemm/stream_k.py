@@ -47,10 +47,11 @@ POLL_NS = 32
 VECTOR = 4
 
 
-def partial_slot(partials: cute.Pointer, split_tile: Any, j: Any, math_tidx: Any, values: int, threads: int) -> Any:
-    """Math thread ``math_tidx``'s ``values`` accumulators in slot ``j`` of CTA split tile ``split_tile``:
-    slot ``j`` (< ``StreamKSplit.MAX_PARTIALS``) holds the partial of the tile's part ``j + 1``."""
-    base = partials + (split_tile * StreamKSplit.MAX_PARTIALS + j) * (values * threads)
+def partial_slot(partials: cute.Pointer, split_tile: Any, j: Any, math_tidx: Any, shape: tuple[int, int, int]) -> Any:
+    """Math thread ``math_tidx``'s accumulators in slot ``j`` of CTA split tile ``split_tile``: slot ``j``
+    holds the partial of the tile's part ``j + 1``. ``shape``: (slots per tile, values per thread, threads)."""
+    slots, values, threads = shape
+    base = partials + (split_tile * slots + j) * (values * threads)
     layout = cute.make_layout(((VECTOR, values // VECTOR), threads), stride=((1, VECTOR * threads), VECTOR))
     return cute.make_tensor(base, layout)[(None, math_tidx)]
 
@@ -66,31 +67,39 @@ def save_partial(acc: cute.Tensor, mine: cute.Tensor, flag: cute.Pointer, math_t
 
 
 @cute.jit
-def add_partials(acc: cute.Tensor, slots: Any, count: Any, flag: cute.Pointer, math_tidx: Any, barrier: Any) -> None:
+def add_partials(
+    acc: cute.Tensor, where: Any, shape: cutlass.Constexpr, count: Any, flag: cute.Pointer, math_tidx: Any, barrier: Any
+) -> None:
     """The unit with k-tile 0: wait until the tile's ``count`` other parts posted, then add their partials
-    (``slots``: (partials, split tile, threads), for :func:`partial_slot`)."""
-    partials, split_tile, threads = slots
+    (``where``: (partials, split tile); ``shape`` as for :func:`partial_slot`)."""
+    partials, split_tile = where
     if math_tidx == 0:
         start = cute.arch.globaltimer()
         got = Int32(cute.arch.load(flag, Uint32, sem="acquire", scope="gpu"))
-        while got < count:
+        # One slot: the flag is 0 or 1 (the same test as ``got < count``, count = 1).
+        want = 1 if cutlass.const_expr(shape[0] == 1) else count
+        while got < want:
             if cute.arch.globaltimer() - start > Int64(TIMEOUT_NS):
                 trap()
             nanosleep(POLL_NS)
             got = Int32(cute.arch.load(flag, Uint32, sem="acquire", scope="gpu"))
         cute.arch.store(flag, Uint32(0))  # for the next launch
     barrier.sync()
-    for j in cutlass.range_constexpr(StreamKSplit.MAX_PARTIALS):
-        if j < count:
-            mine = partial_slot(partials, split_tile, j, math_tidx, cute.size(acc), threads)
-            for i in cutlass.range(cute.size(acc), unroll_full=True):
-                acc[i] = acc[i] + mine[i]
+    for j in cutlass.range_constexpr(shape[0]):
+        if cutlass.const_expr(j == 0) or j < count:  # count ≥ 1 here: the caller adds only to a split tile
+            _add(acc, partial_slot(partials, split_tile, j, math_tidx, shape))
 
 
-def workspace_words(split_tiles: int, cluster_size: int, tile_m: int, tile_n: int) -> tuple[int, int]:
-    """(flag words, fp32 partial values) of a workspace for ``split_tiles`` cluster-tiles."""
-    ctas = split_tiles * cluster_size
-    return ctas, ctas * StreamKSplit.MAX_PARTIALS * tile_m * tile_n
+@cute.jit
+def _add(acc: cute.Tensor, mine: cute.Tensor) -> None:
+    for i in cutlass.range(cute.size(acc), unroll_full=True):
+        acc[i] = acc[i] + mine[i]
+
+
+def workspace_words(split_tiles: int, config: Any) -> tuple[int, int]:
+    """(flag words, fp32 partial values) of ``config``'s workspace for ``split_tiles`` cluster-tiles."""
+    ctas = split_tiles * config.cluster_size
+    return ctas, ctas * StreamKSplit.slots(config.stream_k_remainder) * config.tile_m * config.tile_n
 
 
 __all__ = ["add_partials", "partial_slot", "save_partial", "workspace_words"]
