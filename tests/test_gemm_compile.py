@@ -167,13 +167,15 @@ def test_stream_k_posts_and_adds_partials_through_release_and_acquire(config):
     vectors = config.acc_registers // 4
     body = re.sub(r"//.*", "", split.ptx)
     assert len(re.findall(r"st\.global\.v4\.b32", body)) == vectors  # one slot posted per unit
-    # the storing unit adds up to MAX_PARTIALS slots (unrolled, each behind a run-time count test)
-    assert len(re.findall(r"ld\.global\.v4\.b32", body)) == StreamKSplit.MAX_PARTIALS * vectors
+    assert len(re.findall(r"ld\.global\.v4\.b32", body)) == vectors  # shares ≥ a tile: one slot to add
     assert len(re.findall(r"atom\.global\.release\.add\.u32|red\.global\.release\.add\.u32", body)) == 1
     assert "ld.acquire.gpu" in body and "trap;" in body
     assert "st.global.v4.b32" not in plain.ptx and "ld.acquire.gpu" not in plain.ptx
     remainder = report(config.with_(stream_k_remainder=True), Problem("bf16"))
-    assert remainder.spill_bytes == 0 and not remainder.wgmma_serialized and remainder.ptx != split.ptx
+    assert remainder.spill_bytes == 0 and not remainder.wgmma_serialized
+    # shares of half a tile: up to MAX_PARTIALS slots added (unrolled, the second behind a run-time test)
+    loads = len(re.findall(r"ld\.global\.v4\.b32", re.sub(r"//.*", "", remainder.ptx)))
+    assert loads == StreamKSplit.MAX_PARTIALS * vectors
     with pytest.raises(ValueError, match="stream_k"):
         GemmConfig(128, 128, 2, 1, Schedule.PINGPONG, stream_k=True)
     with pytest.raises(ValueError, match="stream_k_remainder = True is invalid"):
