@@ -35,9 +35,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--cluster", type=lambda s: tuple(int(x) for x in s.split("x")), help="e.g. 2x1")
     p.add_argument(
         "--stream-k",
-        choices=["auto", "on", "off"],
+        choices=["auto", "on", "off", "remainder"],
         default="auto",
-        help="cooperative: split the last wave and a half by k-tiles (auto: the measured table)",
+        help="cooperative: split the last wave and a half by k-tiles (on), only the partial wave (remainder), "
+        "or not (off); auto: the measured table",
     )
     p.add_argument("--bias", action="store_true", help="add a per-column bias (compared with F.linear)")
     p.add_argument("--alpha", type=float, default=1.0)
@@ -46,7 +47,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--json", help="write the figures here")
     p.add_argument("--trace", help="draw a trace-mode timeline of 4 SMs to this PNG")
     args = p.parse_args(argv)
-    args.stream_k = {"auto": None, "on": True, "off": False}[args.stream_k]
+    args.stream_k = {"auto": None, "on": True, "off": False, "remainder": "remainder"}[args.stream_k]
     return args
 
 
@@ -59,22 +60,25 @@ def no_gpu_report(args: argparse.Namespace) -> int:
     for line in compile_report(config, problem).lines():
         print("  " + line)
     if config.stream_k:  # the fix-up between clusters, on a small walk of the same split arithmetic
-        from hopper_gemm.stream_k_protocol import STREAM_K_BUGS, check_stream_k
+        from hopper_gemm.stream_k_protocol import STREAM_K_BUGS, StreamKWalk, check_stream_k
 
-        tiles, clusters, k_tiles = STREAM_K_MODEL
-        print(f"stream-K fix-up (pipes.check; {tiles} tiles on {clusters} clusters, {k_tiles} k-tiles, 2 launches):")
-        report = check_stream_k(tiles, clusters, k_tiles)
+        walk = StreamKWalk(*STREAM_K_MODEL[config.stream_k_remainder], remainder=config.stream_k_remainder)
+        print(
+            f"stream-K fix-up (pipes.check; {walk.cluster_tiles} tiles on {walk.clusters} clusters, "
+            f"{walk.k_tiles} k-tiles, {walk.launches} launches):"
+        )
+        report = check_stream_k(walk)
         print(f"  {report}".splitlines()[0])
         for bug in STREAM_K_BUGS:
-            found = check_stream_k(tiles, clusters, k_tiles, bug=bug)
+            found = check_stream_k(walk, bug=bug)
             print(f"  planted {bug:<9}: {found.findings[0].kind.name if found.findings else 'nothing found'}")
         return 0 if report.ok else 1
     return 0
 
 
-#: The walk the stream-K model checks in the compile-only report: 3 whole tiles, then 4 split over
-#: 3 clusters in shares of 4 k-tiles (two tiles split between two clusters).
-STREAM_K_MODEL = (7, 3, 3)
+#: The walks the stream-K model checks in the compile-only report (by ``stream_k_remainder``): 7 tiles on
+#: 3 clusters, 3 k-tiles (two tiles split in two); 6 tiles on 4 clusters, 5 k-tiles (one in three).
+STREAM_K_MODEL = {False: (7, 3, 3), True: (6, 4, 5)}
 
 
 def main(argv: list[str] | None = None) -> int:

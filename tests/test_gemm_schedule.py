@@ -161,6 +161,10 @@ def test_stream_k_is_the_tables_choice_unless_asked():
     assert not choose_config(bf16, (4096, 4096, 4096), "auto", None, None).stream_k  # 256: measured slower
     assert not choose_config(bf16, (8192, 8192, 8192), "auto", None, None, stream_k=False).stream_k
     assert choose_config(bf16, (4096, 4096, 4096), "cooperative", None, None, stream_k=True).stream_k
+    remainder = choose_config(bf16, (4096, 4096, 4096), "auto", None, None, stream_k="remainder")
+    assert remainder.stream_k and remainder.stream_k_remainder
+    with pytest.raises(ValueError, match=r"stream_k = 1 is invalid"):
+        choose_config(bf16, (4096, 4096, 4096), "auto", None, None, stream_k=1)
     with pytest.raises(ValueError, match=r"stream_k = 'yes' is invalid"):
         choose_config(bf16, (4096, 4096, 4096), "auto", None, None, stream_k="yes")
     with pytest.raises(ValueError, match=r"GemmConfig.stream_k = True is invalid: allowed False with ping-pong"):
@@ -218,25 +222,26 @@ def test_the_stream_k_fix_up_passes_the_checker_and_planted_defects_do_not(tiles
     Waiting for the flag's count and putting it back are each necessary: without either, a storing unit
     adds a partial that is not this launch's."""
     from hopper_gemm.schedule import StreamKSplit
-    from hopper_gemm.stream_k_protocol import STREAM_K_BUGS, check_stream_k
+    from hopper_gemm.stream_k_protocol import STREAM_K_BUGS, StreamKWalk, check_stream_k
 
     split = StreamKSplit.of(tiles, clusters, k_tiles, remainder=remainder)
     if remainder:
         assert max(split.partials(t, k_tiles) for t in range(split.sk_tiles)) == StreamKSplit.MAX_PARTIALS
-    report = check_stream_k(tiles, clusters, k_tiles, remainder=remainder)
+    walk = StreamKWalk(tiles, clusters, k_tiles, remainder=remainder)
+    report = check_stream_k(walk)
     assert report.ok and report.exhaustive, str(report)
     for bug in STREAM_K_BUGS:
-        found = check_stream_k(tiles, clusters, k_tiles, bug=bug, remainder=remainder)
+        found = check_stream_k(walk, bug=bug)
         kinds = {f.kind.name for f in found.findings}
         assert "AGENT_ERROR" in kinds or "READ_UNCOMMITTED" in kinds, (bug, kinds)
 
 
 def test_the_stream_k_model_refuses_walks_with_nothing_to_fix_up():
-    from hopper_gemm.stream_k_protocol import check_stream_k
+    from hopper_gemm.stream_k_protocol import StreamKWalk, check_stream_k
 
     with pytest.raises(ValueError, match="split nothing"):
-        check_stream_k(6, 3, 4)  # whole waves
+        check_stream_k(StreamKWalk(6, 3, 4))  # whole waves
     with pytest.raises(ValueError, match="split no tile"):
-        check_stream_k(5, 3, 2)  # shares of 4 k-tiles = 2 whole tiles
+        check_stream_k(StreamKWalk(5, 3, 2))  # shares of 4 k-tiles = 2 whole tiles
     with pytest.raises(ValueError, match="bug = 'typo' is invalid"):
-        check_stream_k(7, 3, 3, bug="typo")
+        check_stream_k(StreamKWalk(7, 3, 3), bug="typo")

@@ -131,10 +131,16 @@ def _aligned(name: str, t: Any) -> None:
 
 
 def choose_config(
-    problem: Problem, mnk: tuple[int, int, int], schedule: str, tile: Any, cluster: Any, stream_k: bool | None = None
+    problem: Problem,
+    mnk: tuple[int, int, int],
+    schedule: str,
+    tile: Any,
+    cluster: Any,
+    stream_k: bool | str | None = None,
 ) -> GemmConfig:
     """The configuration for a call: the measured table for ``schedule="auto"``, else what was asked;
-    ``stream_k`` True/False overrides the table's choice (None: keep it)."""
+    ``stream_k`` True / False / ``"remainder"`` (only the partial wave split) overrides the table's choice
+    (None: keep it)."""
     from .autotable import pick
 
     if schedule == "auto":
@@ -150,9 +156,11 @@ def choose_config(
     if cluster is not None:
         config = config.with_(cluster_m=int(cluster[0]), cluster_n=int(cluster[1]))
     if stream_k is not None:
-        if not isinstance(stream_k, bool):
-            raise ValueError(f"stream_k = {stream_k!r} is invalid: allowed None (the table's choice), True or False")
-        config = config.with_(stream_k=stream_k)
+        if stream_k not in (True, False, "remainder") or isinstance(stream_k, int) and not isinstance(stream_k, bool):
+            raise ValueError(
+                f"stream_k = {stream_k!r} is invalid: allowed None (the table's choice), True, False or 'remainder'"
+            )
+        config = config.with_(stream_k=bool(stream_k), stream_k_remainder=stream_k == "remainder")
     config.stages(problem)  # raises if it does not fit
     return config
 
@@ -200,13 +208,13 @@ def gemm(
     schedule: str = "auto",
     tile: tuple[int, int] | None = None,
     cluster: tuple[int, int] | None = None,
-    stream_k: bool | None = None,
+    stream_k: bool | str | None = None,
 ) -> Any:
     """``alpha · a @ b.T + bias`` (``b_layout="nk"``, b is (N, K)) or ``alpha · a @ b + bias`` (``"kn"``).
 
     fp16/bf16 in and out, fp32 accumulation. ``schedule``: ``"auto"`` (the measured table),
-    ``"cooperative"`` or ``"pingpong"``; ``tile`` / ``cluster`` / ``stream_k`` (cooperative: split the last
-    wave and a half by k-tiles) override the table's choice.
+    ``"cooperative"`` or ``"pingpong"``; ``tile`` / ``cluster`` / ``stream_k`` (cooperative: True splits
+    the last wave and a half by k-tiles, ``"remainder"`` only the partial wave) override the table's choice.
     """
     if schedule not in ("auto", *(s.value for s in Schedule)):
         raise ValueError(f"schedule = {schedule!r} is invalid: allowed 'auto', 'cooperative' or 'pingpong'")

@@ -20,6 +20,8 @@ launch's partial.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pipes.check import Agent, Ctx, ModelCounter, Protocol, Report, Scope, check
 
 from .schedule import StreamKSplit
@@ -28,21 +30,26 @@ STREAM_K_BUGS = ("no_wait", "no_reset")
 GPU = Scope.GPU
 
 
-def stream_k_protocol(
-    cluster_tiles: int,
-    clusters: int,
-    k_tiles: int,
-    launches: int = 2,
-    bug: str | None = None,
-    remainder: bool = False,
-) -> Protocol:
-    """The fix-up of ``cluster_tiles`` tiles of ``k_tiles`` k-tiles on ``clusters`` clusters
-    (``remainder``: ``StreamKSplit(remainder=True)``, up to three parts per tile)."""
+@dataclass(frozen=True)
+class StreamKWalk:
+    """What the model walks: ``cluster_tiles`` tiles of ``k_tiles`` k-tiles on ``clusters`` clusters over
+    ``launches`` launches, split as ``StreamKSplit(remainder=remainder)`` splits them."""
+
+    cluster_tiles: int
+    clusters: int
+    k_tiles: int
+    launches: int = 2
+    remainder: bool = False
+
+
+def stream_k_protocol(walk: StreamKWalk, bug: str | None = None) -> Protocol:
+    """The fix-up of ``walk`` (``remainder``: up to three parts per tile)."""
     if bug is not None and bug not in STREAM_K_BUGS:
         raise ValueError(f"bug = {bug!r} is invalid: allowed None or one of {STREAM_K_BUGS}")
+    cluster_tiles, clusters, k_tiles, launches = walk.cluster_tiles, walk.clusters, walk.k_tiles, walk.launches
     if min(cluster_tiles, clusters, k_tiles, launches) < 1:
         raise ValueError(f"tiles, clusters, k-tiles, launches = {cluster_tiles, clusters, k_tiles, launches}: >= 1")
-    split = StreamKSplit.of(cluster_tiles, clusters, k_tiles, remainder=remainder)
+    split = StreamKSplit.of(cluster_tiles, clusters, k_tiles, remainder=walk.remainder)
     if split.sk_tiles == 0:
         raise ValueError(
             f"{cluster_tiles} tiles on {clusters} clusters split nothing (whole waves, or fewer tiles than "
@@ -83,18 +90,10 @@ def stream_k_protocol(
     counters = [ModelCounter("ended")] + [ModelCounter(f"flag{t}") for t in range(split.sk_tiles)]
     slots = range(1, StreamKSplit.MAX_PARTIALS + 1)
     initial = {("partial", t, p): ("before launch 1", t, p) for t in range(split.sk_tiles) for p in slots}
-    label = "stream_k" + ("_remainder" if remainder else "") + (f"_{bug}" if bug else "")
+    label = "stream_k" + ("_remainder" if walk.remainder else "") + (f"_{bug}" if bug else "")
     return Protocol(label, agents, [], counters=counters, initial=initial)
 
 
-def check_stream_k(
-    cluster_tiles: int,
-    clusters: int,
-    k_tiles: int,
-    launches: int = 2,
-    bug: str | None = None,
-    remainder: bool = False,
-    **limits: int,
-) -> Report:
+def check_stream_k(walk: StreamKWalk, bug: str | None = None, **limits: int) -> Report:
     """:func:`stream_k_protocol` through the checker (exhaustive within ``max_states``)."""
-    return check(stream_k_protocol(cluster_tiles, clusters, k_tiles, launches, bug, remainder), **limits)
+    return check(stream_k_protocol(walk, bug), **limits)
