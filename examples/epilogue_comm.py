@@ -27,17 +27,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tile_comm.config import DEFAULT_PACE_NS, DEFAULT_STEP_ROWS, IMPLEMENTED, CommConfig, Engine, Transport  # noqa: E402
+from tile_comm.config import IMPLEMENTED, CommConfig, Engine, Transport  # noqa: E402
 
 
 def comm_config(args: argparse.Namespace) -> CommConfig:
     """The transport's default communication warp, or the engine asked for (``ValueError`` if invalid)."""
-    comm = CommConfig.default(Transport(args.transport))
-    if args.engine is None or Engine(args.engine) is comm.engine:
-        return comm
-    if args.engine == Engine.SM.value:  # the sm engine with its measured pacing
-        return CommConfig(comm.transport, pace_ns=DEFAULT_PACE_NS[comm.transport])
-    return CommConfig(comm.transport, engine=args.engine, step_rows=DEFAULT_STEP_ROWS[comm.transport])
+    return CommConfig.default(Transport(args.transport), args.engine)
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:

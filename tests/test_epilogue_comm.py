@@ -243,6 +243,8 @@ def test_configuration_errors_are_clear():
     assert CommConfig.default("host").engine.value == "copy" and CommConfig.default("local").engine.value == "sm"
     assert CommConfig.default("local").unroll == 2 and CommConfig.default("host").unroll == 4  # measured (config.py)
     assert CommConfig.default("host").step_rows == 2 and CommConfig.default("local").step_rows == 1
+    assert CommConfig.default("host", "sm") == CommConfig("host", pace_ns=4000)  # the other engine's defaults
+    assert CommConfig.default("local", "copy") == CommConfig("local", engine="copy")
 
 
 def test_receiver_rejects_pageable_and_misshapen_buffers():

@@ -60,7 +60,7 @@ is emitted: the kernel is the GEMM alone.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import cutlass
 import cutlass.cute as cute
@@ -90,6 +90,7 @@ from pipes.cute import (
 from .config import GemmConfig, Problem, Schedule
 from .epilogue import EpilogueArgs, apply_terms, terms_for
 from .epilogue_store import EpilogueStage, offset_coords, store_tile
+from .kernel_parts import Copies, LoadSources, Shared, SmemLayouts, TileGrid
 from .mainloop import mainloop
 from .schedule import StreamKSplit, TileOrder
 from .stream_k import add_partials, partial_slot, save_partial
@@ -536,67 +537,6 @@ class GemmKernel:
                 staging = store_tile(epi, acc, staging, tm, tn)
             at = at + (ke - kb)
         return staging
-
-
-class Copies(NamedTuple):
-    """The host-built operands of the copies and the MMA: the tiled MMA, and the TMA atom and tensor of
-    A, B (loads) and C (stores)."""
-
-    tiled_mma: Any
-    atom_a: Any
-    tma_a: Any
-    atom_b: Any
-    tma_b: Any
-    atom_c: Any
-    tma_c: Any
-
-
-class LoadSources(NamedTuple):
-    """The load warp's TMA atoms, partitioned global and shared tensors and multicast masks of A and B."""
-
-    atom_a: Any
-    ga: Any
-    sa: Any
-    a_mask: Any
-    atom_b: Any
-    gb: Any
-    sb: Any
-    b_mask: Any
-
-
-class SmemLayouts(NamedTuple):
-    """The swizzled shared-memory layouts of the A and B rings and the epilogue staging buffers."""
-
-    a: Any
-    b: Any
-    epi: Any
-
-
-@dataclass
-class Shared:
-    """This CTA's shared memory as the roles use it: the A/B rings, the staging buffers, the ordered
-    barrier's words, the epilogue's named barrier."""
-
-    a: Any
-    b: Any
-    c: Any
-    order: Any
-    epilogue_barrier: Any
-
-
-@dataclass
-class TileGrid:
-    """Where this CTA stands in the persistent walk (run-time values shared by every role)."""
-
-    clusters_m: Any
-    clusters_n: Any
-    cta_m: Any
-    cta_n: Any
-    cluster_id: Any
-    clusters: Any
-    cluster_tiles: Any
-    k_tiles: Any
-    split: Any = None  # StreamKSplit with ``stream_k`` (None otherwise)
 
 
 def _trace(tracer: Any, event: TraceEvent) -> None:

@@ -208,13 +208,14 @@ class CommConfig:
         return self.engine is Engine.COPY
 
     @classmethod
-    def default(cls, chosen: Transport | str) -> CommConfig:
-        """The transport's measured default (its engine, pacing, unroll and copy-engine step rows)."""
+    def default(cls, chosen: Transport | str, engine: Engine | str | None = None) -> CommConfig:
+        """The transport's measured default with ``engine`` (None: the transport's own): the sm engine's
+        pacing and unroll, or the copy engine's rows per step."""
         chosen = transport(chosen)
-        engine = DEFAULT_ENGINE[chosen]
-        pace = DEFAULT_PACE_NS[chosen] if engine is Engine.SM else 0
-        rows = DEFAULT_STEP_ROWS[chosen] if engine is Engine.COPY else 1
-        return cls(chosen, pace_ns=pace, engine=engine, unroll=DEFAULT_UNROLL[chosen], step_rows=rows)
+        engine = DEFAULT_ENGINE[chosen] if engine is None else engine
+        if Engine(engine) is Engine.COPY:
+            return cls(chosen, engine=Engine.COPY, step_rows=DEFAULT_STEP_ROWS[chosen])
+        return cls(chosen, pace_ns=DEFAULT_PACE_NS[chosen], unroll=DEFAULT_UNROLL[chosen])
 
     def describe(self) -> str:
         scope = f", flags released at .{self.scope} scope" if self.scope else ""

@@ -174,8 +174,6 @@ class CopyEngineShipper:
         self._start, self._done = _event(), _event()
         self._forks = [_event() for _ in self.streams]
         self._graphs: dict[tuple[bool, bool, int], Any] = {}  # (waits, timed, token) → the instantiated graph
-        #: False: queue the copy work call by call every launch instead of replaying its graph (diagnostics).
-        self.replay = True
         #: Set True to time the next launches (:meth:`timeline_us`): CUDA events at the launch's start, at
         #: the kernel's end (its launch call's place in the stream), after the launch credit is taken and
         #: after each step's flag. The step events are recorded by the replayed graph itself.
@@ -231,8 +229,8 @@ class CopyEngineShipper:
         if self.timed:  # right after the kernel's launch: its end
             _record(self._timing.kernel_end, launching.cuda_stream)
         token = inbox_token(epoch) if self._peer else 0
-        if credits or not self.replay:
-            self._queue(waits, credit_epoch=epoch if credits else None, timed=self.timed, token=token)
+        if credits:
+            self._queue(waits, credit_epoch=epoch, timed=self.timed, token=token)
         else:
             _check(cudart.cudaGraphLaunch(self._graph(waits, self.timed, token), side)[0], "cudaGraphLaunch")
         _check(cudart.cudaEventRecord(self._done, side)[0], "cudaEventRecord")

@@ -118,10 +118,7 @@ def measure(
 
     from .launcher import EpilogueComm, default_config
 
-    tdt = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
-    g = torch.Generator(device="cuda").manual_seed(2)
-    a = torch.randn(m, k, device="cuda", dtype=tdt, generator=g)
-    b = torch.randn(n, k, device="cuda", dtype=tdt, generator=g)  # (N, K): C = a @ b.T
+    a, b = _operands(m, n, k, dtype, seed=2)
     from .config import CommConfig
 
     comm = comm if comm is not None else CommConfig.default(transport)
@@ -130,9 +127,9 @@ def measure(
     none = EpilogueComm(a, b, "none", config=config)
     plain = plain_gemm(a, b, config)
     if transport == "host":
-        copy_dst = torch.empty(m, n, dtype=tdt, pin_memory=True)
+        copy_dst = torch.empty(m, n, dtype=a.dtype, pin_memory=True)
     else:
-        copy_dst = torch.empty(m, n, dtype=tdt, device="cuda")
+        copy_dst = torch.empty(m, n, dtype=a.dtype, device="cuda")
     fused.launch()
     torch.cuda.synchronize()
 

@@ -124,20 +124,15 @@ def test_wide_epilogue_subtiles(tile, cluster, bias):
     """Cooperative with 64-column epilogue subtiles (two staging buffers): the configuration's kernel,
     launched directly, on ragged edges."""
     torch = _torch()
-    import cutlass
-    from hopper_gemm.api import compiled, validate
+    from hopper_gemm.api import launcher, validate
     from hopper_gemm.config import GemmConfig
-    from hopper_gemm.launch import clusters_to_launch, current_stream, cute_operands
 
     m, n, k = 3 * 256 + 40, 5 * 256 + 24, 1000
     config = GemmConfig(*tile, *cluster, "cooperative", epi_stages=2, epi_n=64)
     a, b = _inputs(m, n, k, "bf16", "nk")
     bias_t = torch.randn(n, device="cuda", dtype=a.dtype) if bias else None
     out = torch.full((m, n), float("nan"), device="cuda", dtype=a.dtype)
-    ops = validate(a, b, bias=bias_t, out=out)
-    kernel = compiled(config, ops.problem)
-    args = cute_operands(a, b, out, bias_t)
-    kernel(*args, cutlass.Float32(1.0), cutlass.Int32(clusters_to_launch(config, m, n)), current_stream())
+    launcher(config, validate(a, b, bias=bias_t, out=out), out)()
     torch.cuda.synchronize()
     _check(out, _reference(a, b, "nk", bias_t), "bf16")
 

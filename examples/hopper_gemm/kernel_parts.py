@@ -1,0 +1,68 @@
+"""The plain containers the GEMM kernel passes between its roles: host-built copy operands, shared
+memory as the roles see it, and where a CTA stands in the persistent walk (no code of their own)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+
+class Copies(NamedTuple):
+    """The host-built operands of the copies and the MMA: the tiled MMA, and the TMA atom and tensor of
+    A, B (loads) and C (stores)."""
+
+    tiled_mma: Any
+    atom_a: Any
+    tma_a: Any
+    atom_b: Any
+    tma_b: Any
+    atom_c: Any
+    tma_c: Any
+
+
+class LoadSources(NamedTuple):
+    """The load warp's TMA atoms, partitioned global and shared tensors and multicast masks of A and B."""
+
+    atom_a: Any
+    ga: Any
+    sa: Any
+    a_mask: Any
+    atom_b: Any
+    gb: Any
+    sb: Any
+    b_mask: Any
+
+
+class SmemLayouts(NamedTuple):
+    """The swizzled shared-memory layouts of the A and B rings and the epilogue staging buffers."""
+
+    a: Any
+    b: Any
+    epi: Any
+
+
+@dataclass
+class Shared:
+    """This CTA's shared memory as the roles use it: the A/B rings, the staging buffers, the ordered
+    barrier's words, the epilogue's named barrier."""
+
+    a: Any
+    b: Any
+    c: Any
+    order: Any
+    epilogue_barrier: Any
+
+
+@dataclass
+class TileGrid:
+    """Where this CTA stands in the persistent walk (run-time values shared by every role)."""
+
+    clusters_m: Any
+    clusters_n: Any
+    cta_m: Any
+    cta_n: Any
+    cluster_id: Any
+    clusters: Any
+    cluster_tiles: Any
+    k_tiles: Any
+    split: Any = None  # StreamKSplit with ``stream_k`` (None otherwise)
