@@ -71,14 +71,24 @@ CANDIDATES = {
     "coop256x192c21": GemmConfig(256, 192, 2, 1, C),
     "coop256x128c12e64": GemmConfig(256, 128, 1, 2, C, epi_stages=2, epi_n=64),
     "coop128x256c21e64": GemmConfig(128, 256, 2, 1, C, epi_stages=2, epi_n=64),
+    "coop256x128c22": GemmConfig(256, 128, 2, 2, C),
+    "coop128x256c22": GemmConfig(128, 256, 2, 2, C),
+    "coop128x256c22skr": GemmConfig(128, 256, 2, 2, C, stream_k=True, stream_k_remainder=True),
     "pp128x128c21": GemmConfig(128, 128, 2, 1, P),
+    "pp128x128c22": GemmConfig(128, 128, 2, 2, P),
+    "pp128x192c22": GemmConfig(128, 192, 2, 2, P),
     "pp128x192c21": GemmConfig(128, 192, 2, 1, P),
     "pp64x256c21": GemmConfig(64, 256, 2, 1, P),
 }
 QUICK = ["coop128x256c21", "coop256x128c12", "pp128x128c21"]
-#: Measured and slower everywhere (H100, 2026-11-24): kept for ``--configs``, left out of the full table.
-#: 256×192 tiles fit 3 A/B stages (−3 … −7 %); 8 staging buffers leave 3 stages (−4 … −5 %).
+#: Measured and slower everywhere, or within 1 % of a table configuration (H100, 2026-11-24/25): kept for
+#: ``--configs``, left out of the full table. 256×192 tiles fit 3 A/B stages (−3 … −7 %); 8 staging buffers
+#: leave 3 stages (−4 … −5 %); band width and raster direction move the result less than the card does;
+#: 2×2 clusters (A and B multicast) ran 5 … 20 % slower than 2×1 / 1×2 at every shape (2026-11-25).
 DIAGNOSTIC = {"coop256x192c12", "coop256x192c21", "coop256x128c12s8", "coop128x256c21s8"}
+DIAGNOSTIC |= {"coop128x256c21g4", "coop128x256c21g16", "coop128x256c21rn", "coop256x128c12g4", "coop256x128c12g16"}
+DIAGNOSTIC |= {"coop256x128c12rn", "coop256x128c12rn4", "coop128x256c12", "coop256x128c21"}
+DIAGNOSTIC |= {"coop256x128c22", "coop128x256c22", "coop128x256c22skr", "pp128x128c22", "pp128x192c22"}
 
 ROUNDS = 10
 BATCH = 10
@@ -139,11 +149,12 @@ def bench_shape(shape, names, torch) -> list[Row]:
 
 def _auto(shape: tuple, rows: list[Row]) -> str:
     """What ``schedule="auto"`` picks for ``shape``, its ratio if it ran, and the target's verdict."""
+    from hopper_gemm.api import device_sms
     from hopper_gemm.autotable import pick
     from hopper_gemm.config import Problem
 
     m, n, k, dtype, bias = shape
-    config = pick(Problem(dtype, bias=bias), (m, n, k))
+    config = pick(Problem(dtype, bias=bias), (m, n, k), device_sms(0))
     name = next((nm for nm, c in CANDIDATES.items() if c == config), config.describe())
     ran = [r for r in rows if r.name == name]
     target = TARGETS.get((m, n, k))

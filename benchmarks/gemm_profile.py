@@ -15,12 +15,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
 
+def _pair(text: str | None) -> tuple[int, int] | None:
+    return None if text is None else tuple(int(v) for v in text.lower().split("x"))
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--m", type=int, default=4096)
     p.add_argument("--n", type=int, default=4096)
     p.add_argument("--k", type=int, default=4096)
     p.add_argument("--schedule", default="auto")
+    p.add_argument("--tile", help="e.g. 128x256 (default: the table's)")
+    p.add_argument("--cluster", help="e.g. 2x1 (default: the table's)")
+    p.add_argument("--stream-k", choices=["auto", "on", "off", "remainder"], default="auto")
     args = p.parse_args(argv)
     import torch
     from hopper_gemm.api import gemm
@@ -29,8 +36,10 @@ def main(argv: list[str] | None = None) -> int:
     a = torch.randn(args.m, args.k, device="cuda", dtype=torch.bfloat16, generator=g)
     b = torch.randn(args.n, args.k, device="cuda", dtype=torch.bfloat16, generator=g)
     out = torch.empty(args.m, args.n, device="cuda", dtype=torch.bfloat16)
+    stream_k = {"auto": None, "on": True, "off": False, "remainder": "remainder"}[args.stream_k]
+    choice = {"schedule": args.schedule, "tile": _pair(args.tile), "cluster": _pair(args.cluster), "stream_k": stream_k}
     for _ in range(3):
-        gemm(a, b, out=out, schedule=args.schedule)
+        gemm(a, b, out=out, **choice)
     for _ in range(3):
         torch.matmul(a, b.t())
     torch.cuda.synchronize()

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hopper_gemm.api import choose_config, gemm  # noqa: E402
+from hopper_gemm.api import choose_config, device_sms, gemm  # noqa: E402
 from hopper_gemm.config import Problem  # noqa: E402
 
 
@@ -105,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     out = gemm(a, b, **options)
     torch.cuda.synchronize()
     problem = Problem(args.dtype, "k" if args.b_layout == "nk" else "n", bias=args.bias, scaled=args.alpha != 1.0)
-    config = choose_config(problem, (args.m, args.n, args.k), args.schedule, args.tile, args.cluster, args.stream_k)
+    choice = (args.schedule, args.tile, args.cluster, args.stream_k)
+    config = choose_config(problem, (args.m, args.n, args.k), *choice, sms=device_sms(torch.cuda.current_device()))
     print(f"{torch.cuda.get_device_name()}: {args.m}×{args.n}×{args.k} {args.dtype}, {config.describe()}")
     figures: dict[str, object] = {"device": torch.cuda.get_device_name(), "config": config.describe()}
     b_nk = b if args.b_layout == "nk" else b.t()

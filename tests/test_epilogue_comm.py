@@ -247,6 +247,24 @@ def test_configuration_errors_are_clear():
     assert CommConfig.default("local", "copy") == CommConfig("local", engine="copy")
 
 
+def test_default_config_is_the_tables_unsplit_cooperative_choice():
+    """The fused kernel never splits tiles: where the table picks stream-K or ping-pong it takes the table's
+    unsplit cooperative configuration, whatever the table's split mode (a bare ``stream_k=False`` on a
+    remainder-mode pick would be an invalid configuration)."""
+    from hopper_gemm.autotable import pick
+    from tile_comm.launcher import COOPERATIVE_FALLBACK, default_config
+
+    for mnk in ((8192, 8192, 16384), (6144, 6144, 6144), (8192, 8192, 1024), (256, 8192, 8192), (4096, 4096, 4096)):
+        config = default_config(*mnk, comm=CommConfig("local"))
+        assert config.schedule is Schedule.COOPERATIVE and not config.stream_k, mnk
+        table = pick(Problem("bf16"), mnk)
+        expected = table if table.schedule is Schedule.COOPERATIVE and not table.stream_k else COOPERATIVE_FALLBACK
+        assert config == expected, mnk
+    assert pick(Problem("bf16"), (8192, 8192, 16384)).stream_k_remainder  # the case this guards
+    wide = default_config(8192, 8192, 16384, comm=CommConfig.default("host"))
+    assert (wide.tile_m, wide.tile_n, wide.group) == (256, 128, 32) and not wide.stream_k  # full-width band
+
+
 def test_receiver_rejects_pageable_and_misshapen_buffers():
     torch = pytest.importorskip("torch")
     from tile_comm.receiver import Receiver

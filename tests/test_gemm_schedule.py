@@ -157,8 +157,17 @@ def test_stream_k_is_the_tables_choice_unless_asked():
     from hopper_gemm.config import Problem
 
     bf16 = Problem("bf16")
-    assert choose_config(bf16, (8192, 8192, 8192), "auto", None, None).stream_k  # 1024 cluster-tiles
-    assert not choose_config(bf16, (4096, 4096, 4096), "auto", None, None).stream_k  # 256: measured slower
+    # 256×256 cluster-tiles on 66 clusters: 8192³ 15 waves + 34 tiles, 6144³ 8 + 48: the partial wave split.
+    for mnk in ((8192, 8192, 8192), (6144, 6144, 6144)):
+        picked = choose_config(bf16, mnk, "auto", None, None)
+        assert picked.stream_k and picked.stream_k_remainder, mnk
+    # 3 waves + 58 (a wash when measured), 1 + 62 (slower), whole waves (nothing to split).
+    assert not choose_config(bf16, (4096, 4096, 4096), "auto", None, None).stream_k
+    assert not choose_config(bf16, (1024, 8192, 8192), "auto", None, None).stream_k
+    assert not choose_config(bf16, (256 * 33, 256 * 8, 4096), "auto", None, None).stream_k  # 4 × 66 tiles
+    # The SM count decides the waves: 4096³ on 56 SMs is 9 waves + 4 tiles, on 64 SMs 8 whole ones.
+    assert choose_config(bf16, (4096, 4096, 4096), "auto", None, None, sms=56).stream_k
+    assert not choose_config(bf16, (4096, 4096, 4096), "auto", None, None, sms=64).stream_k
     assert not choose_config(bf16, (8192, 8192, 8192), "auto", None, None, stream_k=False).stream_k
     assert choose_config(bf16, (4096, 4096, 4096), "cooperative", None, None, stream_k=True).stream_k
     remainder = choose_config(bf16, (4096, 4096, 4096), "auto", None, None, stream_k="remainder")

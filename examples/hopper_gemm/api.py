@@ -137,14 +137,16 @@ def choose_config(
     tile: Any,
     cluster: Any,
     stream_k: bool | str | None = None,
+    *,
+    sms: int | None = None,
 ) -> GemmConfig:
     """The configuration for a call: the measured table for ``schedule="auto"``, else what was asked;
     ``stream_k`` True / False / ``"remainder"`` (only the partial wave split) overrides the table's choice
-    (None: keep it)."""
-    from .autotable import pick
+    (None: keep it). ``sms``: the GPU's SM count (None: an H100's, what the table was measured on)."""
+    from .autotable import H100_SMS, pick
 
     if schedule == "auto":
-        config = pick(problem, mnk)
+        config = pick(problem, mnk, sms or H100_SMS)
     else:
         config = (
             GemmConfig(schedule=Schedule(schedule))
@@ -177,6 +179,14 @@ def compiled(config: GemmConfig, problem: Problem, options: str = COMPILE_OPTION
 
     _, entry, args = compile_entry(config, problem)
     return cute.compile(entry, *args, options=options)
+
+
+@functools.cache
+def device_sms(device_index: int) -> int:
+    """The SM count of CUDA device ``device_index``."""
+    import torch
+
+    return torch.cuda.get_device_properties(device_index).multi_processor_count
 
 
 def launcher(config: GemmConfig, ops: Operands, out: Any) -> Any:
@@ -220,7 +230,8 @@ def gemm(
         raise ValueError(f"schedule = {schedule!r} is invalid: allowed 'auto', 'cooperative' or 'pingpong'")
     ops = validate(a, b, bias=bias, alpha=alpha, out=out, b_layout=b_layout)
     m, n, _ = ops.mnk
-    config = choose_config(ops.problem, ops.mnk, schedule, tile, cluster, stream_k)
+    sms = device_sms(a.device.index or 0)
+    config = choose_config(ops.problem, ops.mnk, schedule, tile, cluster, stream_k, sms=sms)
     result = ops.out
     if result is None:
         # TMA stores rows whose stride is a multiple of 16 bytes: for N not a multiple of 8 the result is a

@@ -11,16 +11,23 @@ M ≤ 512 (few row tiles)    ping-pong 128×128     256×8192×8192: 0.995 (coop
 K ≤ 2048 (short K)         ping-pong 128×192     8192²×1024: 1.196 (cooperative 128×256: 1.06): the
                            cluster 2×1           epilogue is a large share, ping-pong hides it (with a
                                                  bias: 128×128, 1.118, as 128×192 then spills)
-≥ 800 cluster-tiles        cooperative 256×128   2026-11-24, H100 (run 21): 8192³ bf16 1.037 (1.018 without),
-(many waves)               cluster 1×2,          fp16 1.040 (1.021); 8192²×4096 + bias 1.027 vs F.linear
-                           stream-K              (0.981): the last wave and a half split over every cluster
-otherwise                  cooperative 256×128   4096³ 1.046, 6144³ 1.014, 8192³ 1.073, 1024×8192² 1.039
-                           cluster 1×2           (bf16); 8192²×4096 + bias 1.010 vs F.linear
+≥ 4 whole waves and a      cooperative 128×256   2026-11-25, H100 (runs 1–3): 6144³ 1.013–1.032 (0.984–1.001
+partial one                cluster 2×1,          without), 8192³ 1.055–1.073 (1.020–1.039; the wave mode
+                           stream-K remainder    1.037–1.047); + bias 1.000–1.012 vs F.linear (0.979–0.983):
+                                                 the partial wave's tiles split over every cluster, shares
+                                                 of 70 k-tiles of 96 (6144³). 128×256 c2×1 beat 256×128
+                                                 c1×2 (remainder) in 9 of 12 pairs, by 0.3 … 2.4 %
+otherwise                  cooperative 256×128   4096³ 0.969–0.992 (3 waves + 58 tiles: the remainder mode
+                           cluster 1×2           won +0.6 … +1.7 % on two cards, lost 1.5 … 3.5 % on a
+                                                 third), 1024×8192² 0.974–1.039 (1.9 waves)
 =========================  ====================  ===========================================================
 
-Stream-K where the waves are few *loses* (run 21): 4096³ (3.9 waves) 0.907–0.945 against 0.982–1.017,
-6144³ (8.7 waves) 0.934–0.943 against 0.983–1.000: each cluster's split share computes ~1.9–2.5 tiles
-at k offsets no other cluster shares at that moment, which costs more than the idle part of one wave.
+Stream-K's wave mode (a whole wave split with the partial one) *loses* where the waves are few: 4096³
+0.88–0.97 against 0.97–0.99 (2026-11-25), 6144³ 0.93–0.94 against 0.98–1.00: each cluster's share
+computes ~1.9–2.5 tiles at k offsets no other cluster shares at that moment. The remainder mode splits
+only the partial wave; every cluster pays the fix-up (128 KiB of fp32 partials written, and read back
+by the storing unit) for the k-tiles it saves, which is worth it from 4 whole waves: with 3 (4096³,
+7 k-tiles of 64 saved) it was a wash, with 1 (1024×8192², 7 of 128) it lost 3–5 %.
 
 Ping-pong 128×192 against cooperative 256×128 on long K: 0.91 at 4096³, 1.015 at 8192³ — one warpgroup
 per 128×192 tile feeds the tensor cores less steadily than two on 256×128, which the hidden epilogue
@@ -38,13 +45,14 @@ PINGPONG_128x192 = GemmConfig(tile_m=128, tile_n=192, cluster_m=2, cluster_n=1, 
 
 SMALL_M = 512
 SHORT_K = 2048
-#: Cluster-tiles of the cooperative 256×128 cluster 1×2 walk from which stream-K measured faster (8192²: 1024;
-#: 6144²: 576 measured slower).
-STREAM_K_MIN_CLUSTER_TILES = 800
+#: Whole waves from which stream-K's remainder mode measured faster (6144³: 8 won; 4096³: 3 a wash).
+STREAM_K_MIN_WAVES = 4
+#: The table was measured on an H100 SXM: 132 SMs.
+H100_SMS = 132
 
 
-def pick(problem: Problem, mnk: tuple[int, int, int]) -> GemmConfig:
-    """The measured best configuration for a shape (the table above)."""
+def pick(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS) -> GemmConfig:
+    """The measured best configuration for a shape (the table above) on a GPU with ``sms`` SMs."""
     m, _, k = mnk
     if m <= SMALL_M:
         return PINGPONG_128x128
@@ -52,6 +60,10 @@ def pick(problem: Problem, mnk: tuple[int, int, int]) -> GemmConfig:
         # With the bias term a 128×192 tile per warpgroup spills (48 bytes): take 128×128 then.
         return PINGPONG_128x128 if problem.bias else PINGPONG_128x192
     n = mnk[1]
+    # 256×256 cluster-tiles either way: 128×256 c2×1 and 256×128 c1×2 walk the same waves.
     cfg = COOPERATIVE_256x128
     cluster_tiles = -(-m // (cfg.tile_m * cfg.cluster_m)) * -(-n // (cfg.tile_n * cfg.cluster_n))
-    return cfg.with_(stream_k=True) if cluster_tiles >= STREAM_K_MIN_CLUSTER_TILES else cfg
+    waves, partial = divmod(cluster_tiles, max(1, sms // cfg.cluster_size))
+    if waves >= STREAM_K_MIN_WAVES and partial:
+        return COOPERATIVE_128x256.with_(stream_k=True, stream_k_remainder=True)
+    return cfg

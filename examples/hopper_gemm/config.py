@@ -124,9 +124,7 @@ class GemmConfig:
         for name in ("cluster_m", "cluster_n"):
             value = getattr(self, name)
             if value not in (1, 2):
-                raise _bad(owner, name, value, "1 or 2 (clusters 1×1, 2×1, 1×2)")
-        if self.cluster_m * self.cluster_n > 2:
-            raise _bad(owner, "cluster", (self.cluster_m, self.cluster_n), "1×1, 2×1 or 1×2")
+                raise _bad(owner, name, value, "1 or 2 (clusters 1×1, 2×1, 1×2, 2×2)")
         if self.raster not in ("m", "n"):
             raise _bad(owner, "raster", self.raster, "'m' or 'n'")
         if isinstance(self.group, bool) or not isinstance(self.group, int) or not 1 <= self.group <= 64:

@@ -27,12 +27,14 @@ from .config import transport as parse_transport
 from .receiver import Receiver
 
 #: What the fused kernel uses where the measured table (``hopper_gemm.autotable``) picks ping-pong, which
-#: cannot host a communication warp: its best cooperative configuration.
+#: cannot host a communication warp, or stream-K, which splits tiles between clusters: the table's
+#: unsplit cooperative configuration.
 COOPERATIVE_FALLBACK = GemmConfig(tile_m=256, tile_n=128, cluster_m=1, cluster_n=2, schedule=Schedule.COOPERATIVE)
 
 
 def default_config(m: int, n: int, k: int, dtype: str = "bf16", comm: CommConfig | None = None) -> GemmConfig:
-    """The measured table's configuration for the shape if it is cooperative, else the cooperative fallback.
+    """The measured table's configuration for the shape if it is cooperative and unsplit, else the
+    cooperative fallback (every tile must be stored whole by its own CTA: ``CommRole.check``).
 
     With the copy engine (``comm.counts_steps``) the raster band spans C's full width (``group`` = every
     cluster column, at most 64): each step is then whole rows of C, one contiguous DMA. Measured on the
@@ -44,8 +46,8 @@ def default_config(m: int, n: int, k: int, dtype: str = "bf16", comm: CommConfig
     from hopper_gemm.config import Problem
 
     config = pick(Problem(dtype), (m, n, k))
-    config = config if config.schedule is Schedule.COOPERATIVE else COOPERATIVE_FALLBACK
-    config = config.with_(stream_k=False)  # every tile stored whole by its own CTA (CommRole.check)
+    if config.schedule is not Schedule.COOPERATIVE or config.stream_k:
+        config = COOPERATIVE_FALLBACK
     if comm is not None and comm.counts_steps:
         config = full_width_band(config, m, n)
     return config

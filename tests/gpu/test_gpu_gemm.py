@@ -76,6 +76,8 @@ CONFIGS = [
     ("pingpong", (128, 128), (1, 2)),
     ("pingpong", (64, 256), (1, 1)),
     ("pingpong", (128, 192), (2, 1)),
+    ("cooperative", (256, 128), (2, 2)),  # A and B both multicast: three peers release each stage
+    ("pingpong", (128, 128), (2, 2)),
 ]
 
 
@@ -147,7 +149,7 @@ STREAM_K_SHAPES = [
 
 
 @pytest.mark.parametrize("shape", STREAM_K_SHAPES, ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("tile,cluster", [((256, 128), (1, 2)), ((128, 256), (2, 1))])
+@pytest.mark.parametrize("tile,cluster", [((256, 128), (1, 2)), ((128, 256), (2, 1)), ((128, 256), (2, 2))])
 @pytest.mark.parametrize("bias", [False, True])
 @pytest.mark.parametrize("remainder", [False, True], ids=["wave", "remainder"])
 def test_stream_k_matches_torch_and_repeats_bitwise(shape, tile, cluster, bias, remainder):
