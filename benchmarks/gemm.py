@@ -147,14 +147,14 @@ def bench_shape(shape, names, torch) -> list[Row]:
     return [Row((m, n, k), dtype, with_bias, name, times[name], torch_us, errors[name]) for name in contenders]
 
 
-def _auto(shape: tuple, rows: list[Row]) -> str:
-    """What ``schedule="auto"`` picks for ``shape``, its ratio if it ran, and the target's verdict."""
-    from hopper_gemm.api import device_sms
-    from hopper_gemm.autotable import pick
+def _auto(shape: tuple, rows: list[Row], sms: int | None = None) -> str:
+    """What ``schedule="auto"`` picks for ``shape`` on a GPU of ``sms`` SMs (None: an H100's), its ratio if
+    it ran, and the target's verdict."""
+    from hopper_gemm.autotable import H100_SMS, pick
     from hopper_gemm.config import Problem
 
     m, n, k, dtype, bias = shape
-    config = pick(Problem(dtype, bias=bias), (m, n, k), device_sms(0))
+    config = pick(Problem(dtype, bias=bias), (m, n, k), sms or H100_SMS)
     name = next((nm for nm, c in CANDIDATES.items() if c == config), config.describe())
     ran = [r for r in rows if r.name == name]
     target = TARGETS.get((m, n, k))
@@ -201,13 +201,16 @@ def main(argv: list[str] | None = None) -> int:
                 f"{row.tflops:8.0f} {row.torch_us:9.1f} {row.ratio:6.3f} {row.rel_err:8.1e}",
                 flush=True,
             )
+    from hopper_gemm.api import device_sms
+
+    sms = device_sms(torch.cuda.current_device())
     print("\nbest configuration per shape (ratio = ours / torch throughput; torch = F.linear when bias):")
     for shape in shapes:
         mine = [r for r in rows if (r.shape, r.dtype, r.bias) == (shape[:3], shape[3], shape[4])]
         best = max(mine, key=lambda r: r.ratio)
         m, n, k = best.shape
         label = f"{m}×{n}×{k} {best.dtype}{' +bias' if best.bias else ''}"
-        print(f"  {label}: {best.name} {best.tflops:.0f} TFLOP/s, ratio {best.ratio:.3f}{_auto(shape, mine)}")
+        print(f"  {label}: {best.name} {best.tflops:.0f} TFLOP/s, ratio {best.ratio:.3f}{_auto(shape, mine, sms)}")
     if args.json:
         Path(args.json).write_text(
             json.dumps([r.__dict__ | {"ratio": r.ratio, "tflops": r.tflops} for r in rows], indent=1)
