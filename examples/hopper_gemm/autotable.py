@@ -11,15 +11,15 @@ M ≤ 512 (few row tiles)    ping-pong 128×128     256×8192×8192: 0.995 (coop
 K ≤ 2048 (short K)         ping-pong 128×192     8192²×1024: 1.196 (cooperative 128×256: 1.06): the
                            cluster 2×1           epilogue is a large share, ping-pong hides it (with a
                                                  bias: 128×128, 1.118, as 128×192 then spills)
-≥ 4 whole waves and a      cooperative 128×256   2026-11-25, H100 (runs 1–3): 6144³ 1.013–1.032 (0.984–1.001
-partial one                cluster 2×1,          without), 8192³ 1.055–1.073 (1.020–1.039; the wave mode
-                           stream-K remainder    1.037–1.047); + bias 1.000–1.012 vs F.linear (0.979–0.983):
-                                                 the partial wave's tiles split over every cluster, shares
-                                                 of 70 k-tiles of 96 (6144³). 128×256 c2×1 beat 256×128
-                                                 c1×2 (remainder) in 9 of 12 pairs, by 0.3 … 2.4 %
-otherwise                  cooperative 256×128   4096³ 0.969–0.992 (3 waves + 58 tiles: the remainder mode
+≥ 4 whole waves and a      cooperative 128×256   2026-11-25, H100 (runs 1–5, five cards): 6144³ 1.013–1.051
+partial one                cluster 2×1,          (0.984–1.019 without), 8192³ 1.055–1.073 (1.020–1.052; the
+                           stream-K remainder    wave mode 1.036–1.057); + bias 1.000–1.025 vs F.linear
+                                                 (0.979–0.986): the partial wave's tiles split over every
+                                                 cluster, shares of 70 k-tiles of 96 (6144³). 128×256 c2×1
+                                                 beat 256×128 c1×2 (remainder) in 9 of 12 pairs (runs 1–3)
+otherwise                  cooperative 256×128   4096³ 0.952–1.037 (3 waves + 58 tiles: the remainder mode
                            cluster 1×2           won +0.6 … +1.7 % on two cards, lost 1.5 … 3.5 % on a
-                                                 third), 1024×8192² 0.974–1.039 (1.9 waves)
+                                                 third), 1024×8192² 0.974–0.997 (1.9 waves)
 =========================  ====================  ===========================================================
 
 Stream-K's wave mode (a whole wave split with the partial one) *loses* where the waves are few: 4096³
