@@ -1,0 +1,157 @@
+"""What the cooperative GEMM's epilogue costs: the shipped kernel against variants that take parts of it away.
+
+    python benchmarks/gemm_epilogue.py                       # 4096³, 6144³, 8192²×1024 bf16, 256×128 c1×2
+    python benchmarks/gemm_epilogue.py --shapes 4096x4096x4096 --configs coop128x256c21
+
+Variants (only ``full`` computes the right result; the others exist to be timed):
+
+=============  ====================================================================================
+full           the kernel as shipped: 8 subtiles per 256×128 tile through 4 staging buffers, each
+               ``acquire`` (the storing thread's ``wait_group.read 3``, a named-barrier sync),
+               ``stmatrix``, ``publish`` (``fence.proxy.async``, a sync), TMA store, commit
+one-subtile    every accumulator summed into one subtile, which alone is staged and stored: the
+               wgmmas stay live, the epilogue's stores and syncs drop to 1/8. (Dropping the stores
+               altogether lets ptxas delete the wgmmas too: that "kernel" is fast for the wrong
+               reason — the CPU test checks every variant keeps the full kernel's HGMMAs.)
+no-read-wait   ``acquire`` never waits for an older TMA store to have read its buffer (a race): the
+               cost of the second half of the subtiles waiting for the first half's stores
+no-barrier     the staging ring without its named barrier (a race): the cost of the two syncs per
+               subtile
+=============  ====================================================================================
+
+For each shape: identical randn inputs, every variant and torch.matmul interleaved (rotating order,
+12 rounds × 10 launches, median of rounds). Prints the device, then per shape and configuration each
+variant's µs and the share of the full kernel's time it saves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+
+import cutlass  # noqa: E402
+import cutlass.cute as cute  # noqa: E402
+from cutlass import Float32  # noqa: E402
+from cutlass.cute.nvgpu import cpasync  # noqa: E402
+
+from pipes.cute import TmaStoreStaging, TmaStoreStagingProducer  # noqa: E402
+
+VARIANTS = ("full", "one-subtile", "no-read-wait", "no-barrier")
+SHAPES = [(4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 1024)]
+ROUNDS = 12
+BATCH = 10
+
+
+@cute.jit
+def store_one_subtile(epi: cutlass.Constexpr, acc: cute.Tensor, staging: Any, tm: Any, tn: Any) -> Any:
+    """``store_tile`` of the one-subtile variant: the sum of the tile's subtiles, stored as subtile 0."""
+    kernel = epi.kernel
+    cfg = kernel.config
+    subtiles = epi.r2s.retile(acc)
+    per_sub = cute.size(epi.frag_shape)
+    values = cute.make_rmem_tensor(epi.frag_shape, Float32)
+    out = cute.make_rmem_tensor(epi.frag_shape, kernel.out_dtype)
+    gc = cute.local_tile(epi.tma_c, (cfg.tile_m, cfg.tile_n), (tm, tn))
+    gc_sub = cute.zipped_divide(gc, cfg.epi_tile)
+    sc_part, gc_part = cpasync.tma_partition(epi.atom_c, 0, cute.make_layout(1), cute.group_modes(epi.sc, 0, 2), gc_sub)
+    for v in cutlass.range_constexpr(per_sub):
+        values[v] = subtiles[v]
+    for sub in cutlass.range_constexpr(1, epi.subtile_grid[0] * epi.subtile_grid[1]):
+        for v in cutlass.range_constexpr(per_sub):
+            values[v] = values[v] + subtiles[sub * per_sub + v]
+    out.store(values.load().to(kernel.out_dtype))
+    slot = staging.acquire()
+    cute.copy(epi.r2s, out, epi.smem_part[(None, None, None, slot)])
+    staging.publish()
+    if epi.is_storer:
+        cute.copy(epi.atom_c, sc_part[(None, slot)], gc_part[(None, (0, 0))])
+    staging.commit()
+    return staging
+
+
+@contextlib.contextmanager
+def variant(name: str) -> Iterator[None]:
+    """Build (compile) kernels as variant ``name`` inside this block; the compile cache is cleared on
+    entry and exit, so no variant's kernel is reused for another."""
+    import hopper_gemm.kernel as kernel_module
+    from hopper_gemm import api
+
+    if name not in VARIANTS:
+        raise ValueError(f"variant = {name!r} is invalid: allowed {list(VARIANTS)}")
+    saved = (kernel_module.store_tile, TmaStoreStaging.in_flight, TmaStoreStaging.producer)
+    if name == "one-subtile":
+        kernel_module.store_tile = store_one_subtile
+    elif name == "no-read-wait":
+        TmaStoreStaging.in_flight = property(lambda self: 63)  # wait_group.read 63: never waits here
+    elif name == "no-barrier":
+        TmaStoreStaging.producer = lambda self, sync=None: TmaStoreStagingProducer(self, None)
+    api.compiled.cache_clear()
+    try:
+        yield
+    finally:
+        kernel_module.store_tile, TmaStoreStaging.in_flight, TmaStoreStaging.producer = saved
+        api.compiled.cache_clear()
+
+
+def bench_shape(shape: tuple[int, int, int], names: list[str], torch: Any) -> dict[str, dict[str, float]]:
+    """µs per launch of torch.matmul and of every (configuration, variant), interleaved."""
+    from gemm import CANDIDATES
+    from hopper_gemm.api import launcher, validate
+    from hopper_gemm.timing import time_interleaved
+
+    m, n, k = shape
+    g = torch.Generator(device="cuda").manual_seed(1)
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g)
+    w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g)
+    out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    contenders: dict[str, Callable[[], object]] = {"torch": lambda: torch.matmul(a, w.t())}
+    for name in names:
+        for v in VARIANTS:
+            with variant(v):
+                contenders[f"{name}/{v}"] = launcher(CANDIDATES[name], validate(a, w, out=out), out)
+    times = time_interleaved(contenders, ROUNDS, BATCH, rotate=True)
+    return {name: {v: times[f"{name}/{v}"] for v in VARIANTS} | {"torch": times["torch"]} for name in names}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shapes", help="comma-separated M×N×K (default: 4096³, 6144³, 8192²×1024)")
+    parser.add_argument("--configs", default="coop256x128c12", help="comma-separated cooperative CANDIDATES")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from gemm import CANDIDATES
+    from hopper_gemm.config import Schedule
+
+    names = args.configs.split(",")
+    for name in names:
+        if name not in CANDIDATES or CANDIDATES[name].schedule is not Schedule.COOPERATIVE:
+            parser.error(f"--configs: {name!r} is not a cooperative configuration of benchmarks/gemm.py")
+    shapes = SHAPES
+    if args.shapes:
+        shapes = [tuple(int(v) for v in s.replace("×", "x").split("x")) for s in args.shapes.split(",")]
+    import torch
+
+    if not torch.cuda.is_available():
+        print("no CUDA GPU: benchmarks/gemm_epilogue.py needs one (tests/test_gemm_bench.py compiles the variants)")
+        return 0
+    print(f"device: {torch.cuda.get_device_name()}; bf16 randn; {ROUNDS}×{BATCH} launches, rotating order, median")
+    print(f"{'M×N×K':>16} {'config':>16} {'torch µs':>9} " + " ".join(f"{v:>18}" for v in VARIANTS))
+    for shape in shapes:
+        for name, t in bench_shape(shape, names, torch).items():
+            full = t["full"]
+            cells = [f"{t[v]:8.1f} ({(full - t[v]) / full:+6.1%})" for v in VARIANTS]
+            print(
+                f"{'×'.join(map(str, shape)):>16} {name:>16} {t['torch']:9.1f} " + " ".join(f"{c:>18}" for c in cells)
+            )
+    print("(in brackets: the share of the full kernel's time the variant saves)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,67 @@
+"""benchmarks/gemm_epilogue.py without a GPU: every variant compiles for sm_90a, keeps all of the full
+kernel's wgmmas (so none is timed as a kernel ptxas emptied), and takes away exactly what it says."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "examples"))
+
+
+def _count(pattern: str, text: str) -> int:
+    return len(re.findall(pattern, text))
+
+
+def test_epilogue_variants_remove_only_what_they_name():
+    pytest.importorskip("nvidia.cu13", reason="nvdisasm comes with the nvidia-cuda-nvdisasm wheel (dev extra)")
+    import gemm_epilogue
+    from hopper_gemm.config import GemmConfig, Problem, Schedule
+    from hopper_gemm.report import compile_report
+
+    config = GemmConfig(256, 128, 1, 2, Schedule.COOPERATIVE)  # 8 subtiles of 128×32, 4 staging buffers
+    reports = {}
+    for name in gemm_epilogue.VARIANTS:
+        with gemm_epilogue.variant(name):
+            reports[name] = compile_report(config, Problem("bf16"))
+    full = reports["full"]
+    hgmma = full.sass().count("HGMMA")
+    assert hgmma > 0
+    for name, r in reports.items():
+        assert r.spill_bytes == 0 and not r.wgmma_serialized, name
+        assert r.sass().count("HGMMA") == hgmma, f"{name}: ptxas deleted wgmmas, the variant would time nothing"
+
+    def stores(r):
+        return _count(r"cp\.async\.bulk\.tensor\.2d\.global\.shared", r.ptx)
+
+    def ring_waits(r):
+        return _count(r"cp\.async\.bulk\.wait_group\.read\s+3;", r.ptx)
+
+    def syncs(r):
+        return _count(r"\bbar\.sync\b", r.ptx)
+
+    assert (stores(full), ring_waits(full), syncs(full)) == (8, 8, 16)  # per subtile: 1 store, 1 wait, 2 syncs
+    one = reports["one-subtile"]
+    assert (stores(one), ring_waits(one), syncs(one)) == (1, 1, 2)
+    no_wait = reports["no-read-wait"]
+    assert (stores(no_wait), ring_waits(no_wait), syncs(no_wait)) == (8, 0, 16)
+    assert _count(r"cp\.async\.bulk\.wait_group\.read\s+0;", no_wait.ptx) == 1  # the tail still waits
+    no_sync = reports["no-barrier"]
+    assert (stores(no_sync), ring_waits(no_sync), syncs(no_sync)) == (8, 8, 0)
+
+    # Leaving the block undoes the variant: the next build is the full kernel again.
+    again = compile_report(config, Problem("bf16"))
+    assert (stores(again), ring_waits(again), syncs(again)) == (8, 8, 16)
+
+
+def test_unknown_variant_is_refused():
+    import gemm_epilogue
+
+    refused = pytest.raises(ValueError, match=r"variant = 'fast' is invalid: allowed \['full', 'one-subtile'")
+    with refused, gemm_epilogue.variant("fast"):
+        pass
