@@ -38,7 +38,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 import cutlass  # noqa: E402
 import cutlass.cute as cute  # noqa: E402
 from cutlass import Float32  # noqa: E402
-from cutlass.cute.nvgpu import cpasync  # noqa: E402
 
 from pipes.cute import TmaStoreStaging, TmaStoreStagingProducer  # noqa: E402
 
@@ -51,28 +50,19 @@ BATCH = 10
 @cute.jit
 def store_one_subtile(epi: cutlass.Constexpr, acc: cute.Tensor, staging: Any, tm: Any, tn: Any) -> Any:
     """``store_tile`` of the one-subtile variant: the sum of the tile's subtiles, stored as subtile 0."""
-    kernel = epi.kernel
-    cfg = kernel.config
+    from hopper_gemm.epilogue_store import store_partitions, store_subtile
+
     subtiles = epi.r2s.retile(acc)
     per_sub = cute.size(epi.frag_shape)
     values = cute.make_rmem_tensor(epi.frag_shape, Float32)
-    out = cute.make_rmem_tensor(epi.frag_shape, kernel.out_dtype)
-    gc = cute.local_tile(epi.tma_c, (cfg.tile_m, cfg.tile_n), (tm, tn))
-    gc_sub = cute.zipped_divide(gc, cfg.epi_tile)
-    sc_part, gc_part = cpasync.tma_partition(epi.atom_c, 0, cute.make_layout(1), cute.group_modes(epi.sc, 0, 2), gc_sub)
+    out = cute.make_rmem_tensor(epi.frag_shape, epi.kernel.out_dtype)
     for v in cutlass.range_constexpr(per_sub):
         values[v] = subtiles[v]
     for sub in cutlass.range_constexpr(1, epi.subtile_grid[0] * epi.subtile_grid[1]):
         for v in cutlass.range_constexpr(per_sub):
             values[v] = values[v] + subtiles[sub * per_sub + v]
-    out.store(values.load().to(kernel.out_dtype))
-    slot = staging.acquire()
-    cute.copy(epi.r2s, out, epi.smem_part[(None, None, None, slot)])
-    staging.publish()
-    if epi.is_storer:
-        cute.copy(epi.atom_c, sc_part[(None, slot)], gc_part[(None, (0, 0))])
-    staging.commit()
-    return staging
+    out.store(values.load().to(epi.kernel.out_dtype))
+    return store_subtile(epi, out, staging, store_partitions(epi, tm, tn), 0)
 
 
 @contextlib.contextmanager

@@ -47,25 +47,39 @@ def store_tile(epi: cutlass.Constexpr, acc: cute.Tensor, staging: Any, tm: Any, 
     """The epilogue of one tile: each ``epi_tile`` subtile converted, staged and TMA-stored; returns the
     staging handle (its cursor moved by one commit per subtile)."""
     kernel = epi.kernel
-    cfg = kernel.config
     subtiles = epi.r2s.retile(acc)
     per_sub = cute.size(epi.frag_shape)
     values = cute.make_rmem_tensor(epi.frag_shape, Float32)
     out = cute.make_rmem_tensor(epi.frag_shape, kernel.out_dtype)
-    gc = cute.local_tile(epi.tma_c, (cfg.tile_m, cfg.tile_n), (tm, tn))
-    gc_sub = cute.zipped_divide(gc, cfg.epi_tile)
-    sc_part, gc_part = cpasync.tma_partition(epi.atom_c, 0, cute.make_layout(1), cute.group_modes(epi.sc, 0, 2), gc_sub)
-    sub_n = epi.subtile_grid[1]
-    for sub in cutlass.range_constexpr(epi.subtile_grid[0] * sub_n):
+    parts = store_partitions(epi, tm, tn)
+    for sub in cutlass.range_constexpr(epi.subtile_grid[0] * epi.subtile_grid[1]):
         for v in cutlass.range_constexpr(per_sub):
             values[v] = subtiles[sub * per_sub + v]
         out.store(values.load().to(kernel.out_dtype))
-        slot = staging.acquire()
-        cute.copy(epi.r2s, out, epi.smem_part[(None, None, None, slot)])
-        staging.publish()
-        if epi.is_storer:
-            cute.copy(epi.atom_c, sc_part[(None, slot)], gc_part[(None, (sub // sub_n, sub % sub_n))])
-        staging.commit()
+        staging = store_subtile(epi, out, staging, parts, sub)
+    return staging
+
+
+def store_partitions(epi: Any, tm: Any, tn: Any) -> tuple[Any, Any]:
+    """(staging buffers, tile (tm, tn)'s subtiles in C) as the TMA store atom partitions them."""
+    cfg = epi.kernel.config
+    gc = cute.local_tile(epi.tma_c, (cfg.tile_m, cfg.tile_n), (tm, tn))
+    gc_sub = cute.zipped_divide(gc, cfg.epi_tile)
+    return cpasync.tma_partition(epi.atom_c, 0, cute.make_layout(1), cute.group_modes(epi.sc, 0, 2), gc_sub)
+
+
+@cute.jit
+def store_subtile(epi: cutlass.Constexpr, out: cute.Tensor, staging: Any, parts: Any, sub: cutlass.Constexpr) -> Any:
+    """One converted subtile ``out`` as subtile ``sub`` of the tile ``parts`` was made for: acquire a staging
+    buffer, ``stmatrix`` into it, publish, TMA-store (the storing warp), commit."""
+    sc_part, gc_part = parts
+    sub_n = epi.subtile_grid[1]
+    slot = staging.acquire()
+    cute.copy(epi.r2s, out, epi.smem_part[(None, None, None, slot)])
+    staging.publish()
+    if epi.is_storer:
+        cute.copy(epi.atom_c, sc_part[(None, slot)], gc_part[(None, (sub // sub_n, sub % sub_n))])
+    staging.commit()
     return staging
 
 
