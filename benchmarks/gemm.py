@@ -63,6 +63,8 @@ CANDIDATES = {
     "coop256x128c12g16": GemmConfig(256, 128, 1, 2, C, group=16),
     "coop256x128c12rn": GemmConfig(256, 128, 1, 2, C, raster="n"),
     "coop256x128c12rn4": GemmConfig(256, 128, 1, 2, C, raster="n", group=4),
+    "coop256x128c12b4": GemmConfig(256, 128, 1, 2, C, epi_batch=4),
+    "coop128x256c21skrb4": GemmConfig(128, 256, 2, 1, C, stream_k=True, stream_k_remainder=True, epi_batch=4),
     "coop256x128c12sk": GemmConfig(256, 128, 1, 2, C, stream_k=True),
     "coop128x256c21sk": GemmConfig(128, 256, 2, 1, C, stream_k=True),
     "coop256x128c12skr": GemmConfig(256, 128, 1, 2, C, stream_k=True, stream_k_remainder=True),
@@ -78,6 +80,7 @@ CANDIDATES = {
     "pp128x128c22": GemmConfig(128, 128, 2, 2, P),
     "pp128x192c22": GemmConfig(128, 192, 2, 2, P),
     "pp128x192c21": GemmConfig(128, 192, 2, 1, P),
+    "pp128x192c21b2": GemmConfig(128, 192, 2, 1, P, epi_batch=2),
     "pp64x256c21": GemmConfig(64, 256, 2, 1, P),
 }
 QUICK = ["coop128x256c21", "coop256x128c12", "pp128x128c21"]

@@ -74,18 +74,18 @@ def variant(name: str) -> Iterator[None]:
 
     if name not in VARIANTS:
         raise ValueError(f"variant = {name!r} is invalid: allowed {list(VARIANTS)}")
-    saved = (kernel_module.store_tile, TmaStoreStaging.in_flight, TmaStoreStaging.producer)
+    saved = (kernel_module.store_tile, TmaStoreStaging.in_flight_for, TmaStoreStaging.producer)
     if name == "one-subtile":
         kernel_module.store_tile = store_one_subtile
     elif name == "no-read-wait":
-        TmaStoreStaging.in_flight = property(lambda self: 63)  # wait_group.read 63: never waits here
+        TmaStoreStaging.in_flight_for = lambda self, slots: 63  # wait_group.read 63: never waits here
     elif name == "no-barrier":
         TmaStoreStaging.producer = lambda self, sync=None: TmaStoreStagingProducer(self, None)
     api.compiled.cache_clear()
     try:
         yield
     finally:
-        kernel_module.store_tile, TmaStoreStaging.in_flight, TmaStoreStaging.producer = saved
+        kernel_module.store_tile, TmaStoreStaging.in_flight_for, TmaStoreStaging.producer = saved
         api.compiled.cache_clear()
 
 

@@ -1,6 +1,7 @@
 """Where a role stands in a pipeline's ring of slots: stage index, phase bit, iteration count.
 
-All of the ring arithmetic lives in :func:`stage_index`, :func:`position` and :func:`advance_position`.
+All of the ring arithmetic lives in :func:`stage_index`, :func:`position` and :func:`advance_position`
+(and, for TMA-store staging rings, :func:`staging_in_flight`).
 They use only ``+ // % & ^`` so the same code runs on Python ints (the CPU checker, the Ascend
 simulator) and on CuTe DSL ``Int32`` values (traced into the kernel). Every backend, producer and
 consumer alike, moves through the ring by calling them.
@@ -36,6 +37,19 @@ def advance_position(index: Any, phase: Any, steps: Any, stages: int) -> tuple[A
     """``(index, phase)`` moved ``steps`` slots forward; the phase flips once per wrap of the ring."""
     ahead = index + steps
     return ahead % stages, phase ^ ((ahead // stages) & 1)
+
+
+def staging_in_flight(stages: int, slots: int = 1) -> int:
+    """Stores a ``stages``-buffer staging ring may leave reading their buffers when it hands out the next
+    ``slots`` buffers at once: ``stages - slots``.
+
+    One bulk group is committed per buffer, so the last store to use the newest of the ``slots`` buffers
+    is the ``(stages - slots + 1)``-th newest group: every older one must have read its source
+    (``cp.async.bulk.wait_group.read stages - slots``). Raises for ``slots`` outside ``[1, stages]``.
+    """
+    if isinstance(slots, bool) or not isinstance(slots, int) or not 1 <= slots <= stages:
+        raise ValueError(f"staging slots = {slots!r} is invalid: allowed an int in [1, {stages}] (the ring's buffers)")
+    return stages - slots
 
 
 class PipelineState:

@@ -7,7 +7,9 @@ as a wrong element in global memory. Tile ``t`` of CTA ``b`` is global tile ``bÂ
 ``pattern(bÂ·n_tiles + t, e)``. ``out[b] = (slot the last acquire returned, stores committed)``.
 
 ``loop="range"`` drives the handle through a dynamic ``cutlass.range``; ``loop="while"`` through a
-``while`` loop whose body also commits inside a dynamic ``if`` (both branches commit).
+``while`` loop whose body also commits inside a dynamic ``if`` (both branches commit). ``batch`` > 1
+(with ``loop="range"``): ``batch`` tiles per ``acquire(slots=batch)``, one publish, then a store and a
+commit per tile (``n_tiles`` a multiple of ``batch``).
 """
 
 import os
@@ -27,7 +29,7 @@ THREADS = 128
 PER_THREAD = TILE * TILE // THREADS
 
 
-def build_staging(stages: int, *, loop: str = "range", sync: bool = True) -> Built:
+def build_staging(stages: int, *, loop: str = "range", sync: bool = True, batch: int = 1) -> Built:
     staging = TmaStoreStaging(stages, name="epi_staging")
 
     @cute.struct
@@ -57,7 +59,19 @@ def build_staging(stages: int, *, loop: str = "range", sync: bool = True) -> Bui
         )
         producer = staging.producer(sync=epi_bar)
         last = Int32(-1)
-        if cutlass.const_expr(loop == "range"):
+        if cutlass.const_expr(batch > 1):
+            for r in cutlass.range(n_tiles // batch, unroll=1):
+                first = producer.acquire(slots=batch)
+                for j in cutlass.range_constexpr(batch):
+                    fill(tiles, producer.slot(j), bid * n_tiles + r * batch + j)
+                producer.publish()
+                for j in cutlass.range_constexpr(batch):
+                    if warp == 0:
+                        tile = bid * n_tiles + r * batch + j
+                        cute.copy(tma_atom, s_part[(None, producer.index)], g_part[(None, tile, 0)])
+                    producer.commit()
+                last = Int32(first)
+        elif cutlass.const_expr(loop == "range"):
             for t in cutlass.range(n_tiles, unroll=1):
                 slot = producer.acquire()
                 fill(tiles, slot, bid * n_tiles + t)

@@ -23,6 +23,20 @@ def test_the_staging_protocol_is_proved(stages: int, writers: int) -> None:
     assert report.ok and report.exhaustive, str(report)
 
 
+@pytest.mark.parametrize(("stages", "batch"), [(2, 2), (4, 2), (4, 4), (3, 3)])
+@pytest.mark.parametrize("writers", [1, 2])
+def test_batched_acquires_are_proved_and_need_the_deeper_wait(stages: int, batch: int, writers: int) -> None:
+    """``acquire(slots=batch)``: one wait (``read stages - batch``) and one barrier pair for ``batch`` buffers.
+    The same batches with the one-buffer wait (``short_wait``) overwrite a buffer a store still reads."""
+    tiles = 2 * stages
+    report = check(staging_protocol(TmaStoreStaging(stages), tiles=tiles, writers=writers, batch=batch))
+    assert report.ok and report.exhaustive, str(report)
+    short = check(
+        staging_protocol(TmaStoreStaging(stages), tiles=tiles, writers=writers, batch=batch, bug="short_wait")
+    )
+    assert short.findings and short.findings[0].kind is FindingKind.OVERWRITE_UNRELEASED, str(short)
+
+
 def test_the_test_kernels_declaration_is_checked() -> None:
     staging = cks.build_staging(3).pipeline
     assert isinstance(staging, TmaStoreStaging)
@@ -62,6 +76,10 @@ def test_bad_arguments_are_named() -> None:
         staging_protocol(TmaStoreStaging(2), writers=0)
     with pytest.raises(SpecError, match=r"staging_protocol\.staging\.stages = None is invalid"):
         staging_protocol(object())
+    with pytest.raises(SpecError, match=r"staging_protocol\.batch = 3 is invalid: allowed an int in \[1, 2\]"):
+        staging_protocol(TmaStoreStaging(2), batch=3)
+    with pytest.raises(SpecError, match=r"staging_protocol\.batch = 2 is invalid: .* dividing tiles = 5"):
+        staging_protocol(TmaStoreStaging(2), tiles=5, batch=2)
 
 
 def test_the_docs_checker_example_runs(capsys) -> None:

@@ -131,6 +131,29 @@ def test_acquire_waits_read_for_all_but_stages_minus_one_and_tail_drains(stages:
     assert undrained_exits(ptx) == []
 
 
+@pytest.mark.parametrize(("stages", "batch"), [(2, 2), (4, 2), (4, 4)])
+def test_a_batched_acquire_waits_deeper_and_pays_one_barrier_pair_per_batch(stages: int, batch: int) -> None:
+    """``acquire(slots=batch)``: ``wait_group.read (stages - batch)`` and one barrier, ``batch`` buffers
+    written, one fence and barrier, then ``batch`` stores each in its own bulk group."""
+    ptx = staging_ptx(stages, batch=batch)
+    waits = {int(n) for n in re.findall(r"cp\.async\.bulk\.wait_group\.read\s+(\d+);", ptx)}
+    assert waits == {stages - batch, 0}, waits
+    body = next(iter(loops(kernel_body(ptx))))
+    assert sum(ins.startswith("bar.sync") for ins in body) == 2  # per batch, not per buffer
+    assert sum(ins.startswith("fence.proxy.async.shared::cta") for ins in body) == 1
+    assert sum(ins.startswith("cp.async.bulk.commit_group") for ins in body) == batch
+    assert unsafe_overwrites(ptx, stages - batch) == []
+    assert unpublished_stores(ptx) == []
+    assert undrained_exits(ptx) == []
+
+
+def test_a_batch_larger_than_the_ring_is_refused() -> None:
+    with pytest.raises(
+        SpecError, match=r"TmaStoreStaging 'epi_staging'\.acquire slots = 3 is invalid: allowed an int in \[1, 2\]"
+    ):
+        staging_ptx(2, batch=3)
+
+
 def test_without_a_barrier_the_checks_see_the_race() -> None:
     """Negative control: the same kernel with sync=None (128 threads that never meet) fails both checks."""
     ptx = staging_ptx(2, sync=False)

@@ -51,11 +51,11 @@ def test_every_schedule_dtype_and_layout_compiles_to_what_it_should(config, dtyp
     assert not r.wgmma_serialized  # ptxas C7510 would make every wgmma wait for the previous one
 
 
-@pytest.mark.parametrize("cluster", [(1, 1), (1, 2)])
+@pytest.mark.parametrize("cluster", [(1, 1), (1, 2), (2, 2)])
 def test_cluster_shapes_multicast_the_shared_operand(cluster):
     r = report(COOP.with_(cluster_m=cluster[0], cluster_n=cluster[1]), Problem("bf16"))
     multicasts = r.ptx.count("multicast::cluster;") + len(re.findall(r"\.multicast::cluster\.L2", r.ptx))
-    assert multicasts == (0 if cluster == (1, 1) else 1)
+    assert multicasts == {(1, 1): 0, (1, 2): 1, (2, 2): 2}[cluster]  # 2×2: A along rows and B along columns
     if cluster == (1, 1):
         assert "mbarrier.arrive.shared::cluster" not in r.ptx  # releases stay in the CTA
     else:
@@ -75,6 +75,27 @@ def test_every_configuration_auto_can_pick_compiles_without_spills():
         for config in picked:
             r = report(config, problem)
             assert r.spill_bytes == 0, f"{config.describe()} bias={bias}: {r.spill_bytes} bytes spilled"
+
+
+@pytest.mark.parametrize(
+    ("config", "batch"),
+    [(GemmConfig(256, 128, 1, 2, Schedule.COOPERATIVE), 4), (COOP, 2), (PINGPONG, 2)],
+    ids=["cooperative256x128-4", "cooperative128x256-2", "pingpong-2"],
+)
+def test_a_batched_epilogue_pays_one_barrier_pair_per_batch(config, batch):
+    """``epi_batch``: the tile's subtiles go through the staging ring ``batch`` at a time — one
+    ``wait_group.read (buffers - batch)`` and two barrier syncs per batch instead of per subtile."""
+    plain = report(config, Problem("bf16"))
+    batched = report(config.with_(epi_batch=batch), Problem("bf16"))
+    syncs = len(re.findall(r"\bbar\.sync\b", plain.ptx))
+    assert syncs == 2 * config.subtiles  # one tile's epilogue: acquire and publish per subtile
+    assert len(re.findall(r"\bbar\.sync\b", batched.ptx)) == syncs // batch
+    waits = set(re.findall(r"cp\.async\.bulk\.wait_group\.read\s+(\d+);", batched.ptx))
+    assert waits == {str(batched.epi_stages - batch), "0"}
+    assert batched.ptx.count("stmatrix") == plain.ptx.count("stmatrix")
+    store = "cp.async.bulk.tensor.2d.global.shared"
+    assert batched.ptx.count(store) == plain.ptx.count(store) == config.subtiles  # one TMA store per subtile
+    assert batched.spill_bytes == 0 and not batched.wgmma_serialized
 
 
 @pytest.mark.parametrize("config", [COOP, PINGPONG], ids=["cooperative", "pingpong"])

@@ -109,6 +109,15 @@ def test_configuration_rules_name_the_field():
         GemmConfig(schedule="zigzag")
     with pytest.raises(ValueError, match=r"dtype = 'fp8'"):
         Problem("fp8")
+    # 256×128 cooperative: 8 subtiles of 128×32 through 4 staging buffers.
+    assert GemmConfig(256, 128, 1, 2, "cooperative", epi_batch=4).subtiles == 8
+    for batch in (3, 8, 0, True):
+        with pytest.raises(
+            ValueError, match=rf"epi_batch = {batch} is invalid: allowed an int in \[1, 4\] .* 8 subtiles"
+        ):
+            GemmConfig(256, 128, 1, 2, "cooperative", epi_batch=batch)
+    with pytest.raises(ValueError, match=r"epi_batch = 4 is invalid: allowed an int in \[1, 2\]"):
+        GemmConfig(128, 128, 2, 1, "pingpong", epi_batch=4)  # ping-pong stages through 2 buffers
 
 
 def test_stages_fill_shared_memory():

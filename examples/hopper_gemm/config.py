@@ -82,6 +82,9 @@ class GemmConfig:
     cluster (:class:`~hopper_gemm.schedule.StreamKSplit`); a split tile is summed through a global-memory
     workspace (:mod:`hopper_gemm.stream_k`). ``stream_k_remainder``: split only the partial wave's tiles
     when that gives every cluster at least half a tile (``StreamKSplit(remainder=True)``).
+    ``epi_batch``: output subtiles staged per ``acquire`` of the staging ring (one wait and one barrier
+    pair for that many buffers, :meth:`pipes.cute.TmaStoreStagingProducer.acquire`); it divides
+    :attr:`subtiles` and is at most the staging buffers.
     """
 
     tile_m: int = 128
@@ -97,6 +100,7 @@ class GemmConfig:
     epi_n: int = 32
     stream_k: bool = False
     stream_k_remainder: bool = False
+    epi_batch: int = 1
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "schedule", _schedule(self.schedule))
@@ -141,6 +145,15 @@ class GemmConfig:
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 16):
                 raise _bad(owner, name, value, "None (from the smem budget) or an int in [1, 16]")
+        buffers = self.staging_buffers
+        if (
+            isinstance(self.epi_batch, bool)
+            or not isinstance(self.epi_batch, int)
+            or not 1 <= self.epi_batch <= buffers
+            or self.subtiles % self.epi_batch
+        ):
+            allowed = f"an int in [1, {buffers}] (the staging buffers) dividing the tile's {self.subtiles} subtiles"
+            raise _bad(owner, "epi_batch", self.epi_batch, allowed)
 
     # --- derived shape -------------------------------------------------------------------------
     @property
@@ -175,9 +188,14 @@ class GemmConfig:
         rows, cols = self.epi_tile
         return rows * cols * problem.out_bytes
 
+    @property
+    def staging_buffers(self) -> int:
+        """The epilogue's staging buffers: ``epi_stages``, or 4 (cooperative) / 2 (ping-pong)."""
+        return self.epi_stages if self.epi_stages is not None else 4 if self.schedule is Schedule.COOPERATIVE else 2
+
     def stages(self, problem: Problem) -> tuple[int, int]:
         """``(ab_stages, epi_stages)``: the given ones, or what fits the shared-memory budget."""
-        epi = self.epi_stages if self.epi_stages is not None else 4 if self.schedule is Schedule.COOPERATIVE else 2
+        epi = self.staging_buffers
         budget = SMEM_CAPACITY - SMEM_RESERVED - epi * self.staging_bytes(problem)
         fit = budget // self.stage_bytes(problem)
         ab = self.ab_stages if self.ab_stages is not None else min(fit, 8)
@@ -200,6 +218,7 @@ class GemmConfig:
             + (f" epilogue {self.epi_tile[0]}×{self.epi_n}" if self.epi_n != 32 else "")
             + (" stream-K" if self.stream_k else "")
             + (" (remainder)" if self.stream_k_remainder else "")
+            + (f" {self.epi_batch} subtiles per acquire" if self.epi_batch > 1 else "")
         )
 
 

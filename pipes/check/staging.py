@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import invalid
-from ..state import PipelineState
+from ..state import PipelineState, advance_position, staging_in_flight
 from .context import Ctx, global_cell
 from .ops import BulkStore, Write
 from .protocol import Agent, ModelBarrier, Protocol
@@ -28,8 +28,9 @@ from .protocol import Agent, ModelBarrier, Protocol
 __all__ = ["BUGS", "StagingHandle", "buffer_cell", "staging_protocol"]
 
 #: Planted defects: the acquire's ``.read`` wait left out; the publish's proxy fence left out; the barrier
-#: left out of both calls (the writers never wait for the storing thread).
-BUGS = ("no_wait", "no_fence", "no_sync")
+#: left out of both calls (the writers never wait for the storing thread); a batch acquired with the
+#: one-buffer wait depth (``stages - 1`` instead of ``stages - slots``).
+BUGS = ("no_wait", "no_fence", "no_sync", "short_wait")
 
 
 def buffer_cell(name: str, slot: int, part: Any = None) -> str:
@@ -63,11 +64,16 @@ class StagingHandle:
         self.ctx.wait(self.sync_barrier, self._phase)
         self._phase ^= 1
 
-    def acquire(self) -> int:
+    def acquire(self, slots: int = 1) -> int:
         if self.bug != "no_wait":
-            self.ctx.bulk_wait_group(self.state.stages - 1, read=True)
+            depth = staging_in_flight(self.state.stages, 1 if self.bug == "short_wait" else slots)
+            self.ctx.bulk_wait_group(depth, read=True)
         self._sync()
         return self.state.index
+
+    def slot(self, ahead: int) -> int:
+        """Buffer ``ahead`` of a batch from ``acquire(slots)``."""
+        return advance_position(self.state.index, self.state.phase, ahead, self.state.stages)[0]
 
     def write(self, slot: int, value: Any, part: Any = None) -> None:
         """``st.shared`` of this agent's ``part`` of buffer ``slot``."""
@@ -94,8 +100,11 @@ class StagingHandle:
         self.ctx.bulk_wait_group(0, read=True)
 
 
-def staging_protocol(staging: Any, tiles: int = 4, writers: int = 2, bug: str | None = None) -> Protocol:
-    """``writers`` epilogue agents stage ``tiles`` tiles through ``staging`` (``.stages``, ``.name``).
+def staging_protocol(
+    staging: Any, tiles: int = 4, writers: int = 2, bug: str | None = None, batch: int = 1
+) -> Protocol:
+    """``writers`` epilogue agents stage ``tiles`` tiles through ``staging`` (``.stages``, ``.name``),
+    ``batch`` tiles per acquire (one wait and one barrier pair for ``batch`` buffers).
 
     Agent 0 also issues the TMA stores. After its tail it waits for the global writes and checks that
     every tile holds what the writers staged for it.
@@ -110,19 +119,23 @@ def staging_protocol(staging: Any, tiles: int = 4, writers: int = 2, bug: str | 
             raise invalid(owner, field, value, f"an int >= {low}")
     if bug is not None and bug not in BUGS:
         raise invalid(owner, "bug", bug, f"None or one of {BUGS}")
+    if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= stages or tiles % batch:
+        raise invalid(owner, "batch", batch, f"an int in [1, {stages}] (the buffers) dividing tiles = {tiles}")
     sync = f"{name}_sync" if writers > 1 else None
     parts = tuple(range(writers))
 
     def writer(w: int):
         def run(ctx: Ctx) -> None:
             st = StagingHandle(ctx, name, stages, sync, bug)
-            for tile in range(tiles):
-                slot = st.acquire()
-                st.write(slot, tile, part=w)
+            for first in range(0, tiles, batch):
+                st.acquire(slots=batch)
+                for j in range(batch):
+                    st.write(st.slot(j), first + j, part=w)
                 st.publish()
-                if w == 0:
-                    st.store(slot, ("C", tile), parts)
-                st.commit()
+                for j in range(batch):
+                    if w == 0:
+                        st.store(st.slot(0), ("C", first + j), parts)
+                    st.commit()
             st.tail()
             if w == 0:
                 ctx.bulk_wait_group(0)  # the kernel has ended: every global write is complete
@@ -135,5 +148,5 @@ def staging_protocol(staging: Any, tiles: int = 4, writers: int = 2, bug: str | 
 
     agents = [Agent(f"epi{w}", writer(w)) for w in range(writers)]
     barriers = [ModelBarrier(sync, writers)] if sync is not None else []
-    label = f"{name}_staging" + (f"_{bug}" if bug else "")
+    label = f"{name}_staging" + (f"_batch{batch}" if batch > 1 else "") + (f"_{bug}" if bug else "")
     return Protocol(label, agents, barriers=barriers)

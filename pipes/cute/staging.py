@@ -18,6 +18,15 @@ buffers, ``stages - 1`` stores can be in flight while the threads fill the next 
         st.commit()              # cp.async.bulk.commit_group; the cursor moves on
     st.tail()                    # wait_group.read 0: no store still reads the staging buffers
 
+    # or several buffers per barrier pair: one wait and one barrier for ``n`` buffers, one publish
+    first = st.acquire(slots=n)  # wait_group.read (stages-n), then epi_barrier.sync()
+    ...registers -> sC[..., st.slot(j)] for j in range(n)...
+    st.publish()
+    for j in range(n):           # one TMA store and one commit per buffer, in ring order
+        if storing_warp:
+            cute.copy(tma_store_atom, sC_part[(None, st.index)], gC_part[...])
+        st.commit()
+
 Why each step:
 
 * ``acquire``: bulk async-groups are per thread, so only the storing thread's ``wait_group`` can tell
@@ -53,6 +62,7 @@ import cutlass.cute as cute
 
 from ..errors import SpecError, invalid
 from ..spec import Completion
+from ..state import advance_position, staging_in_flight
 from .state import CuteState, TraceStatic, _CarriesCursors, make_state
 
 __all__ = ["TmaStoreStaging", "TmaStoreStagingProducer", "WarpSync"]
@@ -126,7 +136,16 @@ class TmaStoreStaging(TraceStatic):
     @property
     def in_flight(self) -> int:
         """Stores that may still be reading their source when ``acquire`` returns: ``stages - 1``."""
-        return self.stages - 1
+        return self.in_flight_for(1)
+
+    def in_flight_for(self, slots: int) -> int:
+        """Stores that may still be reading their source when ``acquire(slots)`` returns: ``stages - slots``
+        (:func:`pipes.state.staging_in_flight`); a ``SpecError`` for ``slots`` outside ``[1, stages]``."""
+        try:
+            return staging_in_flight(self.stages, slots)
+        except ValueError:
+            allowed = f"an int in [1, {self.stages}]"
+            raise invalid(f"{self.kind} {self.name!r}", "acquire slots", slots, allowed) from None
 
     def producer(self, sync: Any = None) -> TmaStoreStagingProducer:
         """The handle of one epilogue thread. Call it in every thread that writes the staging buffers.
@@ -172,17 +191,23 @@ class TmaStoreStagingProducer(_CarriesCursors):
         """Stores committed so far through this handle (a ``Uint32``)."""
         return self.state.count
 
-    def acquire(self) -> Any:
-        """Wait until the next staging buffer may be overwritten; returns its slot index.
+    def acquire(self, slots: int = 1) -> Any:
+        """Wait until the next ``slots`` staging buffers may be overwritten; returns the first one's index
+        (:meth:`slot` gives the others).
 
-        ``cp.async.bulk.wait_group.read (stages-1)``: every group but the newest ``stages - 1`` has read
-        its source, so the store that used this slot ``stages`` commits ago is done with it. Then the
-        barrier, so that no thread overwrites the slot before the storing thread's wait returned.
+        ``cp.async.bulk.wait_group.read (stages - slots)``: every group but the newest ``stages - slots``
+        has read its source, so the stores that used these buffers are done with them. Then the barrier,
+        so that no thread overwrites one before the storing thread's wait returned. With ``slots`` > 1 the
+        caller fills the buffers, publishes once, then stores and commits each in ring order.
         """
-        cute.arch.cp_async_bulk_wait_group(self.staging.in_flight, read=True)
+        cute.arch.cp_async_bulk_wait_group(self.staging.in_flight_for(slots), read=True)
         if self.sync is not None:
             self.sync.sync()
         return self.state.index
+
+    def slot(self, ahead: int) -> Any:
+        """The buffer ``ahead`` commits past the cursor: buffer ``ahead`` of a batch from ``acquire(slots)``."""
+        return advance_position(self.state.index, self.state.phase, ahead, self.stages)[0]
 
     def publish(self) -> None:
         """After writing the slot with ordinary stores: make them visible to the TMA store.
