@@ -125,18 +125,10 @@ def test_auto_schedule_runs_every_benchmark_shape_class():
 def test_wide_epilogue_subtiles(tile, cluster, bias):
     """Cooperative with 64-column epilogue subtiles (two staging buffers): the configuration's kernel,
     launched directly, on ragged edges."""
-    torch = _torch()
-    from hopper_gemm.api import launcher, validate
     from hopper_gemm.config import GemmConfig
 
-    m, n, k = 3 * 256 + 40, 5 * 256 + 24, 1000
     config = GemmConfig(*tile, *cluster, "cooperative", epi_stages=2, epi_n=64)
-    a, b = _inputs(m, n, k, "bf16", "nk")
-    bias_t = torch.randn(n, device="cuda", dtype=a.dtype) if bias else None
-    out = torch.full((m, n), float("nan"), device="cuda", dtype=a.dtype)
-    launcher(config, validate(a, b, bias=bias_t, out=out), out)()
-    torch.cuda.synchronize()
-    _check(out, _reference(a, b, "nk", bias_t), "bf16")
+    _matches_and_repeats(config, (3 * 256 + 40, 5 * 256 + 24, 1000), bias, 0, repeats=1)
 
 
 @pytest.mark.parametrize(
@@ -152,22 +144,28 @@ def test_wide_epilogue_subtiles(tile, cluster, bias):
 def test_batched_epilogue_matches_torch_and_repeats_bitwise(config, bias):
     """``epi_batch``: several subtiles per staging acquire (one wait, one barrier pair): every subtile
     still lands where it belongs, on ragged edges, and repeated launches are bitwise equal."""
-    torch = _torch()
-    from hopper_gemm.api import launcher, validate
     from hopper_gemm.config import GemmConfig
 
     schedule, tile, cluster, extra = config
-    m, n, k = 3 * 256 + 40, 70 * 128 + 24, 1000
-    cfg = GemmConfig(*tile, *cluster, schedule, **extra)
-    a, b = _inputs(m, n, k, "bf16", "nk", seed=3)
+    _matches_and_repeats(GemmConfig(*tile, *cluster, schedule, **extra), (3 * 256 + 40, 70 * 128 + 24, 1000), bias, 3)
+
+
+def _matches_and_repeats(config, shape, bias, seed, repeats=3):
+    """``config``'s kernel launched directly on randn bf16 (and a bias): NaN-poisoned output within the
+    bound of fp32, then ``repeats`` more launches bitwise equal to the first."""
+    torch = _torch()
+    from hopper_gemm.api import launcher, validate
+
+    m, n, k = shape
+    a, b = _inputs(m, n, k, "bf16", "nk", seed=seed)
     bias_t = torch.randn(n, device="cuda", dtype=a.dtype) if bias else None
     out = torch.full((m, n), float("nan"), device="cuda", dtype=a.dtype)
-    launch = launcher(cfg, validate(a, b, bias=bias_t, out=out), out)
+    launch = launcher(config, validate(a, b, bias=bias_t, out=out), out)
     launch()
     torch.cuda.synchronize()
     _check(out, _reference(a, b, "nk", bias_t), "bf16")
     first = out.clone()
-    for _ in range(3):
+    for _ in range(repeats):
         out.fill_(float("nan"))
         launch()
     torch.cuda.synchronize()
@@ -193,24 +191,10 @@ def test_stream_k_matches_torch_and_repeats_bitwise(shape, tile, cluster, bias, 
     ``remainder``: only the partial wave split, up to three parts per tile (4096³: 58 tiles in shares of
     57 k-tiles of 64)."""
     torch = _torch()
-    from hopper_gemm.api import launcher, validate
     from hopper_gemm.config import GemmConfig
     from hopper_gemm.launch import stream_k_workspace
 
-    m, n, k = shape
     config = GemmConfig(*tile, *cluster, "cooperative", stream_k=True, stream_k_remainder=remainder)
-    a, b = _inputs(m, n, k, "bf16", "nk", seed=5)
-    bias_t = torch.randn(n, device="cuda", dtype=a.dtype) if bias else None
-    out = torch.full((m, n), float("nan"), device="cuda", dtype=a.dtype)
-    launch = launcher(config, validate(a, b, bias=bias_t, out=out), out)
-    launch()
-    torch.cuda.synchronize()
-    _check(out, _reference(a, b, "nk", bias_t), "bf16")
-    first = out.clone()
-    for _ in range(4):
-        out.fill_(float("nan"))
-        launch()
-    torch.cuda.synchronize()
-    assert torch.equal(out, first)
-    flags, _ = stream_k_workspace(config, out.device)
+    _matches_and_repeats(config, shape, bias, 5, repeats=4)
+    flags, _ = stream_k_workspace(config, torch.device("cuda", torch.cuda.current_device()))
     assert int(flags.count_nonzero()) == 0  # every split tile's flag was consumed and reset
