@@ -45,34 +45,26 @@ class EpilogueStage:
 @cute.jit
 def store_tile(epi: cutlass.Constexpr, acc: cute.Tensor, staging: Any, tm: Any, tn: Any) -> Any:
     """The epilogue of one tile: each ``epi_tile`` subtile converted, staged and TMA-stored; returns the
-    staging handle (its cursor moved by one commit per subtile). With ``epi_batch`` = b > 1, b subtiles
-    share one ``acquire(slots=b)`` and one ``publish``."""
+    staging handle (its cursor moved by one commit per subtile). ``epi_batch`` = b subtiles share one
+    ``acquire(slots=b)`` and one ``publish``."""
     kernel = epi.kernel
     batch = kernel.config.epi_batch
     subtiles = epi.r2s.retile(acc)
     per_sub = cute.size(epi.frag_shape)
     values = cute.make_rmem_tensor(epi.frag_shape, Float32)
     parts = store_partitions(epi, tm, tn)
-    if cutlass.const_expr(batch == 1):
-        out = cute.make_rmem_tensor(epi.frag_shape, kernel.out_dtype)
-        for sub in cutlass.range_constexpr(epi.subtile_grid[0] * epi.subtile_grid[1]):
+    outs = [cute.make_rmem_tensor(epi.frag_shape, kernel.out_dtype) for _ in range(batch)]
+    for first in cutlass.range_constexpr(0, epi.subtile_grid[0] * epi.subtile_grid[1], batch):
+        for j in cutlass.range_constexpr(batch):
             for v in cutlass.range_constexpr(per_sub):
-                values[v] = subtiles[sub * per_sub + v]
-            out.store(values.load().to(kernel.out_dtype))
-            staging = store_subtile(epi, out, staging, parts, sub)
-    else:
-        outs = [cute.make_rmem_tensor(epi.frag_shape, kernel.out_dtype) for _ in range(batch)]
-        for first in cutlass.range_constexpr(0, epi.subtile_grid[0] * epi.subtile_grid[1], batch):
-            for j in cutlass.range_constexpr(batch):
-                for v in cutlass.range_constexpr(per_sub):
-                    values[v] = subtiles[(first + j) * per_sub + v]
-                outs[j].store(values.load().to(kernel.out_dtype))
-            staging.acquire(slots=batch)
-            for j in cutlass.range_constexpr(batch):
-                cute.copy(epi.r2s, outs[j], epi.smem_part[(None, None, None, staging.slot(j))])
-            staging.publish()
-            for j in cutlass.range_constexpr(batch):
-                staging = _tma_store(epi, staging, parts, first + j)
+                values[v] = subtiles[(first + j) * per_sub + v]
+            outs[j].store(values.load().to(kernel.out_dtype))
+        staging.acquire(slots=batch)
+        for j in cutlass.range_constexpr(batch):
+            cute.copy(epi.r2s, outs[j], epi.smem_part[(None, None, None, staging.slot(j))])
+        staging.publish()
+        for j in cutlass.range_constexpr(batch):
+            staging = _tma_store(epi, staging, parts, first + j)
     return staging
 
 

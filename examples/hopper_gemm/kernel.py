@@ -55,6 +55,13 @@ more bulk group after the staging ring's per-subtile groups and waits ``cp.async
 notify arrives (``lag = 0``: the tile itself). The staging ring's ``.read`` waits count the same
 groups and stay correct (an empty group completes at once). Without ``comm`` (None) none of this code
 is emitted: the kernel is the GEMM alone.
+
+Reading this file: :func:`declare` builds the pipes objects above from a configuration;
+:class:`GemmKernel` holds the host side (``__call__`` / ``stream_k`` / ``traced`` → ``launch``: TMA atoms,
+shared-memory struct, grid) and the device side (``kernel``: barrier init and role dispatch; ``load``: the
+load warp; ``math``: the math warpgroups' tile loop; ``split_phase``: stream-K's units). The k-loop is in
+``mainloop.py``, the store path in ``epilogue_store.py``, the fix-up in ``stream_k.py``, the tile order in
+``schedule.py``.
 """
 
 from __future__ import annotations

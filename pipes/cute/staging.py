@@ -207,6 +207,8 @@ class TmaStoreStagingProducer(_CarriesCursors):
 
     def slot(self, ahead: int) -> Any:
         """The buffer ``ahead`` commits past the cursor: buffer ``ahead`` of a batch from ``acquire(slots)``."""
+        if isinstance(ahead, int) and ahead == 0:
+            return self.state.index  # the cursor itself: no ring arithmetic to emit
         return advance_position(self.state.index, self.state.phase, ahead, self.stages)[0]
 
     def publish(self) -> None:
