@@ -12,13 +12,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
 
 def test_pace_adds_one_nanosleep_per_copy_step_and_nothing_else():
-    from hopper_gemm.autotable import COOPERATIVE_256x128
     from hopper_gemm.config import Problem
     from tile_comm.build import fused_resources
     from tile_comm.config import CommConfig
+    from tile_comm.launcher import COOPERATIVE_FALLBACK
 
-    plain = fused_resources(COOPERATIVE_256x128, Problem("bf16"), CommConfig("host")).ptx
-    paced = fused_resources(COOPERATIVE_256x128, Problem("bf16"), CommConfig("host", pace_ns=4000))
+    plain = fused_resources(COOPERATIVE_FALLBACK, Problem("bf16"), CommConfig("host")).ptx
+    paced = fused_resources(COOPERATIVE_FALLBACK, Problem("bf16"), CommConfig("host", pace_ns=4000))
     sleeps = re.findall(r"nanosleep\.u32\s+(\d+)", paced.ptx)
     assert "4000" in sleeps
     assert "4000" not in re.findall(r"nanosleep\.u32\s+(\d+)", plain)

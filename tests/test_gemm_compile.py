@@ -51,6 +51,20 @@ def test_every_schedule_dtype_and_layout_compiles_to_what_it_should(config, dtyp
     assert not r.wgmma_serialized  # ptxas C7510 would make every wgmma wait for the previous one
 
 
+@pytest.mark.parametrize("config", [COOP, PINGPONG], ids=["cooperative", "pingpong"])
+def test_tma_loads_carry_the_evict_normal_policy(config):
+    """Every A/B load passes CUTLASS's EVICT_NORMAL L2 policy, not the DSL's default policy of 0."""
+    from pipes.cute import TmaCacheHint
+
+    ptx = report(config, Problem("bf16")).ptx
+    loads = re.findall(
+        r"cp\.async\.bulk\.tensor\.2d\.shared::\S+\.global\.tile\.\S+L2::cache_hint \[.*, (%rd\d+);", ptx
+    )
+    assert len(loads) >= 2  # A and B (the stream-K-free kernel issues each once in its k-loop)
+    values = {int(v) for reg in loads for v in re.findall(rf"mov\.b64\s+{re.escape(reg)}, (-?\d+);", ptx)}
+    assert values == {int(TmaCacheHint.EVICT_NORMAL)}, values
+
+
 @pytest.mark.parametrize("cluster", [(1, 1), (1, 2), (2, 2)])
 def test_cluster_shapes_multicast_the_shared_operand(cluster):
     r = report(COOP.with_(cluster_m=cluster[0], cluster_n=cluster[1]), Problem("bf16"))

@@ -191,12 +191,15 @@ def device_sms(device_index: int) -> int:
 
 def launcher(config: GemmConfig, ops: Operands, out: Any) -> Any:
     """A no-argument callable that launches ``config``'s kernel for ``ops`` into ``out`` on the current
-    stream (compiled once per configuration; arguments converted once; stream-K's workspace attached).
+    stream (compiled once per configuration; arguments converted once, :class:`~.prepared.PreparedLaunch`:
+    a call costs a few µs of host time instead of the DSL's per-call conversion; stream-K's workspace
+    attached).
     With ``stream_k``, call it on the stream that was current when it was built: the workspace belongs to
     that stream, so launches on another stream could race with that stream's own stream-K launches."""
     import cutlass
 
     from .launch import clusters_to_launch, current_stream, cute_operands, stream_k_pointers
+    from .prepared import PreparedLaunch
 
     m, n, _ = ops.mnk
     kernel = compiled(config, ops.problem)
@@ -204,7 +207,12 @@ def launcher(config: GemmConfig, ops: Operands, out: Any) -> Any:
     head = (*cute_operands(ops.a, ops.b_nk, out, ops.bias), cutlass.Float32(ops.alpha), cutlass.Int32(clusters))
     if config.stream_k:
         head = (*head, *stream_k_pointers(config, out.device))
-    return lambda: kernel(*head, current_stream())
+    prepared = PreparedLaunch.build(kernel, head, current_stream())
+    if prepared is None:  # a DSL whose argument list this does not know: its own (slower) call
+        return lambda: kernel(*head, current_stream())
+    import torch
+
+    return lambda: prepared(torch.cuda.current_stream().cuda_stream)
 
 
 def gemm(

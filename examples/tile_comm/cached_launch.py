@@ -18,6 +18,8 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
+from hopper_gemm.prepared import read_cell
+
 from .args import _u32_as_i32
 
 #: From the end of the address list: the stream, then the communication tuple's 11 leaves (kernel_args).
@@ -57,7 +59,7 @@ class CachedLaunch:
             (_OPTIONS, ctypes.c_int32, int(comm_args[8])),
         )
         for index, kind, value in expected:
-            if _read(exe_args[index], kind) != value:
+            if read_cell(exe_args[index], kind) != value:
                 return None
         return cls(compiled, exe_args, (keep, operands, comm_args))
 
@@ -67,10 +69,3 @@ class CachedLaunch:
         self._delay.value = delay_ns
         self._options.value = options
         self._compiled.run_compiled_program(self._args)
-
-
-def _read(address: Any, kind: type) -> int | None:
-    value = address.value if isinstance(address, ctypes.c_void_p) else address
-    if not isinstance(value, int) or value == 0:
-        return None
-    return kind.from_address(value).value

@@ -48,6 +48,7 @@ def default_config(m: int, n: int, k: int, dtype: str = "bf16", comm: CommConfig
     config = pick(Problem(dtype), (m, n, k))
     if config.schedule is not Schedule.COOPERATIVE or config.stream_k:
         config = COOPERATIVE_FALLBACK
+    config = config.with_(epi_batch=1)  # the fused protocol is checked with one buffer per acquire
     if comm is not None and comm.counts_steps:
         config = full_width_band(config, m, n)
     return config

@@ -73,6 +73,11 @@ class CommRole(TraceStatic):
                 "the communication warp needs every tile stored once, whole, by its own CTA: stream_k = True "
                 "splits tiles between clusters (use a configuration without stream_k)"
             )
+        if getattr(gemm_config, "epi_batch", 1) != 1:
+            raise ValueError(
+                f"the communication warp needs epi_batch = 1, not {gemm_config.epi_batch}: the fused store/notify "
+                "protocol (tile_comm.protocol) is checked with one staging buffer per acquire"
+            )
         if self.config.counts_steps and self.order != shipping_order(self.config, gemm_config):
             raise ValueError(
                 f"the comm role counts tiles into the steps of {self.order}, "

@@ -8,12 +8,14 @@ handles), :mod:`pipes.cute.barriers` (mbarrier rings, debug-bounded waits), :mod
 (role → warps, arrival-count checks), :mod:`pipes.cute.debug` (debug mode, trace hook).
 Also here: :class:`TmaStoreStaging` (the epilogue's TMA-store staging ring: no barriers, no init),
 :class:`OrderedBarrier` (ping-pong turns), :class:`NamedBarrierAllocator`, and the
-trace recorder :class:`Tracer` (:mod:`pipes.cute.trace`; ``TracerProtocol`` is the hook it fills).
+trace recorder :class:`Tracer` (:mod:`pipes.cute.trace`; ``TracerProtocol`` is the hook it fills), and
+:class:`TmaCacheHint` (the L2 policy to give TMA loads: the DSL's default is 0, :mod:`pipes.cute.cache_hint`).
 """
 
 from .async_pipeline import AsyncOps, AsyncPipeline
 from .barriers import MbarrierRing, WaitSite, arrive_as_unit, bounded_wait, trap
 from .base import BoundPipeline, PipelineBase
+from .cache_hint import TmaCacheHint, tma_cache_policy
 from .debug import DebugConfig, TraceEvent, resolve_debug
 from .debug import Tracer as TracerProtocol
 from .named_barriers import NamedBarrier, NamedBarrierAllocator
@@ -58,6 +60,7 @@ __all__ = [
     "StoreNotifyPipeline",
     "StoreNotifyProducer",
     "TileMeta",
+    "TmaCacheHint",
     "TmaLoadOps",
     "TmaLoadPipeline",
     "TmaLoadProducer",
@@ -83,5 +86,6 @@ __all__ = [
     "state_at",
     "storage_bytes",
     "storage_words",
+    "tma_cache_policy",
     "trap",
 ]

@@ -1,0 +1,68 @@
+"""A compiled kernel's launch with its arguments converted once: each later call writes the stream only.
+
+A compiled CuTe DSL function converts every argument on every call: for the GEMM's CuTe tensors that
+is tens of µs of Python (more on a slow host), as long as the whole kernel at 256×8192² (60 µs), so
+back-to-back launches left the GPU idle between kernels and the measured time was the host's. A
+:class:`PreparedLaunch` converts the arguments once (``generate_execution_args``), swaps the stream's
+entry of the address list (the last one: the stream is the last argument) for a ctypes cell it owns,
+packs the list once into its own executor's argument array (as ``streaming.launch.ArgPack`` does), and
+each call writes the current stream and calls the host function: a few µs of Python instead of ~40
+(run_compiled_program alone repacks the list on every call) or ~50–100 (the DSL's own call).
+
+It relies on that layout, so :meth:`PreparedLaunch.build` checks it: the entry must hold the stream that
+was passed. A DSL version that lays the list out otherwise gets None, and the caller keeps the DSL's
+own call.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+
+def read_cell(address: Any, kind: type) -> int | None:
+    """The ``kind`` value an address-list entry points at (None for an entry that is no address)."""
+    value = address.value if isinstance(address, ctypes.c_void_p) else address
+    if not isinstance(value, int) or value == 0:
+        return None
+    return kind.from_address(value).value
+
+
+class PreparedLaunch:
+    """``launch(stream)``: one launch of a compiled kernel on the arguments it was built with. Not
+    thread-safe (its executor's argument array is its own)."""
+
+    __slots__ = ("_keep", "_stream", "_args", "_executor", "_packed", "_result")
+
+    def __init__(self, executor: Any, exe_args: list[Any], keep: Any) -> None:
+        self._keep = keep  # the converted arguments the addresses point into
+        self._stream = ctypes.c_uint64()
+        self._args = list(exe_args)
+        self._args[-1] = ctypes.c_void_p(ctypes.addressof(self._stream))
+        self._executor = executor
+        pack = getattr(executor, "_get_invoke_packed_args", None)
+        self._packed = pack(self._args) if pack is not None and hasattr(executor, "capi_func") else None
+        self._result = getattr(executor, "cuda_result", None) if self._packed is not None else None
+
+    @classmethod
+    def build(cls, compiled: Any, args: tuple, stream: Any) -> PreparedLaunch | None:
+        """Convert ``(*args, stream)`` once; None unless the address list ends with the stream's entry."""
+        generate = getattr(compiled, "generate_execution_args", None)
+        if generate is None or getattr(compiled, "to", None) is None:
+            return None
+        exe_args, keep = generate(*args, stream)
+        if not exe_args or read_cell(exe_args[-1], ctypes.c_uint64) != int(stream):
+            return None
+        return cls(compiled.to(), exe_args, (keep, args))
+
+    def __call__(self, stream: int) -> None:
+        self._stream.value = stream
+        if self._packed is None:  # an executor without the packed entry point: its own (slower) run
+            self._executor.run_compiled_program(self._args)
+            return
+        self._executor.capi_func(self._packed)
+        if self._result is not None and self._result.value:
+            raise RuntimeError(f"GEMM launch failed: CUDA error {self._result.value}")
+
+
+__all__ = ["PreparedLaunch", "read_cell"]

@@ -1,0 +1,38 @@
+"""L2 eviction priorities for TMA loads: the ``cache_policy`` of ``cute.copy`` on a TMA load atom.
+
+``cute.copy`` on a TMA load emits ``cp.async.bulk.tensor ... .L2::cache_hint`` and, when it is not given
+``cache_policy=``, passes a policy of **0**, which no ``createpolicy`` produces; CUTLASS C++
+(``SM90_TMA_LOAD``) passes ``EVICT_NORMAL`` unless told otherwise. The values below are CUTLASS's
+``CacheHintSm90`` encodings. Measured on an H100 (``benchmarks/RESULTS.md``, persistent GEMM, bf16):
+``EVICT_NORMAL`` against the DSL's 0 was 1.09× at 256×8192² (memory-bound) and 0.0 … +1.5 % elsewhere;
+``EVICT_FIRST`` on both operands lost 4–5 % where the operands are re-read from L2 (6144³,
+8192²×1024), so it is for data read once.
+
+Inside a kernel::
+
+    cute.copy(atom, src, dst, tma_bar_ptr=producer.barrier(slot), cache_policy=tma_cache_policy())
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from cutlass import Int64
+
+
+class TmaCacheHint(IntEnum):
+    """L2 eviction priority of a TMA load's lines (CUTLASS ``CacheHintSm90``)."""
+
+    EVICT_NORMAL = 0x1000000000000000
+    EVICT_FIRST = 0x12F0000000000000  # read once: streamed operands
+    EVICT_LAST = 0x14F0000000000000  # re-read often: keep resident
+
+
+def tma_cache_policy(hint: TmaCacheHint = TmaCacheHint.EVICT_NORMAL) -> Int64:
+    """The in-kernel ``cache_policy`` operand for ``hint`` (call inside a ``@cute.jit`` function)."""
+    if not isinstance(hint, TmaCacheHint):
+        raise TypeError(f"hint = {hint!r} is invalid: allowed {[h.name for h in TmaCacheHint]} (a TmaCacheHint)")
+    return Int64(int(hint))
+
+
+__all__ = ["TmaCacheHint", "tma_cache_policy"]
