@@ -1,12 +1,12 @@
 """L2 eviction priorities for TMA loads: the ``cache_policy`` of ``cute.copy`` on a TMA load atom.
 
 ``cute.copy`` on a TMA load emits ``cp.async.bulk.tensor ... .L2::cache_hint`` and, when it is not given
-``cache_policy=``, passes a policy of **0**, which no ``createpolicy`` produces; CUTLASS C++
+``cache_policy=``, passes a policy word of **0** rather than one of the encodings below; CUTLASS C++
 (``SM90_TMA_LOAD``) passes ``EVICT_NORMAL`` unless told otherwise. The values below are CUTLASS's
-``CacheHintSm90`` encodings. Measured on an H100 (``benchmarks/RESULTS.md``, persistent GEMM, bf16):
-``EVICT_NORMAL`` against the DSL's 0 was 1.09× at 256×8192² (memory-bound) and 0.0 … +1.5 % elsewhere;
-``EVICT_FIRST`` on both operands lost 4–5 % where the operands are re-read from L2 (6144³,
-8192²×1024), so it is for data read once.
+``CacheHintSm90`` encodings. Measured on H100s (``benchmarks/RESULTS.md``, persistent GEMM, bf16, two
+cards): ``EVICT_NORMAL`` against the DSL's 0 was 0.0 … +1.5 % faster at 4096³, 6144³, 1024×8192² and
+8192²×1024, never slower; ``EVICT_FIRST`` on both operands lost 4–6 % where tiles re-read the operands
+from L2 (6144³, 8192²×1024), so it is for data read once.
 
 Inside a kernel::
 
