@@ -6,8 +6,9 @@ whole table). Ratios are throughput over torch.matmul in the same run:
 =========================  ====================  ===========================================================
 class                      configuration         why (best measured / runner-up)
 =========================  ====================  ===========================================================
-M ≤ 512 (few row tiles)    ping-pong 128×128     256×8192×8192: 0.995 (cooperative 128×256: 0.69 — too few
-                           cluster 2×1           tiles for 132 SMs; cooperative 128×128: 0.986)
+M ≤ 512 (few row tiles)    ping-pong 128×128     256×8192×8192: 0.94–0.96 (2026-11-25, runs 8–9, launches
+                           cluster 2×1           prepared; cooperative 256×128: 0.62 — too few tiles for 132
+                                                 SMs; cooperative 128×128: 0.986 against 0.995 on 11-23)
 K ≤ 2048 (short K)         ping-pong 128×192     8192²×1024: 1.196 (cooperative 128×256: 1.06): the
                            cluster 2×1           epilogue is a large share, ping-pong hides it (with a
                                                  bias: 128×128, 1.118, as 128×192 then spills)
@@ -18,8 +19,10 @@ partial one                cluster 2×1,          (0.984–1.019 without), 8192�
                                                  cluster, shares of 70 k-tiles of 96 (6144³). 128×256 c2×1
                                                  beat 256×128 c1×2 (remainder) in 9 of 12 pairs (runs 1–3)
 otherwise                  cooperative 256×128   4096³ 0.952–1.037 (3 waves + 58 tiles: the remainder mode
-                           cluster 1×2           won +0.6 … +1.7 % on two cards, lost 1.5 … 3.5 % on a
-                                                 third), 1024×8192² 0.974–0.997 (1.9 waves)
+                           cluster 1×2,          won +0.6 … +1.7 % on two cards, lost 1.5 … 3.5 % on a
+                           epi_batch 4           third), 1024×8192² 0.974–0.997 (1.9 waves); 4 subtiles per
+                                                 staging acquire: −1.0 … +4.0 %, median +0.3 % (2026-11-25,
+                                                 four runs, 24 pairs against epi_batch 1)
 =========================  ====================  ===========================================================
 
 Stream-K's wave mode (a whole wave split with the partial one) *loses* where the waves are few: 4096³

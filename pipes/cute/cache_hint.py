@@ -5,7 +5,7 @@
 (``SM90_TMA_LOAD``) passes ``EVICT_NORMAL`` unless told otherwise. The values below are CUTLASS's
 ``CacheHintSm90`` encodings. Measured on H100s (``benchmarks/RESULTS.md``, persistent GEMM, bf16, two
 cards): ``EVICT_NORMAL`` against the DSL's 0 was 0.0 … +1.5 % faster at 4096³, 6144³, 1024×8192² and
-8192²×1024, never slower; ``EVICT_FIRST`` on both operands lost 4–6 % where tiles re-read the operands
+8192²×1024, never slower; ``EVICT_FIRST`` on both operands lost 5–7 % where tiles re-read the operands
 from L2 (6144³, 8192²×1024), so it is for data read once.
 
 Inside a kernel::
