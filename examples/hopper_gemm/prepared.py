@@ -6,8 +6,9 @@ back-to-back launches left the GPU idle between kernels and the measured time wa
 :class:`PreparedLaunch` converts the arguments once (``generate_execution_args``), swaps the stream's
 entry of the address list (the last one: the stream is the last argument) for a ctypes cell it owns,
 packs the list once into its own executor's argument array (as ``streaming.launch.ArgPack`` does), and
-each call writes the current stream and calls the host function: a few µs of Python instead of ~40
-(run_compiled_program alone repacks the list on every call) or ~50–100 (the DSL's own call).
+each call writes the current stream and calls the host function. Measured per GEMM launch on the GPU
+runner's host (2026-11-25): 14 µs (with torch's current-stream lookup) against 37 when
+``run_compiled_program`` repacks the list on every call, and 52–66 for the DSL's own call.
 
 It relies on that layout, so :meth:`PreparedLaunch.build` checks it: the entry must hold the stream that
 was passed. A DSL version that lays the list out otherwise gets None, and the caller keeps the DSL's
