@@ -81,3 +81,52 @@ def test_an_unknown_argument_layout_falls_back_to_the_dsls_call():
     assert PreparedLaunch.build(FakeCompiled(stream_last=False), (11, 22), 0xABC) is None
     assert PreparedLaunch.build(object(), (11, 22), 0xABC) is None  # no generate_execution_args
     assert read_cell(ctypes.c_void_p(None), ctypes.c_uint64) is None
+
+
+class FakeTensor:
+    """A runtime tensor's conversion: a memref descriptor whose first word is the data pointer."""
+
+    def __init__(self, pointer: int) -> None:
+        self._memref_desc = (ctypes.c_uint64 * 3)(pointer, 64, 1)  # data pointer, then shape and stride words
+
+
+class FakeTensorCompiled(FakeCompiled):
+    """Converts FakeTensors to their descriptors' addresses, ints to int32 cells, the stream last."""
+
+    def generate_execution_args(self, *args):
+        self.conversions += 1
+        cells = [a._memref_desc if isinstance(a, FakeTensor) else ctypes.c_int32(a) for a in args[:-1]]
+        cells.append(ctypes.c_uint64(args[-1]))
+        return [ctypes.c_void_p(ctypes.addressof(c)) for c in cells], cells  # the DSL's keep-alive list
+
+
+def test_a_rebindable_launch_writes_new_data_pointers_and_keeps_no_tensor():
+    import gc
+    import weakref
+
+    compiled = FakeTensorCompiled()
+    tensors = [FakeTensor(0x1000), FakeTensor(0x2000)]
+    watch = [weakref.ref(t) for t in tensors]
+    launch = PreparedLaunch.build(compiled, (*tensors, 5), 0xABC, pointers=(0x1000, 0x2000))
+    assert launch is not None
+    del tensors
+    gc.collect()
+    assert all(w() is None for w in watch)  # only the descriptors are kept, not the tensors
+    seen = []
+    kinds = (ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int32)
+    compiled.executor.capi_func = lambda packed: seen.append(tuple(read_cell(packed[i], kinds[i]) for i in range(3)))
+    launch(0x1)
+    launch.rebind((0x3000, 0x4000))
+    launch(0x1)
+    assert seen == [(0x1000, 0x2000, 5), (0x3000, 0x4000, 5)]
+    assert compiled.conversions == 1 and compiled.executor.packs == 1
+    with pytest.raises(ValueError, match="rebind got 1 pointers; this launch was built with 2"):
+        launch.rebind((0x5000,))
+
+
+def test_a_rebindable_launch_needs_descriptors_that_start_with_the_given_pointers():
+    compiled = FakeTensorCompiled()
+    # the descriptor holds another pointer than the caller's: a layout this does not know
+    assert PreparedLaunch.build(compiled, (FakeTensor(0x1000), 5), 0xABC, pointers=(0x1008,)) is None
+    # an argument without a descriptor (an int here) cannot be re-pointed
+    assert PreparedLaunch.build(compiled, (5, 6), 0xABC, pointers=(5,)) is None

@@ -2,7 +2,8 @@
 
 Every check runs before anything compiles or launches, and a bad argument is a ``ValueError`` that
 names it. Compiled kernels are cached per (configuration, problem): shapes are dynamic, so a new M, N
-or K of the same dtype and layout launches without recompiling.
+or K of the same dtype and layout launches without recompiling. Converted arguments are cached per
+call signature (:mod:`.call_cache`): a repeated shape only writes its tensors' data pointers.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
+from .call_cache import CachedCall, CallSignature, LaunchCache, call_pointers
 from .config import GemmConfig, Problem, Schedule
 
 TORCH_DTYPES = ("fp16", "bf16")
@@ -189,6 +191,22 @@ def device_sms(device_index: int) -> int:
     return torch.cuda.get_device_properties(device_index).multi_processor_count
 
 
+def _kernel_arguments(config: GemmConfig, ops: Operands, out: Any, bias_stand_in: Any = None) -> tuple:
+    """The compiled kernel's arguments for ``ops`` into ``out``, all but the stream (``bias_stand_in``:
+    the tensor passed for a call without bias; None: a fresh one)."""
+    import cutlass
+
+    from .launch import clusters_to_launch, cute_operands, stream_k_pointers
+
+    m, n, _ = ops.mnk
+    clusters = clusters_to_launch(config, m, n, out.device.index or 0)
+    bias = ops.bias if ops.bias is not None else bias_stand_in
+    head = (*cute_operands(ops.a, ops.b_nk, out, bias), cutlass.Float32(ops.alpha), cutlass.Int32(clusters))
+    if config.stream_k:
+        head = (*head, *stream_k_pointers(config, out.device))
+    return head
+
+
 def launcher(config: GemmConfig, ops: Operands, out: Any) -> Any:
     """A no-argument callable that launches ``config``'s kernel for ``ops`` into ``out`` on the current
     stream (compiled once per configuration; arguments converted once, :class:`~.prepared.PreparedLaunch`:
@@ -196,23 +214,42 @@ def launcher(config: GemmConfig, ops: Operands, out: Any) -> Any:
     attached).
     With ``stream_k``, call it on the stream that was current when it was built: the workspace belongs to
     that stream, so launches on another stream could race with that stream's own stream-K launches."""
-    import cutlass
-
-    from .launch import clusters_to_launch, current_stream, cute_operands, stream_k_pointers
+    from .launch import current_stream
     from .prepared import PreparedLaunch
 
-    m, n, _ = ops.mnk
     kernel = compiled(config, ops.problem)
-    clusters = clusters_to_launch(config, m, n, out.device.index or 0)
-    head = (*cute_operands(ops.a, ops.b_nk, out, ops.bias), cutlass.Float32(ops.alpha), cutlass.Int32(clusters))
-    if config.stream_k:
-        head = (*head, *stream_k_pointers(config, out.device))
+    head = _kernel_arguments(config, ops, out)
     prepared = PreparedLaunch.build(kernel, head, current_stream())
     if prepared is None:  # a DSL whose argument list this does not know: its own (slower) call
         return lambda: kernel(*head, current_stream())
     import torch
 
     return lambda: prepared(torch.cuda.current_stream().cuda_stream)
+
+
+#: ``gemm()``'s prepared launches, one per call signature (:mod:`hopper_gemm.call_cache`).
+LAUNCHES = LaunchCache()
+
+
+def _launch_cached(config: GemmConfig, ops: Operands, out: Any) -> bool:
+    """Launch through :data:`LAUNCHES`; False when this call's signature cannot be prepared."""
+    import torch
+
+    from .launch import current_stream
+    from .prepared import PreparedLaunch
+
+    stream = torch.cuda.current_stream().cuda_stream
+    kernel = compiled(config, ops.problem)  # outside the cache's lock: a first compile takes seconds
+
+    def build() -> CachedCall | None:
+        stand_in = out.new_zeros(8)  # the bias operand of a call without bias (never read)
+        head = _kernel_arguments(config, ops, out, stand_in)
+        pointers = call_pointers(ops, out, stand_in)
+        prepared = PreparedLaunch.build(kernel, head, current_stream(), pointers=pointers)
+        return None if prepared is None else CachedCall(prepared, stand_in)
+
+    signature = CallSignature.of(config, ops, out, stream)
+    return LAUNCHES.run(signature, build, lambda entry: call_pointers(ops, out, entry.bias_stand_in), stream)
 
 
 def gemm(
@@ -233,6 +270,9 @@ def gemm(
     fp16/bf16 in and out, fp32 accumulation. ``schedule``: ``"auto"`` (the measured table),
     ``"cooperative"`` or ``"pingpong"``; ``tile`` / ``cluster`` / ``stream_k`` (cooperative: True splits
     the last wave and a half by k-tiles, ``"remainder"`` only the partial wave) override the table's choice.
+
+    The first call of a signature (configuration, dtypes, shapes and strides, ``alpha``) converts the
+    kernel's arguments; later ones only write the tensors' data pointers (:data:`LAUNCHES`).
     """
     if schedule not in ("auto", *(s.value for s in Schedule)):
         raise ValueError(f"schedule = {schedule!r} is invalid: allowed 'auto', 'cooperative' or 'pingpong'")
@@ -246,5 +286,6 @@ def gemm(
         # view of padded rows (the padding is never written).
         padded = (n + 7) // 8 * 8
         result = a.new_empty((m, padded))[:, :n]
-    launcher(config, ops, result)()
+    if not _launch_cached(config, ops, result):
+        launcher(config, ops, result)()
     return result

@@ -13,6 +13,12 @@ runner's host (2026-11-25): 14 µs (with torch's current-stream lookup) against 
 It relies on that layout, so :meth:`PreparedLaunch.build` checks it: the entry must hold the stream that
 was passed. A DSL version that lays the list out otherwise gets None, and the caller keeps the DSL's
 own call.
+
+``build(..., pointers=...)`` makes a launch whose tensors can be re-pointed: a runtime tensor's entry
+points at its memref descriptor, whose first word is the data pointer. ``build`` checks that each of
+the first ``len(pointers)`` entries holds the pointer given, keeps only the descriptors (so a cached
+launch holds no caller's tensor alive) and :meth:`PreparedLaunch.rebind` writes new pointers into them:
+``gemm()`` keeps one such launch per call signature (:mod:`hopper_gemm.call_cache`).
 """
 
 from __future__ import annotations
@@ -21,9 +27,13 @@ import ctypes
 from typing import Any
 
 
+def _address(entry: Any) -> int:
+    return entry.value if isinstance(entry, ctypes.c_void_p) else entry
+
+
 def read_cell(address: Any, kind: type) -> int | None:
     """The ``kind`` value an address-list entry points at (None for an entry that is no address)."""
-    value = address.value if isinstance(address, ctypes.c_void_p) else address
+    value = _address(address)
     if not isinstance(value, int) or value == 0:
         return None
     return kind.from_address(value).value
@@ -33,10 +43,11 @@ class PreparedLaunch:
     """``launch(stream)``: one launch of a compiled kernel on the arguments it was built with. Not
     thread-safe (its executor's argument array is its own)."""
 
-    __slots__ = ("_keep", "_stream", "_args", "_executor", "_packed", "_result")
+    __slots__ = ("_keep", "_stream", "_args", "_executor", "_packed", "_result", "_pointer_cells")
 
-    def __init__(self, executor: Any, exe_args: list[Any], keep: Any) -> None:
+    def __init__(self, executor: Any, exe_args: list[Any], keep: Any, pointer_cells: tuple = ()) -> None:
         self._keep = keep  # the converted arguments the addresses point into
+        self._pointer_cells = pointer_cells
         self._stream = ctypes.c_uint64()
         self._args = list(exe_args)
         self._args[-1] = ctypes.c_void_p(ctypes.addressof(self._stream))
@@ -46,15 +57,38 @@ class PreparedLaunch:
         self._result = getattr(executor, "cuda_result", None) if self._packed is not None else None
 
     @classmethod
-    def build(cls, compiled: Any, args: tuple, stream: Any) -> PreparedLaunch | None:
-        """Convert ``(*args, stream)`` once; None unless the address list ends with the stream's entry."""
+    def build(cls, compiled: Any, args: tuple, stream: Any, *, pointers: tuple[int, ...] = ()) -> PreparedLaunch | None:
+        """Convert ``(*args, stream)`` once; None unless the address list ends with the stream's entry.
+
+        ``pointers``: the data pointers of the first ``len(pointers)`` arguments (runtime tensors); the
+        launch can then be re-pointed (:meth:`rebind`) and keeps their descriptors rather than the tensors.
+        None unless every such entry is a descriptor that starts with the pointer given.
+        """
         generate = getattr(compiled, "generate_execution_args", None)
         if generate is None or getattr(compiled, "to", None) is None:
             return None
         exe_args, keep = generate(*args, stream)
         if not exe_args or read_cell(exe_args[-1], ctypes.c_uint64) != int(stream):
             return None
-        return cls(compiled.to(), exe_args, (keep, args))
+        if not pointers:
+            return cls(compiled.to(), exe_args, (keep, args))
+        count = len(pointers)
+        descriptors = [getattr(t, "_memref_desc", None) for t in args[:count]]
+        if len(exe_args) <= count or any(d is None for d in descriptors):
+            return None
+        if any(read_cell(exe_args[i], ctypes.c_uint64) != pointers[i] for i in range(count)):
+            return None
+        cells = tuple(ctypes.c_uint64.from_address(_address(exe_args[i])) for i in range(count))
+        return cls(compiled.to(), exe_args, (keep, descriptors, args[count:]), cells)
+
+    def rebind(self, pointers: tuple[int, ...]) -> None:
+        """Point the tensors given to :meth:`build` as ``pointers`` at new data (same shapes and strides)."""
+        if len(pointers) != len(self._pointer_cells):
+            raise ValueError(
+                f"rebind got {len(pointers)} pointers; this launch was built with {len(self._pointer_cells)}"
+            )
+        for cell, pointer in zip(self._pointer_cells, pointers, strict=True):
+            cell.value = pointer
 
     def __call__(self, stream: int) -> None:
         self._stream.value = stream

@@ -1,0 +1,93 @@
+"""gemm()'s launch cache on the GPU: one conversion per call signature, every call on its own tensors.
+
+Each call's output is poisoned with NaN first; a launch that still pointed at an earlier call's
+tensors would leave NaN or the earlier result behind.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+import weakref
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from test_gpu_gemm import _check, _inputs, _reference, _torch  # noqa: E402
+
+
+def _builds():
+    from hopper_gemm.api import LAUNCHES
+
+    return LAUNCHES.builds
+
+
+@pytest.mark.parametrize("b_layout", ["nk", "kn"])
+@pytest.mark.parametrize("schedule", ["cooperative", "pingpong"])
+def test_one_conversion_per_signature_and_each_call_on_its_own_tensors(schedule, b_layout):
+    torch = _torch()
+    from hopper_gemm.api import gemm
+
+    before = _builds()
+    for seed in range(3):  # same shape, new tensors every call
+        a, b = _inputs(384, 640, 256, "bf16", b_layout, seed=seed)
+        out = torch.full((384, 640), float("nan"), device="cuda", dtype=a.dtype)
+        gemm(a, b, out=out, b_layout=b_layout, schedule=schedule)
+        torch.cuda.synchronize()
+        _check(out, _reference(a, b, b_layout), "bf16")
+    assert _builds() - before == 1
+
+
+def test_bias_alpha_and_shapes_each_get_their_own_signature():
+    torch = _torch()
+    from hopper_gemm.api import gemm
+
+    a, b = _inputs(300, 1000, 512, "fp16", "nk", seed=4)
+    bias = torch.randn(1000, device="cuda", dtype=a.dtype)
+    before = _builds()
+    calls = [dict(), dict(bias=bias), dict(alpha=0.5), dict(bias=bias, alpha=0.5)] * 2
+    for kwargs in calls:
+        result = gemm(a, b, **kwargs)  # out=None and N = 1000: a padded result every call
+        torch.cuda.synchronize()
+        _check(result, _reference(a, b, "nk", kwargs.get("bias"), kwargs.get("alpha", 1.0)), "fp16")
+    assert _builds() - before == 4
+    small = gemm(a[:7], b)  # another M: another signature
+    torch.cuda.synchronize()
+    _check(small, _reference(a[:7], b, "nk"), "fp16")
+    assert _builds() - before == 5
+
+
+def test_stream_k_gets_one_signature_per_stream():
+    torch = _torch()
+    from hopper_gemm.api import gemm
+
+    a, b = _inputs(1024, 1024, 2048, "bf16", "nk", seed=5)
+    ref = _reference(a, b, "nk")
+    side = torch.cuda.Stream()
+    before = _builds()
+    for stream in (torch.cuda.current_stream(), side, torch.cuda.current_stream(), side):
+        with torch.cuda.stream(stream):
+            out = torch.full((1024, 1024), float("nan"), device="cuda", dtype=a.dtype)
+            gemm(a, b, out=out, schedule="cooperative", stream_k=True)
+            stream.synchronize()
+        _check(out, ref, "bf16")
+    assert _builds() - before == 2
+
+
+def test_the_cache_keeps_no_callers_tensor_alive():
+    torch = _torch()
+    from hopper_gemm.api import gemm
+
+    a, b = _inputs(256, 256, 128, "bf16", "nk", seed=6)
+    out = torch.empty(256, 256, device="cuda", dtype=a.dtype)
+    gemm(a, b, out=out)
+    torch.cuda.synchronize()
+    watch = [weakref.ref(t) for t in (a, b, out)]
+    del a, b, out
+    gc.collect()
+    assert all(w() is None for w in watch)

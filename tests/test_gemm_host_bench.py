@@ -1,0 +1,32 @@
+"""benchmarks/gemm_host.py without a GPU: bad shapes are refused by name, no GPU is one line and exit 0."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+
+def test_without_a_gpu_it_says_so_and_exits_0(capsys):
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None and torch.cuda.is_available():
+        pytest.skip("a GPU is present: the benchmark would run")
+    import gemm_host
+
+    assert gemm_host.main(["--shapes", "64x64x64"]) == 0
+    assert "no CUDA GPU" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("shapes", ["64x64", "64xAx64"])
+def test_malformed_shapes_are_refused_by_name(shapes, capsys):
+    import gemm_host
+
+    with pytest.raises(SystemExit):
+        gemm_host.main(["--shapes", shapes])
+    assert "--shapes" in capsys.readouterr().err
