@@ -12,7 +12,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from .call_cache import CachedCall, CallSignature, LaunchCache, call_pointers
+from .call_cache import CachedCall, LaunchCache, call_key
 from .config import GemmConfig, Problem, Schedule
 
 TORCH_DTYPES = ("fp16", "bf16")
@@ -89,6 +89,7 @@ def validate(
             raise ValueError(f"bias.dtype = {bias.dtype} must equal a.dtype = {a.dtype}")
         if not bias.is_contiguous():
             raise ValueError("bias must be contiguous")
+        _aligned("bias", bias)
     if not isinstance(alpha, (int, float)) or isinstance(alpha, bool):
         raise ValueError(f"alpha = {alpha!r} is invalid: allowed a Python float")
     if out is not None:
@@ -222,34 +223,27 @@ def launcher(config: GemmConfig, ops: Operands, out: Any) -> Any:
     prepared = PreparedLaunch.build(kernel, head, current_stream())
     if prepared is None:  # a DSL whose argument list this does not know: its own (slower) call
         return lambda: kernel(*head, current_stream())
-    import torch
+    from .launch import current_stream_handle
 
-    return lambda: prepared(torch.cuda.current_stream().cuda_stream)
+    return lambda: prepared(current_stream_handle())
 
 
-#: ``gemm()``'s prepared launches, one per call signature (:mod:`hopper_gemm.call_cache`).
+#: ``gemm()``'s prepared launches, one per call key (:mod:`hopper_gemm.call_cache`).
 LAUNCHES = LaunchCache()
 
 
-def _launch_cached(config: GemmConfig, ops: Operands, out: Any) -> bool:
-    """Launch through :data:`LAUNCHES`; False when this call's signature cannot be prepared."""
-    import torch
-
+def _prepare(config: GemmConfig, ops: Operands, out: Any, result_shape: tuple[int, int, int] | None) -> Any:
+    """A :class:`~.call_cache.CachedCall` for ``ops`` into ``out`` (None: the DSL's argument list is not one
+    :class:`~.prepared.PreparedLaunch` can re-point)."""
     from .launch import current_stream
     from .prepared import PreparedLaunch
 
-    stream = torch.cuda.current_stream().cuda_stream
-    kernel = compiled(config, ops.problem)  # outside the cache's lock: a first compile takes seconds
-
-    def build() -> CachedCall | None:
-        stand_in = out.new_zeros(8)  # the bias operand of a call without bias (never read)
-        head = _kernel_arguments(config, ops, out, stand_in)
-        pointers = call_pointers(ops, out, stand_in)
-        prepared = PreparedLaunch.build(kernel, head, current_stream(), pointers=pointers)
-        return None if prepared is None else CachedCall(prepared, stand_in)
-
-    signature = CallSignature.of(config, ops, out, stream)
-    return LAUNCHES.run(signature, build, lambda entry: call_pointers(ops, out, entry.bias_stand_in), stream)
+    stand_in = out.new_zeros(8)  # the bias operand of a call without bias (never read)
+    head = _kernel_arguments(config, ops, out, stand_in)
+    bias = ops.bias if ops.bias is not None else stand_in
+    pointers = (ops.a.data_ptr(), ops.b_nk.data_ptr(), out.data_ptr(), bias.data_ptr())
+    prepared = PreparedLaunch.build(compiled(config, ops.problem), head, current_stream(), pointers=pointers)
+    return None if prepared is None else CachedCall(prepared, stand_in, result_shape)
 
 
 def gemm(
@@ -271,21 +265,42 @@ def gemm(
     ``"cooperative"`` or ``"pingpong"``; ``tile`` / ``cluster`` / ``stream_k`` (cooperative: True splits
     the last wave and a half by k-tiles, ``"remainder"`` only the partial wave) override the table's choice.
 
-    The first call of a signature (configuration, dtypes, shapes and strides, ``alpha``) converts the
-    kernel's arguments; later ones only write the tensors' data pointers (:data:`LAUNCHES`).
+    The first call of a key (every argument but the tensors' data: shapes, strides, dtypes, ``alpha``,
+    the options, the stream) checks everything and converts the kernel's arguments; a later call with
+    that key checks the pointers' alignment and writes them (:data:`LAUNCHES`, :mod:`.call_cache`).
     """
+    from .launch import current_stream_handle
+
+    stream = current_stream_handle()
+    key = call_key((a, b, bias, out), (alpha, b_layout, schedule, tile, cluster, stream_k), stream)
+    entry = LAUNCHES.get(key)
+    if entry is not None:
+        bias_data = bias if bias is not None else entry.bias_stand_in
+        pointers = (a.data_ptr(), b.data_ptr(), 0 if out is None else out.data_ptr(), bias_data.data_ptr())
+        if not any(p % _ALIGN_BYTES for p in pointers):  # the one check a key leaves out
+            result = out if out is not None else _new_result(a, entry.result_shape)
+            LAUNCHES.launch(entry, (pointers[0], pointers[1], result.data_ptr(), pointers[3]), stream)
+            return result
     if schedule not in ("auto", *(s.value for s in Schedule)):
         raise ValueError(f"schedule = {schedule!r} is invalid: allowed 'auto', 'cooperative' or 'pingpong'")
     ops = validate(a, b, bias=bias, alpha=alpha, out=out, b_layout=b_layout)
     m, n, _ = ops.mnk
     sms = device_sms(a.device.index or 0)
     config = choose_config(ops.problem, ops.mnk, schedule, tile, cluster, stream_k, sms=sms)
-    result = ops.out
-    if result is None:
-        # TMA stores rows whose stride is a multiple of 16 bytes: for N not a multiple of 8 the result is a
-        # view of padded rows (the padding is never written).
-        padded = (n + 7) // 8 * 8
-        result = a.new_empty((m, padded))[:, :n]
-    if not _launch_cached(config, ops, result):
+    # TMA stores rows whose stride is a multiple of 16 bytes: for N not a multiple of 8 the result is a
+    # view of padded rows (the padding is never written).
+    result_shape = None if out is not None else (m, n, (n + 7) // 8 * 8)
+    result = out if out is not None else _new_result(a, result_shape)
+    entry = _prepare(config, ops, result, result_shape)
+    if entry is None:  # a DSL whose argument list PreparedLaunch does not know: the DSL's own call
         launcher(config, ops, result)()
+        return result
+    LAUNCHES.put(key, entry)
+    bias_data = bias if bias is not None else entry.bias_stand_in
+    LAUNCHES.launch(entry, (a.data_ptr(), b.data_ptr(), result.data_ptr(), bias_data.data_ptr()), stream)
     return result
+
+
+def _new_result(a: Any, shape: tuple[int, int, int]) -> Any:
+    m, n, padded = shape
+    return a.new_empty((m, padded))[:, :n]

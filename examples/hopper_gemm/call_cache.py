@@ -1,105 +1,99 @@
-"""``gemm()``'s launches: one prepared launch per call signature, re-pointed at each call's tensors.
+"""``gemm()``'s launches: one prepared launch per call key, re-pointed at each call's tensors.
 
 The DSL's own call of a compiled kernel converts every argument on every call: 52–66 µs of host time
-per GEMM on the GPU runner, as long as the whole kernel at 256×8192². What that conversion produces
-depends only on the call's *signature* — configuration, problem, device, each operand's shape and
-strides, ``alpha``, the cluster count, and for stream-K the stream (its workspace is per stream) — and on
-four data pointers. So :class:`LaunchCache` keeps one :class:`~.prepared.PreparedLaunch` per signature
-(least recently used dropped beyond ``capacity``) and a call writes the four pointers and the stream.
+per GEMM on the GPU runner, as long as the whole kernel at 256×8192²; ``gemm()``'s checks and its
+configuration choice add ~12 µs more. Everything those depend on, except the data pointers, is in a
+call's *key* (:func:`call_key`): each tensor's shape, strides, dtype and device, ``alpha`` (and its
+type), ``b_layout``, the configuration overrides and the stream (stream-K's workspace is per stream).
+:class:`LaunchCache` maps a key to a :class:`CachedCall` — a :class:`~.prepared.PreparedLaunch` built
+by the first call that passed every check — so a later call with the same key checks only what the key
+leaves out (16-byte aligned pointers), writes four pointers and the stream, and launches.
 
-A cached launch holds the converted descriptors, never a caller's tensor (``PreparedLaunch.build`` with
+Only keys whose call passed ``validate`` are stored, so a bad argument still gets its ``ValueError``. A
+cached launch holds the converted descriptors, never a caller's tensor (``PreparedLaunch.build`` with
 ``pointers``); a DSL whose argument list it does not recognise gets no entry and ``gemm()`` keeps the
-DSL's own call. Rebinding and launching happen under one lock: two threads sharing a signature cannot
-interleave their pointers.
+DSL's own call. Rebinding and launching happen under one lock: two threads sharing a key cannot
+interleave their pointers. The least recently used key is dropped beyond ``capacity``.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from .config import GemmConfig, Problem
+
+def _tensor_facts(t: Any) -> tuple | None:
+    return None if t is None else (type(t), t.shape, t.stride(), t.dtype, t.device)
 
 
-@dataclass(frozen=True)
-class CallSignature:
-    """Everything a prepared GEMM launch depends on except the data pointers and the stream."""
-
-    config: GemmConfig
-    problem: Problem
-    device: int
-    layouts: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]  # (shape, strides) of a, b, out, bias
-    alpha: float
-    stream: int | None  # stream-K only: the workspace belongs to the stream
-
-    @classmethod
-    def of(cls, config: GemmConfig, ops: Any, out: Any, stream: int) -> CallSignature:
-        tensors = (ops.a, ops.b_nk, out, ops.bias)
-        layouts = tuple(((), ()) if t is None else (tuple(t.shape), tuple(t.stride())) for t in tensors)
-        device = out.device.index or 0
-        return cls(config, ops.problem, device, layouts, float(ops.alpha), stream if config.stream_k else None)
-
-
-def call_pointers(ops: Any, out: Any, bias_stand_in: Any) -> tuple[int, int, int, int]:
-    """The data pointers a launch is re-pointed at: a, b, out and the bias (or its stand-in)."""
-    bias = ops.bias if ops.bias is not None else bias_stand_in
-    return ops.a.data_ptr(), ops.b_nk.data_ptr(), out.data_ptr(), bias.data_ptr()
+def call_key(tensors: tuple[Any, Any, Any, Any], values: tuple, stream: int) -> Hashable | None:
+    """The key of a call on ``tensors`` = (a, b, bias, out) with the other arguments ``values``; None
+    for arguments that are no tensors or not hashable (the call then takes the checked path, which
+    names what is wrong)."""
+    try:
+        key = (tuple(_tensor_facts(t) for t in tensors), tuple((type(v), v) for v in values), stream)
+        hash(key)
+    except (AttributeError, TypeError):
+        return None
+    return key
 
 
 @dataclass(frozen=True)
 class CachedCall:
-    """A prepared launch and the bias stand-in it points at when the call has no bias."""
+    """A prepared launch; the bias stand-in it points at for a call without bias; and, for a call
+    without ``out``, the (M, N, padded N) of the result it allocates."""
 
     launch: Any  # PreparedLaunch
     bias_stand_in: Any
+    result_shape: tuple[int, int, int] | None = None
 
 
 class LaunchCache:
-    """Prepared launches by :class:`CallSignature`; ``None`` entries remember that a signature could
-    not be prepared (the caller then takes the DSL's own call without trying again)."""
+    """Prepared launches by call key (:func:`call_key`), least recently used dropped beyond ``capacity``."""
 
     def __init__(self, capacity: int = 64) -> None:
-        if capacity < 1:
-            raise ValueError(f"LaunchCache capacity = {capacity} is invalid: allowed an int >= 1")
+        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
+            raise ValueError(f"LaunchCache capacity = {capacity!r} is invalid: allowed an int >= 1")
         self.capacity = capacity
-        self._entries: OrderedDict[CallSignature, CachedCall | None] = OrderedDict()
+        self._entries: OrderedDict[Hashable, CachedCall] = OrderedDict()
         self._lock = threading.Lock()
         self.builds = 0
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def run(
-        self,
-        signature: CallSignature,
-        build: Callable[[], CachedCall | None],
-        pointers: Callable[[CachedCall], tuple[int, ...]],
-        stream: int,
-    ) -> bool:
-        """Launch the signature's prepared call on ``pointers(entry)`` and ``stream``, building it on first
-        use; False when the signature cannot be prepared (nothing was launched)."""
+    def get(self, key: Hashable | None) -> CachedCall | None:
+        if key is None:
+            return None
         with self._lock:
-            if signature in self._entries:
-                self._entries.move_to_end(signature)
-                entry = self._entries[signature]
-            else:
-                entry = build()
-                self.builds += 1
-                self._entries[signature] = entry
-                if len(self._entries) > self.capacity:
-                    self._entries.popitem(last=False)
-            if entry is None:
-                return False
-            entry.launch.rebind(pointers(entry))
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+            return entry
+
+    def put(self, key: Hashable | None, entry: CachedCall) -> None:
+        """Remember ``entry`` (built by a call that passed every check) under ``key`` (None: not cached)."""
+        with self._lock:
+            self.builds += 1
+            if key is None:
+                return
+            self._entries[key] = entry
+            self._entries.move_to_end(key)
+            if len(self._entries) > self.capacity:
+                self._entries.popitem(last=False)
+
+    def launch(self, entry: CachedCall, pointers: tuple[int, ...], stream: int) -> None:
+        """Re-point ``entry``'s launch at ``pointers`` and launch it on ``stream``."""
+        with self._lock:
+            entry.launch.rebind(pointers)
             entry.launch(stream)
-            return True
 
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
 
 
-__all__ = ["CachedCall", "CallSignature", "LaunchCache", "call_pointers"]
+__all__ = ["CachedCall", "LaunchCache", "call_key"]

@@ -136,6 +136,17 @@ def stream_k_pointers(config: GemmConfig, device: Any) -> tuple[Any, Any]:
     )
 
 
+def current_stream_handle() -> int:
+    """The current device's current torch stream as an integer handle (torch's raw getter: ~0.3 µs of
+    host time against ~4 for ``torch.cuda.current_stream().cuda_stream``)."""
+    import torch
+
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is None:
+        return torch.cuda.current_stream().cuda_stream
+    return raw(torch._C._cuda_getDevice())
+
+
 def current_stream() -> Any:
     import cuda.bindings.driver as cuda
     import torch

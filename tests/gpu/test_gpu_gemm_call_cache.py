@@ -91,3 +91,21 @@ def test_the_cache_keeps_no_callers_tensor_alive():
     del a, b, out
     gc.collect()
     assert all(w() is None for w in watch)
+
+
+def test_a_cached_key_still_refuses_misaligned_pointers_and_bad_values():
+    torch = _torch()
+    from hopper_gemm.api import gemm
+
+    a, b = _inputs(128, 256, 64, "bf16", "nk", seed=7)
+    bias = torch.randn(256, device="cuda", dtype=a.dtype)
+    gemm(a, b, bias=bias)  # the key is now cached
+    shifted = torch.empty(128 * 64 + 8, device="cuda", dtype=a.dtype)[1 : 1 + 128 * 64].view(128, 64)
+    shifted.copy_(a)  # same shape and strides as a, data 2 bytes off 16-byte alignment
+    with pytest.raises(ValueError, match=r"a\.data_ptr\(\) is not 16-byte aligned"):
+        gemm(shifted, b, bias=bias)
+    bias_shifted = torch.empty(256 + 8, device="cuda", dtype=a.dtype)[1:257]
+    with pytest.raises(ValueError, match=r"bias\.data_ptr\(\) is not 16-byte aligned"):
+        gemm(a, b, bias=bias_shifted)
+    with pytest.raises(ValueError, match="alpha = True is invalid"):
+        gemm(a, b, bias=bias, alpha=True)  # True == 1.0, but its own key: checked, and refused
