@@ -81,6 +81,7 @@ def test_every_configuration_auto_can_pick_compiles_without_spills():
     from hopper_gemm.autotable import pick
 
     shapes = [(256, 8192, 8192), (8192, 8192, 1024), (4096, 4096, 4096), (8192, 8192, 8192)]
+    shapes += [(128, 8192, 8192), (256, 4096, 8192), (128, 4096, 4096), (64, 8192, 8192)]  # the small-M fill rule
     for bias in (False, True):
         problem = Problem("bf16", bias=bias, scaled=bias)
         picked = {pick(problem, mnk) for mnk in shapes}

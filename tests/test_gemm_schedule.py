@@ -263,3 +263,26 @@ def test_the_stream_k_model_refuses_walks_with_nothing_to_fix_up():
         check_stream_k(StreamKWalk(5, 3, 2))  # shares of 4 k-tiles = 2 whole tiles
     with pytest.raises(ValueError, match="bug = 'typo' is invalid"):
         check_stream_k(StreamKWalk(7, 3, 3), bug="typo")
+
+
+def test_small_m_takes_the_largest_tile_that_fills_the_sms():
+    """The fill rule (hopper_gemm.autotable): 128×128 where its tiles fill 90 % of the SMs, else 128×64,
+    64×128, 64×64; cluster 2×1 when M spans two row tiles, else 1×2; tile_m 128 never for M ≤ 64."""
+    from hopper_gemm.autotable import pick
+    from hopper_gemm.config import Problem, Schedule
+
+    def shape(mnk, sms=132):
+        c = pick(Problem("bf16"), mnk, sms)
+        assert c.schedule is Schedule.PINGPONG and not c.stream_k, mnk
+        return (c.tile_m, c.tile_n, c.cluster_m, c.cluster_n)
+
+    assert shape((256, 8192, 8192)) == (128, 128, 2, 1)  # 2 × 64 = 128 tiles ≥ 0.9 × 132
+    assert shape((512, 8192, 1024)) == (128, 128, 2, 1)  # small M comes before short K
+    assert shape((128, 16384, 4096)) == (128, 128, 1, 2)  # one row tile: the cluster runs along N
+    assert shape((128, 8192, 8192)) == (128, 64, 1, 2)  # 64 tiles of 128×128 would idle half the SMs
+    assert shape((256, 4096, 8192)) == (128, 64, 2, 1)
+    assert shape((128, 4096, 4096)) == (64, 64, 2, 1)  # 32, 64, 64 tiles, then 128
+    assert shape((64, 8192, 8192)) == (64, 64, 1, 2)  # M ≤ 64: no 128-row tiles
+    assert shape((1, 8, 8)) == (64, 64, 1, 2)  # nothing fills: the smallest tile
+    # the SM count decides: 128×8192² on 64 SMs fills with 128×128 c1×2 (64 tiles ≥ 0.9 × 64)
+    assert shape((128, 8192, 8192), sms=64) == (128, 128, 1, 2)

@@ -6,9 +6,13 @@ whole table). Ratios are throughput over torch.matmul in the same run:
 =========================  ====================  ===========================================================
 class                      configuration         why (best measured / runner-up)
 =========================  ====================  ===========================================================
-M ≤ 512 (few row tiles)    ping-pong 128×128     256×8192×8192: 0.94–0.96 (2026-11-25, runs 8–9, launches
-                           cluster 2×1           prepared; cooperative 256×128: 0.62 — too few tiles for 132
-                                                 SMs; cooperative 128×128: 0.986 against 0.995 on 11-23)
+M ≤ 512 (few row tiles)    ping-pong, the        256×8192×8192: 128×128 c2×1, 0.94–0.99 (2026-11-25, launches
+                           largest tile of       prepared; cooperative 256×128: 0.62 — too few tiles for 132
+                           128×128, 128×64,      SMs). Where 128×128 leaves SMs idle, the fill rule (below):
+                           64×128, 64×64 whose   128×8192² 0.74 → 0.96, 64×8192² 0.75 → 0.95, 256×4096×8192
+                           tiles fill 90 % of    0.74 → 0.96, 128×4096² 0.57 → 1.05, 128×4096×14336 0.63 →
+                           the SMs; cluster 2×1  1.00, 32×8192² 0.60 → 0.88 (2026-11-25, seventh session,
+                           when M spans 2 tiles  16 shapes × 8 configurations, benchmarks/gemm_small_m.py)
 K ≤ 2048 (short K)         ping-pong 128×192     8192²×1024: 1.196 (cooperative 128×256: 1.06): the
                            cluster 2×1           epilogue is a large share, ping-pong hides it (with a
                                                  bias: 128×128, 1.118, as 128×192 then spills)
@@ -32,6 +36,17 @@ only the partial wave; every cluster pays the fix-up (128 KiB of fp32 partials w
 by the storing unit) for the k-tiles it saves, which is worth it from 4 whole waves: with 3 (4096³,
 7 k-tiles of 64 saved) it was a wash, with 1 (1024×8192², 7 of 128) it lost 3–5 %.
 
+**The fill rule for small M.** With M ≤ 512 the B operand (N × K) is most of the traffic and a long K
+makes each tile a long stream of it; 128×128 tiles give ⌈M/128⌉·⌈N/128⌉ of them, which at 128×8192²
+is 64 for 132 SMs (and cluster 2×1 then pairs each tile with an empty one: 0.74). Tiles of 128×64,
+64×128 or 64×64 put more SMs on the stream. The rule takes the first of those four (128×128 first;
+tile_m 128 skipped when M ≤ 64) whose tile count reaches 90 % of the SMs, else the smallest, with a
+2×1 cluster (B multicast to the two row tiles) when M spans at least two row tiles and 1×2 (A
+multicast) when it does not. Measured against the best of the 8 configurations per shape: the rule's
+pick was the best on 13 of 16 shapes (one a tie) and within 1 % on 2 more; it keeps 128×128 wherever that fills
+the SMs (256×8192², 512×8192², 200×8192², 512×4096²), so nothing the old table chose changed there. Not
+fixed by it: 384×6144×8192 (144 tiles of 128×128 = 1.09 waves: 0.45, best of the eight 0.59).
+
 Ping-pong 128×192 against cooperative 256×128 on long K: 0.91 at 4096³, 1.015 at 8192³ — one warpgroup
 per 128×192 tile feeds the tensor cores less steadily than two on 256×128, which the hidden epilogue
 only repays when K is short.
@@ -49,6 +64,9 @@ PINGPONG_128x128 = GemmConfig(tile_m=128, tile_n=128, cluster_m=2, cluster_n=1, 
 PINGPONG_128x192 = GemmConfig(tile_m=128, tile_n=192, cluster_m=2, cluster_n=1, schedule=Schedule.PINGPONG)
 
 SMALL_M = 512
+#: Small-M tiles, largest first, and the share of the SMs their tiles must fill (the fill rule above).
+SMALL_M_TILES = ((128, 128), (128, 64), (64, 128), (64, 64))
+FILL = 0.9
 SHORT_K = 2048
 #: Whole waves from which stream-K's remainder mode measured faster (6144³: 8 won; 4096³: 3 a wash).
 STREAM_K_MIN_WAVES = 4
@@ -56,11 +74,27 @@ STREAM_K_MIN_WAVES = 4
 H100_SMS = 132
 
 
+def small_m(mnk: tuple[int, int, int], sms: int = H100_SMS) -> GemmConfig:
+    """Ping-pong for M ≤ ``SMALL_M``: the largest of :data:`SMALL_M_TILES` whose tiles fill ``FILL`` of the
+    SMs (else the smallest), cluster 2×1 when M spans two row tiles, else 1×2 (the fill rule above)."""
+    m, n, _ = mnk
+    config = PINGPONG_128x128
+    for tile_m, tile_n in SMALL_M_TILES:
+        if tile_m == 128 and m <= 64:  # half of every wgmma would multiply padding
+            continue
+        rows = -(-m // tile_m)
+        cluster_m = 2 if rows >= 2 else 1
+        config = PINGPONG_128x128.with_(tile_m=tile_m, tile_n=tile_n, cluster_m=cluster_m, cluster_n=3 - cluster_m)
+        if rows * -(-n // tile_n) >= FILL * sms:
+            break
+    return config
+
+
 def pick(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS) -> GemmConfig:
     """The measured best configuration for a shape (the table above) on a GPU with ``sms`` SMs."""
     m, _, k = mnk
     if m <= SMALL_M:
-        return PINGPONG_128x128
+        return small_m(mnk, sms)
     if k <= SHORT_K:
         # With the bias term a 128×192 tile per warpgroup spills (48 bytes): take 128×128 then.
         return PINGPONG_128x128 if problem.bias else PINGPONG_128x192

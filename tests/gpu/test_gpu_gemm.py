@@ -78,6 +78,9 @@ CONFIGS = [
     ("pingpong", (128, 192), (2, 1)),
     ("cooperative", (256, 128), (2, 2)),  # A and B both multicast: three peers release each stage
     ("pingpong", (128, 128), (2, 2)),
+    ("pingpong", (128, 64), (2, 1)),  # the small-M fill rule's tiles (hopper_gemm.autotable.small_m)
+    ("pingpong", (64, 128), (2, 1)),
+    ("pingpong", (64, 64), (1, 2)),
 ]
 
 
@@ -118,6 +121,19 @@ def test_repeated_launches_are_bitwise_identical(schedule):
 def test_auto_schedule_runs_every_benchmark_shape_class():
     for m, n, k in [(256, 1024, 2048), (1024, 1024, 256)]:
         _run(m, n, k, "bf16", "nk", "auto")
+
+
+@pytest.mark.parametrize("m", [1, 7, 64, 65, 130, 200, 384])
+@pytest.mark.parametrize("n", [8, 1000, 4104])
+def test_auto_small_m_picks_match_torch_at_ragged_edges(m, n):
+    """Every tile and cluster the fill rule can pick, on M and N that end inside a tile (and M below a
+    cluster's rows: cluster 1×2 there), K with a partial last k-tile."""
+    from hopper_gemm.autotable import small_m
+
+    picked = small_m((m, n, 520))
+    _run(m, n, 520, "bf16", "nk", "auto")
+    if m <= 64:
+        assert picked.tile_m == 64
 
 
 @pytest.mark.parametrize("bias", [False, True])
