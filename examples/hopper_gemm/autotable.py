@@ -45,9 +45,10 @@ tile_m 128 skipped when M ≤ 64) whose tile count reaches 90 % of the SMs, else
 multicast) when it does not. Measured against the best of the 8 configurations per shape (two runs,
 two cards, ``benchmarks/gemm_small_m.py``): the rule's pick was the best on 13 and 11 of 16 shapes and
 within 2.2 % on 2 and 3 more; the one shape off by more, 32×8192² in the second run (64×64 c1×2 0.859
-against 64×128 c1×2 0.918), had the two the other way round in the first (0.881 / 0.797). It keeps 128×128 wherever that fills
-the SMs (256×8192², 512×8192², 200×8192², 512×4096²), so nothing the old table chose changed there. Not
-fixed by it: 384×6144×8192 (144 tiles of 128×128 = 1.09 waves: 0.45, best of the eight 0.59).
+against 64×128 c1×2 0.918), had the two the other way round in the first (0.881 / 0.797). It keeps
+128×128 wherever that fills the SMs (256×8192², 512×8192², 200×8192², 512×4096²), so nothing the old
+table chose changed there. Not fixed by it: 384×6144×8192 (144 tiles of 128×128 = 1.09 waves: 0.45–0.49,
+best of the eight 0.59–0.61).
 
 Ping-pong 128×192 against cooperative 256×128 on long K: 0.91 at 4096³, 1.015 at 8192³ — one warpgroup
 per 128×192 tile feeds the tensor cores less steadily than two on 256×128, which the hidden epilogue
