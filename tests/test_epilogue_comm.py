@@ -580,7 +580,7 @@ def test_readme_main_command_is_this_example():
 def test_cached_launch_swaps_exactly_the_per_launch_arguments():
     """The fused kernel's argument list, converted once: the entries CachedLaunch rewrites per call are
     the stream, the epoch, delay_ns and options (it checks the values it was built with), and a call
-    writes them into the same list the compiled program receives."""
+    writes them where the packed argument array the host function receives points."""
     import ctypes
 
     torch = pytest.importorskip("torch")
@@ -601,24 +601,29 @@ def test_cached_launch_swaps_exactly_the_per_launch_arguments():
     assert cached is not None  # this DSL's layout: the fast path is taken
 
     class Recorder:
-        def run_compiled_program(self, args):
-            self.args = list(args)
+        def capi_func(self, packed):
+            self.packed = list(packed)
+
+        cuda_result = None
 
     recorder = Recorder()
-    cached._compiled = recorder
+    cached.prepared._executor = recorder
+    cached.prepared._result = None
     cached(0xDEF0, (1 << 32) - 3, 5, 1)  # an epoch past 2^31 travels as its int32 bits
+    base = len(cached.prepared._args)  # the packed array: the address list, then the executor's extras
 
-    def read(entry, kind):
-        return kind.from_address(entry.value if isinstance(entry, ctypes.c_void_p) else entry).value
+    def read(index, kind):
+        return kind.from_address(recorder.packed[base + index]).value
 
-    assert read(recorder.args[-12], ctypes.c_uint64) == 0xDEF0
-    assert read(recorder.args[-5], ctypes.c_int32) == -3
-    assert (read(recorder.args[-4], ctypes.c_int32), read(recorder.args[-3], ctypes.c_int32)) == (5, 1)
+    assert read(-12, ctypes.c_uint64) == 0xDEF0
+    assert read(-5, ctypes.c_int32) == -3
+    assert (read(-4, ctypes.c_int32), read(-3, ctypes.c_int32)) == (5, 1)
 
     class OtherLayout:
         def generate_execution_args(self, *args):
             return [ctypes.c_void_p(0)] * 20, None
 
-        run_compiled_program = None
+        def to(self):
+            return None
 
     assert CachedLaunch.build(OtherLayout(), operands, cu.CUstream(0xABC0), comm_args) is None

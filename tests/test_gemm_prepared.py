@@ -130,3 +130,53 @@ def test_a_rebindable_launch_needs_descriptors_that_start_with_the_given_pointer
     assert PreparedLaunch.build(compiled, (FakeTensor(0x1000), 5), 0xABC, pointers=(0x1008,)) is None
     # an argument without a descriptor (an int here) cannot be re-pointed
     assert PreparedLaunch.build(compiled, (5, 6), 0xABC, pointers=(5,)) is None
+
+
+def test_named_cells_anywhere_in_the_list_are_checked_then_written_per_call():
+    from hopper_gemm.prepared import Cell
+
+    class MixedCompiled(FakeCompiled):
+        """(a, stream, epoch, b): the stream in the middle, as in the fused comm kernel's list."""
+
+        def generate_execution_args(self, *args):
+            self.conversions += 1
+            kinds = (ctypes.c_int32, ctypes.c_uint64, ctypes.c_int32, ctypes.c_int32)
+            cells = [kind(v) for kind, v in zip(kinds, args, strict=True)]
+            return [ctypes.c_void_p(ctypes.addressof(c)) for c in cells], cells
+
+    compiled = MixedCompiled()
+    cells = {"stream": Cell(1, ctypes.c_uint64, 0xABC), "epoch": Cell(-2, ctypes.c_int32, 7)}
+    launch = PreparedLaunch.build_with(compiled, (11, 0xABC, 7, 22), cells)
+    assert launch is not None
+    kinds = (ctypes.c_int32, ctypes.c_uint64, ctypes.c_int32, ctypes.c_int32)
+    seen = []
+    compiled.executor.capi_func = lambda packed: seen.append(tuple(read_cell(packed[i], kinds[i]) for i in range(4)))
+    launch(0x1, epoch=-3)
+    launch(0x2)  # a cell not named keeps its last value
+    assert seen == [(11, 0x1, -3, 22), (11, 0x2, -3, 22)]
+    with pytest.raises(ValueError, match=r"no cell 'delay'.*\['epoch', 'stream'\]"):
+        launch(0x3, delay=1)
+    # a cell whose entry holds another value than the one built with: a layout this does not know
+    assert PreparedLaunch.build_with(compiled, (11, 0xABC, 8, 22), cells) is None
+    # no stream cell, or an index past the list: refused
+    assert PreparedLaunch.build_with(compiled, (11, 0xABC, 7, 22), {"epoch": cells["epoch"]}) is None
+    far = {"stream": Cell(9, ctypes.c_uint64, 0xABC)}
+    assert PreparedLaunch.build_with(compiled, (11, 0xABC, 7, 22), far) is None
+
+
+def test_the_packed_array_is_the_launchs_own_copy():
+    """The DSL's executor packs into one per-thread buffer; two launches on one executor must not share it."""
+    compiled = FakeCompiled()
+    shared = (ctypes.c_void_p * 3)()
+
+    def pack_into_one_buffer(exe_args):
+        for i, a in enumerate(exe_args):
+            shared[i] = a.value
+        return shared
+
+    compiled.executor._get_invoke_packed_args = pack_into_one_buffer
+    first = PreparedLaunch.build(compiled, (11, 22), 0xABC)
+    second = PreparedLaunch.build(compiled, (33, 44), 0xABC)
+    first(0x1)
+    second(0x2)
+    assert compiled.executor.calls == [(11, 22, 0x1), (33, 44, 0x2)]

@@ -24,6 +24,7 @@ launch holds no caller's tensor alive) and :meth:`PreparedLaunch.rebind` writes 
 from __future__ import annotations
 
 import ctypes
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -39,21 +40,40 @@ def read_cell(address: Any, kind: type) -> int | None:
     return kind.from_address(value).value
 
 
+@dataclass(frozen=True)
+class Cell:
+    """An address-list entry a :class:`PreparedLaunch` owns and writes per call: a ``kind`` (ctypes type)
+    at ``index`` (negative: from the end), built with ``value`` — ``build`` checks the converted list
+    holds it there, which is how a layout this does not know is caught."""
+
+    index: int
+    kind: type
+    value: int
+
+
 class PreparedLaunch:
-    """``launch(stream)``: one launch of a compiled kernel on the arguments it was built with. Not
-    thread-safe (its executor's argument array is its own)."""
+    """``launch(stream, **cells)``: one launch of a compiled kernel on the arguments it was built with,
+    its cells (the stream, and any others named at :meth:`build_with`) written first. Not thread-safe
+    (its argument array is its own)."""
 
-    __slots__ = ("_keep", "_stream", "_args", "_executor", "_packed", "_result", "_pointer_cells")
+    __slots__ = ("_keep", "_cells", "_args", "_executor", "_packed", "_result", "_pointer_cells")
 
-    def __init__(self, executor: Any, exe_args: list[Any], keep: Any, pointer_cells: tuple = ()) -> None:
+    def __init__(
+        self, executor: Any, exe_args: list[Any], keep: Any, cells: dict[str, Cell], pointer_cells: tuple = ()
+    ) -> None:
         self._keep = keep  # the converted arguments the addresses point into
         self._pointer_cells = pointer_cells
-        self._stream = ctypes.c_uint64()
         self._args = list(exe_args)
-        self._args[-1] = ctypes.c_void_p(ctypes.addressof(self._stream))
+        self._cells = {}
+        for name, cell in cells.items():
+            self._cells[name] = owned = cell.kind(cell.value)
+            self._args[cell.index] = ctypes.c_void_p(ctypes.addressof(owned))
         self._executor = executor
         pack = getattr(executor, "_get_invoke_packed_args", None)
-        self._packed = pack(self._args) if pack is not None and hasattr(executor, "capi_func") else None
+        self._packed = None
+        if pack is not None and hasattr(executor, "capi_func"):
+            packed = pack(self._args)  # the executor's per-thread buffer: copied, so this launch owns its own
+            self._packed = type(packed).from_buffer_copy(packed)
         self._result = getattr(executor, "cuda_result", None) if self._packed is not None else None
 
     @classmethod
@@ -64,22 +84,33 @@ class PreparedLaunch:
         launch can then be re-pointed (:meth:`rebind`) and keeps their descriptors rather than the tensors.
         None unless every such entry is a descriptor that starts with the pointer given.
         """
+        stream_cell = Cell(-1, ctypes.c_uint64, int(stream))
+        return cls.build_with(compiled, (*args, stream), {"stream": stream_cell}, pointers=pointers)
+
+    @classmethod
+    def build_with(
+        cls, compiled: Any, args: tuple, cells: dict[str, Cell], *, pointers: tuple[int, ...] = ()
+    ) -> PreparedLaunch | None:
+        """Convert ``args`` (the stream among them) once, owning ``cells`` (one named ``"stream"``); None
+        unless every cell's entry holds its value and every ``pointers`` entry its pointer (see :meth:`build`)."""
         generate = getattr(compiled, "generate_execution_args", None)
-        if generate is None or getattr(compiled, "to", None) is None:
+        if generate is None or getattr(compiled, "to", None) is None or "stream" not in cells:
             return None
-        exe_args, keep = generate(*args, stream)
-        if not exe_args or read_cell(exe_args[-1], ctypes.c_uint64) != int(stream):
+        exe_args, keep = generate(*args)
+        count = len(pointers)
+        if len(exe_args) <= max([count, *(c.index if c.index >= 0 else -c.index - 1 for c in cells.values())]):
+            return None
+        if any(read_cell(exe_args[c.index], c.kind) != c.value for c in cells.values()):
             return None
         if not pointers:
-            return cls(compiled.to(), exe_args, (keep, args))
-        count = len(pointers)
+            return cls(compiled.to(), exe_args, (keep, args), cells)
         descriptors = [getattr(t, "_memref_desc", None) for t in args[:count]]
-        if len(exe_args) <= count or any(d is None for d in descriptors):
+        if any(d is None for d in descriptors):
             return None
         if any(read_cell(exe_args[i], ctypes.c_uint64) != pointers[i] for i in range(count)):
             return None
-        cells = tuple(ctypes.c_uint64.from_address(_address(exe_args[i])) for i in range(count))
-        return cls(compiled.to(), exe_args, (keep, descriptors, args[count:]), cells)
+        pointer_cells = tuple(ctypes.c_uint64.from_address(_address(exe_args[i])) for i in range(count))
+        return cls(compiled.to(), exe_args, (keep, descriptors, args[count:]), cells, pointer_cells)
 
     def rebind(self, pointers: tuple[int, ...]) -> None:
         """Point the tensors given to :meth:`build` as ``pointers`` at new data (same shapes and strides)."""
@@ -90,14 +121,19 @@ class PreparedLaunch:
         for cell, pointer in zip(self._pointer_cells, pointers, strict=True):
             cell.value = pointer
 
-    def __call__(self, stream: int) -> None:
-        self._stream.value = stream
+    def __call__(self, stream: int, **values: int) -> None:
+        self._cells["stream"].value = stream
+        for name, value in values.items():
+            cell = self._cells.get(name)
+            if cell is None:
+                raise ValueError(f"PreparedLaunch has no cell {name!r}: it owns {sorted(self._cells)}")
+            cell.value = value
         if self._packed is None:  # an executor without the packed entry point: its own (slower) run
             self._executor.run_compiled_program(self._args)
             return
         self._executor.capi_func(self._packed)
         if self._result is not None and self._result.value:
-            raise RuntimeError(f"GEMM launch failed: CUDA error {self._result.value}")
+            raise RuntimeError(f"launch failed: CUDA error {self._result.value}")
 
 
-__all__ = ["PreparedLaunch", "read_cell"]
+__all__ = ["Cell", "PreparedLaunch", "read_cell"]
