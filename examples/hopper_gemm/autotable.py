@@ -12,7 +12,8 @@ M ≤ 512 (few row tiles)    ping-pong, the        256×8192×8192: 128×128 c2�
                            64×128, 64×64 whose   128×8192² 0.74 → 0.96, 64×8192² 0.75 → 0.95, 256×4096×8192
                            tiles fill 90 % of    0.74 → 0.96, 128×4096² 0.57 → 1.05, 128×4096×14336 0.63 →
                            the SMs; cluster 2×1  1.00, 32×8192² 0.60 → 0.88 (2026-11-25, seventh session,
-                           when M spans 2 tiles  16 shapes × 8 configurations, benchmarks/gemm_small_m.py)
+                           for an even number    16 shapes × 8 configurations, benchmarks/gemm_small_m.py)
+                           of row tiles
 K ≤ 2048 (short K)         ping-pong 128×192     8192²×1024: 1.196 (cooperative 128×256: 1.06): the
                            cluster 2×1           epilogue is a large share, ping-pong hides it (with a
                                                  bias: 128×128, 1.118, as 128×192 then spills)
@@ -41,14 +42,15 @@ makes each tile a long stream of it; 128×128 tiles give ⌈M/128⌉·⌈N/128�
 is 64 for 132 SMs (and cluster 2×1 then pairs each tile with an empty one: 0.74). Tiles of 128×64,
 64×128 or 64×64 put more SMs on the stream. The rule takes the first of those four (128×128 first;
 tile_m 128 skipped when M ≤ 64) whose tile count reaches 90 % of the SMs, else the smallest, with a
-2×1 cluster (B multicast to the two row tiles) when M spans at least two row tiles and 1×2 (A
-multicast) when it does not. Measured against the best of the 8 configurations per shape (two runs,
+2×1 cluster (B multicast to the two row tiles) when M spans an even number of row tiles and 1×2 (A
+multicast) when not: an odd count would leave the last cluster row half idle (384×6144×8192, three
+rows of 128: c2×1 0.45–0.49, c1×2 0.56–0.58). Measured against the best of the 8 configurations per shape (two runs,
 two cards, ``benchmarks/gemm_small_m.py``): the rule's pick was the best on 13 and 11 of 16 shapes and
 within 2.2 % on 2 and 3 more; the one shape off by more, 32×8192² in the second run (64×64 c1×2 0.859
 against 64×128 c1×2 0.918), had the two the other way round in the first (0.881 / 0.797). It keeps
 128×128 wherever that fills the SMs (256×8192², 512×8192², 200×8192², 512×4096²), so nothing the old
-table chose changed there. Not fixed by it: 384×6144×8192 (144 tiles of 128×128 = 1.09 waves: 0.45–0.49,
-best of the eight 0.59–0.61).
+table chose changed there, except 384×6144×8192's cluster (1×2 now). Not fixed by it: that shape's 144
+tiles of 128×128 are 1.09 waves (0.56–0.58; best of the eight 64×128 c2×1, 0.59–0.61).
 
 Ping-pong 128×192 against cooperative 256×128 on long K: 0.91 at 4096³, 1.015 at 8192³ — one warpgroup
 per 128×192 tile feeds the tensor cores less steadily than two on 256×128, which the hidden epilogue
@@ -79,14 +81,15 @@ H100_SMS = 132
 
 def small_m(mnk: tuple[int, int, int], sms: int = H100_SMS) -> GemmConfig:
     """Ping-pong for M ≤ ``SMALL_M``: the largest of :data:`SMALL_M_TILES` whose tiles fill ``FILL`` of the
-    SMs (else the smallest), cluster 2×1 when M spans two row tiles, else 1×2 (the fill rule above)."""
+    SMs (else the smallest), cluster 2×1 when M spans an even number of row tiles, else 1×2 (the fill
+    rule above)."""
     m, n, _ = mnk
     config = PINGPONG_128x128
     for tile_m, tile_n in SMALL_M_TILES:
         if tile_m == 128 and m <= 64:  # half of every wgmma would multiply padding
             continue
         rows = -(-m // tile_m)
-        cluster_m = 2 if rows >= 2 else 1
+        cluster_m = 2 if rows % 2 == 0 else 1  # an odd row count would pad a cluster row with idle CTAs
         config = PINGPONG_128x128.with_(tile_m=tile_m, tile_n=tile_n, cluster_m=cluster_m, cluster_n=3 - cluster_m)
         if rows * -(-n // tile_n) >= FILL * sms:
             break
