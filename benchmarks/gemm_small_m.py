@@ -36,6 +36,9 @@ SHAPES = [
     (256, 8192, 8192),
     (512, 8192, 8192),
     (256, 8192, 1024),
+    (130, 4096, 4096),
+    (130, 2048, 4096),
+    (384, 4096, 4096),
 ]
 TILES = ((128, 128), (128, 64), (64, 128), (64, 64))
 CANDIDATES = {
@@ -76,7 +79,7 @@ def bench_shape(shape: tuple[int, int, int], torch) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shapes", help="comma-separated MxNxK with M ≤ 512 (default: the 16 of the rule's table)")
+    parser.add_argument("--shapes", help="comma-separated MxNxK with M ≤ 512 (default: the 19 of the rule's table)")
     args = parser.parse_args(argv)
     shapes = SHAPES
     if args.shapes:

@@ -266,9 +266,9 @@ def test_the_stream_k_model_refuses_walks_with_nothing_to_fix_up():
 
 
 def test_small_m_takes_the_largest_tile_that_fills_the_sms():
-    """The fill rule (hopper_gemm.autotable): 128×128 where its tiles fill 90 % of the SMs, else 128×64,
-    64×128, 64×64; cluster 2×1 when M spans an even number of row tiles, else 1×2; tile_m 128 never for
-    M ≤ 64."""
+    """The fill rule (hopper_gemm.autotable): the tile of least streamed rows per SM (waves × (tile_m +
+    tile_n) / the useful share of the rows), the larger on a tie; cluster 2×1 when M spans an even number
+    of row tiles, else 1×2; tile_m 128 never for M ≤ 64."""
     from hopper_gemm.autotable import pick
     from hopper_gemm.config import Problem, Schedule
 
@@ -286,7 +286,20 @@ def test_small_m_takes_the_largest_tile_that_fills_the_sms():
     assert shape((64, 8192, 8192)) == (64, 64, 1, 2)  # M ≤ 64: no 128-row tiles
     assert shape((1, 8, 8)) == (64, 64, 1, 2)  # nothing fills: the smallest tile
     assert shape((384, 6144, 8192)) == (128, 128, 1, 2)  # 3 row tiles: a 2×1 cluster would pad a fourth
-    assert shape((130, 4096, 4096)) == (128, 64, 2, 1)  # 2 rows of 128 (the second mostly padding)
+    assert shape((130, 4096, 4096)) == (64, 128, 1, 2)  # not 2 rows of 128 whose second holds 2 rows
+    assert shape((384, 4096, 4096)) == (128, 128, 1, 2)  # 96 tiles in one wave, not 192 in 1.45
     assert shape((130, 2048, 4096)) == (64, 64, 1, 2)  # 96 tiles: none fills; 3 rows of 64: cluster 1×2
     # the SM count decides: 128×8192² on 64 SMs fills with 128×128 c1×2 (64 tiles ≥ 0.9 × 64)
     assert shape((128, 8192, 8192), sms=64) == (128, 128, 1, 2)
+
+
+def test_the_small_m_cost_counts_waves_streamed_rows_and_padding():
+    from hopper_gemm.autotable import small_m_cost
+
+    # 128×8192², 132 SMs: 64 tiles of 128×128 in one wave (256 rows each); 128 of 128×64 in one (192)
+    assert small_m_cost((128, 8192, 8192), (128, 128)) == 256
+    assert small_m_cost((128, 8192, 8192), (128, 64)) == 192
+    # 384×4096²: 192 tiles of 128×64 are 2 waves on 132 SMs
+    assert small_m_cost((384, 4096, 4096), (128, 64)) == 2 * 192
+    # 130 rows in two 128-row tiles: 256 / 130 of the streamed rows per useful one
+    assert small_m_cost((130, 4096, 4096), (128, 64)) == 192 * 256 / 130

@@ -6,14 +6,13 @@ whole table). Ratios are throughput over torch.matmul in the same run:
 =========================  ====================  ===========================================================
 class                      configuration         why (best measured / runner-up)
 =========================  ====================  ===========================================================
-M ≤ 512 (few row tiles)    ping-pong, the        256×8192×8192: 128×128 c2×1, 0.94–0.99 (2026-11-25, launches
-                           largest tile of       prepared; cooperative 256×128: 0.62 — too few tiles for 132
-                           128×128, 128×64,      SMs). Where 128×128 leaves SMs idle, the fill rule (below):
-                           64×128, 64×64 whose   128×8192² 0.74 → 0.96, 64×8192² 0.75 → 0.95, 256×4096×8192
-                           tiles fill 90 % of    0.74 → 0.96, 128×4096² 0.57 → 1.05, 128×4096×14336 0.63 →
-                           the SMs; cluster 2×1  1.00, 32×8192² 0.60 → 0.88 (2026-11-25, seventh session,
-                           for an even number    16 shapes × 8 configurations, benchmarks/gemm_small_m.py)
-                           of row tiles
+M ≤ 512 (few row tiles)    ping-pong, the tile   256×8192×8192: 128×128 c2×1, 0.94–0.99 (2026-11-25, launches
+                           of 128×128, 128×64,   prepared; cooperative 256×128: 0.62 — too few tiles for 132
+                           64×128, 64×64 of      SMs). Where 128×128 leaves SMs idle, the fill rule (below):
+                           least streamed rows   128×8192² 0.74 → 0.96, 64×8192² 0.75 → 0.95, 256×4096×8192
+                           per SM; cluster 2×1   0.74 → 0.96, 128×4096² 0.57 → 1.05, 128×4096×14336 0.63 →
+                           for an even number    1.00, 32×8192² 0.60 → 0.88 (2026-11-25, seventh session,
+                           of row tiles          benchmarks/gemm_small_m.py)
 K ≤ 2048 (short K)         ping-pong 128×192     8192²×1024: 1.196 (cooperative 128×256: 1.06): the
                            cluster 2×1           epilogue is a large share, ping-pong hides it (with a
                                                  bias: 128×128, 1.118, as 128×192 then spills)
@@ -39,18 +38,24 @@ by the storing unit) for the k-tiles it saves, which is worth it from 4 whole wa
 
 **The fill rule for small M.** With M ≤ 512 the B operand (N × K) is most of the traffic and a long K
 makes each tile a long stream of it; 128×128 tiles give ⌈M/128⌉·⌈N/128⌉ of them, which at 128×8192²
-is 64 for 132 SMs (and cluster 2×1 then pairs each tile with an empty one: 0.74). Tiles of 128×64,
-64×128 or 64×64 put more SMs on the stream. The rule takes the first of those four (128×128 first;
-tile_m 128 skipped when M ≤ 64) whose tile count reaches 90 % of the SMs, else the smallest, with a
-2×1 cluster (B multicast to the two row tiles) when M spans an even number of row tiles and 1×2 (A
-multicast) when not: an odd count would leave the last cluster row half idle (384×6144×8192, three
-rows of 128: c2×1 0.45–0.49, c1×2 0.56–0.58). Measured against the best of the 8 configurations per shape (two runs,
-two cards, ``benchmarks/gemm_small_m.py``): the rule's pick was the best on 13 and 11 of 16 shapes and
-within 2.2 % on 2 and 3 more; the one shape off by more, 32×8192² in the second run (64×64 c1×2 0.859
-against 64×128 c1×2 0.918), had the two the other way round in the first (0.881 / 0.797). It keeps
-128×128 wherever that fills the SMs (256×8192², 512×8192², 200×8192², 512×4096²), so nothing the old
-table chose changed there, except 384×6144×8192's cluster (1×2 now). Not fixed by it: that shape's 144
-tiles of 128×128 are 1.09 waves (0.56–0.58; best of the eight 64×128 c2×1, 0.59–0.61).
+is 64 for 132 SMs (and cluster 2×1 then pairs each tile with an empty one: 0.74). Smaller tiles put
+more SMs on the stream, but each SM then streams more rows per useful output and a tile count just
+past a wave costs a whole wave. :func:`small_m_cost` weighs both: per SM, ⌈tiles / SMs⌉ waves of
+(tile_m + tile_n) streamed rows of K, divided by the share of the row tiles' rows that are inside M;
+the rule takes the cheapest of 128×128, 128×64, 64×128, 64×64 (the larger on a tie; no 128-row tile
+for M ≤ 64), with a 2×1 cluster (B multicast to the two row tiles) when M spans an even number of row
+tiles and 1×2 (A multicast) when not: an odd count would leave the last cluster row idle
+(384×6144×8192, three rows of 128: c2×1 0.45–0.53, c1×2 0.56–0.61).
+
+A first version (the largest tile whose tiles fill 90 % of the SMs, cluster 2×1 from two row tiles)
+was measured on 16 shapes × 8 configurations on two H100s (``benchmarks/gemm_small_m.py``): its pick
+the best on 13 and 11 shapes and within 2.2 % on 2 and 3 more. Four more shapes on an H200 showed what
+it missed: 384×4096² (96 tiles of 128×128, one wave, 0.99, where 192 tiles of 128×64 are 1.45 waves,
+0.76) and 130×4096² (two 128-row tiles, the second holding 2 rows: 128×64 c2×1 0.64, 64×128 c1×2
+0.94); the cost above picks the best there and the same tiles as the first version elsewhere, except
+128×14336×4096 (128×128 c1×2, 0.92–0.93, for 128×64 c1×2, 0.94). It keeps 128×128 wherever that fills
+the SMs (256×8192², 512×8192², 200×8192², 512×4096²), so nothing the old table chose changed there.
+Not fixed: 384×6144×8192, 144 tiles of 128×128 for 132 SMs (1.09 waves): 0.56–0.61.
 
 Ping-pong 128×192 against cooperative 256×128 on long K: 0.91 at 4096³, 1.015 at 8192³ — one warpgroup
 per 128×192 tile feeds the tensor cores less steadily than two on 256×128, which the hidden epilogue
@@ -69,9 +74,8 @@ PINGPONG_128x128 = GemmConfig(tile_m=128, tile_n=128, cluster_m=2, cluster_n=1, 
 PINGPONG_128x192 = GemmConfig(tile_m=128, tile_n=192, cluster_m=2, cluster_n=1, schedule=Schedule.PINGPONG)
 
 SMALL_M = 512
-#: Small-M tiles, largest first, and the share of the SMs their tiles must fill (the fill rule above).
+#: Small-M tiles, largest first (the fill rule above).
 SMALL_M_TILES = ((128, 128), (128, 64), (64, 128), (64, 64))
-FILL = 0.9
 SHORT_K = 2048
 #: Whole waves from which stream-K's remainder mode measured faster (6144³: 8 won; 4096³: 3 a wash).
 STREAM_K_MIN_WAVES = 4
@@ -79,21 +83,25 @@ STREAM_K_MIN_WAVES = 4
 H100_SMS = 132
 
 
-def small_m(mnk: tuple[int, int, int], sms: int = H100_SMS) -> GemmConfig:
-    """Ping-pong for M ≤ ``SMALL_M``: the largest of :data:`SMALL_M_TILES` whose tiles fill ``FILL`` of the
-    SMs (else the smallest), cluster 2×1 when M spans an even number of row tiles, else 1×2 (the fill
-    rule above)."""
+def small_m_cost(mnk: tuple[int, int, int], tile: tuple[int, int], sms: int = H100_SMS) -> float:
+    """The fill rule's estimate of a small-M tile's time (arbitrary units): each SM streams (tile_m +
+    tile_n) rows of K per tile, for ⌈tiles / SMs⌉ waves, and only M of the row tiles' rows are useful."""
     m, n, _ = mnk
-    config = PINGPONG_128x128
-    for tile_m, tile_n in SMALL_M_TILES:
-        if tile_m == 128 and m <= 64:  # half of every wgmma would multiply padding
-            continue
-        rows = -(-m // tile_m)
-        cluster_m = 2 if rows % 2 == 0 else 1  # an odd row count would pad a cluster row with idle CTAs
-        config = PINGPONG_128x128.with_(tile_m=tile_m, tile_n=tile_n, cluster_m=cluster_m, cluster_n=3 - cluster_m)
-        if rows * -(-n // tile_n) >= FILL * sms:
-            break
-    return config
+    tile_m, tile_n = tile
+    rows = -(-m // tile_m)
+    waves = -(-(rows * -(-n // tile_n)) // sms)
+    return waves * (tile_m + tile_n) * rows * tile_m / m
+
+
+def small_m(mnk: tuple[int, int, int], sms: int = H100_SMS) -> GemmConfig:
+    """Ping-pong for M ≤ ``SMALL_M``: the tile of :data:`SMALL_M_TILES` of least :func:`small_m_cost` (the
+    larger on a tie), cluster 2×1 when M spans an even number of row tiles, else 1×2 (the fill rule above)."""
+    m = mnk[0]
+    tiles = [t for t in SMALL_M_TILES if not (t[0] == 128 and m <= 64)]  # no wgmma half on padding
+    tile_m, tile_n = min(tiles, key=lambda t: small_m_cost(mnk, t, sms))  # min keeps the first of equals
+    rows = -(-m // tile_m)
+    cluster_m = 2 if rows % 2 == 0 else 1  # an odd row count would pad a cluster row with idle CTAs
+    return PINGPONG_128x128.with_(tile_m=tile_m, tile_n=tile_n, cluster_m=cluster_m, cluster_n=3 - cluster_m)
 
 
 def pick(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS) -> GemmConfig:
