@@ -122,9 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         if name not in CANDIDATES or CANDIDATES[name].schedule is not Schedule.COOPERATIVE:
             parser.error(f"--configs: {name!r} is not a cooperative configuration of benchmarks/gemm.py")
-    shapes = SHAPES
-    if args.shapes:
-        shapes = [tuple(int(v) for v in s.replace("×", "x").split("x")) for s in args.shapes.split(",")]
+    from shape_arg import parse_shapes
+
+    shapes = parse_shapes(parser, args.shapes) if args.shapes else SHAPES
     import torch
 
     if not torch.cuda.is_available():

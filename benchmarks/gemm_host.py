@@ -23,6 +23,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from shape_arg import parse_shapes  # noqa: E402
 
 SHAPES = [(128, 1024, 1024), (256, 8192, 8192)]
 CALLS = 200
@@ -88,14 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", help="comma-separated MxNxK (default: 128x1024x1024,256x8192x8192)")
     args = parser.parse_args(argv)
-    shapes = SHAPES
-    if args.shapes:
-        try:
-            shapes = [tuple(int(v) for v in s.replace("×", "x").split("x")) for s in args.shapes.split(",")]
-        except ValueError:
-            parser.error(f"--shapes {args.shapes!r}: expected comma-separated MxNxK of integers")
-        if any(len(s) != 3 for s in shapes):
-            parser.error(f"--shapes {args.shapes!r}: each entry needs three extents, MxNxK")
+    shapes = parse_shapes(parser, args.shapes) if args.shapes else SHAPES
     try:
         import torch
     except ImportError:

@@ -16,8 +16,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from hopper_gemm.autotable import SMALL_M  # noqa: E402
 from hopper_gemm.config import GemmConfig, Schedule  # noqa: E402
+from shape_arg import parse_shapes  # noqa: E402
 
 SHAPES = [
     (128, 8192, 8192),
@@ -81,14 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", help="comma-separated MxNxK with M ≤ 512 (default: the 19 of the rule's table)")
     args = parser.parse_args(argv)
-    shapes = SHAPES
-    if args.shapes:
-        try:
-            shapes = [tuple(int(v) for v in s.replace("×", "x").split("x")) for s in args.shapes.split(",")]
-        except ValueError:
-            parser.error(f"--shapes {args.shapes!r}: expected comma-separated MxNxK of integers")
-        if any(len(s) != 3 or s[0] > 512 or min(s) < 1 for s in shapes):
-            parser.error(f"--shapes {args.shapes!r}: each entry is MxNxK with 1 ≤ M ≤ 512")
+    shapes = parse_shapes(parser, args.shapes, max_m=SMALL_M) if args.shapes else SHAPES
     try:
         import torch
     except ImportError:
