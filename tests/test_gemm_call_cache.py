@@ -55,6 +55,8 @@ def test_the_key_holds_everything_but_the_data_pointers():
         call_key(_tensors(), (1.0, "kn", *VALUES[2:]), 7),
         call_key(_tensors(), (*VALUES[:3], (256, 128), None, None), 7),  # a tile override
         call_key(_tensors(), VALUES, 8),  # the stream (stream-K's workspace is per stream)
+        call_key(_tensors(), VALUES, (1, 7)),  # another current device, the same stream handle
+        call_key(_tensors(), VALUES, (0, 7)),
     ]
     assert all(k != base for k in different) and len(set(different)) == len(different)
 

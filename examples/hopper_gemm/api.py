@@ -111,6 +111,13 @@ def validate(
     devices = {t.device for _, t in tensors}
     if len(devices) != 1:
         raise ValueError(f"tensors are on different devices: {sorted(str(d) for d in devices)}")
+    (device,) = devices
+    current = torch.cuda.current_device()
+    if device.index != current:
+        raise ValueError(
+            f"the tensors are on {device} but the current CUDA device is cuda:{current} (the kernel launches "
+            f"on the current device's stream): call gemm inside `with torch.cuda.device({device.index}):`"
+        )
     problem = Problem(
         dtype_name(a.dtype), "k" if b_layout == "nk" else "n", bias=bias is not None, scaled=float(alpha) != 1.0
     )
@@ -269,10 +276,10 @@ def gemm(
     the options, the stream) checks everything and converts the kernel's arguments; a later call with
     that key checks the pointers' alignment and writes them (:data:`LAUNCHES`, :mod:`.call_cache`).
     """
-    from .launch import current_stream_handle
+    from .launch import current_device_and_stream
 
-    stream = current_stream_handle()
-    key = call_key((a, b, bias, out), (alpha, b_layout, schedule, tile, cluster, stream_k), stream)
+    device, stream = current_device_and_stream()
+    key = call_key((a, b, bias, out), (alpha, b_layout, schedule, tile, cluster, stream_k), (device, stream))
     entry = LAUNCHES.get(key)
     if entry is not None:
         bias_data = bias if bias is not None else entry.bias_stand_in

@@ -4,7 +4,8 @@ The DSL's own call of a compiled kernel converts every argument on every call: 5
 per GEMM on the GPU runner, as long as the whole kernel at 256×8192²; ``gemm()``'s checks and its
 configuration choice add ~12 µs more. Everything those depend on, except the data pointers, is in a
 call's *key* (:func:`call_key`): each tensor's shape, strides, dtype and device, ``alpha`` (and its
-type), ``b_layout``, the configuration overrides and the stream (stream-K's workspace is per stream).
+type), ``b_layout``, the configuration overrides, the current device (the checks require the tensors
+on it) and stream (stream-K's workspace is per stream).
 :class:`LaunchCache` maps a key to a :class:`CachedCall` — a :class:`~.prepared.PreparedLaunch` built
 by the first call that passed every check — so a later call with the same key checks only what the key
 leaves out (16-byte aligned pointers), writes four pointers and the stream, and launches.
@@ -29,12 +30,12 @@ def _tensor_facts(t: Any) -> tuple | None:
     return None if t is None else (type(t), t.shape, t.stride(), t.dtype, t.device)
 
 
-def call_key(tensors: tuple[Any, Any, Any, Any], values: tuple, stream: int) -> Hashable | None:
-    """The key of a call on ``tensors`` = (a, b, bias, out) with the other arguments ``values``; None
-    for arguments that are no tensors or not hashable (the call then takes the checked path, which
-    names what is wrong)."""
+def call_key(tensors: tuple[Any, Any, Any, Any], values: tuple, where: Hashable) -> Hashable | None:
+    """The key of a call on ``tensors`` = (a, b, bias, out) with the other arguments ``values``, launched
+    ``where`` (the current device and stream); None for arguments that are no tensors or not hashable (the
+    call then takes the checked path, which names what is wrong)."""
     try:
-        key = (tuple(_tensor_facts(t) for t in tensors), tuple((type(v), v) for v in values), stream)
+        key = (tuple(_tensor_facts(t) for t in tensors), tuple((type(v), v) for v in values), where)
         hash(key)
     except (AttributeError, TypeError):
         return None
