@@ -222,7 +222,7 @@ def launcher(config: GemmConfig, ops: Operands, out: Any) -> Any:
     attached).
     With ``stream_k``, call it on the stream that was current when it was built: the workspace belongs to
     that stream, so launches on another stream could race with that stream's own stream-K launches."""
-    from .launch import current_stream
+    from .launch import current_stream, current_stream_handle
     from .prepared import PreparedLaunch
 
     kernel = compiled(config, ops.problem)
@@ -230,8 +230,6 @@ def launcher(config: GemmConfig, ops: Operands, out: Any) -> Any:
     prepared = PreparedLaunch.build(kernel, head, current_stream())
     if prepared is None:  # a DSL whose argument list this does not know: its own (slower) call
         return lambda: kernel(*head, current_stream())
-    from .launch import current_stream_handle
-
     return lambda: prepared(current_stream_handle())
 
 
@@ -281,28 +279,26 @@ def gemm(
     device, stream = current_device_and_stream()
     key = call_key((a, b, bias, out), (alpha, b_layout, schedule, tile, cluster, stream_k), (device, stream))
     entry = LAUNCHES.get(key)
-    if entry is not None:
-        bias_data = bias if bias is not None else entry.bias_stand_in
-        pointers = (a.data_ptr(), b.data_ptr(), 0 if out is None else out.data_ptr(), bias_data.data_ptr())
-        if not any(p % _ALIGN_BYTES for p in pointers):  # the one check a key leaves out
-            result = out if out is not None else _new_result(a, entry.result_shape)
-            LAUNCHES.launch(entry, (pointers[0], pointers[1], result.data_ptr(), pointers[3]), stream)
+    result = out
+    # A key holds everything the checks look at but the pointers' alignment: a cached key skips them.
+    if entry is None or any(t is not None and t.data_ptr() % _ALIGN_BYTES for t in (a, b, bias, out)):
+        if schedule not in ("auto", *(s.value for s in Schedule)):
+            raise ValueError(f"schedule = {schedule!r} is invalid: allowed 'auto', 'cooperative' or 'pingpong'")
+        ops = validate(a, b, bias=bias, alpha=alpha, out=out, b_layout=b_layout)
+        m, n, _ = ops.mnk
+        sms = device_sms(a.device.index or 0)
+        config = choose_config(ops.problem, ops.mnk, schedule, tile, cluster, stream_k, sms=sms)
+        # TMA stores rows whose stride is a multiple of 16 bytes: for N not a multiple of 8 the result is a
+        # view of padded rows (the padding is never written).
+        result_shape = None if out is not None else (m, n, (n + 7) // 8 * 8)
+        result = out if out is not None else _new_result(a, result_shape)
+        entry = _prepare(config, ops, result, result_shape)
+        if entry is None:  # a DSL whose argument list PreparedLaunch does not know: the DSL's own call
+            launcher(config, ops, result)()
             return result
-    if schedule not in ("auto", *(s.value for s in Schedule)):
-        raise ValueError(f"schedule = {schedule!r} is invalid: allowed 'auto', 'cooperative' or 'pingpong'")
-    ops = validate(a, b, bias=bias, alpha=alpha, out=out, b_layout=b_layout)
-    m, n, _ = ops.mnk
-    sms = device_sms(a.device.index or 0)
-    config = choose_config(ops.problem, ops.mnk, schedule, tile, cluster, stream_k, sms=sms)
-    # TMA stores rows whose stride is a multiple of 16 bytes: for N not a multiple of 8 the result is a
-    # view of padded rows (the padding is never written).
-    result_shape = None if out is not None else (m, n, (n + 7) // 8 * 8)
-    result = out if out is not None else _new_result(a, result_shape)
-    entry = _prepare(config, ops, result, result_shape)
-    if entry is None:  # a DSL whose argument list PreparedLaunch does not know: the DSL's own call
-        launcher(config, ops, result)()
-        return result
-    LAUNCHES.put(key, entry)
+        LAUNCHES.put(key, entry)
+    if result is None:
+        result = _new_result(a, entry.result_shape)
     bias_data = bias if bias is not None else entry.bias_stand_in
     LAUNCHES.launch(entry, (a.data_ptr(), b.data_ptr(), result.data_ptr(), bias_data.data_ptr()), stream)
     return result
