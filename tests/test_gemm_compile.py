@@ -217,3 +217,59 @@ def test_stream_k_posts_and_adds_partials_through_release_and_acquire(config):
         GemmConfig(128, 128, 2, 1, Schedule.PINGPONG, stream_k=True)
     with pytest.raises(ValueError, match="stream_k_remainder = True is invalid"):
         GemmConfig(stream_k_remainder=True)
+
+
+@pytest.mark.parametrize(
+    ("config", "chunks"),
+    [(GemmConfig(256, 128, 1, 2, Schedule.COOPERATIVE), 2), (COOP, 4)],
+    ids=["cooperative256x128-2", "cooperative128x256-4"],
+)
+@pytest.mark.parametrize("bias", [False, True])
+def test_the_deferred_epilogue_stores_per_warp_under_the_next_tile(config, chunks, bias):
+    """``deferred_chunks``: no named barrier in the epilogue (each warp syncs itself, ``bar.warp.sync``),
+    every warp TMA-stores its own 16-row pieces, and ptxas keeps the wgmmas asynchronous with the held
+    outputs in registers and nothing spilled. Stores in the PTX: chunk 0 after the first k-tile's issue,
+    chunks 1.. inside the k-loop and again after it (a K of fewer k-tiles), then the last tile's flush."""
+    deferred = report(config.with_(deferred_chunks=chunks), Problem("bf16", bias=bias))
+    staged = report(config, Problem("bf16", bias=bias))
+    assert len(re.findall(r"\bbar\.sync\b", staged.ptx)) == 2 * config.subtiles
+    assert len(re.findall(r"\bbar\.sync\b", deferred.ptx)) == 0
+    assert re.search(r"\bbar\.warp\.sync\b", deferred.ptx)
+    store = "cp.async.bulk.tensor.2d.global.shared"
+    per_chunk = config.subtiles // chunks
+    assert deferred.ptx.count(store) == per_chunk * (1 + 2 * (chunks - 1)) + config.subtiles
+    assert deferred.spill_bytes == 0 and not deferred.wgmma_serialized
+    assert deferred.registers <= staged.registers
+
+
+def test_the_deferred_epilogue_s_pieces_are_the_staging_buffers_row_for_row():
+    """A warp's TMA store reads its 16 rows of staging buffer ``s`` as piece ``8 s + warp`` of the
+    (16, epi_n) layout: both layouts must map every element to the same shared-memory offset."""
+    import cutlass
+    import cutlass.cute as cute
+    import cutlass.utils.hopper_helpers as sm90_utils
+    from cutlass.tensor_utils import LayoutEnum
+    from hopper_gemm.deferred_store import WARP_ROWS
+
+    found = []
+
+    def compare(rows, cols, buffers):
+        staged = sm90_utils.make_smem_layout_epi(cutlass.BFloat16, LayoutEnum.ROW_MAJOR, (rows, cols), buffers)
+        pieces = rows // WARP_ROWS
+        per_warp = sm90_utils.make_smem_layout_epi(
+            cutlass.BFloat16, LayoutEnum.ROW_MAJOR, (WARP_ROWS, cols), buffers * pieces
+        )
+        for r in range(rows):  # a plain helper: Python loops, traced inside ``both``
+            for c in range(0, cols, 7):
+                for s in range(buffers):
+                    piece = s * pieces + r // WARP_ROWS
+                    found.append((staged((r, c, s)), per_warp((r % WARP_ROWS, c, piece))))
+
+    @cute.jit
+    def both():
+        compare(128, 32, 2)
+        compare(128, 64, 2)
+
+    both()
+    assert len(found) > 1000 and all(isinstance(x, int) for pair in found for x in pair)
+    assert all(a == b for a, b in found), [f for f in found if f[0] != f[1]][:4]

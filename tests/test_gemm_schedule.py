@@ -120,6 +120,19 @@ def test_configuration_rules_name_the_field():
         GemmConfig(128, 128, 2, 1, "pingpong", epi_batch=4)  # ping-pong stages through 2 buffers
 
 
+def test_deferred_chunks_are_checked_against_the_tile():
+    """``deferred_chunks``: a divisor of the tile's subtiles, cooperative only, and the held outputs must
+    fit beside the accumulators."""
+    assert GemmConfig(256, 128, 1, 2, "cooperative", deferred_chunks=8).describe().endswith("deferred store in 8")
+    for chunks in (3, 16, -1, True, 1.0):
+        with pytest.raises(ValueError, match=r"deferred_chunks = .* is invalid: allowed 0 .* 8 subtiles"):
+            GemmConfig(256, 128, 1, 2, "cooperative", deferred_chunks=chunks)
+    with pytest.raises(ValueError, match=r"deferred_chunks = 2 is invalid: allowed 0 with ping-pong"):
+        GemmConfig(128, 128, 2, 1, "pingpong", deferred_chunks=2)
+    with pytest.raises(ValueError, match=r"192 fp32 accumulators \+ 96 registers .* = 288; allowed at most 192"):
+        GemmConfig(256, 192, 1, 2, "cooperative", deferred_chunks=2)
+
+
 def test_stages_fill_shared_memory():
     problem = Problem("bf16")
     config = GemmConfig(128, 256, schedule=Schedule.COOPERATIVE)

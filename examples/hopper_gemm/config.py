@@ -101,6 +101,7 @@ class GemmConfig:
     stream_k: bool = False
     stream_k_remainder: bool = False
     epi_batch: int = 1
+    deferred_chunks: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "schedule", _schedule(self.schedule))
@@ -154,6 +155,26 @@ class GemmConfig:
         ):
             allowed = f"an int in [1, {buffers}] (the staging buffers) dividing the tile's {self.subtiles} subtiles"
             raise _bad(owner, "epi_batch", self.epi_batch, allowed)
+        self._check_deferred(owner)
+
+    def _check_deferred(self, owner: str) -> None:
+        chunks = self.deferred_chunks
+        if chunks == 0:
+            return
+        if isinstance(chunks, bool) or not isinstance(chunks, int) or chunks < 0 or self.subtiles % chunks:
+            allowed = f"0 (the staged epilogue) or a divisor of the tile's {self.subtiles} subtiles (a deferred one)"
+            raise _bad(owner, "deferred_chunks", chunks, allowed)
+        if self.schedule is not Schedule.COOPERATIVE:
+            raise _bad(
+                owner, "deferred_chunks", chunks, "0 with ping-pong (its epilogue already runs under the other's MMAs)"
+            )
+        held = self.acc_registers // 2
+        if self.acc_registers + held > MAX_ACC_REGISTERS:
+            raise ValueError(
+                f"GemmConfig.deferred_chunks = {chunks} is invalid for tile {self.tile_m}×{self.tile_n}: each math "
+                f"thread would hold {self.acc_registers} fp32 accumulators + {held} registers of the previous tile's "
+                f"packed outputs = {self.acc_registers + held}; allowed at most {MAX_ACC_REGISTERS}"
+            )
 
     # --- derived shape -------------------------------------------------------------------------
     @property
@@ -219,6 +240,7 @@ class GemmConfig:
             + (" stream-K" if self.stream_k else "")
             + (" (remainder)" if self.stream_k_remainder else "")
             + (f" {self.epi_batch} subtiles per acquire" if self.epi_batch > 1 else "")
+            + (f" deferred store in {self.deferred_chunks}" if self.deferred_chunks else "")
         )
 
 

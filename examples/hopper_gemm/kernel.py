@@ -90,12 +90,14 @@ from pipes.cute import (
     TraceLayout,
     Tracer,
     Warps,
+    WarpSync,
     init_pipelines,
     storage_words,
     tma_cache_policy,
 )
 
 from .config import GemmConfig, Problem, Schedule
+from .deferred_store import WARP_ROWS, DeferredStore, flush, hold
 from .epilogue import EpilogueArgs, apply_terms, terms_for
 from .epilogue_store import EpilogueStage, offset_coords, store_tile
 from .kernel_parts import Copies, LoadSources, Shared, SmemLayouts, TileGrid
@@ -180,6 +182,11 @@ class GemmKernel:
         self.registers = getattr(comm, "registers", None) or (LOAD_REGISTERS, MMA_REGISTERS)
         if comm is not None:
             comm.check(config)
+            if config.deferred_chunks:
+                raise ValueError(
+                    "GemmConfig.deferred_chunks must be 0 with a comm role: the storing warp's bulk groups tell "
+                    "the comm role a tile is stored, and the deferred epilogue stores from every math warp"
+                )
         self.decl = declare(config, problem, comm=comm)
         self.ab_stages, self.epi_stages = config.stages(problem)
         self.terms = terms_for(problem)
@@ -268,10 +275,16 @@ class GemmKernel:
         a_smem = sm90_utils.make_smem_layout_a(self.a_layout, self.tile_mnk, self.ab_dtype, self.ab_stages)
         b_smem = sm90_utils.make_smem_layout_b(self.b_layout, self.tile_mnk, self.ab_dtype, self.ab_stages)
         epi_smem = sm90_utils.make_smem_layout_epi(self.out_dtype, self.c_layout, cfg.epi_tile, self.epi_stages)
+        stored_smem, stored_box = epi_smem, cfg.epi_tile
+        if cutlass.const_expr(cfg.deferred_chunks > 0):
+            # Each math warp stores its own 16 rows of a staging buffer: the same memory as (16, epi_n) pieces.
+            stored_box = (WARP_ROWS, cfg.epi_n)
+            pieces = self.epi_stages * cfg.epi_tile[0] // WARP_ROWS
+            stored_smem = sm90_utils.make_smem_layout_epi(self.out_dtype, self.c_layout, stored_box, pieces)
         atom_a, tma_a = _load_atom(a, a_smem, (cfg.tile_m, cfg.tile_k), cfg.cluster_n)
         atom_b, tma_b = _load_atom(b, b_smem, (cfg.tile_n, cfg.tile_k), cfg.cluster_m)
         atom_c, tma_c = cpasync.make_tiled_tma_atom(
-            cpasync.CopyBulkTensorTileS2GOp(), c, cute.slice_(epi_smem, (None, None, 0)), cfg.epi_tile
+            cpasync.CopyBulkTensorTileS2GOp(), c, cute.slice_(stored_smem, (None, None, 0)), stored_box
         )
         words = storage_words(*self.decl.pipelines)
         order_words = self.decl.order.barriers if self.decl.order is not None else 1
@@ -286,7 +299,7 @@ class GemmKernel:
 
         self.storage_type = Storage
         copies = Copies(tiled_mma, atom_a, tma_a, atom_b, tma_b, atom_c, tma_c)
-        args = (copies, SmemLayouts(a_smem, b_smem, epi_smem), c, bias, alpha, trace_buf)
+        args = (copies, SmemLayouts(a_smem, b_smem, epi_smem, stored_smem), c, bias, alpha, trace_buf)
         if cutlass.const_expr(self.comm is not None or cfg.stream_k):
             args = (*args, comm_args)  # the comm role's arguments, or stream-K's workspace
         self.kernel(*args).launch(
@@ -337,6 +350,7 @@ class GemmKernel:
             storage.sc.get_tensor(layouts.epi.outer, swizzle=layouts.epi.inner),
             storage.order.data_ptr(),
             epilogue_barrier,
+            storage.sc.get_tensor(layouts.stored.outer, swizzle=layouts.stored.inner),
         )
 
         rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
@@ -446,7 +460,15 @@ class GemmKernel:
         coords = thr_mma.partition_C(cute.make_identity_tensor(tile_shape))
 
         epi = EpilogueStage(self, tiled_mma, copies.atom_c, copies.tma_c, shared.c, math_tidx)
-        staging = decl.staging.producer(sync=shared.epilogue_barrier)
+        deferred = None
+        held_tm, held_tn = Int32(0), Int32(0)
+        if cutlass.const_expr(cfg.deferred_chunks > 0):
+            # Every math warp stores its own rows through its own staging cursor: it syncs with itself only.
+            staging = decl.staging.producer(sync=WarpSync())
+            deferred = DeferredStore(self, epi, acc.shape, shared.c_stored, math_tidx // 32)
+            held_tm, held_tn = deferred.nowhere()
+        else:
+            staging = decl.staging.producer(sync=shared.epilogue_barrier)
         consumer = decl.mainloop.consumer()
         first = grid.cluster_id
         step = grid.clusters
@@ -464,7 +486,11 @@ class GemmKernel:
             if cutlass.const_expr(pingpong):
                 order.wait()
             # Handles passed to a function come back: a dynamic loop carries only what it sees assigned.
-            consumer = mainloop(tiled_mma, acc, a_frag, b_frag, consumer, grid.k_tiles)
+            if cutlass.const_expr(deferred is not None):
+                held = (deferred, staging, held_tm, held_tn)
+                consumer, staging = mainloop(tiled_mma, acc, a_frag, b_frag, consumer, grid.k_tiles, held)
+            else:
+                consumer = mainloop(tiled_mma, acc, a_frag, b_frag, consumer, grid.k_tiles)
             if cutlass.const_expr(pingpong):
                 order.arrive()
             warpgroup.wait_group(0)
@@ -479,7 +505,11 @@ class GemmKernel:
                 comm.add_received(acc, thr_mma, comm_args, tm, tn, (grid.clusters_m, grid.clusters_n), n, tile_shape)
             if cutlass.const_expr(comm is not None):  # comm hook: a notify slot before the first TMA store
                 notify = comm.begin_tile(notify, epi.is_storer, comm_args, tm, tn, n, cfg.tile_n)
-            staging = store_tile(epi, acc, staging, tm, tn)
+            if cutlass.const_expr(deferred is not None):
+                hold(deferred, acc)  # stored under the next tile's first k-tiles
+                held_tm, held_tn = tm, tn
+            else:
+                staging = store_tile(epi, acc, staging, tm, tn)
             if cutlass.const_expr(comm is not None):  # comm hook: commit (tm, tn) after the last staging commit
                 notify = comm.end_tile(notify, epi.is_storer, comm_args, tm, tn, n, cfg.tile_n)
             _trace(tracer, TraceEvent.RELEASE)
@@ -487,9 +517,19 @@ class GemmKernel:
                 # The other warpgroup reuses the staging buffers next: no store may still read them.
                 staging.tail()
                 order.arrive()
+        if cutlass.const_expr(deferred is not None):
+            staging = flush(deferred, staging, held_tm, held_tn)
         if cutlass.const_expr(cfg.stream_k):  # the split phase (cooperative only)
             staging = self.split_phase(
-                copies, grid, args, (acc, a_frag, b_frag, coords), consumer, staging, epi, shared, stream_k_args
+                copies,
+                grid,
+                args,
+                (acc, a_frag, b_frag, coords),
+                consumer,
+                staging,
+                (epi, deferred),
+                shared,
+                stream_k_args,
             )
         if cutlass.const_expr(comm is not None):  # comm hook: end-of-stream once every store is complete
             comm.finish(notify, epi.is_storer)
@@ -505,14 +545,16 @@ class GemmKernel:
         regs: Any,
         consumer: Any,
         staging: Any,
-        epi: cutlass.Constexpr,
+        stores: cutlass.Constexpr,
         shared: Shared,
         stream_k_args: Any,
     ) -> Any:
         """Stream-K: this cluster's share of k-tiles, unit by unit (:class:`StreamKSplit`). A unit with the
         tile's last k-tiles posts a partial (:func:`save_partial`); the unit with k-tile 0 adds the other's
-        partial if the tile is split (:func:`add_partial`) and stores the tile. Returns the staging handle."""
+        partial if the tile is split (:func:`add_partial`) and stores the tile. Returns the staging handle.
+        ``stores``: (the staged epilogue, the deferred one or None); a deferred one stores at once here."""
         cfg = self.config
+        epi, deferred = stores
         acc, a_frag, b_frag, coords = regs
         flags, partials = stream_k_args
         tiled_mma = copies.tiled_mma
@@ -542,7 +584,11 @@ class GemmKernel:
                     add_partials(acc, where, shape, count, flags + mine_tile, math_tidx, shared.epilogue_barrier)
                 if cutlass.const_expr(len(self.terms) > 0):
                     apply_terms(self.terms, acc, offset_coords(coords, tm * cfg.tile_m, tn * cfg.tile_n), args)
-                staging = store_tile(epi, acc, staging, tm, tn)
+                if cutlass.const_expr(deferred is not None):
+                    hold(deferred, acc)
+                    staging = flush(deferred, staging, tm, tn)
+                else:
+                    staging = store_tile(epi, acc, staging, tm, tn)
             at = at + (ke - kb)
         return staging
 

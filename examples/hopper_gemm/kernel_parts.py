@@ -34,23 +34,26 @@ class LoadSources(NamedTuple):
 
 
 class SmemLayouts(NamedTuple):
-    """The swizzled shared-memory layouts of the A and B rings and the epilogue staging buffers."""
+    """The swizzled shared-memory layouts of the A and B rings and the epilogue staging buffers, and the
+    staging memory as the TMA store sees it (the deferred epilogue's 16-row pieces; else ``epi``)."""
 
     a: Any
     b: Any
     epi: Any
+    stored: Any
 
 
 @dataclass
 class Shared:
     """This CTA's shared memory as the roles use it: the A/B rings, the staging buffers, the ordered
-    barrier's words, the epilogue's named barrier."""
+    barrier's words, the epilogue's named barrier, the staging buffers as the TMA store sees them."""
 
     a: Any
     b: Any
     c: Any
     order: Any
     epilogue_barrier: Any
+    c_stored: Any  # the staging memory as SmemLayouts.stored
 
 
 @dataclass

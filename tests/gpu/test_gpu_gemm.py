@@ -214,3 +214,74 @@ def test_stream_k_matches_torch_and_repeats_bitwise(shape, tile, cluster, bias, 
     _matches_and_repeats(config, shape, bias, 5, repeats=4)
     flags, _ = stream_k_workspace(config, torch.device("cuda", torch.cuda.current_device()))
     assert int(flags.count_nonzero()) == 0  # every split tile's flag was consumed and reset
+
+
+# --- the deferred epilogue (GemmConfig.deferred_chunks) -------------------------------------------------
+DEFERRED_SHAPES = [
+    (3 * 256 + 40, 70 * 128 + 24, 1000),  # ragged in M, N and K; several tiles per CTA
+    (4096, 4096, 4096),  # 512 tiles of 256×128: four per CTA, the last wave part-full
+    (700, 1000, 64),  # one k-tile per tile: fewer k-tiles than chunks, the rest stored after the loop
+    (300, 520, 128),  # two k-tiles
+    (1, 8, 8),
+]
+DEFERRED_CONFIGS = [
+    ((256, 128), (1, 2), {"deferred_chunks": 1}),
+    ((256, 128), (1, 2), {"deferred_chunks": 4}),
+    ((128, 256), (2, 1), {"deferred_chunks": 2}),
+    ((128, 128), (2, 1), {"deferred_chunks": 4}),
+    ((128, 256), (2, 1), {"deferred_chunks": 2, "stream_k": True, "stream_k_remainder": True}),
+]
+
+
+@pytest.mark.parametrize("shape", DEFERRED_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("config", DEFERRED_CONFIGS, ids=lambda c: f"{c[0][0]}x{c[0][1]}-{c[2]['deferred_chunks']}")
+@pytest.mark.parametrize("bias", [False, True])
+def test_deferred_epilogue_is_bitwise_the_staged_one(shape, config, bias):
+    """Outputs stored from registers under the next tile's k-loop: NaN-poisoned output within the fp32
+    bound, bitwise equal to the staged (TMA-store) epilogue of the same tile, and repeatable."""
+    torch = _torch()
+    from hopper_gemm.api import launcher, validate
+    from hopper_gemm.config import GemmConfig
+
+    tile, cluster, extra = config
+    m, n, k = shape
+    a, b = _inputs(m, n, k, "bf16", "nk", seed=5)
+    bias_t = torch.randn(n, device="cuda", dtype=a.dtype) if bias else None
+    outs = []
+    for chunks in (extra["deferred_chunks"], 0):
+        cfg = GemmConfig(*tile, *cluster, "cooperative", **{**extra, "deferred_chunks": chunks})
+        out = torch.full((m, n), float("nan"), device="cuda", dtype=a.dtype)
+        launch = launcher(cfg, validate(a, b, bias=bias_t, out=out), out)
+        launch()
+        torch.cuda.synchronize()
+        outs.append(out)
+    _check(outs[0], _reference(a, b, "nk", bias_t), "bf16")
+    assert torch.equal(outs[0], outs[1]), "the deferred epilogue differs from the staged one"
+    first = outs[0].clone()
+    outs[0].fill_(float("nan"))
+    launch = launcher(
+        GemmConfig(*tile, *cluster, "cooperative", **extra), validate(a, b, bias=bias_t, out=outs[0]), outs[0]
+    )
+    launch()
+    torch.cuda.synchronize()
+    assert torch.equal(outs[0], first)
+
+
+@pytest.mark.parametrize("chunks", [2, 0])
+@pytest.mark.parametrize("n", [1001, 37])
+def test_deferred_epilogue_stops_at_an_odd_n(n, chunks):
+    """N odd inside padded rows (the layout gemm() returns): the warps' 16-row TMA boxes stop at N and
+    leave the padding untouched."""
+    torch = _torch()
+    from hopper_gemm.api import launcher, validate
+    from hopper_gemm.config import GemmConfig
+
+    m, k = 517, 256
+    a, b = _inputs(m, n, k, "bf16", "nk", seed=9)
+    padded = torch.full((m, (n + 7) // 8 * 8), float("nan"), device="cuda", dtype=a.dtype)
+    out = padded[:, :n]
+    cfg = GemmConfig(256, 128, 1, 2, "cooperative", deferred_chunks=chunks)
+    launcher(cfg, validate(a, b), out)()  # validate refuses such an out; gemm() builds one itself
+    torch.cuda.synchronize()
+    _check(out, _reference(a, b, "nk"), "bf16")
+    assert torch.isnan(padded[:, n:]).all(), "the padding past N was written"
