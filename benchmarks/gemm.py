@@ -92,7 +92,7 @@ CANDIDATES = {
     "pp128x192c21b2": GemmConfig(128, 192, 2, 1, P, epi_batch=2),
     "pp64x256c21": GemmConfig(64, 256, 2, 1, P),
 }
-QUICK = ["coop128x256c21", "coop256x128c12", "pp128x128c21"]
+QUICK = ["coop128x256c21d8", "coop128x256c21skrd8", "pp128x192c21", "pp128x128c21"]
 #: Measured and slower everywhere, or within 1 % of a table configuration (H100, 2026-11-24/25): kept for
 #: ``--configs``, left out of the full table. 256×192 tiles fit 3 A/B stages (−3 … −7 %); 8 staging buffers
 #: leave 3 stages (−4 … −5 %); band width and raster direction move the result less than the card does;
@@ -101,6 +101,9 @@ DIAGNOSTIC = {"coop256x192c12", "coop256x192c21", "coop256x128c12s8", "coop128x2
 DIAGNOSTIC |= {"coop128x256c21g4", "coop128x256c21g16", "coop128x256c21rn", "coop256x128c12g4", "coop256x128c12g16"}
 DIAGNOSTIC |= {"coop256x128c12rn", "coop256x128c12rn4", "coop128x256c12", "coop256x128c21"}
 DIAGNOSTIC |= {"coop256x128c22", "coop128x256c22", "coop128x256c22skr", "pp128x128c22", "pp128x192c22"}
+#: The deferred epilogue in fewer, larger chunks: 1.5–3 % behind 8 chunks (2026-11-25, eighth session).
+DIAGNOSTIC |= {"coop256x128c12d1", "coop256x128c12d2", "coop256x128c12d4", "coop128x256c21d4"}
+DIAGNOSTIC |= {"coop128x256c21skrd2", "coop128x256c21skrd4"}
 
 ROUNDS = 10
 BATCH = 10

@@ -261,7 +261,8 @@ def test_default_config_is_the_tables_unsplit_cooperative_choice():
         assert config.schedule is Schedule.COOPERATIVE and not config.stream_k, mnk
         table = pick(Problem("bf16"), mnk)
         expected = table if table.schedule is Schedule.COOPERATIVE and not table.stream_k else COOPERATIVE_FALLBACK
-        assert config == expected.with_(epi_batch=1), mnk  # the fused protocol is checked unbatched
+        # The fused protocol is checked unbatched, and its comm role counts the storing warp's bulk groups.
+        assert config == expected.with_(epi_batch=1, deferred_chunks=0), mnk
     assert pick(Problem("bf16"), (8192, 8192, 16384)).stream_k_remainder  # the case this guards
     wide = default_config(8192, 8192, 16384, comm=CommConfig.default("host"))
     assert (wide.tile_m, wide.tile_n, wide.group) == (256, 128, 32) and not wide.stream_k  # full-width band

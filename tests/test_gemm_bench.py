@@ -16,11 +16,11 @@ def test_the_summary_judges_autos_pick_against_the_issue_target():
     def row(name, ratio):
         return gemm.Row((8192, 8192, 8192), "bf16", False, name, 1000.0, 1000.0 * ratio, 0.0)
 
-    rows = [row("coop256x128c12b4", 1.05), row("coop128x256c21skr", 1.01)]
+    rows = [row("coop128x256c21d8", 1.05), row("coop128x256c21skrd8", 1.01)]
     # 8192³ is 15 waves + 34 cluster-tiles: auto splits the partial wave, and its 1.01 misses the 1.02 target.
-    want = "; auto = coop128x256c21skr 1.010, target ≥ 1.02 ✗"
+    want = "; auto = coop128x256c21skrd8 1.010, target ≥ 1.02 ✗"
     assert gemm._auto((8192, 8192, 8192, "bf16", False), rows) == want
-    assert "auto = coop256x128c12b4 1.050" in gemm._auto((8192, 8192, 8192, "bf16", False), rows, sms=128)  # 16 waves
+    assert "auto = coop128x256c21d8 1.050" in gemm._auto((8192, 8192, 8192, "bf16", False), rows, sms=128)  # 16 waves
     assert "not in this run" in gemm._auto((4096, 4096, 4096, "bf16", False), rows[1:])
     assert set(gemm.TARGETS) == {s[:3] for s in gemm.SHAPES}
     assert set(gemm.CANDIDATES) >= gemm.DIAGNOSTIC

@@ -316,3 +316,19 @@ def test_the_small_m_cost_counts_waves_streamed_rows_and_padding():
     assert small_m_cost((384, 4096, 4096), (128, 64)) == 2 * 192
     # 130 rows in two 128-row tiles: 256 / 130 of the streamed rows per useful one
     assert small_m_cost((130, 4096, 4096), (128, 64)) == 192 * 256 / 130
+
+
+def test_a_tile_override_keeps_the_epilogue_choices_the_new_tile_allows():
+    """``tile=`` / ``cluster=`` on an auto pick: the deferred chunks and the staging batch shrink to what the
+    new tile accepts instead of failing (or being dropped where they still fit)."""
+    from hopper_gemm.api import choose_config
+
+    bf16 = Problem("bf16")
+    cube = (4096, 4096, 4096)
+    assert choose_config(bf16, cube, "auto", None, None).deferred_chunks == 8
+    assert choose_config(bf16, cube, "auto", (128, 128), None).deferred_chunks == 4  # 4 subtiles of 128×32
+    assert choose_config(bf16, cube, "auto", (256, 128), (1, 2)).deferred_chunks == 8
+    assert choose_config(bf16, cube, "auto", (256, 192), None).deferred_chunks == 0  # 192 + 96 registers
+    batched = GemmConfig(256, 128, 1, 2, "cooperative", epi_batch=4)
+    assert batched.reshaped(schedule="pingpong", tile_m=128).epi_batch == 2  # ping-pong stages through 2
+    assert batched.reshaped(cluster_m=2, cluster_n=1) == batched.with_(cluster_m=2, cluster_n=1)

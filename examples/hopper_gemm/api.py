@@ -164,9 +164,9 @@ def choose_config(
             else GemmConfig(tile_m=128, tile_n=128, schedule=Schedule.PINGPONG)
         )
     if tile is not None:
-        config = config.with_(tile_m=int(tile[0]), tile_n=int(tile[1]))
+        config = config.reshaped(tile_m=int(tile[0]), tile_n=int(tile[1]))
     if cluster is not None:
-        config = config.with_(cluster_m=int(cluster[0]), cluster_n=int(cluster[1]))
+        config = config.reshaped(cluster_m=int(cluster[0]), cluster_n=int(cluster[1]))
     if stream_k is not None:
         if stream_k not in (True, False, "remainder") or isinstance(stream_k, int) and not isinstance(stream_k, bool):
             raise ValueError(
@@ -289,7 +289,7 @@ def gemm(
         sms = device_sms(a.device.index or 0)
         config = choose_config(ops.problem, ops.mnk, schedule, tile, cluster, stream_k, sms=sms)
         # TMA stores rows whose stride is a multiple of 16 bytes: for N not a multiple of 8 the result is a
-        # view of padded rows (the padding is never written).
+        # view of padded rows (the padding's contents are unspecified: the GPU run found zeros written there).
         result_shape = None if out is not None else (m, n, (n + 7) // 8 * 8)
         result = out if out is not None else _new_result(a, result_shape)
         entry = _prepare(config, ops, result, result_shape)

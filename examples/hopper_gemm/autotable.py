@@ -1,7 +1,8 @@
 """The configuration ``schedule="auto"`` picks, per shape class, from what ``benchmarks/gemm.py`` measured.
 
-Measured on the H100 (2026-11-23, one run, bf16 and fp16, randn inputs; benchmarks/RESULTS.md has the
-whole table). Ratios are throughput over torch.matmul in the same run:
+Measured on the H100 (2026-11-23 … 25, bf16 and fp16, randn inputs; benchmarks/RESULTS.md has the
+whole tables, the eighth session's runs in its section). Ratios are throughput over torch.matmul in the
+same run:
 
 =========================  ====================  ===========================================================
 class                      configuration         why (best measured / runner-up)
@@ -16,17 +17,19 @@ M ≤ 512 (few row tiles)    ping-pong, the tile   256×8192×8192: 128×128 c2�
 K ≤ 2048 (short K)         ping-pong 128×192     8192²×1024: 1.196 (cooperative 128×256: 1.06): the
                            cluster 2×1           epilogue is a large share, ping-pong hides it (with a
                                                  bias: 128×128, 1.118, as 128×192 then spills)
-≥ 4 whole waves and a      cooperative 128×256   2026-11-25, H100 (runs 1–5, five cards): 6144³ 1.013–1.051
-partial one                cluster 2×1,          (0.984–1.019 without), 8192³ 1.055–1.073 (1.020–1.052; the
-                           stream-K remainder    wave mode 1.036–1.057); + bias 1.000–1.025 vs F.linear
-                                                 (0.979–0.986): the partial wave's tiles split over every
-                                                 cluster, shares of 70 k-tiles of 96 (6144³). 128×256 c2×1
-                                                 beat 256×128 c1×2 (remainder) in 9 of 12 pairs (runs 1–3)
-otherwise                  cooperative 256×128   4096³ 0.952–1.037 (3 waves + 58 tiles: the remainder mode
-                           cluster 1×2,          won +0.6 … +1.7 % on two cards, lost 1.5 … 3.5 % on a
-                           epi_batch 4           third), 1024×8192² 0.974–0.997 (1.9 waves); 4 subtiles per
-                                                 staging acquire: −1.0 … +4.0 %, median +0.3 % (2026-11-25,
-                                                 four runs, 24 pairs against epi_batch 1)
+≥ 4 whole waves and a      cooperative 128×256   H100 (8th session, run 4): 6144³ 1.030 / 1.055 (fp16 /
+partial one                cluster 2×1,          bf16; staged epilogue 1.012 / 1.034), 8192³ 1.079 / 1.099
+                           stream-K remainder,   (1.064 / 1.082), + bias 1.021 vs F.linear (1.003); H200
+                           deferred epilogue     (run 3) alike, +1.0 … +2.7 %. The remainder mode itself
+                           in 8 chunks           (2026-11-25, five H100s): 6144³ 1.013–1.051 against
+                                                 0.984–1.019 without (the partial wave's tiles split over
+                                                 every cluster); 128×256 c2×1 beat 256×128 c1×2 (remainder)
+                                                 in 9 of 12 pairs
+otherwise                  cooperative 128×256   H100 (8th session, run 4): 4096³ 1.012 / 1.014 (the pick
+                           cluster 2×1,          before, 256×128 c1×2 epi_batch 4: 0.997 / 0.985; 256×128
+                           deferred epilogue     deferred: 1.010 / 1.011), 1024×8192² 0.997 (0.988); H200
+                           in 8 chunks           (run 3): 1.110 / 1.101 (1.079 / 1.071), 1.013 (0.990).
+                                                 8 chunks beat 4, 2 and 1 on both cards
 =========================  ====================  ===========================================================
 
 Stream-K's wave mode (a whole wave split with the partial one) *loses* where the waves are few: 4096³
@@ -68,6 +71,8 @@ from __future__ import annotations
 from .config import GemmConfig, Problem, Schedule
 
 COOPERATIVE_128x256 = GemmConfig(tile_m=128, tile_n=256, cluster_m=2, cluster_n=1, schedule=Schedule.COOPERATIVE)
+#: Auto's cooperative tile for long K: its epilogue deferred under the next tile, one subtile per k-tile.
+COOPERATIVE_DEFERRED = COOPERATIVE_128x256.with_(deferred_chunks=8)
 COOPERATIVE_256x128 = GemmConfig(
     tile_m=256, tile_n=128, cluster_m=1, cluster_n=2, schedule=Schedule.COOPERATIVE, epi_batch=4
 )
@@ -114,10 +119,9 @@ def pick(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS) -> Ge
         # With the bias term a 128×192 tile per warpgroup spills (48 bytes): take 128×128 then.
         return PINGPONG_128x128 if problem.bias else PINGPONG_128x192
     n = mnk[1]
-    # 256×256 cluster-tiles either way: 128×256 c2×1 and 256×128 c1×2 walk the same waves.
-    cfg = COOPERATIVE_256x128
+    cfg = COOPERATIVE_DEFERRED
     cluster_tiles = -(-m // (cfg.tile_m * cfg.cluster_m)) * -(-n // (cfg.tile_n * cfg.cluster_n))
     waves, partial = divmod(cluster_tiles, max(1, sms // cfg.cluster_size))
     if waves >= STREAM_K_MIN_WAVES and partial:
-        return COOPERATIVE_128x256.with_(stream_k=True, stream_k_remainder=True)
+        return cfg.with_(stream_k=True, stream_k_remainder=True)
     return cfg

@@ -232,6 +232,15 @@ class GemmConfig:
     def with_(self, **changes: object) -> GemmConfig:
         return replace(self, **changes)
 
+    def reshaped(self, **changes: object) -> GemmConfig:
+        """``with_(**changes)`` for a new tile, cluster or schedule, keeping the epilogue's choices where the
+        new shape allows them: ``epi_batch`` and ``deferred_chunks`` become their largest values at most the
+        old ones that the new tile's subtiles, staging buffers, schedule and registers accept (else 1 / 0)."""
+        base = replace(self, epi_batch=1, deferred_chunks=0, **changes)
+        batch = _largest_accepted(self.epi_batch, lambda b: base.with_(epi_batch=b)) or base
+        chunks = _largest_accepted(self.deferred_chunks, lambda d: batch.with_(deferred_chunks=d))
+        return chunks or batch
+
     def describe(self) -> str:
         return (
             f"{self.schedule.value} tile {self.tile_m}×{self.tile_n}×{self.tile_k} cluster {self.cluster_m}×"
@@ -242,6 +251,15 @@ class GemmConfig:
             + (f" {self.epi_batch} subtiles per acquire" if self.epi_batch > 1 else "")
             + (f" deferred store in {self.deferred_chunks}" if self.deferred_chunks else "")
         )
+
+
+def _largest_accepted(most: int, build: object) -> GemmConfig | None:
+    for value in range(most, 0, -1):
+        try:
+            return build(value)
+        except ValueError:
+            continue
+    return None
 
 
 def _schedule(value: object) -> Schedule:

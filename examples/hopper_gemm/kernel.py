@@ -16,6 +16,10 @@ setmaxnreg 232         (readers ASYNC: wgmma reads smem          warp per peer C
                        (``epi_stages`` smem buffers)             storing warp); ``epilogue``
                        named barrier ``epilogue`` around         NamedBarrier: 256 (cooperative) or
                        each buffer                               128 (ping-pong) threads
+``mma`` deferred       → ``staging``, one cursor per warp        none across warps: each warp syncs
+epilogue               (``WarpSync``): the previous tile's held  its own lanes (``bar.warp.sync``), its
+(cooperative,          outputs, each warp's 16-row pieces, under lane 0 TMA-stores the warp's piece and
+``deferred_chunks``)   the next tile's first k-tiles             waits for its own bulk groups
 ``mma`` ping-pong      ``pingpong`` OrderedBarrier, 2 groups ×   4 per turn (one elected lane per
                        2 sections (MMA, epilogue)                warp of the group handing on)
 ``store`` (warp 4;     → ``tiles`` StoreNotifyPipeline           full[s]: 1 (elected lane of warp 4
@@ -37,7 +41,9 @@ setmaxnreg 40)         the tile, publish its ready flag (or,     copy engine: on
 The load warp walks (tile, k) as one stream; the math warpgroups walk tiles, then k. They share only
 the ``mainloop`` pipeline and :class:`~hopper_gemm.schedule.TileOrder`, so they agree on the order
 without talking. Cooperative: both warpgroups compute the same tile (64 or 128 rows each), then both
-run its epilogue; the next tile's loads are already in flight. Ping-pong: warpgroup g computes the
+run its epilogue; the next tile's loads are already in flight. With ``deferred_chunks`` they only
+convert the accumulators into registers they hold and start the next tile; each warp stores its share
+of the held tile under that tile's first k-tiles (``deferred_store.py``). Ping-pong: warpgroup g computes the
 CTA's tiles g, g+2, ...; it skips the other's k-tiles in the mainloop ring (``Consumer.skip``), and the
 ordered barrier alternates the two warpgroups at the tensor cores and at the epilogue, so one
 warpgroup's epilogue runs under the other's MMAs. Peers (multicast) release every CTA of the
@@ -60,8 +66,8 @@ Reading this file: :func:`declare` builds the pipes objects above from a configu
 :class:`GemmKernel` holds the host side (``__call__`` / ``stream_k`` / ``traced`` → ``launch``: TMA atoms,
 shared-memory struct, grid) and the device side (``kernel``: barrier init and role dispatch; ``load``: the
 load warp; ``math``: the math warpgroups' tile loop; ``split_phase``: stream-K's units). The k-loop is in
-``mainloop.py``, the store path in ``epilogue_store.py``, the fix-up in ``stream_k.py``, the tile order in
-``schedule.py``.
+``mainloop.py``, the store path in ``epilogue_store.py`` (deferred: ``deferred_store.py``), the fix-up
+in ``stream_k.py``, the tile order in ``schedule.py``.
 """
 
 from __future__ import annotations

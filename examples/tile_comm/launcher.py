@@ -48,7 +48,9 @@ def default_config(m: int, n: int, k: int, dtype: str = "bf16", comm: CommConfig
     config = pick(Problem(dtype), (m, n, k))
     if config.schedule is not Schedule.COOPERATIVE or config.stream_k:
         config = COOPERATIVE_FALLBACK
-    config = config.with_(epi_batch=1)  # the fused protocol is checked with one buffer per acquire
+    # The fused protocol is checked with one buffer per acquire, and the comm role is told a tile is
+    # stored by the storing warp's bulk groups (a deferred epilogue stores from every math warp).
+    config = config.with_(epi_batch=1, deferred_chunks=0)
     if comm is not None and comm.counts_steps:
         config = full_width_band(config, m, n)
     return config
