@@ -69,6 +69,7 @@ CANDIDATES = {
     "coop256x128c12d4": GemmConfig(256, 128, 1, 2, C, deferred_chunks=4),
     "coop256x128c12d8": GemmConfig(256, 128, 1, 2, C, deferred_chunks=8),
     "coop128x256c21d4": GemmConfig(128, 256, 2, 1, C, deferred_chunks=4),
+    "coop128x256c21e64d4": GemmConfig(128, 256, 2, 1, C, epi_stages=2, epi_n=64, deferred_chunks=4),
     "coop128x256c21d8": GemmConfig(128, 256, 2, 1, C, deferred_chunks=8),
     "coop128x256c21skrd2": GemmConfig(128, 256, 2, 1, C, stream_k=True, stream_k_remainder=True, deferred_chunks=2),
     "coop128x256c21skrd4": GemmConfig(128, 256, 2, 1, C, stream_k=True, stream_k_remainder=True, deferred_chunks=4),
