@@ -201,8 +201,10 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         print(f"epilogue_comm.py: {error}", file=sys.stderr)
         return 2
-    import torch
-
+    try:
+        import torch
+    except ImportError:  # a CPU-only install: the compile-only report needs no torch
+        return no_gpu_report(args)
     if args.transport == "peer" and torch.cuda.is_available():
         # Two GPUs, one process each: examples/tp_gemm_rs.py (under torchrun, or it spawns the two itself).
         import tp_gemm_rs

@@ -51,12 +51,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def no_gpu_report(args: argparse.Namespace) -> int:
+def no_gpu_report(args: argparse.Namespace, why: str = "") -> int:
     from hopper_gemm.report import compile_report
 
     problem = Problem(args.dtype, "k" if args.b_layout == "nk" else "n", bias=args.bias, scaled=args.alpha != 1.0)
     config = choose_config(problem, (args.m, args.n, args.k), args.schedule, args.tile, args.cluster, args.stream_k)
-    print("no CUDA GPU here: compiling for sm_90a instead (nothing runs)")
+    print(f"no CUDA GPU here{f' ({why})' if why else ''}: compiling for sm_90a instead (nothing runs)")
     for line in compile_report(config, problem).lines():
         print("  " + line)
     if config.stream_k:  # the fix-up between clusters, on a small walk of the same split arithmetic
@@ -83,8 +83,10 @@ STREAM_K_MODEL = {False: (7, 3, 3), True: (6, 4, 5)}
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
-    import torch
-
+    try:
+        import torch
+    except ImportError:  # a CPU-only install: the compile-only report needs no torch
+        return no_gpu_report(args, why="torch is not installed")
     if not torch.cuda.is_available():
         return no_gpu_report(args)
     tdt = {"fp16": torch.float16, "bf16": torch.bfloat16}[args.dtype]

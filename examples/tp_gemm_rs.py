@@ -86,8 +86,11 @@ CONNECTIONS = "32"
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     os.environ.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", CONNECTIONS)
-    import torch
-
+    try:
+        import torch
+    except ImportError:
+        print("error: the two-GPU reduce-scatter needs torch and 2 GPUs; torch is not installed", file=sys.stderr)
+        return 2
     if "RANK" in os.environ:
         return run(args)
     count = torch.cuda.device_count() if torch.cuda.is_available() else 0

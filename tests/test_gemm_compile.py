@@ -155,14 +155,20 @@ def test_declared_pipelines_pass_the_checker():
 
 
 def test_without_a_gpu_the_example_reports_resources(capsys, monkeypatch):
-    torch = pytest.importorskip("torch")
-    if torch.cuda.is_available():
+    """Without a GPU — or without torch at all, as in a CPU-only install — the example compiles instead."""
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None and torch.cuda.is_available():
         pytest.skip("a GPU is present: the example runs instead")
     import persistent_gemm
 
     assert persistent_gemm.main(["--m", "1024", "--n", "1024", "--k", "512", "--schedule", "pingpong"]) == 0
     out = capsys.readouterr().out
-    assert "no CUDA GPU here: compiling for sm_90a instead" in out
+    assert re.search(r"no CUDA GPU here( \(torch is not installed\))?: compiling for sm_90a instead", out)
+    if torch is None:
+        assert "(torch is not installed)" in out
     assert re.search(r"registers\s+: \d+ per thread", out)
     assert "spills        : 0 bytes" in out
     assert "pingpong tile 128×128×64" in out

@@ -221,3 +221,18 @@ def test_the_two_gpu_launch_protocol_passes_the_checker_and_planted_defects_do_n
     assert "AGENT_ERROR" in kinds["one_token"] or "READ_UNCOMMITTED" in kinds["one_token"], kinds["one_token"]
     with pytest.raises(ValueError, match="bug = 'typo' is invalid"):
         check_reduce_scatter(2, 2, "typo")
+
+
+def test_the_example_refuses_cleanly_without_two_gpus(capsys):
+    """On a CPU-only machine (no torch, or no GPUs) the two-GPU example says why in one line, exit 2."""
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None and torch.cuda.is_available() and torch.cuda.device_count() >= 2:
+        pytest.skip("two GPUs here: the example runs instead")
+    import tp_gemm_rs
+
+    assert tp_gemm_rs.main([]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: the two-GPU reduce-scatter needs") and err.count("\n") == 1
