@@ -284,3 +284,18 @@ def test_an_odd_n_in_padded_rows_matches_torch(n, chunks):
     launcher(cfg, validate(a, b), out)()  # validate refuses such an out; gemm() builds one itself
     torch.cuda.synchronize()
     _check(out, _reference(a, b, "nk"), "bf16")
+
+
+@pytest.mark.parametrize("alpha", [1.0, 0.5])
+@pytest.mark.parametrize("bias", [False, True])
+def test_the_cli_times_torch_s_one_call_equivalent(bias, alpha):
+    """``--bench``'s torch contender computes what gemm() does (alpha and bias inside cuBLAS's call:
+    F.linear, addmm, matmul), so the ratio compares one kernel with one kernel."""
+    torch = _torch()
+    import persistent_gemm
+
+    a, b = _inputs(300, 520, 256, "bf16", "nk", seed=3)
+    bias_t = torch.randn(520, device="cuda", dtype=a.dtype) if bias else None
+    got = persistent_gemm.torch_contender(a, b, bias_t, alpha)()
+    torch.cuda.synchronize()
+    _check(got, _reference(a, b, "nk", bias_t, alpha), "bf16")
