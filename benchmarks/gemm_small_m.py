@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hopper_gemm.autotable import SMALL_M  # noqa: E402
+from hopper_gemm.autotable import SMALL_M, SMALL_M_TILES  # noqa: E402
 from hopper_gemm.config import GemmConfig, Schedule  # noqa: E402
 from shape_arg import parse_shapes  # noqa: E402
 
@@ -42,10 +42,14 @@ SHAPES = [
     (130, 4096, 4096),
     (130, 2048, 4096),
     (384, 4096, 4096),
+    (384, 6144, 4096),
+    (320, 8192, 8192),
+    (300, 6144, 6144),
 ]
-TILES = ((128, 128), (128, 64), (64, 128), (64, 64))
 CANDIDATES = {
-    f"{tm}x{tn}c{cm}{3 - cm}": GemmConfig(tm, tn, cm, 3 - cm, Schedule.PINGPONG) for tm, tn in TILES for cm in (2, 1)
+    f"{tm}x{tn}c{cm}{3 - cm}": GemmConfig(tm, tn, cm, 3 - cm, Schedule.PINGPONG)
+    for tm, tn in SMALL_M_TILES
+    for cm in (2, 1)
 }
 OLD = "128x128c21"
 ROUNDS = 10
@@ -82,7 +86,7 @@ def bench_shape(shape: tuple[int, int, int], torch) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shapes", help="comma-separated MxNxK with M ≤ 512 (default: the 19 of the rule's table)")
+    parser.add_argument("--shapes", help="comma-separated MxNxK with M ≤ 512 (default: the 22 of the rule's table)")
     args = parser.parse_args(argv)
     shapes = parse_shapes(parser, args.shapes, max_m=SMALL_M) if args.shapes else SHAPES
     try:

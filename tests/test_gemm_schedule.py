@@ -298,12 +298,18 @@ def test_small_m_takes_the_largest_tile_that_fills_the_sms():
     assert shape((128, 4096, 4096)) == (64, 64, 2, 1)  # 32, 64, 64 tiles, then 128
     assert shape((64, 8192, 8192)) == (64, 64, 1, 2)  # M ≤ 64: no 128-row tiles
     assert shape((1, 8, 8)) == (64, 64, 1, 2)  # nothing fills: the smallest tile
-    assert shape((384, 6144, 8192)) == (128, 128, 1, 2)  # 3 row tiles: a 2×1 cluster would pad a fourth
+    # 144 tiles of 128×128 are 1.09 waves; 96 of 128×192 one; 3 row tiles: a 2×1 cluster would pad a fourth
+    assert shape((384, 6144, 8192)) == (128, 192, 1, 2)
+    assert shape((320, 8192, 8192)) == (128, 192, 1, 2)  # 129 tiles in one wave (320 of 384 rows useful)
+    assert shape((300, 6144, 6144)) == (128, 192, 1, 2)  # ties with 64×128's 2 waves: the larger tile
     assert shape((130, 4096, 4096)) == (64, 128, 1, 2)  # not 2 rows of 128 whose second holds 2 rows
     assert shape((384, 4096, 4096)) == (128, 128, 1, 2)  # 96 tiles in one wave, not 192 in 1.45
     assert shape((130, 2048, 4096)) == (64, 64, 1, 2)  # 96 tiles: none fills; 3 rows of 64: cluster 1×2
     # the SM count decides: 128×8192² on 64 SMs fills with 128×128 c1×2 (64 tiles ≥ 0.9 × 64)
     assert shape((128, 8192, 8192), sms=64) == (128, 128, 1, 2)
+    # with a bias a 128×192 ping-pong tile spills: the rule takes the next cheapest
+    biased = pick(Problem("bf16", bias=True), (384, 6144, 8192))
+    assert (biased.tile_m, biased.tile_n, biased.cluster_m, biased.cluster_n) == (128, 128, 1, 2)
 
 
 def test_the_small_m_cost_counts_waves_streamed_rows_and_padding():

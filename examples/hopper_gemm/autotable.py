@@ -81,7 +81,9 @@ PINGPONG_128x192 = GemmConfig(tile_m=128, tile_n=192, cluster_m=2, cluster_n=1, 
 
 SMALL_M = 512
 #: Small-M tiles, largest first (the fill rule above).
-SMALL_M_TILES = ((128, 128), (128, 64), (64, 128), (64, 64))
+SMALL_M_TILES = ((128, 192), (128, 128), (128, 64), (64, 128), (64, 64))
+#: With a bias term a 128×192 ping-pong tile spills (48 bytes): left out then.
+SMALL_M_BIAS_SPILLS = ((128, 192),)
 SHORT_K = 2048
 #: Whole waves from which stream-K's remainder mode measured faster (6144³: 8 won; 4096³: 3 a wash).
 STREAM_K_MIN_WAVES = 4
@@ -99,11 +101,12 @@ def small_m_cost(mnk: tuple[int, int, int], tile: tuple[int, int], sms: int = H1
     return waves * (tile_m + tile_n) * rows * tile_m / m
 
 
-def small_m(mnk: tuple[int, int, int], sms: int = H100_SMS) -> GemmConfig:
+def small_m(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) -> GemmConfig:
     """Ping-pong for M ≤ ``SMALL_M``: the tile of :data:`SMALL_M_TILES` of least :func:`small_m_cost` (the
     larger on a tie), cluster 2×1 when M spans an even number of row tiles, else 1×2 (the fill rule above)."""
     m = mnk[0]
     tiles = [t for t in SMALL_M_TILES if not (t[0] == 128 and m <= 64)]  # no wgmma half on padding
+    tiles = [t for t in tiles if not (bias and t in SMALL_M_BIAS_SPILLS)]
     tile_m, tile_n = min(tiles, key=lambda t: small_m_cost(mnk, t, sms))  # min keeps the first of equals
     rows = -(-m // tile_m)
     cluster_m = 2 if rows % 2 == 0 else 1  # an odd row count would pad a cluster row with idle CTAs
@@ -114,7 +117,7 @@ def pick(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS) -> Ge
     """The measured best configuration for a shape (the table above) on a GPU with ``sms`` SMs."""
     m, _, k = mnk
     if m <= SMALL_M:
-        return small_m(mnk, sms)
+        return small_m(mnk, sms, problem.bias)
     if k <= SHORT_K:
         # With the bias term a 128×192 tile per warpgroup spills (48 bytes): take 128×128 then.
         return PINGPONG_128x128 if problem.bias else PINGPONG_128x192

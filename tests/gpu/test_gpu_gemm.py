@@ -137,6 +137,18 @@ def test_auto_small_m_picks_match_torch_at_ragged_edges(m, n):
 
 
 @pytest.mark.parametrize("bias", [False, True])
+def test_auto_small_m_just_past_a_wave_takes_128x192(bias):
+    """300×6120: 128×192 c1×2 fills one wave where 128×128 would take 1.09 (with a bias, which would spill
+    128×192, the next cheapest); M, N and K end inside a tile."""
+    from hopper_gemm.autotable import pick
+    from hopper_gemm.config import Problem
+
+    config = pick(Problem("bf16", bias=bias), (300, 6120, 1000))
+    assert ((config.tile_m, config.tile_n) == (128, 192)) != bias and config.cluster_n == 2
+    _run(300, 6120, 1000, "bf16", "nk", "auto", bias=bias)
+
+
+@pytest.mark.parametrize("bias", [False, True])
 @pytest.mark.parametrize("tile,cluster", [((256, 128), (1, 2)), ((128, 256), (2, 1))])
 def test_wide_epilogue_subtiles(tile, cluster, bias):
     """Cooperative with 64-column epilogue subtiles (two staging buffers): the configuration's kernel,
