@@ -8,12 +8,14 @@ same run:
 class                      configuration         why (best measured / runner-up)
 =========================  ====================  ===========================================================
 M ≤ 512 (few row tiles)    ping-pong, the tile   256×8192×8192: 128×128 c2×1, 0.94–0.99 (2026-11-25, launches
-                           of 128×128, 128×64,   prepared; cooperative 256×128: 0.62 — too few tiles for 132
-                           64×128, 64×64 of      SMs). Where 128×128 leaves SMs idle, the fill rule (below):
-                           least streamed rows   128×8192² 0.74 → 0.96, 64×8192² 0.75 → 0.95, 256×4096×8192
-                           per SM; cluster 2×1   0.74 → 0.96, 128×4096² 0.57 → 1.05, 128×4096×14336 0.63 →
-                           for an even number    1.00, 32×8192² 0.60 → 0.88 (2026-11-25, seventh session,
-                           of row tiles          benchmarks/gemm_small_m.py)
+                           of 128×192, 128×128,  prepared; cooperative 256×128: 0.62 — too few tiles for 132
+                           128×64, 64×128 or     SMs). Where 128×128 leaves SMs idle, the fill rule (below):
+                           64×64 of least        128×8192² 0.74 → 0.96, 64×8192² 0.75 → 0.95, 256×4096×8192
+                           streamed rows per SM  0.74 → 0.96, 128×4096² 0.57 → 1.05, 128×4096×14336 0.63 →
+                           (128×192 not with a   1.00, 32×8192² 0.60 → 0.88 (seventh session); just past a
+                           bias); cluster 2×1    wave, 128×192: 384×6144×8192 0.57 → 0.81, 300×6144² 0.73 →
+                           for an even number    0.90 (eighth session; benchmarks/gemm_small_m.py)
+                           of row tiles
 K ≤ 2048 (short K)         ping-pong 128×192     8192²×1024: 1.196 (cooperative 128×256: 1.06): the
                            cluster 2×1           epilogue is a large share, ping-pong hides it (with a
                                                  bias: 128×128, 1.118, as 128×192 then spills)
@@ -45,7 +47,7 @@ is 64 for 132 SMs (and cluster 2×1 then pairs each tile with an empty one: 0.74
 more SMs on the stream, but each SM then streams more rows per useful output and a tile count just
 past a wave costs a whole wave. :func:`small_m_cost` weighs both: per SM, ⌈tiles / SMs⌉ waves of
 (tile_m + tile_n) streamed rows of K, divided by the share of the row tiles' rows that are inside M;
-the rule takes the cheapest of 128×128, 128×64, 64×128, 64×64 (the larger on a tie; no 128-row tile
+the rule takes the cheapest of 128×192, 128×128, 128×64, 64×128, 64×64 (the larger on a tie; no 128-row tile
 for M ≤ 64), with a 2×1 cluster (B multicast to the two row tiles) when M spans an even number of row
 tiles and 1×2 (A multicast) when not: an odd count would leave the last cluster row idle
 (384×6144×8192, three rows of 128: c2×1 0.45–0.53, c1×2 0.56–0.61).
@@ -59,7 +61,9 @@ it missed: 384×4096² (96 tiles of 128×128, one wave, 0.99, where 192 tiles of
 128×14336×4096 (128×128 c1×2, 0.92–0.93, for 128×64 c1×2, 0.94). The final rule on an H100 (19 shapes):
 the best on 12, within 1 % on 5 more, never below the old choice. It keeps 128×128 wherever that fills
 the SMs (256×8192², 512×8192², 200×8192², 512×4096²), so nothing the old table chose changed there.
-Not fixed: 384×6144×8192, 144 tiles of 128×128 for 132 SMs (1.09 waves): 0.56–0.61.
+384×6144×8192, 144 tiles of 128×128 for 132 SMs (1.09 waves: 0.56–0.61), was fixed in the eighth
+session by a sixth candidate, 128×192: 96 tiles in one wave, 0.81 (the best of ten there and at three
+more such shapes; left out with a bias, where that tile spills).
 
 Ping-pong 128×192 against cooperative 256×128 on long K: 0.91 at 4096³, 1.015 at 8192³ — one warpgroup
 per 128×192 tile feeds the tensor cores less steadily than two on 256×128, which the hidden epilogue
