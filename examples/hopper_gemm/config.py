@@ -84,7 +84,10 @@ class GemmConfig:
     when that gives every cluster at least half a tile (``StreamKSplit(remainder=True)``).
     ``epi_batch``: output subtiles staged per ``acquire`` of the staging ring (one wait and one barrier
     pair for that many buffers, :meth:`pipes.cute.TmaStoreStagingProducer.acquire`); it divides
-    :attr:`subtiles` and is at most the staging buffers.
+    :attr:`subtiles` and is at most the staging buffers. ``deferred_chunks`` (cooperative): 0 for the
+    staged epilogue; n > 0 holds a finished tile's outputs in registers and stores them under the next
+    tile's first n k-tiles, each math warp its own 16-row pieces (:mod:`hopper_gemm.deferred_store`); it
+    divides :attr:`subtiles`, and the held registers (half the accumulators') must fit beside them.
     """
 
     tile_m: int = 128
