@@ -57,6 +57,7 @@ CANDIDATES = {
     "coop256x128c12": GemmConfig(256, 128, 1, 2, C),
     "coop256x128c21": GemmConfig(256, 128, 2, 1, C),
     "coop128x128c21": GemmConfig(128, 128, 2, 1, C),
+    "coop128x128c21d4": GemmConfig(128, 128, 2, 1, C, deferred_chunks=4),
     "coop256x128c12s8": GemmConfig(256, 128, 1, 2, C, epi_stages=8),
     "coop128x256c21s8": GemmConfig(128, 256, 2, 1, C, epi_stages=8),
     "coop256x128c12g4": GemmConfig(256, 128, 1, 2, C, group=4),
@@ -104,7 +105,7 @@ DIAGNOSTIC |= {"coop256x128c12rn", "coop256x128c12rn4", "coop128x256c12", "coop2
 DIAGNOSTIC |= {"coop256x128c22", "coop128x256c22", "coop128x256c22skr", "pp128x128c22", "pp128x192c22"}
 #: The deferred epilogue in fewer, larger chunks: 1.5–3 % behind 8 chunks (2026-11-25, eighth session).
 DIAGNOSTIC |= {"coop256x128c12d1", "coop256x128c12d2", "coop256x128c12d4", "coop128x256c21d4"}
-DIAGNOSTIC |= {"coop128x256c21skrd2", "coop128x256c21skrd4"}
+DIAGNOSTIC |= {"coop128x256c21skrd2", "coop128x256c21skrd4", "coop128x128c21d4"}
 
 ROUNDS = 10
 BATCH = 10
