@@ -104,7 +104,7 @@ from pipes.cute import (
 
 from .config import GemmConfig, Problem, Schedule
 from .deferred_store import WARP_ROWS, DeferredStore, flush, hold
-from .epilogue import EpilogueArgs, apply_terms, terms_for
+from .epilogue import EpilogueArgs, apply_terms, load_operands, terms_for
 from .epilogue_store import EpilogueStage, offset_coords, store_tile
 from .kernel_parts import Copies, LoadSources, Shared, SmemLayouts, TileGrid
 from .mainloop import mainloop
@@ -499,6 +499,9 @@ class GemmKernel:
                 consumer = mainloop(tiled_mma, acc, a_frag, b_frag, consumer, grid.k_tiles)
             if cutlass.const_expr(pingpong):
                 order.arrive()
+            origin = offset_coords(coords, tm * cfg.tile_m, tn * cfg.tile_n)
+            # The terms' memory operands load while the last k-tile's wgmmas still run.
+            loaded = load_operands(self.terms, acc, origin, args)
             warpgroup.wait_group(0)
             consumer.release()
             if cutlass.const_expr(pingpong):
@@ -506,7 +509,7 @@ class GemmKernel:
                 order.wait()
             _trace(tracer, TraceEvent.WAIT)
             if cutlass.const_expr(len(self.terms) > 0):
-                apply_terms(self.terms, acc, offset_coords(coords, tm * cfg.tile_m, tn * cfg.tile_n), args)
+                apply_terms(self.terms, acc, origin, args, loaded)
             if cutlass.const_expr(comm is not None and comm.adds_received):  # comm hook: the owner's reduction
                 comm.add_received(acc, thr_mma, comm_args, tm, tn, (grid.clusters_m, grid.clusters_n), n, tile_shape)
             if cutlass.const_expr(comm is not None):  # comm hook: a notify slot before the first TMA store
