@@ -2,6 +2,7 @@
 
     python benchmarks/gemm_epilogue.py                       # 4096³, 6144³, 8192²×1024 bf16, 256×128 c1×2
     python benchmarks/gemm_epilogue.py --shapes 4096x4096x4096 --configs coop128x256c21
+    python benchmarks/gemm_epilogue.py --bias --shapes 8192x8192x4096 --configs coop128x256c21skrd8
 
 Variants (only ``full`` computes the right result; the others exist to be timed):
 
@@ -17,6 +18,8 @@ no-read-wait   ``acquire`` never waits for an older TMA store to have read its b
                cost of the second half of the subtiles waiting for the first half's stores
 no-barrier     the staging ring without its named barrier (a race): the cost of the two syncs per
                subtile
+bias-inline    (``--bias`` only; a correct kernel) the bias read after the tile's last wgmma wait, as
+               before ``ColumnBias.load``: what loading it under the last k-tile saves
 =============  ====================================================================================
 
 For each shape: identical randn inputs, every variant and torch.matmul interleaved (rotating order,
@@ -42,6 +45,8 @@ from cutlass import Float32  # noqa: E402
 from pipes.cute import TmaStoreStaging, TmaStoreStagingProducer  # noqa: E402
 
 VARIANTS = ("full", "one-subtile", "no-read-wait", "no-barrier")
+#: Variants of a problem with a bias term (``--bias``).
+BIAS_VARIANTS = ("full", "bias-inline")
 SHAPES = [(4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 1024)]
 ROUNDS = 12
 BATCH = 10
@@ -72,25 +77,31 @@ def variant(name: str) -> Iterator[None]:
     import hopper_gemm.kernel as kernel_module
     from hopper_gemm import api
 
-    if name not in VARIANTS:
-        raise ValueError(f"variant = {name!r} is invalid: allowed {list(VARIANTS)}")
+    if name not in (*VARIANTS, *BIAS_VARIANTS):
+        raise ValueError(f"variant = {name!r} is invalid: allowed {list(dict.fromkeys(VARIANTS + BIAS_VARIANTS))}")
     saved = (kernel_module.store_tile, TmaStoreStaging.in_flight_for, TmaStoreStaging.producer)
+    saved_load = kernel_module.load_operands
     if name == "one-subtile":
         kernel_module.store_tile = store_one_subtile
     elif name == "no-read-wait":
         TmaStoreStaging.in_flight_for = lambda self, slots: 63  # wait_group.read 63: never waits here
     elif name == "no-barrier":
         TmaStoreStaging.producer = lambda self, sync=None: TmaStoreStagingProducer(self, None)
+    elif name == "bias-inline":  # no operand loaded early: every term reads its own inside apply
+        kernel_module.load_operands = lambda terms, acc, coords, args: tuple(None for _ in terms)
     api.compiled.cache_clear()
     try:
         yield
     finally:
         kernel_module.store_tile, TmaStoreStaging.in_flight_for, TmaStoreStaging.producer = saved
+        kernel_module.load_operands = saved_load
         api.compiled.cache_clear()
 
 
-def bench_shape(shape: tuple[int, int, int], names: list[str], torch: Any) -> dict[str, dict[str, float]]:
-    """µs per launch of torch.matmul and of every (configuration, variant), interleaved."""
+def bench_shape(
+    shape: tuple[int, int, int], names: list[str], torch: Any, bias: bool = False
+) -> dict[str, dict[str, float]]:
+    """µs per launch of torch (``F.linear`` with ``bias``) and of every (configuration, variant), interleaved."""
     from gemm import CANDIDATES
     from hopper_gemm.api import launcher, validate
     from hopper_gemm.timing import time_interleaved
@@ -100,19 +111,22 @@ def bench_shape(shape: tuple[int, int, int], names: list[str], torch: Any) -> di
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g)
     w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g)
     out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-    contenders: dict[str, Callable[[], object]] = {"torch": lambda: torch.matmul(a, w.t())}
+    b = torch.randn(n, device="cuda", dtype=torch.bfloat16, generator=g) if bias else None
+    contenders: dict[str, Callable[[], object]] = {"torch": lambda: torch.nn.functional.linear(a, w, b)}
+    variants = BIAS_VARIANTS if bias else VARIANTS
     for name in names:
-        for v in VARIANTS:
+        for v in variants:
             with variant(v):
-                contenders[f"{name}/{v}"] = launcher(CANDIDATES[name], validate(a, w, out=out), out)
+                contenders[f"{name}/{v}"] = launcher(CANDIDATES[name], validate(a, w, bias=b, out=out), out)
     times = time_interleaved(contenders, ROUNDS, BATCH, rotate=True)
-    return {name: {v: times[f"{name}/{v}"] for v in VARIANTS} | {"torch": times["torch"]} for name in names}
+    return {name: {v: times[f"{name}/{v}"] for v in variants} | {"torch": times["torch"]} for name in names}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", help="comma-separated M×N×K (default: 4096³, 6144³, 8192²×1024)")
     parser.add_argument("--configs", default="coop256x128c12", help="comma-separated cooperative CANDIDATES")
+    parser.add_argument("--bias", action="store_true", help="a bias term (torch: F.linear); variants full, bias-inline")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from gemm import CANDIDATES
@@ -131,11 +145,12 @@ def main(argv: list[str] | None = None) -> int:
         print("no CUDA GPU: benchmarks/gemm_epilogue.py needs one (tests/test_gemm_bench.py compiles the variants)")
         return 0
     print(f"device: {torch.cuda.get_device_name()}; bf16 randn; {ROUNDS}×{BATCH} launches, rotating order, median")
-    print(f"{'M×N×K':>16} {'config':>16} {'torch µs':>9} " + " ".join(f"{v:>18}" for v in VARIANTS))
+    variants = BIAS_VARIANTS if args.bias else VARIANTS
+    print(f"{'M×N×K':>16} {'config':>16} {'torch µs':>9} " + " ".join(f"{v:>18}" for v in variants))
     for shape in shapes:
-        for name, t in bench_shape(shape, names, torch).items():
+        for name, t in bench_shape(shape, names, torch, args.bias).items():
             full = t["full"]
-            cells = [f"{t[v]:8.1f} ({(full - t[v]) / full:+6.1%})" for v in VARIANTS]
+            cells = [f"{t[v]:8.1f} ({(full - t[v]) / full:+6.1%})" for v in variants]
             print(
                 f"{'×'.join(map(str, shape)):>16} {name:>16} {t['torch']:9.1f} " + " ".join(f"{c:>18}" for c in cells)
             )

@@ -65,3 +65,25 @@ def test_unknown_variant_is_refused():
     refused = pytest.raises(ValueError, match=r"variant = 'fast' is invalid: allowed \['full', 'one-subtile'")
     with refused, gemm_epilogue.variant("fast"):
         pass
+
+
+def test_the_bias_inline_variant_reads_the_bias_after_the_wait():
+    """``--bias``'s ``bias-inline``: the same kernel with the bias reads after the tile's last wgmma wait
+    (no loads between the last HGMMA and that wait); leaving the block restores the early loads."""
+    pytest.importorskip("nvidia.cu13", reason="nvdisasm comes with the nvidia-cuda-nvdisasm wheel (dev extra)")
+    import gemm_epilogue
+    from hopper_gemm.config import GemmConfig, Problem, Schedule
+    from hopper_gemm.report import compile_report
+
+    config = GemmConfig(128, 256, 2, 1, Schedule.COOPERATIVE, deferred_chunks=8)
+
+    def loads_under_last_k_tile():
+        sass = compile_report(config, Problem("bf16", bias=True)).sass()
+        wait_all = sass.index("DEPBAR.LE gsb0, 0x0")
+        return _count(r"\bLDG\b", sass[sass.rindex("HGMMA", 0, wait_all) : wait_all])
+
+    with gemm_epilogue.variant("bias-inline"):
+        assert loads_under_last_k_tile() == 0
+    assert loads_under_last_k_tile() == config.tile_n // 4
+    with pytest.raises(ValueError, match="variant = 'bias-outline' is invalid"), gemm_epilogue.variant("bias-outline"):
+        pass
