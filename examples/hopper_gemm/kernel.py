@@ -492,11 +492,8 @@ class GemmKernel:
             if cutlass.const_expr(pingpong):
                 order.wait()
             # Handles passed to a function come back: a dynamic loop carries only what it sees assigned.
-            if cutlass.const_expr(deferred is not None):
-                held = (deferred, staging, held_tm, held_tn)
-                consumer, staging = mainloop(tiled_mma, acc, a_frag, b_frag, consumer, grid.k_tiles, held)
-            else:
-                consumer = mainloop(tiled_mma, acc, a_frag, b_frag, consumer, grid.k_tiles)
+            held = None if deferred is None else (deferred, held_tm, held_tn)
+            consumer, staging = mainloop(tiled_mma, acc, a_frag, b_frag, consumer, grid.k_tiles, staging, held)
             if cutlass.const_expr(pingpong):
                 order.arrive()
             origin = offset_coords(coords, tm * cfg.tile_m, tn * cfg.tile_n)
@@ -576,7 +573,7 @@ class GemmKernel:
             tile, kb, ke = StreamKSplit.unit(at, end, grid.k_tiles)
             linear = grid.split.dp_tiles + tile
             tm, tn = self.order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
-            consumer = mainloop(tiled_mma, acc, a_frag, b_frag, consumer, ke - kb)
+            consumer, staging = mainloop(tiled_mma, acc, a_frag, b_frag, consumer, ke - kb, staging)
             warpgroup.wait_group(0)
             consumer.release()
             mine_tile = tile * cfg.cluster_size + rank

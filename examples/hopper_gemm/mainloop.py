@@ -24,22 +24,23 @@ def mainloop(
     b_frag: cute.Tensor,
     consumer: Any,
     k_tiles: Int32,
+    staging: Any,
     held: Any = None,
-) -> Any:
-    """One tile's k-loop. Keeps one k-tile of wgmmas in flight: the slot of k-tile k-1 is released once
-    the wgmmas of k-tile k are issued and those of k-1 are complete. The caller waits for the last
-    group and releases the last slot (so ping-pong can hand the tensor cores on first).
+) -> tuple[Any, Any]:
+    """One tile's k-loop; returns the ``(consumer, staging)`` handles. Keeps one k-tile of wgmmas in
+    flight: the slot of k-tile k-1 is released once the wgmmas of k-tile k are issued and those of k-1
+    are complete. The caller waits for the last group and releases the last slot (so ping-pong can hand
+    the tensor cores on first).
 
-    ``held``: ``(DeferredStore, staging, tm, tn)`` of the previous tile, whose chunk j is stored right after
-    the wgmmas of k-tile j are issued (the remaining chunks after the loop when K has fewer k-tiles);
-    then the staging handle is returned too: ``(consumer, staging)``."""
+    ``held``: ``(DeferredStore, tm, tn)`` of the previous tile, whose chunk j goes out through ``staging``
+    right after the wgmmas of k-tile j are issued (the remaining chunks after the loop when K has fewer
+    k-tiles); None: ``staging`` is untouched."""
     token = consumer.try_wait()
     slot = consumer.wait(token)
     # The first k-tile of a tile overwrites the accumulators: no zero fill needed.
     _issue_k_tile(tiled_mma, acc, a_frag, b_frag, slot, True)
-    staging = None
     if cutlass.const_expr(held is not None):
-        deferred, staging, held_tm, held_tn = held
+        deferred, held_tm, held_tn = held
         staging = store_chunk(deferred, 0, staging, held_tm, held_tn)
     token = consumer.try_wait()
     for k in cutlass.range(1, k_tiles, unroll=1):
@@ -56,8 +57,7 @@ def mainloop(
         for chunk in cutlass.range_constexpr(1, deferred.chunks):
             if k_tiles <= chunk:
                 staging = store_chunk(deferred, chunk, staging, held_tm, held_tn)
-        return consumer, staging
-    return consumer
+    return consumer, staging
 
 
 @cute.jit
