@@ -2,7 +2,7 @@
 
     python benchmarks/gemm_trace.py [--out DIR]    # DIR defaults to $OUT or the working directory
 
-Draws ``gemm_trace_<schedule>.png`` (4 SMs each: the load warp's slots, each math warp's k-tiles,
+Draws ``gemm_trace_<schedule>.png`` (2 SMs each: the load warp's slots, each math warp's k-tiles,
 epilogues and ping-pong turns) and prints, per schedule, how much of the kernel the math warps spent
 in epilogues and how much of it overlapped another warpgroup's mainloop (ping-pong's point).
 """
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"device: {torch.cuda.get_device_name()}; {m}×{n}×{k} bf16, globaltimer clock")
     for name, config in (("cooperative", COOPERATIVE_128x256), ("pingpong", PINGPONG_128x128)):
         log = traced_run(a, b, config)
-        path = draw_timeline(log, Path(args.out) / f"gemm_trace_{name}.png", max_sms=3, spans_per_row=24)
+        path = draw_timeline(log, Path(args.out) / f"gemm_trace_{name}.png", max_sms=2, spans_per_row=24)
         share, hidden = overlap_summary(log)
         print(
             f"{name:>12}: epilogue {share:.1%} of math-warp time, {hidden:.0%} of it under the other "

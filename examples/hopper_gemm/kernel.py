@@ -65,9 +65,9 @@ is emitted: the kernel is the GEMM alone.
 Reading this file: :func:`declare` builds the pipes objects above from a configuration;
 :class:`GemmKernel` holds the host side (``__call__`` / ``stream_k`` / ``traced`` → ``launch``: TMA atoms,
 shared-memory struct, grid) and the device side (``kernel``: barrier init and role dispatch; ``load``: the
-load warp; ``math``: the math warpgroups' tile loop; ``split_phase``: stream-K's units). The k-loop is in
-``mainloop.py``, the store path in ``epilogue_store.py`` (deferred: ``deferred_store.py``), the fix-up
-in ``stream_k.py``, the tile order in ``schedule.py``.
+load warp; ``math``: the math warpgroups' tile loop). The k-loop is in ``mainloop.py``, the store path
+in ``epilogue_store.py`` (deferred: ``deferred_store.py``), stream-K's units and their fix-up in
+``stream_k.py``, the tile order in ``schedule.py``.
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ from .epilogue_store import EpilogueStage, offset_coords, store_tile
 from .kernel_parts import Copies, LoadSources, Shared, SmemLayouts, TileGrid
 from .mainloop import mainloop
 from .schedule import StreamKSplit, TileOrder
-from .stream_k import add_partials, partial_slot, save_partial
+from .stream_k import split_phase
 
 BLOCK_THREADS = 384
 LOAD_REGISTERS = 40
@@ -526,77 +526,14 @@ class GemmKernel:
         if cutlass.const_expr(deferred is not None):
             staging = flush(deferred, staging, held_tm, held_tn)
         if cutlass.const_expr(cfg.stream_k):  # the split phase (cooperative only)
-            staging = self.split_phase(
-                copies,
-                grid,
-                args,
-                (acc, a_frag, b_frag, coords),
-                consumer,
-                staging,
-                (epi, deferred),
-                shared,
-                stream_k_args,
+            regs = (acc, a_frag, b_frag, coords, math_tidx)
+            staging = split_phase(
+                self, copies, grid, args, regs, (consumer, staging), (epi, deferred), shared, stream_k_args
             )
         if cutlass.const_expr(comm is not None):  # comm hook: end-of-stream once every store is complete
             comm.finish(notify, epi.is_storer)
         if cutlass.const_expr(not pingpong):
             staging.tail()
-
-    @cute.jit
-    def split_phase(
-        self,
-        copies: Copies,
-        grid: Any,
-        args: EpilogueArgs,
-        regs: Any,
-        consumer: Any,
-        staging: Any,
-        stores: cutlass.Constexpr,
-        shared: Shared,
-        stream_k_args: Any,
-    ) -> Any:
-        """Stream-K: this cluster's share of k-tiles, unit by unit (:class:`StreamKSplit`). A unit with the
-        tile's last k-tiles posts a partial (:func:`save_partial`); the unit with k-tile 0 adds the other's
-        partial if the tile is split (:func:`add_partial`) and stores the tile. Returns the staging handle.
-        ``stores``: (the staged epilogue, the deferred one or None); a deferred one stores at once here."""
-        cfg = self.config
-        epi, deferred = stores
-        acc, a_frag, b_frag, coords = regs
-        flags, partials = stream_k_args
-        tiled_mma = copies.tiled_mma
-        math_tidx = cute.arch.thread_idx()[0] - MATH_FIRST_WARP * 32
-        # (partial slots per split tile, accumulators per thread, math threads)
-        shape = (StreamKSplit.slots(cfg.stream_k_remainder), cute.size(acc), 128 * cfg.warpgroups_per_tile)
-        rank = grid.cta_n * cfg.cluster_m + grid.cta_m
-        at, end = grid.split.stream(grid.cluster_id, grid.k_tiles)
-        while at < end:
-            tile, kb, ke = StreamKSplit.unit(at, end, grid.k_tiles)
-            linear = grid.split.dp_tiles + tile
-            tm, tn = self.order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
-            consumer, staging = mainloop(tiled_mma, acc, a_frag, b_frag, consumer, ke - kb, staging)
-            warpgroup.wait_group(0)
-            consumer.release()
-            mine_tile = tile * cfg.cluster_size + rank
-            if kb > 0:  # later k-tiles of the tile: its storing unit adds them
-                slot = 0  # one slot per tile unless the shares are under a tile
-                if cutlass.const_expr(cfg.stream_k_remainder):
-                    slot = grid.split.part(at, tile, grid.k_tiles) - 1
-                mine = partial_slot(partials, mine_tile, slot, math_tidx, shape)
-                save_partial(acc, mine, flags + mine_tile, math_tidx, shared.epilogue_barrier)
-            else:
-                count = grid.split.partials(tile, grid.k_tiles)
-                if count > 0:
-                    where = (partials, mine_tile)
-                    add_partials(acc, where, shape, count, flags + mine_tile, math_tidx, shared.epilogue_barrier)
-                if cutlass.const_expr(len(self.terms) > 0):
-                    apply_terms(self.terms, acc, offset_coords(coords, tm * cfg.tile_m, tn * cfg.tile_n), args)
-                if cutlass.const_expr(deferred is not None):
-                    hold(deferred, acc)
-                    staging = flush(deferred, staging, tm, tn)
-                else:
-                    staging = store_tile(epi, acc, staging, tm, tn)
-            at = at + (ke - kb)
-        return staging
 
 
 def _trace(tracer: Any, event: TraceEvent) -> None:

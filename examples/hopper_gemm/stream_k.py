@@ -1,4 +1,5 @@
-"""Stream-K's fix-up: a tile split between clusters is summed through global memory.
+"""Stream-K's split phase (:func:`split_phase`, the math warpgroups' units after the whole tiles) and its
+fix-up: a tile split between clusters is summed through global memory.
 
 =========================  ==========================================  ===========================
 role                       what it does with split tile ``s``          synchronization
@@ -34,10 +35,15 @@ from typing import Any
 import cutlass
 import cutlass.cute as cute
 from cutlass import Int32, Int64, Uint32
+from cutlass.cute.nvgpu import warpgroup
 from cutlass.experimental.primitives.nvvm_wrapper import nanosleep
 
 from pipes.cute import trap
 
+from .deferred_store import flush, hold
+from .epilogue import apply_terms
+from .epilogue_store import offset_coords, store_tile
+from .mainloop import mainloop
 from .schedule import StreamKSplit
 
 #: A partial not posted after this long traps instead of hanging the GPU (a broken split).
@@ -103,3 +109,64 @@ def workspace_words(split_tiles: int, config: Any) -> tuple[int, int]:
 
 
 __all__ = ["add_partials", "partial_slot", "save_partial", "workspace_words"]
+
+
+@cute.jit
+def split_phase(
+    kernel: cutlass.Constexpr,
+    copies: Any,
+    grid: Any,
+    args: Any,
+    regs: Any,
+    handles: Any,
+    stores: cutlass.Constexpr,
+    shared: Any,
+    stream_k_args: Any,
+) -> Any:
+    """The math warpgroups' stream-K phase (``kernel.math`` after its whole tiles): this cluster's share
+    of k-tiles, unit by unit (:class:`StreamKSplit`). A unit with the tile's last k-tiles posts a partial
+    (:func:`save_partial`); the unit with k-tile 0 adds the others' partials if the tile is split
+    (:func:`add_partials`) and stores the tile. Returns the staging handle.
+
+    ``regs``: (acc, a_frag, b_frag, coords, math_tidx); ``handles``: the (mainloop consumer, staging)
+    handles; ``stores``: (the staged epilogue, the deferred one or None; a deferred one stores at once
+    here); ``stream_k_args``: the (flags, partials) workspace."""
+    # The kernel object itself must stay out of the run-time loop below (the DSL would try to carry it).
+    cfg, order, terms = kernel.config, kernel.order, kernel.terms
+    epi, deferred = stores
+    acc, a_frag, b_frag, coords, math_tidx = regs
+    consumer, staging = handles
+    flags, partials = stream_k_args
+    tiled_mma = copies.tiled_mma
+    # (partial slots per split tile, accumulators per thread, math threads)
+    shape = (StreamKSplit.slots(cfg.stream_k_remainder), cute.size(acc), 128 * cfg.warpgroups_per_tile)
+    rank = grid.cta_n * cfg.cluster_m + grid.cta_m
+    at, end = grid.split.stream(grid.cluster_id, grid.k_tiles)
+    while at < end:
+        tile, kb, ke = StreamKSplit.unit(at, end, grid.k_tiles)
+        linear = grid.split.dp_tiles + tile
+        tm, tn = order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
+        consumer, staging = mainloop(tiled_mma, acc, a_frag, b_frag, consumer, ke - kb, staging)
+        warpgroup.wait_group(0)
+        consumer.release()
+        mine_tile = tile * cfg.cluster_size + rank
+        if kb > 0:  # later k-tiles of the tile: its storing unit adds them
+            slot = 0  # one slot per tile unless the shares are under a tile
+            if cutlass.const_expr(cfg.stream_k_remainder):
+                slot = grid.split.part(at, tile, grid.k_tiles) - 1
+            mine = partial_slot(partials, mine_tile, slot, math_tidx, shape)
+            save_partial(acc, mine, flags + mine_tile, math_tidx, shared.epilogue_barrier)
+        else:
+            count = grid.split.partials(tile, grid.k_tiles)
+            if count > 0:
+                where = (partials, mine_tile)
+                add_partials(acc, where, shape, count, flags + mine_tile, math_tidx, shared.epilogue_barrier)
+            if cutlass.const_expr(len(terms) > 0):
+                apply_terms(terms, acc, offset_coords(coords, tm * cfg.tile_m, tn * cfg.tile_n), args)
+            if cutlass.const_expr(deferred is not None):
+                hold(deferred, acc)
+                staging = flush(deferred, staging, tm, tn)
+            else:
+                staging = store_tile(epi, acc, staging, tm, tn)
+        at = at + (ke - kb)
+    return staging
