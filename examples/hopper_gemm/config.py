@@ -10,6 +10,7 @@ guesses in the kernel.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 #: Hopper's opt-in shared memory per CTA (sm_90: 227 KiB).
@@ -256,7 +257,8 @@ class GemmConfig:
         )
 
 
-def _largest_accepted(most: int, build: object) -> GemmConfig | None:
+def _largest_accepted(most: int, build: Callable[[int], GemmConfig]) -> GemmConfig | None:
+    """``build(v)`` for the largest v in [1, most] it accepts (raises no ValueError for); None if none."""
     for value in range(most, 0, -1):
         try:
             return build(value)

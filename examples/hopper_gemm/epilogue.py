@@ -81,10 +81,11 @@ def load_operands(terms: tuple[EpilogueTerm, ...], acc: cute.Tensor, coords: Any
         if not hasattr(term, "load"):
             loaded.append(None)
             continue
-        first = term.load(*coords[0], args)
+        first = term.load(*coords[0], args)  # its type sizes the fragment
         values = cute.make_rmem_tensor(acc.shape, type(first))
-        for i in range(cute.size(acc)):
-            values[i] = first if i == 0 else term.load(*coords[i], args)
+        values[0] = first
+        for i in range(1, cute.size(acc)):
+            values[i] = term.load(*coords[i], args)
         loaded.append(values)
     return tuple(loaded)
 
