@@ -88,13 +88,15 @@ CANDIDATES = {
     "coop128x256c22": GemmConfig(128, 256, 2, 2, C),
     "coop128x256c22skr": GemmConfig(128, 256, 2, 2, C, stream_k=True, stream_k_remainder=True),
     "pp128x128c21": GemmConfig(128, 128, 2, 1, P),
+    "pp128x128c21r": GemmConfig(128, 128, 2, 1, P, staging_in_ring=True),
+    "coop128x128c21r": GemmConfig(128, 128, 2, 1, C, staging_in_ring=True),
     "pp128x128c22": GemmConfig(128, 128, 2, 2, P),
     "pp128x192c22": GemmConfig(128, 192, 2, 2, P),
     "pp128x192c21": GemmConfig(128, 192, 2, 1, P),
     "pp128x192c21b2": GemmConfig(128, 192, 2, 1, P, epi_batch=2),
     "pp64x256c21": GemmConfig(64, 256, 2, 1, P),
 }
-QUICK = ["coop128x256c21d8", "coop128x256c21skrd8", "pp128x192c21", "pp128x128c21"]
+QUICK = ["coop128x256c21d8", "coop128x256c21skrd8", "pp128x192c21", "pp128x128c21", "pp128x128c21r"]
 #: Measured and slower everywhere, or within 1 % of a table configuration (H100, 2026-11-24/25): kept for
 #: ``--configs``, left out of the full table. 256×192 tiles fit 3 A/B stages (−3 … −7 %); 8 staging buffers
 #: leave 3 stages (−4 … −5 %); band width and raster direction move the result less than the card does;
@@ -106,6 +108,8 @@ DIAGNOSTIC |= {"coop256x128c22", "coop128x256c22", "coop128x256c22skr", "pp128x1
 #: The deferred epilogue in fewer, larger chunks: 1.5–3 % behind 8 chunks (2026-11-25, eighth session).
 DIAGNOSTIC |= {"coop256x128c12d1", "coop256x128c12d2", "coop256x128c12d4", "coop128x256c21d4"}
 DIAGNOSTIC |= {"coop128x256c21skrd2", "coop128x256c21skrd4", "coop128x128c21d4"}
+#: Cooperative 128×128 with the staging in the ring: within 0.3 % of ping-pong's at 256×8192² (2026-11-26).
+DIAGNOSTIC |= {"coop128x128c21r"}
 
 ROUNDS = 10
 BATCH = 10
@@ -134,6 +138,7 @@ class Row:
 
 def bench_shape(shape, names, torch) -> list[Row]:
     from hopper_gemm.api import launcher, validate
+    from hopper_gemm.launch import without_unheld_ring_staging
 
     m, n, k, dtype, with_bias = shape
     tdt = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
@@ -154,6 +159,8 @@ def bench_shape(shape, names, torch) -> list[Row]:
     contenders = {}
     errors = {}
     for name in names:
+        if without_unheld_ring_staging(CANDIDATES[name], m, n) != CANDIDATES[name]:
+            continue  # staging in the ring needs one tile per CTA: not this shape
         contenders[name] = launcher(CANDIDATES[name], ops, out)
         out.fill_(float("nan"))
         contenders[name]()

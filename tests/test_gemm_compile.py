@@ -248,6 +248,23 @@ def test_the_deferred_epilogue_stores_per_warp_under_the_next_tile(config, chunk
     assert deferred.registers <= staged.registers
 
 
+def test_ring_staging_compiles_to_a_seventh_stage_without_staging_memory_of_its_own():
+    """``staging_in_ring``: 7 A/B stages of 32 KiB for ping-pong 128×128 where the staged build has 6 and
+    two 4 KiB staging buffers; the shared memory left beside the ring is less than one staging buffer (the
+    buffers alias the A ring); the epilogue's stores are the staged build's, and nothing spills."""
+    from hopper_gemm.config import SMEM_CAPACITY
+
+    problem = Problem("bf16")
+    plain, ring = report(PINGPONG, problem), report(PINGPONG.with_(staging_in_ring=True), problem)
+    stage, buffer = PINGPONG.stage_bytes(problem), PINGPONG.staging_bytes(problem)
+    assert (plain.ab_stages, ring.ab_stages) == (6, 7)
+    assert plain.smem_bytes - 6 * stage >= 2 * buffer
+    assert 0 <= ring.smem_bytes - 7 * stage < buffer and ring.smem_bytes <= SMEM_CAPACITY
+    stores = r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta"
+    assert len(re.findall(stores, ring.ptx)) == len(re.findall(stores, plain.ptx)) > 0
+    assert ring.spill_bytes == 0 and not ring.wgmma_serialized
+
+
 def test_the_deferred_epilogue_s_pieces_are_the_staging_buffers_row_for_row():
     """A warp's TMA store reads its 16 rows of staging buffer ``s`` as piece ``8 s + warp`` of the
     (16, epi_n) layout: both layouts must map every element to the same shared-memory offset."""

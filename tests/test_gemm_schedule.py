@@ -338,3 +338,67 @@ def test_a_tile_override_keeps_the_epilogue_choices_the_new_tile_allows():
     batched = GemmConfig(256, 128, 1, 2, "cooperative", epi_batch=4)
     assert batched.reshaped(schedule="pingpong", tile_m=128).epi_batch == 2  # ping-pong stages through 2
     assert batched.reshaped(cluster_m=2, cluster_n=1) == batched.with_(cluster_m=2, cluster_n=1)
+
+
+def test_staging_in_the_ring_frees_a_stage_and_is_refused_where_the_ring_stays_busy():
+    """``staging_in_ring``: the staging buffers' bytes go to the A/B ring (128×128: 6 → 7 stages of 32 KiB);
+    with stream-K or the deferred epilogue loads still land in the ring under an epilogue: refused, naming
+    the field and why."""
+    bf16 = Problem("bf16")
+    pingpong = GemmConfig(128, 128, 2, 1, Schedule.PINGPONG)
+    assert pingpong.stages(bf16) == (6, 2)
+    assert pingpong.with_(staging_in_ring=True).stages(bf16) == (7, 2)
+    used = 7 * pingpong.stage_bytes(bf16)
+    assert used <= SMEM_CAPACITY < used + pingpong.staging_bytes(bf16) * 2 + 1024  # the staging did not fit beside
+    assert "staging in the A/B ring" in pingpong.with_(staging_in_ring=True).describe()
+    coop = GemmConfig(128, 256, 2, 1, Schedule.COOPERATIVE)
+    with pytest.raises(ValueError, match=r"staging_in_ring = True is invalid: allowed False with stream_k"):
+        coop.with_(stream_k=True, staging_in_ring=True)
+    with pytest.raises(ValueError, match=r"staging_in_ring = True is invalid: allowed False with deferred_chunks"):
+        coop.with_(deferred_chunks=8, staging_in_ring=True)
+    with pytest.raises(ValueError, match=r"staging_in_ring = 1 is invalid: allowed True or False"):
+        coop.with_(staging_in_ring=1)
+    # 16 staging buffers of 128×32 bf16 (128 KiB) do not fit in a 2-stage A ring of 128×64 (32 KiB)
+    with pytest.raises(ValueError, match=r"16 staging buffers × 8192 B do not fit in the A ring's 2 × 128×64"):
+        coop.with_(staging_in_ring=True, epi_stages=16, ab_stages=2).stages(bf16)
+    assert coop.with_(staging_in_ring=True).reshaped(tile_n=128).staging_in_ring is False
+
+
+def test_the_single_wave_rule_puts_the_staging_in_the_ring_only_where_each_cta_owns_one_tile():
+    """:func:`~hopper_gemm.autotable.single_wave_staging` in ``pick`` and ``choose_config``: on where the
+    cluster-tiles fit the SMs at once and the ring gains a stage; off past a wave, where no stage is
+    gained (128×192: 5 either way; 128×64: the 8-stage cap), and under any override that changes that."""
+    from hopper_gemm.api import choose_config
+    from hopper_gemm.autotable import pick
+
+    bf16 = Problem("bf16")
+
+    def ring(mnk, sms=132, problem=bf16):
+        return pick(problem, mnk, sms).staging_in_ring
+
+    assert ring((256, 8192, 8192)) and ring((200, 8192, 8192))  # 64 cluster-tiles of 128×128 on 66 clusters
+    assert ring((256, 8192, 8192), problem=Problem("fp16", bias=True))
+    assert not ring((512, 8192, 8192))  # 128 cluster-tiles: two per CTA
+    assert not ring((256, 8192, 8192), sms=120)  # 60 clusters hold 64 cluster-tiles only in two waves
+    assert not ring((384, 6144, 8192))  # 128×192: 5 stages with or without the staging buffers
+    assert not ring((128, 8192, 8192))  # 128×64: 8 stages, the cap, either way
+    assert not ring((4096, 4096, 4096)) and not ring((8192, 8192, 1024))  # many tiles per CTA
+    assert choose_config(bf16, (256, 8192, 8192), "pingpong", None, None).stages(bf16) == (7, 2)
+    assert not choose_config(bf16, (256, 8192, 8192), "auto", (64, 256), None).staging_in_ring  # 5 stages either way
+    split = choose_config(bf16, (256, 8192, 8192), "cooperative", (128, 128), None, stream_k=True)
+    assert split.stream_k and not split.staging_in_ring
+
+
+def test_a_launch_refuses_ring_staging_when_a_cta_would_own_a_second_tile(monkeypatch):
+    """``clusters_to_launch`` checks what the configuration assumes (one cluster per cluster-tile, all
+    resident at once); ``without_unheld_ring_staging`` is ``gemm()``'s way out on such a GPU."""
+    from hopper_gemm import launch
+
+    monkeypatch.setitem(launch._RESIDENT, (2, 0), 66)  # an H100's clusters of two, without asking a GPU
+    config = GemmConfig(128, 128, 2, 1, Schedule.PINGPONG, staging_in_ring=True)
+    assert launch.clusters_to_launch(config, 256, 8192) == 64
+    with pytest.raises(ValueError, match=r"M×N = 512×8192: .* make 128 cluster-tiles, more than the 66 clusters"):
+        launch.clusters_to_launch(config, 512, 8192)
+    assert launch.without_unheld_ring_staging(config, 512, 8192) == config.with_(staging_in_ring=False)
+    assert launch.without_unheld_ring_staging(config, 256, 8192) is config
+    assert launch.clusters_to_launch(config.with_(staging_in_ring=False), 512, 8192) == 66

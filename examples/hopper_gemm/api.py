@@ -153,7 +153,7 @@ def choose_config(
     """The configuration for a call: the measured table for ``schedule="auto"``, else what was asked;
     ``stream_k`` True / False / ``"remainder"`` (only the partial wave split) overrides the table's choice
     (None: keep it). ``sms``: the GPU's SM count (None: an H100's, what the table was measured on)."""
-    from .autotable import H100_SMS, pick
+    from .autotable import H100_SMS, pick, single_wave_staging
 
     if schedule == "auto":
         config = pick(problem, mnk, sms or H100_SMS)
@@ -172,7 +172,11 @@ def choose_config(
             raise ValueError(
                 f"stream_k = {stream_k!r} is invalid: allowed None (the table's choice), True, False or 'remainder'"
             )
-        config = config.with_(stream_k=bool(stream_k), stream_k_remainder=stream_k == "remainder")
+        config = config.with_(
+            staging_in_ring=False, stream_k=bool(stream_k), stream_k_remainder=stream_k == "remainder"
+        )
+    # After the overrides: whether every CTA owns at most one tile depends on the final tile and cluster.
+    config = single_wave_staging(config, problem, mnk, sms or H100_SMS)
     config.stages(problem)  # raises if it does not fit
     return config
 
@@ -274,7 +278,7 @@ def gemm(
     the options, the stream) checks everything and converts the kernel's arguments; a later call with
     that key checks the pointers' alignment and writes them (:data:`LAUNCHES`, :mod:`.call_cache`).
     """
-    from .launch import current_device_and_stream
+    from .launch import current_device_and_stream, without_unheld_ring_staging
 
     device, stream = current_device_and_stream()
     key = call_key((a, b, bias, out), (alpha, b_layout, schedule, tile, cluster, stream_k), (device, stream))
@@ -288,6 +292,7 @@ def gemm(
         m, n, _ = ops.mnk
         sms = device_sms(a.device.index or 0)
         config = choose_config(ops.problem, ops.mnk, schedule, tile, cluster, stream_k, sms=sms)
+        config = without_unheld_ring_staging(config, m, n, a.device.index or 0)
         # TMA stores rows whose stride is a multiple of 16 bytes: for N not a multiple of 8 the result is a
         # view of padded rows (the padding's contents are unspecified: the GPU run found zeros written there).
         result_shape = None if out is not None else (m, n, (n + 7) // 8 * 8)

@@ -117,14 +117,34 @@ def small_m(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) 
     return PINGPONG_128x128.with_(tile_m=tile_m, tile_n=tile_n, cluster_m=cluster_m, cluster_n=3 - cluster_m)
 
 
+def single_wave_staging(config: GemmConfig, problem: Problem, mnk: tuple[int, int, int], sms: int) -> GemmConfig:
+    """``config`` with ``staging_in_ring`` on when every CTA owns at most one tile (cluster-tiles ≤ the
+    ``sms // cluster size`` clusters that fit at once) and the freed staging memory holds one more A/B
+    stage; off otherwise. 256×8192² (ping-pong 128×128, 64 cluster-tiles): 7 stages instead of 6, +1.8 …
+    +2.3 % (2026-11-26)."""
+    plain = config.with_(staging_in_ring=False)
+    if config.stream_k or config.deferred_chunks:
+        return plain
+    m, n, _ = mnk
+    tiles = -(-m // (config.tile_m * config.cluster_m)) * -(-n // (config.tile_n * config.cluster_n))
+    if tiles > sms // config.cluster_size:
+        return plain
+    ring = plain.with_(staging_in_ring=True)
+    try:
+        more = ring.stages(problem)[0] > plain.stages(problem)[0]
+    except ValueError:
+        return plain
+    return ring if more else plain
+
+
 def pick(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS) -> GemmConfig:
     """The measured best configuration for a shape (the table above) on a GPU with ``sms`` SMs."""
     m, _, k = mnk
     if m <= SMALL_M:
-        return small_m(mnk, sms, problem.bias)
+        return single_wave_staging(small_m(mnk, sms, problem.bias), problem, mnk, sms)
     if k <= SHORT_K:
         # With the bias term a 128×192 tile per warpgroup spills (48 bytes): take 128×128 then.
-        return PINGPONG_128x128 if problem.bias else PINGPONG_128x192
+        return single_wave_staging(PINGPONG_128x128 if problem.bias else PINGPONG_128x192, problem, mnk, sms)
     n = mnk[1]
     cfg = COOPERATIVE_DEFERRED
     cluster_tiles = -(-m // (cfg.tile_m * cfg.cluster_m)) * -(-n // (cfg.tile_n * cfg.cluster_n))

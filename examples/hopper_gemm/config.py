@@ -89,6 +89,12 @@ class GemmConfig:
     staged epilogue; n > 0 holds a finished tile's outputs in registers and stores them under the next
     tile's first n k-tiles, each math warp its own 16-row pieces (:mod:`hopper_gemm.deferred_store`); it
     divides :attr:`subtiles`, and the held registers (half the accumulators') must fit beside them.
+    ``staging_in_ring``: the epilogue's staging buffers borrow the first bytes of the A/B ring instead of
+    memory of their own, which leaves room for one more A/B stage (128×128: 7 instead of 6). Only for a
+    launch in which every CTA owns at most one tile (cluster-tiles ≤ resident clusters, which
+    :func:`~hopper_gemm.launch.clusters_to_launch` checks): then no load lands in the ring after the
+    tile's last k-tile. Not with ``stream_k`` or ``deferred_chunks`` (both keep the ring busy under an
+    epilogue).
     """
 
     tile_m: int = 128
@@ -106,6 +112,7 @@ class GemmConfig:
     stream_k_remainder: bool = False
     epi_batch: int = 1
     deferred_chunks: int = 0
+    staging_in_ring: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "schedule", _schedule(self.schedule))
@@ -160,6 +167,16 @@ class GemmConfig:
             allowed = f"an int in [1, {buffers}] (the staging buffers) dividing the tile's {self.subtiles} subtiles"
             raise _bad(owner, "epi_batch", self.epi_batch, allowed)
         self._check_deferred(owner)
+        if not isinstance(self.staging_in_ring, bool):
+            raise _bad(owner, "staging_in_ring", self.staging_in_ring, "True or False")
+        if self.staging_in_ring and (self.stream_k or self.deferred_chunks):
+            busy = "stream_k" if self.stream_k else "deferred_chunks"
+            raise _bad(
+                owner,
+                "staging_in_ring",
+                True,
+                f"False with {busy} (its epilogue runs while loads still land in the A/B ring)",
+            )
 
     def _check_deferred(self, owner: str) -> None:
         chunks = self.deferred_chunks
@@ -221,15 +238,23 @@ class GemmConfig:
     def stages(self, problem: Problem) -> tuple[int, int]:
         """``(ab_stages, epi_stages)``: the given ones, or what fits the shared-memory budget."""
         epi = self.staging_buffers
-        budget = SMEM_CAPACITY - SMEM_RESERVED - epi * self.staging_bytes(problem)
+        staging = 0 if self.staging_in_ring else epi * self.staging_bytes(problem)
+        budget = SMEM_CAPACITY - SMEM_RESERVED - staging
         fit = budget // self.stage_bytes(problem)
         ab = self.ab_stages if self.ab_stages is not None else min(fit, 8)
         if ab < 2 or ab > fit:
             raise ValueError(
                 f"GemmConfig {self.tile_m}×{self.tile_n}×{self.tile_k} ({problem.dtype}): ab_stages = {ab} is invalid: "
-                f"shared memory holds ({SMEM_CAPACITY} - {SMEM_RESERVED} reserved - {epi} staging × "
-                f"{self.staging_bytes(problem)} B) // {self.stage_bytes(problem)} B per stage = {fit} stages; "
+                f"shared memory holds ({SMEM_CAPACITY} - {SMEM_RESERVED} reserved - {staging} B of staging) "
+                f"// {self.stage_bytes(problem)} B per stage = {fit} stages; "
                 f"allowed 2..{fit}"
+            )
+        a_ring = ab * self.tile_m * self.tile_k * problem.element_bytes
+        if self.staging_in_ring and epi * self.staging_bytes(problem) > a_ring:
+            raise ValueError(
+                f"GemmConfig.staging_in_ring = True is invalid here: {epi} staging buffers × "
+                f"{self.staging_bytes(problem)} B do not fit in the A ring's {ab} × {self.tile_m}×{self.tile_k} "
+                f"elements = {a_ring} B"
             )
         return ab, epi
 
@@ -239,8 +264,10 @@ class GemmConfig:
     def reshaped(self, **changes: object) -> GemmConfig:
         """``with_(**changes)`` for a new tile, cluster or schedule, keeping the epilogue's choices where the
         new shape allows them: ``epi_batch`` and ``deferred_chunks`` become their largest values at most the
-        old ones that the new tile's subtiles, staging buffers, schedule and registers accept (else 1 / 0)."""
-        base = replace(self, epi_batch=1, deferred_chunks=0, **changes)
+        old ones that the new tile's subtiles, staging buffers, schedule and registers accept (else 1 / 0);
+        ``staging_in_ring`` goes off (whether each CTA owns one tile depends on the shape: the caller's
+        rule, :func:`~hopper_gemm.autotable.single_wave_staging`, decides again)."""
+        base = replace(self, epi_batch=1, deferred_chunks=0, staging_in_ring=False, **changes)
         batch = _largest_accepted(self.epi_batch, lambda b: base.with_(epi_batch=b)) or base
         chunks = _largest_accepted(self.deferred_chunks, lambda d: batch.with_(deferred_chunks=d))
         return chunks or batch
@@ -254,6 +281,7 @@ class GemmConfig:
             + (" (remainder)" if self.stream_k_remainder else "")
             + (f" {self.epi_batch} subtiles per acquire" if self.epi_batch > 1 else "")
             + (f" deferred store in {self.deferred_chunks}" if self.deferred_chunks else "")
+            + (" staging in the A/B ring" if self.staging_in_ring else "")
         )
 
 

@@ -188,6 +188,11 @@ class GemmKernel:
         self.registers = getattr(comm, "registers", None) or (LOAD_REGISTERS, MMA_REGISTERS)
         if comm is not None:
             comm.check(config)
+            if config.staging_in_ring:
+                raise ValueError(
+                    "GemmConfig.staging_in_ring must be False with a comm role (that pairing is neither built nor "
+                    "tested: the comm role's notifications follow the staging buffers of their own)"
+                )
             if config.deferred_chunks:
                 raise ValueError(
                     "GemmConfig.deferred_chunks must be 0 with a comm role: the storing warp's bulk groups tell "
@@ -292,6 +297,8 @@ class GemmKernel:
         atom_c, tma_c = cpasync.make_tiled_tma_atom(
             cpasync.CopyBulkTensorTileS2GOp(), c, cute.slice_(stored_smem, (None, None, 0)), stored_box
         )
+        # With the staging in the ring, ``sc`` is a placeholder: the buffers alias the A ring (kernel()).
+        staging_elements = 1 if cfg.staging_in_ring else cute.cosize(epi_smem)
         words = storage_words(*self.decl.pipelines)
         order_words = self.decl.order.barriers if self.decl.order is not None else 1
 
@@ -301,7 +308,7 @@ class GemmKernel:
             order: cute.struct.MemRange[Int64, order_words]
             sa: cute.struct.Align[cute.struct.MemRange[self.ab_dtype, cute.cosize(a_smem)], 1024]
             sb: cute.struct.Align[cute.struct.MemRange[self.ab_dtype, cute.cosize(b_smem)], 1024]
-            sc: cute.struct.Align[cute.struct.MemRange[self.out_dtype, cute.cosize(epi_smem)], 1024]
+            sc: cute.struct.Align[cute.struct.MemRange[self.out_dtype, staging_elements], 1024]
 
         self.storage_type = Storage
         copies = Copies(tiled_mma, atom_a, tma_a, atom_b, tma_b, atom_c, tma_c)
@@ -350,13 +357,18 @@ class GemmKernel:
         named = NamedBarrierAllocator(block_threads=BLOCK_THREADS)
         epilogue_barrier = named.allocate("epilogue", threads=128 * cfg.warpgroups_per_tile)
 
+        staging_base = storage.sc.data_ptr()
+        if cutlass.const_expr(cfg.staging_in_ring):
+            # Every CTA owns at most one tile (launch.clusters_to_launch checks): its last load has landed
+            # and its last wgmma has read the ring before the epilogue's first write, and no load follows.
+            staging_base = cute.recast_ptr(storage.sa.data_ptr(), dtype=self.out_dtype)
         shared = Shared(
             storage.sa.get_tensor(layouts.a.outer, swizzle=layouts.a.inner),
             storage.sb.get_tensor(layouts.b.outer, swizzle=layouts.b.inner),
-            storage.sc.get_tensor(layouts.epi.outer, swizzle=layouts.epi.inner),
+            _swizzled(staging_base, layouts.epi),
             storage.order.data_ptr(),
             epilogue_barrier,
-            storage.sc.get_tensor(layouts.stored.outer, swizzle=layouts.stored.inner),
+            _swizzled(staging_base, layouts.stored),
         )
 
         rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
@@ -540,6 +552,11 @@ def _trace(tracer: Any, event: TraceEvent) -> None:
     """The epilogue's span in a traced build (trace id 3); nothing otherwise."""
     if tracer is not None:
         tracer.record(int(event), 3, 0)
+
+
+def _swizzled(base: cute.Pointer, layout: cute.ComposedLayout) -> cute.Tensor:
+    """The shared-memory tensor of a swizzled layout at ``base``."""
+    return cute.make_tensor(cute.recast_ptr(base, layout.inner), layout.outer)
 
 
 def _load_atom(tensor: cute.Tensor, smem: cute.ComposedLayout, tile: tuple[int, int], multicast: int) -> Any:

@@ -279,6 +279,66 @@ def test_deferred_epilogue_is_bitwise_the_staged_one(shape, config, bias):
     assert torch.equal(outs[0], first)
 
 
+# --- the staging buffers in the A/B ring (GemmConfig.staging_in_ring) -----------------------------------
+RING_SHAPES = [
+    (256, 8192, 1024),  # 128×128: 64 cluster-tiles of 2×1 on 66 clusters, one tile per CTA
+    (200, 1000, 520),  # ragged in M, N and K (9 k-tiles, the last partial)
+    (130, 4104, 64),  # one k-tile; the second row tile holds 2 rows
+    (1, 8, 8),
+]
+RING_CONFIGS = [
+    ((128, 128), (2, 1), "pingpong"),
+    ((128, 128), (1, 2), "pingpong"),
+    ((64, 128), (2, 1), "pingpong"),
+    ((128, 128), (2, 1), "cooperative"),
+    ((256, 128), (1, 2), "cooperative"),
+]
+
+
+@pytest.mark.parametrize("shape", RING_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("config", RING_CONFIGS, ids=lambda c: f"{c[2]}-{c[0][0]}x{c[0][1]}-c{c[1][0]}{c[1][1]}")
+@pytest.mark.parametrize("bias", [False, True])
+def test_ring_staging_is_bitwise_the_staged_one(shape, config, bias):
+    """The epilogue staged through the A ring's first bytes, every CTA owning one tile: NaN-poisoned
+    output within the fp32 bound, bitwise equal to staging through buffers of their own, repeatable."""
+    torch = _torch()
+    from hopper_gemm.api import launcher, validate
+    from hopper_gemm.config import GemmConfig
+    from hopper_gemm.launch import cluster_tiles, clusters_to_launch, resident_clusters
+
+    tile, cluster, schedule = config
+    m, n, k = shape
+    ring_config = GemmConfig(*tile, *cluster, schedule, staging_in_ring=True)
+    if cluster_tiles(ring_config, m, n) > resident_clusters(ring_config.cluster_size):
+        with pytest.raises(ValueError, match="a CTA would own a second tile"):
+            clusters_to_launch(ring_config, m, n)
+        return
+    a, b = _inputs(m, n, k, "bf16", "nk", seed=7)
+    bias_t = torch.randn(n, device="cuda", dtype=a.dtype) if bias else None
+    outs = []
+    for ring in (True, False, True):
+        cfg = GemmConfig(*tile, *cluster, schedule, staging_in_ring=ring)
+        out = torch.full((m, n), float("nan"), device="cuda", dtype=a.dtype)
+        launcher(cfg, validate(a, b, bias=bias_t, out=out), out)()
+        torch.cuda.synchronize()
+        outs.append(out)
+    _check(outs[0], _reference(a, b, "nk", bias_t), "bf16")
+    assert torch.equal(outs[0], outs[1]), "staging in the ring differs from staging buffers of their own"
+    assert torch.equal(outs[0], outs[2])
+
+
+def test_auto_stages_in_the_ring_at_one_tile_per_cta():
+    """gemm() at 256×8192×2048: the table's ping-pong 128×128 with the staging in the ring (7 stages)."""
+    from hopper_gemm.api import choose_config, device_sms
+    from hopper_gemm.config import Problem
+
+    mnk = (256, 8192, 2048)
+    config = choose_config(Problem("bf16"), mnk, "auto", None, None, sms=device_sms(0))
+    assert config.staging_in_ring and config.stages(Problem("bf16"))[0] == 7
+    _run(*mnk, "bf16", "nk", "auto")
+    _run(*mnk, "bf16", "nk", "auto", bias=True, alpha=0.5)
+
+
 @pytest.mark.parametrize("chunks", [2, 0])
 @pytest.mark.parametrize("n", [1001, 37])
 def test_an_odd_n_in_padded_rows_matches_torch(n, chunks):
