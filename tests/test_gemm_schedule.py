@@ -367,7 +367,7 @@ def test_staging_in_the_ring_frees_a_stage_and_is_refused_where_the_ring_stays_b
 def test_the_single_wave_rule_puts_the_staging_in_the_ring_only_where_each_cta_owns_one_tile():
     """:func:`~hopper_gemm.autotable.single_wave_staging` in ``pick`` and ``choose_config``: on where the
     cluster-tiles fit the SMs at once and the ring gains a stage; off past a wave, where no stage is
-    gained (128×192: 5 either way; 128×64: the 8-stage cap), and under any override that changes that."""
+    gained (128×192: 5 either way; 128×64: 9), and under any override that changes that."""
     from hopper_gemm.api import choose_config
     from hopper_gemm.autotable import pick
 
@@ -381,7 +381,7 @@ def test_the_single_wave_rule_puts_the_staging_in_the_ring_only_where_each_cta_o
     assert not ring((512, 8192, 8192))  # 128 cluster-tiles: two per CTA
     assert not ring((256, 8192, 8192), sms=120)  # 60 clusters hold 64 cluster-tiles only in two waves
     assert not ring((384, 6144, 8192))  # 128×192: 5 stages with or without the staging buffers
-    assert not ring((128, 8192, 8192))  # 128×64: 8 stages, the cap, either way
+    assert not ring((128, 8192, 8192))  # 128×64: 9 stages either way
     assert not ring((4096, 4096, 4096)) and not ring((8192, 8192, 1024))  # many tiles per CTA
     assert choose_config(bf16, (256, 8192, 8192), "pingpong", None, None).stages(bf16) == (7, 2)
     assert not choose_config(bf16, (256, 8192, 8192), "auto", (64, 256), None).staging_in_ring  # 5 stages either way

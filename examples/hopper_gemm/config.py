@@ -19,6 +19,10 @@ SMEM_CAPACITY = 232_448
 SMEM_RESERVED = 2_048
 WARPGROUP_THREADS = 128
 ELEMENT_BYTES = {"fp16": 2, "bf16": 2}
+#: The most A/B stages a default stage count takes. Small tiles stream better the deeper the ring:
+#: ping-pong 64×64 at 128×4096² ran 17.5 / 16.6 / 16.2 / 15.7 / 15.9 µs with 8 / 9 / 10 / 12 / 13 stages,
+#: 128×64 at 256×4096×8192 38.0 / 36.9 with 8 / 9 (H100, 2026-11-26; the cap was 8 before).
+MAX_AB_STAGES = 16
 #: The largest fp32 accumulator fragment per thread that still leaves room for the epilogue under 232 registers.
 MAX_ACC_REGISTERS = 192
 
@@ -75,26 +79,24 @@ class Problem:
 class GemmConfig:
     """The kernel's shape: CTA tile, cluster, schedule, tile order and pipeline depths.
 
-    ``raster``: which way consecutive tiles walk, ``"m"`` (down a band of ``group`` cluster columns)
-    or ``"n"`` (along a band of ``group`` cluster rows). ``ab_stages`` / ``epi_stages``: None = as
-    many A/B stages as shared memory holds next to ``epi_stages`` staging buffers (default 4 for
-    cooperative, 2 per warpgroup turn for ping-pong). ``stream_k`` (cooperative): when the cluster-tiles
-    are not a whole number of waves, the last wave and a half are split by k-tiles evenly over every
-    cluster (:class:`~hopper_gemm.schedule.StreamKSplit`); a split tile is summed through a global-memory
-    workspace (:mod:`hopper_gemm.stream_k`). ``stream_k_remainder``: split only the partial wave's tiles
-    when that gives every cluster at least half a tile (``StreamKSplit(remainder=True)``).
-    ``epi_batch``: output subtiles staged per ``acquire`` of the staging ring (one wait and one barrier
-    pair for that many buffers, :meth:`pipes.cute.TmaStoreStagingProducer.acquire`); it divides
-    :attr:`subtiles` and is at most the staging buffers. ``deferred_chunks`` (cooperative): 0 for the
-    staged epilogue; n > 0 holds a finished tile's outputs in registers and stores them under the next
-    tile's first n k-tiles, each math warp its own 16-row pieces (:mod:`hopper_gemm.deferred_store`); it
-    divides :attr:`subtiles`, and the held registers (half the accumulators') must fit beside them.
-    ``staging_in_ring``: the epilogue's staging buffers borrow the first bytes of the A/B ring instead of
-    memory of their own, which leaves room for one more A/B stage (128×128: 7 instead of 6). Only for a
-    launch in which every CTA owns at most one tile (cluster-tiles ≤ resident clusters, which
-    :func:`~hopper_gemm.launch.clusters_to_launch` checks): then no load lands in the ring after the
-    tile's last k-tile. Not with ``stream_k`` or ``deferred_chunks`` (both keep the ring busy under an
-    epilogue).
+    ``raster``: which way consecutive tiles walk, ``"m"`` (down a band of ``group`` cluster columns) or ``"n"``
+    (along a band of ``group`` cluster rows). ``ab_stages`` / ``epi_stages``: None = as many A/B stages as shared
+    memory holds next to ``epi_stages`` staging buffers, at most :data:`MAX_AB_STAGES` (default 4 for cooperative, 2
+    per warpgroup turn for ping-pong). ``stream_k`` (cooperative): when the cluster-tiles are not a whole number of
+    waves, the last wave and a half are split by k-tiles evenly over every cluster
+    (:class:`~hopper_gemm.schedule.StreamKSplit`); a split tile is summed through a global-memory workspace
+    (:mod:`hopper_gemm.stream_k`). ``stream_k_remainder``: split only the partial wave's tiles when that gives every
+    cluster at least half a tile (``StreamKSplit(remainder=True)``). ``epi_batch``: output subtiles staged per
+    ``acquire`` of the staging ring (one wait and one barrier pair for that many buffers,
+    :meth:`pipes.cute.TmaStoreStagingProducer.acquire`); it divides :attr:`subtiles` and is at most the staging
+    buffers. ``deferred_chunks`` (cooperative): 0 for the staged epilogue; n > 0 holds a finished tile's outputs in
+    registers and stores them under the next tile's first n k-tiles, each math warp its own 16-row pieces
+    (:mod:`hopper_gemm.deferred_store`); it divides :attr:`subtiles`, and the held registers (half the
+    accumulators') must fit beside them. ``staging_in_ring``: the epilogue's staging buffers borrow the first bytes
+    of the A/B ring instead of memory of their own, which leaves room for one more A/B stage (128×128: 7 instead of
+    6). Only for a launch in which every CTA owns at most one tile (cluster-tiles ≤ resident clusters, which
+    :func:`~hopper_gemm.launch.clusters_to_launch` checks): then no load lands in the ring after the tile's last
+    k-tile. Not with ``stream_k`` or ``deferred_chunks`` (both keep the ring busy under an epilogue).
     """
 
     tile_m: int = 128
@@ -156,7 +158,7 @@ class GemmConfig:
         for name in ("ab_stages", "epi_stages"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 16):
-                raise _bad(owner, name, value, "None (from the smem budget) or an int in [1, 16]")
+                raise _bad(owner, name, value, f"None (from the smem budget) or an int in [1, {MAX_AB_STAGES}]")
         buffers = self.staging_buffers
         if (
             isinstance(self.epi_batch, bool)
@@ -241,7 +243,7 @@ class GemmConfig:
         staging = 0 if self.staging_in_ring else epi * self.staging_bytes(problem)
         budget = SMEM_CAPACITY - SMEM_RESERVED - staging
         fit = budget // self.stage_bytes(problem)
-        ab = self.ab_stages if self.ab_stages is not None else min(fit, 8)
+        ab = self.ab_stages if self.ab_stages is not None else min(fit, MAX_AB_STAGES)
         if ab < 2 or ab > fit:
             raise ValueError(
                 f"GemmConfig {self.tile_m}×{self.tile_n}×{self.tile_k} ({problem.dtype}): ab_stages = {ab} is invalid: "
