@@ -14,8 +14,11 @@ M ≤ 512 (few row tiles)    ping-pong, the tile   256×8192×8192: 128×128 c2�
                            streamed rows per SM  0.74 → 0.96, 128×4096² 0.57 → 1.05, 128×4096×14336 0.63 →
                            (128×192 not with a   1.00, 32×8192² 0.60 → 0.88 (seventh session); just past a
                            bias); cluster 2×1    wave, 128×192: 384×6144×8192 0.57 → 0.81, 300×6144² 0.73 →
-                           for an even number    0.90 (eighth session; benchmarks/gemm_small_m.py)
-                           of row tiles
+                           for an even number    0.90 (eighth session; benchmarks/gemm_small_m.py).
+                           of row tiles; the     One tile per CTA: the staging in the ring, one more
+                           staging in the ring   stage: 256×8192² 0.953 → 0.972 (ninth session)
+                           where each CTA owns
+                           one tile
 K ≤ 2048 (short K)         ping-pong 128×192     8192²×1024: 1.196 (cooperative 128×256: 1.06): the
                            cluster 2×1           epilogue is a large share, ping-pong hides it (with a
                                                  bias: 128×128, 1.118, as 128×192 then spills)

@@ -290,6 +290,7 @@ RING_CONFIGS = [
     ((128, 128), (2, 1), "pingpong"),
     ((128, 128), (1, 2), "pingpong"),
     ((64, 128), (2, 1), "pingpong"),
+    ((64, 64), (1, 2), "pingpong"),
     ((128, 128), (2, 1), "cooperative"),
     ((256, 128), (1, 2), "cooperative"),
 ]
