@@ -179,7 +179,7 @@ def _auto(shape: tuple, rows: list[Row], sms: int | None = None) -> str:
 
     m, n, k, dtype, bias = shape
     config = pick(Problem(dtype, bias=bias), (m, n, k), sms or H100_SMS)
-    name = next((nm for nm, c in CANDIDATES.items() if c == config), config.describe())
+    name = next((nm for nm, c in CANDIDATES.items() if c.with_(pdl=False) == config), config.describe())
     ran = [r for r in rows if r.name == name]
     target = TARGETS.get((m, n, k))
     if not ran:
@@ -195,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--configs", help="comma-separated names of CANDIDATES")
     parser.add_argument("--json", help="write the rows here")
     parser.add_argument("--shapes", help="comma-separated M×N×K (e.g. 6144x6144x6144): only these rows of the table")
+    parser.add_argument(
+        "--pdl", action="store_true", help="launch every configuration with programmatic dependent launch, as gemm()"
+    )
     args = parser.parse_args(argv)
     import torch
 
@@ -203,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     default = QUICK if args.quick else [n for n in CANDIDATES if n not in DIAGNOSTIC]
     names = args.configs.split(",") if args.configs else default
+    if args.pdl:  # back-to-back launches of one configuration then overlap set-up and tail
+        CANDIDATES.update({name: CANDIDATES[name].with_(pdl=True) for name in names})
     shapes = QUICK_SHAPES if args.quick else SHAPES
     if args.shapes:
         wanted = {w.strip().replace("×", "x") for w in args.shapes.split(",")}
@@ -210,7 +215,11 @@ def main(argv: list[str] | None = None) -> int:
         if not shapes:
             parser.error(f"--shapes {args.shapes!r} names no row of the table: {[s[:3] for s in SHAPES]}")
     device = torch.cuda.get_device_name()
-    print(f"device: {device}; torch {torch.__version__}; {ROUNDS}×{BATCH} timed launches each, median of rounds")
+    pdl = "with" if args.pdl else "without"
+    print(
+        f"device: {device}; torch {torch.__version__}; {ROUNDS}×{BATCH} timed launches each, median of rounds; "
+        f"ours {pdl} programmatic dependent launch"
+    )
     rows: list[Row] = []
     columns = [("M×N×K", 18), ("dtype", 5), ("bias", 4), ("config", 16), ("µs", 9), ("TFLOP/s", 8)]
     columns += [("torch µs", 9), ("ratio", 6), ("rel err", 8)]

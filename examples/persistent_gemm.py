@@ -44,6 +44,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--bias", action="store_true", help="add a per-column bias (compared with F.linear)")
     p.add_argument("--alpha", type=float, default=1.0)
+    p.add_argument("--no-pdl", action="store_true", help="launch without programmatic dependent launch")
     p.add_argument("--check", action="store_true", help="compare with torch in fp32")
     p.add_argument("--bench", action="store_true", help="time against torch in the same run")
     p.add_argument("--json", help="write the figures here")
@@ -58,6 +59,7 @@ def no_gpu_report(args: argparse.Namespace, why: str = "") -> int:
 
     problem = Problem(args.dtype, "k" if args.b_layout == "nk" else "n", bias=args.bias, scaled=args.alpha != 1.0)
     config = choose_config(problem, (args.m, args.n, args.k), args.schedule, args.tile, args.cluster, args.stream_k)
+    config = config.with_(pdl=not args.no_pdl)  # what gemm() launches
     print(f"no CUDA GPU here{f' ({why})' if why else ''}: compiling for sm_90a instead (nothing runs)")
     for line in compile_report(config, problem).lines():
         print("  " + line)
@@ -121,12 +123,14 @@ def main(argv: list[str] | None = None) -> int:
         tile=args.tile,
         cluster=args.cluster,
         stream_k=args.stream_k,
+        pdl=not args.no_pdl,
     )
     out = gemm(a, b, **options)
     torch.cuda.synchronize()
     problem = Problem(args.dtype, "k" if args.b_layout == "nk" else "n", bias=args.bias, scaled=args.alpha != 1.0)
     choice = (args.schedule, args.tile, args.cluster, args.stream_k)
     config = choose_config(problem, (args.m, args.n, args.k), *choice, sms=device_sms(torch.cuda.current_device()))
+    config = config.with_(pdl=not args.no_pdl)
     print(f"{torch.cuda.get_device_name()}: {args.m}×{args.n}×{args.k} {args.dtype}, {config.describe()}")
     figures: dict[str, object] = {"device": torch.cuda.get_device_name(), "config": config.describe()}
     b_nk = b if args.b_layout == "nk" else b.t()

@@ -215,6 +215,8 @@ def test_configuration_errors_are_clear():
         GemmKernel(PINGPONG, Problem("bf16"), comm=CommRole(CommConfig("host")))
     with pytest.raises(ValueError, match="tile_n = 192"):
         CommRole(CommConfig("host")).check(GemmConfig(128, 192, 1, 1, Schedule.COOPERATIVE))
+    with pytest.raises(ValueError, match="pdl must be False with a comm role"):
+        GemmKernel(COOP_256x128.with_(pdl=True), Problem("bf16"), comm=CommRole(CommConfig("host")))
     with pytest.raises(ValueError, match="staging_in_ring must be False with a comm role"):
         GemmKernel(COOP_256x128.with_(staging_in_ring=True), Problem("bf16"), comm=CommRole(CommConfig("host")))
     with pytest.raises(ValueError, match="allowed \\['host', 'local', 'none', 'peer'\\]"):

@@ -265,6 +265,38 @@ def test_ring_staging_compiles_to_a_seventh_stage_without_staging_memory_of_its_
     assert ring.spill_bytes == 0 and not ring.wgmma_serialized
 
 
+#: Every global-memory access a kernel can make: TMA loads and stores, plain loads and stores, atomics.
+GLOBAL_ACCESS = re.compile(r"cp\.async\.bulk\.tensor|cp\.reduce\.async\.bulk|\b(ld|st|red|atom)\.(\w+\.)*global")
+
+
+@pytest.mark.parametrize(
+    "config",
+    [PINGPONG, COOP.with_(deferred_chunks=8), COOP.with_(stream_k=True, stream_k_remainder=True)],
+    ids=["pingpong", "deferred", "stream-k"],
+)
+def test_pdl_waits_for_the_previous_grid_before_any_global_access(config):
+    """``GemmConfig(pdl=True)``: on every path from the kernel's entry to a global-memory access (TMA,
+    ld/st, atomics, the stream-K flags) the thread has executed ``griddepcontrol.wait``; the grid lets
+    its dependents launch once; without ``pdl`` neither instruction is there."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from ptx_check import kernel_body, path_states
+
+    problem = Problem("bf16", bias=True)
+    ptx = report(config.with_(pdl=True), problem).ptx
+    body = kernel_body(ptx)
+
+    def transfer(ins, waited):
+        return waited or "griddepcontrol.wait" in ins
+
+    accesses = [(ins, states) for ins, states in path_states(body, transfer, False) if GLOBAL_ACCESS.search(ins)]
+    assert accesses, "no global access found: the pattern is stale"
+    early = [ins for ins, states in accesses if False in states]
+    assert not early, f"{len(early)} global accesses reachable before griddepcontrol.wait, e.g. {early[0]}"
+    assert sum("griddepcontrol.launch_dependents" in ins for ins in body) == 1
+    plain = report(config, problem).ptx
+    assert "griddepcontrol" not in plain
+
+
 def test_the_deferred_epilogue_s_pieces_are_the_staging_buffers_row_for_row():
     """A warp's TMA store reads its 16 rows of staging buffer ``s`` as piece ``8 s + warp`` of the
     (16, epi_n) layout: both layouts must map every element to the same shared-memory offset."""

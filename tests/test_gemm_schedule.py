@@ -172,6 +172,8 @@ def test_bad_arguments_are_value_errors_that_name_them():
             validate(**kwargs)
     with pytest.raises(ValueError, match=r"schedule = 'fast' is invalid"):
         gemm(a, b, schedule="fast")
+    with pytest.raises(ValueError, match=r"pdl = 1 is invalid: allowed True or False"):
+        gemm(a, b, pdl=1)
 
 
 def test_stream_k_is_the_tables_choice_unless_asked():
@@ -362,6 +364,14 @@ def test_staging_in_the_ring_frees_a_stage_and_is_refused_where_the_ring_stays_b
     with pytest.raises(ValueError, match=r"16 staging buffers × 8192 B do not fit in the A ring's 2 × 128×64"):
         coop.with_(staging_in_ring=True, epi_stages=16, ab_stages=2).stages(bf16)
     assert coop.with_(staging_in_ring=True).reshaped(tile_n=128).staging_in_ring is False
+
+
+def test_pdl_is_a_checked_flag_that_names_itself():
+    config = GemmConfig(128, 256, 2, 1, Schedule.COOPERATIVE)
+    assert not config.pdl and "PDL" not in config.describe()
+    assert config.with_(pdl=True).describe().endswith(" PDL")
+    with pytest.raises(ValueError, match=r"GemmConfig.pdl = 'on' is invalid: allowed True or False"):
+        config.with_(pdl="on")
 
 
 def test_the_single_wave_rule_puts_the_staging_in_the_ring_only_where_each_cta_owns_one_tile():

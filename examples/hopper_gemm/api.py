@@ -267,12 +267,15 @@ def gemm(
     tile: tuple[int, int] | None = None,
     cluster: tuple[int, int] | None = None,
     stream_k: bool | str | None = None,
+    pdl: bool = True,
 ) -> Any:
     """``alpha · a @ b.T + bias`` (``b_layout="nk"``, b is (N, K)) or ``alpha · a @ b + bias`` (``"kn"``).
 
     fp16/bf16 in and out, fp32 accumulation. ``schedule``: ``"auto"`` (the measured table),
     ``"cooperative"`` or ``"pingpong"``; ``tile`` / ``cluster`` / ``stream_k`` (cooperative: True splits
     the last wave and a half by k-tiles, ``"remainder"`` only the partial wave) override the table's choice.
+    ``pdl``: launch with programmatic dependent launch (:attr:`GemmConfig.pdl`): after another such
+    launch this kernel's set-up overlaps that kernel's tail; after any other kernel nothing changes.
 
     The first call of a key (every argument but the tensors' data: shapes, strides, dtypes, ``alpha``,
     the options, the stream) checks everything and converts the kernel's arguments; a later call with
@@ -281,18 +284,20 @@ def gemm(
     from .launch import current_device_and_stream, without_unheld_ring_staging
 
     device, stream = current_device_and_stream()
-    key = call_key((a, b, bias, out), (alpha, b_layout, schedule, tile, cluster, stream_k), (device, stream))
+    key = call_key((a, b, bias, out), (alpha, b_layout, schedule, tile, cluster, stream_k, pdl), (device, stream))
     entry = LAUNCHES.get(key)
     result = out
     # A key holds everything the checks look at but the pointers' alignment: a cached key skips them.
     if entry is None or any(t is not None and t.data_ptr() % _ALIGN_BYTES for t in (a, b, bias, out)):
         if schedule not in ("auto", *(s.value for s in Schedule)):
             raise ValueError(f"schedule = {schedule!r} is invalid: allowed 'auto', 'cooperative' or 'pingpong'")
+        if not isinstance(pdl, bool):
+            raise ValueError(f"pdl = {pdl!r} is invalid: allowed True or False")
         ops = validate(a, b, bias=bias, alpha=alpha, out=out, b_layout=b_layout)
         m, n, _ = ops.mnk
         sms = device_sms(a.device.index or 0)
         config = choose_config(ops.problem, ops.mnk, schedule, tile, cluster, stream_k, sms=sms)
-        config = without_unheld_ring_staging(config, m, n, a.device.index or 0)
+        config = without_unheld_ring_staging(config, m, n, a.device.index or 0).with_(pdl=pdl)
         # TMA stores rows whose stride is a multiple of 16 bytes: for N not a multiple of 8 the result is a
         # view of padded rows (the padding's contents are unspecified: the GPU run found zeros written there).
         result_shape = None if out is not None else (m, n, (n + 7) // 8 * 8)

@@ -97,6 +97,12 @@ class GemmConfig:
     6). Only for a launch in which every CTA owns at most one tile (cluster-tiles ≤ resident clusters, which
     :func:`~hopper_gemm.launch.clusters_to_launch` checks): then no load lands in the ring after the tile's last
     k-tile. Not with ``stream_k`` or ``deferred_chunks`` (both keep the ring busy under an epilogue).
+
+    ``pdl``: programmatic dependent launch. The kernel is launched with programmatic stream serialization
+    allowed; every thread waits for the previous grid (``griddepcontrol.wait``) after the shared-memory
+    barriers are set up and before its first global-memory access, and each CTA then lets the next grid
+    launch (``griddepcontrol.launch_dependents``). Back-to-back launches overlap one kernel's set-up with
+    the previous one's tail; after a kernel launched without it, nothing changes. ``gemm()`` turns it on.
     """
 
     tile_m: int = 128
@@ -115,6 +121,7 @@ class GemmConfig:
     epi_batch: int = 1
     deferred_chunks: int = 0
     staging_in_ring: bool = False
+    pdl: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "schedule", _schedule(self.schedule))
@@ -169,6 +176,8 @@ class GemmConfig:
             allowed = f"an int in [1, {buffers}] (the staging buffers) dividing the tile's {self.subtiles} subtiles"
             raise _bad(owner, "epi_batch", self.epi_batch, allowed)
         self._check_deferred(owner)
+        if not isinstance(self.pdl, bool):
+            raise _bad(owner, "pdl", self.pdl, "True or False")
         if not isinstance(self.staging_in_ring, bool):
             raise _bad(owner, "staging_in_ring", self.staging_in_ring, "True or False")
         if self.staging_in_ring and (self.stream_k or self.deferred_chunks):
@@ -284,6 +293,7 @@ class GemmConfig:
             + (f" {self.epi_batch} subtiles per acquire" if self.epi_batch > 1 else "")
             + (f" deferred store in {self.deferred_chunks}" if self.deferred_chunks else "")
             + (" staging in the A/B ring" if self.staging_in_ring else "")
+            + (" PDL" if self.pdl else "")
         )
 
 

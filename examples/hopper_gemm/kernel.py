@@ -62,6 +62,10 @@ notify arrives (``lag = 0``: the tile itself). The staging ring's ``.read`` wait
 groups and stay correct (an empty group completes at once). Without ``comm`` (None) none of this code
 is emitted: the kernel is the GEMM alone.
 
+``pdl`` (programmatic dependent launch): after the barrier init every thread executes
+``griddepcontrol.wait`` (the previous grid has completed and its memory is visible) before any global
+access, then ``griddepcontrol.launch_dependents``; the launch allows programmatic stream serialization.
+
 Reading this file: :func:`declare` builds the pipes objects above from a configuration;
 :class:`GemmKernel` holds the host side (``__call__`` / ``stream_k`` / ``traced`` → ``launch``: TMA atoms,
 shared-memory struct, grid) and the device side (``kernel``: barrier init and role dispatch; ``load``: the
@@ -188,6 +192,11 @@ class GemmKernel:
         self.registers = getattr(comm, "registers", None) or (LOAD_REGISTERS, MMA_REGISTERS)
         if comm is not None:
             comm.check(config)
+            if config.pdl:
+                raise ValueError(
+                    "GemmConfig.pdl must be False with a comm role (that pairing is neither built nor tested: "
+                    "the comm role's flags would be read by a grid that started before the previous one ended)"
+                )
             if config.staging_in_ring:
                 raise ValueError(
                     "GemmConfig.staging_in_ring must be False with a comm role (that pairing is neither built nor "
@@ -320,6 +329,7 @@ class GemmKernel:
             block=(BLOCK_THREADS, 1, 1),
             cluster=(cfg.cluster_m, cfg.cluster_n, 1),
             stream=stream,
+            use_pdl=cfg.pdl,
         )
 
     # --- device side -------------------------------------------------------------------------------
@@ -354,6 +364,12 @@ class GemmKernel:
             OrderedBarrier.init_barriers(decl.order, storage.order.data_ptr())
         # One cluster barrier after every init: remote releases need initialized peers.
         init_pipelines(decl.pipelines, storage.pipes.data_ptr(), layout=decl.layout)
+        if cutlass.const_expr(cfg.pdl):
+            # Nothing above touched global memory: the previous grid's outputs (our A, B, bias) and its
+            # reads of what we overwrite (C) are complete past this point. A dependent grid cannot become
+            # resident beside this CTA (its registers fill the SM), so it may launch now.
+            cute.arch.griddepcontrol_wait()
+            cute.arch.griddepcontrol_launch_dependents()
         named = NamedBarrierAllocator(block_threads=BLOCK_THREADS)
         epilogue_barrier = named.allocate("epilogue", threads=128 * cfg.warpgroups_per_tile)
 

@@ -50,8 +50,8 @@ def default_config(m: int, n: int, k: int, dtype: str = "bf16", comm: CommConfig
         config = COOPERATIVE_FALLBACK
     # The fused protocol is checked with one buffer per acquire, and the comm role is told a tile is
     # stored by the storing warp's bulk groups (a deferred epilogue stores from every math warp); its
-    # staging buffers are its own (GemmKernel refuses staging_in_ring with a comm role).
-    config = config.with_(epi_batch=1, deferred_chunks=0, staging_in_ring=False)
+    # staging buffers are its own and it launches without PDL (GemmKernel refuses both with a comm role).
+    config = config.with_(epi_batch=1, deferred_chunks=0, staging_in_ring=False, pdl=False)
     if comm is not None and comm.counts_steps:
         config = full_width_band(config, m, n)
     return config
