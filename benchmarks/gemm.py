@@ -171,15 +171,15 @@ def bench_shape(shape, names, torch) -> list[Row]:
     return [Row((m, n, k), dtype, with_bias, name, times[name], torch_us, errors[name]) for name in contenders]
 
 
-def _auto(shape: tuple, rows: list[Row], sms: int | None = None) -> str:
-    """What ``schedule="auto"`` picks for ``shape`` on a GPU of ``sms`` SMs (None: an H100's), its ratio if
-    it ran, and the target's verdict."""
+def _auto(shape: tuple, rows: list[Row], sms: int | None = None, pdl: bool = False) -> str:
+    """What ``schedule="auto"`` picks for ``shape`` on a GPU of ``sms`` SMs (None: an H100's), launched
+    with programmatic dependent launch or not (``pdl``), its ratio if it ran, and the target's verdict."""
     from hopper_gemm.autotable import H100_SMS, pick
     from hopper_gemm.config import Problem
 
     m, n, k, dtype, bias = shape
-    config = pick(Problem(dtype, bias=bias), (m, n, k), sms or H100_SMS)
-    name = next((nm for nm, c in CANDIDATES.items() if c.with_(pdl=False) == config), config.describe())
+    config = pick(Problem(dtype, bias=bias), (m, n, k), sms or H100_SMS).with_(pdl=pdl)
+    name = next((nm for nm, c in CANDIDATES.items() if c == config), config.describe())
     ran = [r for r in rows if r.name == name]
     target = TARGETS.get((m, n, k))
     if not ran:
@@ -196,7 +196,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="write the rows here")
     parser.add_argument("--shapes", help="comma-separated M×N×K (e.g. 6144x6144x6144): only these rows of the table")
     parser.add_argument(
-        "--pdl", action="store_true", help="launch every configuration with programmatic dependent launch, as gemm()"
+        "--pdl",
+        choices=["off", "on", "both"],
+        default="off",
+        help="programmatic dependent launch for every configuration (on: as gemm() launches; both: each "
+        "configuration twice, the PDL one named NAME+pdl, in the same interleaved rounds)",
     )
     args = parser.parse_args(argv)
     import torch
@@ -206,8 +210,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     default = QUICK if args.quick else [n for n in CANDIDATES if n not in DIAGNOSTIC]
     names = args.configs.split(",") if args.configs else default
-    if args.pdl:  # back-to-back launches of one configuration then overlap set-up and tail
+    # With PDL, back-to-back launches of one configuration overlap one's set-up with the other's tail.
+    if args.pdl == "on":
         CANDIDATES.update({name: CANDIDATES[name].with_(pdl=True) for name in names})
+    elif args.pdl == "both":
+        CANDIDATES.update({f"{name}+pdl": CANDIDATES[name].with_(pdl=True) for name in names})
+        names = [variant for name in names for variant in (name, f"{name}+pdl")]
     shapes = QUICK_SHAPES if args.quick else SHAPES
     if args.shapes:
         wanted = {w.strip().replace("×", "x") for w in args.shapes.split(",")}
@@ -215,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         if not shapes:
             parser.error(f"--shapes {args.shapes!r} names no row of the table: {[s[:3] for s in SHAPES]}")
     device = torch.cuda.get_device_name()
-    pdl = "with" if args.pdl else "without"
+    pdl = {"off": "without", "on": "with", "both": "with (+pdl) and without"}[args.pdl]
     print(
         f"device: {device}; torch {torch.__version__}; {ROUNDS}×{BATCH} timed launches each, median of rounds; "
         f"ours {pdl} programmatic dependent launch"
@@ -237,13 +245,15 @@ def main(argv: list[str] | None = None) -> int:
     from hopper_gemm.api import device_sms
 
     sms = device_sms(torch.cuda.current_device())
+    launches = {"off": [False], "on": [True], "both": [False, True]}[args.pdl]  # auto's, with or without PDL
     print("\nbest configuration per shape (ratio = ours / torch throughput; torch = F.linear when bias):")
     for shape in shapes:
         mine = [r for r in rows if (r.shape, r.dtype, r.bias) == (shape[:3], shape[3], shape[4])]
         best = max(mine, key=lambda r: r.ratio)
         m, n, k = best.shape
         label = f"{m}×{n}×{k} {best.dtype}{' +bias' if best.bias else ''}"
-        print(f"  {label}: {best.name} {best.tflops:.0f} TFLOP/s, ratio {best.ratio:.3f}{_auto(shape, mine, sms)}")
+        auto = "".join(_auto(shape, mine, sms, pdl) for pdl in launches)
+        print(f"  {label}: {best.name} {best.tflops:.0f} TFLOP/s, ratio {best.ratio:.3f}{auto}")
     if args.json:
         Path(args.json).write_text(
             json.dumps([r.__dict__ | {"ratio": r.ratio, "tflops": r.tflops} for r in rows], indent=1)

@@ -27,10 +27,12 @@ def test_the_summary_judges_autos_pick_against_the_issue_target():
 
 
 def test_the_summary_finds_autos_pick_among_pdl_launches(monkeypatch):
-    """``--pdl`` launches every configuration with programmatic dependent launch: the summary still
-    names the table's pick (the flag is a launch choice, not a shape)."""
+    """``--pdl on`` launches every configuration with programmatic dependent launch: the summary names the
+    table's pick among them (the flag is a launch choice, not a shape)."""
     import gemm
 
+    shape = (256, 8192, 8192, "bf16", False)
     monkeypatch.setattr(gemm, "CANDIDATES", {k: v.with_(pdl=True) for k, v in gemm.CANDIDATES.items()})
-    rows = [gemm.Row((256, 8192, 8192), "bf16", False, "pp128x128c21r", 1000.0, 980.0, 0.0)]
-    assert "auto = pp128x128c21r 0.980, target ≥ 0.98 ✓" in gemm._auto((256, 8192, 8192, "bf16", False), rows)
+    rows = [gemm.Row(shape[:3], "bf16", False, "pp128x128c21r", 1000.0, 980.0, 0.0)]
+    assert "auto = pp128x128c21r 0.980, target ≥ 0.98 ✓" in gemm._auto(shape, rows, pdl=True)
+    assert "not in this run" in gemm._auto(shape, rows, pdl=False)  # no configuration without PDL ran
