@@ -54,7 +54,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 def no_gpu_report(args: argparse.Namespace) -> int:
     from hopper_gemm.config import Problem
-    from hopper_gemm.kernel import declare
+    from hopper_gemm.roles import declare
     from tile_comm.build import alone_resources, fused_resources
     from tile_comm.launcher import default_config
     from tile_comm.protocol import BUGS, check_declarations

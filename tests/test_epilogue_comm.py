@@ -182,8 +182,9 @@ def test_gemm_without_comm_has_no_comm_code():
     import cutlass
     import cutlass.cute as cute
     from cutlass.cute.runtime import make_fake_stream
-    from hopper_gemm.kernel import GemmKernel, declare
+    from hopper_gemm.kernel import GemmKernel
     from hopper_gemm.launch import fake_operands
+    from hopper_gemm.roles import declare
 
     problem = Problem("bf16")
     plain = GemmKernel(COOP_256x128, problem)
@@ -317,7 +318,7 @@ def test_epochs_wrap_never_to_zero_and_keep_alternating_parity():
 @pytest.mark.parametrize("slots,lag", [(1, 0), (2, 0), (2, 1), (3, 2)])
 @pytest.mark.parametrize("transport", ["host", "local", "none"])
 def test_the_kernels_declarations_pass_the_checker(transport, slots, lag):
-    from hopper_gemm.kernel import declare
+    from hopper_gemm.roles import declare
     from tile_comm.protocol import check_declarations
     from tile_comm.role import CommRole
 
@@ -330,7 +331,7 @@ def test_the_kernels_declarations_pass_the_checker(transport, slots, lag):
 @pytest.mark.parametrize("slots,lag", [(1, 0), (2, 0), (3, 2)])
 def test_the_copy_engine_protocol_passes_the_checker(slots, lag):
     """Engine copy: the comm warp's counts, the copy stream's wait-copy-flag per step, the host's reads."""
-    from hopper_gemm.kernel import declare
+    from hopper_gemm.roles import declare
     from tile_comm.protocol import check_declarations
     from tile_comm.role import CommRole
 
@@ -342,7 +343,7 @@ def test_the_copy_engine_protocol_passes_the_checker(slots, lag):
 
 @pytest.mark.parametrize("bug", ["flag_before_data", "notify_on_read", "no_proxy_fence", "narrow_scope"])
 def test_planted_copy_engine_defects_are_found(bug):
-    from hopper_gemm.kernel import declare
+    from hopper_gemm.roles import declare
     from tile_comm.protocol import check_declarations
     from tile_comm.role import CommRole
 
@@ -357,7 +358,7 @@ def test_planted_copy_engine_defects_are_found(bug):
 
 @pytest.mark.parametrize("bug", ["flag_before_data", "notify_on_read", "no_proxy_fence", "narrow_scope"])
 def test_planted_defects_are_found(bug):
-    from hopper_gemm.kernel import declare
+    from hopper_gemm.roles import declare
     from tile_comm.protocol import check_declarations
     from tile_comm.role import CommRole
 

@@ -142,7 +142,7 @@ def test_declared_pipelines_pass_the_checker():
     """The kernel's own declarations, at ab_stages=2 so that three k-tiles wrap the ring (same roles, counts
     and peers as the real depth), explored exhaustively (the cooperative schedule's 8 interchangeable
     consumer warps as one orbit)."""
-    from hopper_gemm.kernel import declare
+    from hopper_gemm.roles import declare
 
     from pipes.check import check, ordered_protocol, stream_protocol
 

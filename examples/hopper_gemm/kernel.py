@@ -66,17 +66,16 @@ is emitted: the kernel is the GEMM alone.
 ``griddepcontrol.wait`` (the previous grid has completed and its memory is visible) before any global
 access, then ``griddepcontrol.launch_dependents``; the launch allows programmatic stream serialization.
 
-Reading this file: :func:`declare` builds the pipes objects above from a configuration;
-:class:`GemmKernel` holds the host side (``__call__`` / ``stream_k`` / ``traced`` → ``launch``: TMA atoms,
-shared-memory struct, grid) and the device side (``kernel``: barrier init and role dispatch; ``load``: the
-load warp; ``math``: the math warpgroups' tile loop). The k-loop is in ``mainloop.py``, the store path
-in ``epilogue_store.py`` (deferred: ``deferred_store.py``), stream-K's units and their fix-up in
-``stream_k.py``, the tile order in ``schedule.py``.
+Reading this file: :func:`~hopper_gemm.roles.declare` (``roles.py``) builds the pipes objects above from
+a configuration; :class:`GemmKernel` holds the host side (``__call__`` / ``stream_k`` / ``traced`` →
+``launch``: TMA atoms, shared-memory struct, grid) and the device side (``kernel``: barrier init and
+role dispatch; ``load``: the load warp; ``math``: the math warpgroups' tile loop). The k-loop is in
+``mainloop.py``, the store path in ``epilogue_store.py`` (deferred: ``deferred_store.py``), stream-K's
+units and their fix-up in ``stream_k.py``, the tile order in ``schedule.py``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import cutlass
@@ -86,20 +85,12 @@ from cutlass import Float32, Int32, Int64
 from cutlass.cute.nvgpu import cpasync, warpgroup
 from cutlass.tensor_utils import LayoutEnum
 
-from pipes import ArrivalUnit, Completion, PipelineSpec, Role
 from pipes.cute import (
-    Multicast,
     NamedBarrierAllocator,
     OrderedBarrier,
-    OrderSpec,
-    RoleLayout,
-    SlotReaders,
-    TmaLoadPipeline,
-    TmaStoreStaging,
     TraceEvent,
     TraceLayout,
     Tracer,
-    Warps,
     WarpSync,
     init_pipelines,
     storage_words,
@@ -112,69 +103,11 @@ from .epilogue import EpilogueArgs, apply_terms, load_operands, terms_for
 from .epilogue_store import EpilogueStage, offset_coords, store_tile
 from .kernel_parts import Copies, LoadSources, Shared, SmemLayouts, TileGrid
 from .mainloop import mainloop
+from .roles import BLOCK_THREADS, LOAD_REGISTERS, MATH_FIRST_WARP, MMA_REGISTERS, declare
 from .schedule import StreamKSplit, TileOrder
 from .stream_k import split_phase
 
-BLOCK_THREADS = 384
-LOAD_REGISTERS = 40
-MMA_REGISTERS = 232
-MATH_FIRST_WARP = 4
 _DTYPES = {"fp16": cutlass.Float16, "bf16": cutlass.BFloat16}
-
-
-@dataclass(frozen=True)
-class Declarations:
-    """The kernel's pipes objects, built once per configuration (Python objects; no code)."""
-
-    mainloop: TmaLoadPipeline
-    staging: TmaStoreStaging
-    order: OrderSpec | None
-    layout: RoleLayout
-    notify: Any = None  # comm hook: the ``tiles`` StoreNotifyPipeline (None without comm)
-
-    @property
-    def pipelines(self) -> tuple[Any, ...]:
-        return (self.mainloop,) if self.notify is None else (self.mainloop, self.notify)
-
-
-#: Trace ids (pipes.cute.trace) of what a traced GEMM records.
-TRACE_NAMES = {1: "mainloop", 2: "pingpong", 3: "epilogue"}
-
-
-def declare(config: GemmConfig, problem: Problem, tracer: Any = None, comm: Any = None) -> Declarations:
-    """The pipelines, the staging ring, the ping-pong order and the role layout of one configuration.
-
-    ``tracer``: a :class:`pipes.cute.Tracer` (built inside the kernel) to record the mainloop's events.
-    ``comm``: a ``tile_comm.CommRole`` (adds the ``tiles`` pipeline and the ``store``/``comm`` roles).
-    """
-    ab_stages, epi_stages = config.stages(problem)
-    math_warps = 4 * config.warpgroups_per_tile  # warps that consume one slot
-    a_multicast, b_multicast = config.cluster_n > 1, config.cluster_m > 1
-    multicast = (
-        Multicast(config.cluster_m, config.cluster_n, a=a_multicast, b=b_multicast)
-        if a_multicast or b_multicast
-        else None
-    )
-    peers = multicast.peers if multicast is not None else 1
-    spec = PipelineSpec(
-        "mainloop",
-        ab_stages,
-        producer=Role("load", ArrivalUnit.ELECTED_PER_WARP),
-        consumers=Role("mma", ArrivalUnit.ELECTED_PER_WARP, count=math_warps, peers=peers),
-        completion=Completion.TRANSACTION_BYTES,
-        tx_bytes=config.stage_bytes(problem),
-    )
-    mainloop = TmaLoadPipeline(spec, multicast=multicast, readers=SlotReaders.ASYNC, tracer=tracer, trace_id=1)
-    order = None
-    if config.schedule is Schedule.PINGPONG:
-        order = OrderSpec("pingpong", groups=2, role=Role("math", ArrivalUnit.ELECTED_PER_WARP, count=4), depth=2)
-    # Ping-pong: of the 8 math warps, the 4 of one warpgroup consume each slot.
-    roles = {"load": Warps(0), "mma": Warps(MATH_FIRST_WARP, 8, threads=math_warps * 32)}
-    notify = None
-    if comm is not None:  # comm hook: the store→notify pipeline and the store/comm roles
-        notify, roles = comm.declare(roles, storing_warp=MATH_FIRST_WARP)
-    layout = RoleLayout(BLOCK_THREADS, roles, cluster_size=config.cluster_size)
-    return Declarations(mainloop, TmaStoreStaging(epi_stages, name="epilogue"), order, layout, notify)
 
 
 class GemmKernel:

@@ -20,8 +20,9 @@ def traced_run(a: Any, b_nk: Any, config: GemmConfig, clock: str = "globaltimer"
     from pipes.cute import TraceLayout
 
     from .api import validate
-    from .kernel import BLOCK_THREADS, TRACE_NAMES, GemmKernel
+    from .kernel import GemmKernel
     from .launch import clusters_to_launch, current_stream, cute_operands
+    from .roles import BLOCK_THREADS, TRACE_NAMES
 
     m, n = a.shape[0], b_nk.shape[0]
     out = torch.empty(m, n, device=a.device, dtype=a.dtype)
