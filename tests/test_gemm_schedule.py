@@ -78,6 +78,18 @@ def test_steps_are_rectangles_walked_in_order(cluster, raster, group, tiles, dep
         assert len(flat_steps) <= depth and sorted(flat_steps) == list(range(min(flat_steps), max(flat_steps) + 1))
 
 
+def test_the_configuration_counts_the_cluster_tiles_the_kernel_walks():
+    """``GemmConfig.cluster_tiles`` (the host's count: launch size, the table's waves, the single-wave
+    rule) is the product of ``TileOrder.cluster_grid`` (the kernel's)."""
+    for tile_m, tile_n, cm, cn in [(128, 256, 2, 1), (256, 128, 1, 2), (128, 128, 2, 2), (64, 64, 1, 1)]:
+        config = GemmConfig(tile_m, tile_n, cm, cn, "pingpong" if tile_m == 64 else "cooperative")
+        order = TileOrder(cm, cn)
+        for m in (1, 63, 64, 65, 128, 300, 4096):
+            for n in (8, 127, 128, 129, 1000, 8192):
+                grid = order.cluster_grid(ceil_div(m, tile_m), ceil_div(n, tile_n))
+                assert config.cluster_tiles(m, n) == grid[0] * grid[1], (config.describe(), m, n)
+
+
 def test_consecutive_cluster_tiles_stay_in_a_band():
     order = TileOrder(1, 1, raster="m", group=4)
     walk = [order.cluster_tile(i, 8, 10) for i in range(12)]

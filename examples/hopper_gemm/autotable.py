@@ -128,9 +128,7 @@ def single_wave_staging(config: GemmConfig, problem: Problem, mnk: tuple[int, in
     plain = config.with_(staging_in_ring=False)
     if config.stream_k or config.deferred_chunks:
         return plain
-    m, n, _ = mnk
-    tiles = -(-m // (config.tile_m * config.cluster_m)) * -(-n // (config.tile_n * config.cluster_n))
-    if tiles > sms // config.cluster_size:
+    if config.cluster_tiles(*mnk[:2]) > sms // config.cluster_size:
         return plain
     ring = plain.with_(staging_in_ring=True)
     try:
@@ -150,8 +148,7 @@ def pick(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS) -> Ge
         return single_wave_staging(PINGPONG_128x128 if problem.bias else PINGPONG_128x192, problem, mnk, sms)
     n = mnk[1]
     cfg = COOPERATIVE_DEFERRED
-    cluster_tiles = -(-m // (cfg.tile_m * cfg.cluster_m)) * -(-n // (cfg.tile_n * cfg.cluster_n))
-    waves, partial = divmod(cluster_tiles, max(1, sms // cfg.cluster_size))
+    waves, partial = divmod(cfg.cluster_tiles(m, n), max(1, sms // cfg.cluster_size))
     if waves >= STREAM_K_MIN_WAVES and partial:
         return cfg.with_(stream_k=True, stream_k_remainder=True)
     return cfg

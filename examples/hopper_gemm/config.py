@@ -232,6 +232,12 @@ class GemmConfig:
         rows, cols = self.epi_tile
         return (self.tile_m // rows) * (self.tile_n // cols)
 
+    def cluster_tiles(self, m: int, n: int) -> int:
+        """The cluster-tiles of an M×N output, what the persistent clusters walk: the count of
+        :meth:`hopper_gemm.schedule.TileOrder.cluster_grid` (a cluster may hang over the edge)."""
+        rows, cols = -(-m // self.tile_m), -(-n // self.tile_n)
+        return -(-rows // self.cluster_m) * -(-cols // self.cluster_n)
+
     def stage_bytes(self, problem: Problem) -> int:
         """Shared memory of one A/B stage."""
         return (self.tile_m + self.tile_n) * self.tile_k * problem.element_bytes

@@ -299,8 +299,9 @@ class GemmKernel:
         init_pipelines(decl.pipelines, storage.pipes.data_ptr(), layout=decl.layout)
         if cutlass.const_expr(cfg.pdl):
             # Nothing above touched global memory: the previous grid's outputs (our A, B, bias) and its
-            # reads of what we overwrite (C) are complete past this point. A dependent grid cannot become
-            # resident beside this CTA (its registers fill the SM), so it may launch now.
+            # reads of what we overwrite (C) are complete past this point. The next grid may launch now:
+            # this CTA holds 384 × 168 of the SM's 65,536 registers, so at most a tiny CTA of it fits
+            # beside this one, and that waits in its own griddepcontrol.wait.
             cute.arch.griddepcontrol_wait()
             cute.arch.griddepcontrol_launch_dependents()
         named = NamedBarrierAllocator(block_threads=BLOCK_THREADS)

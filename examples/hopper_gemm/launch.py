@@ -75,7 +75,7 @@ def clusters_to_launch(config: GemmConfig, m: int, n: int, device_index: int = 0
 
     A ``staging_in_ring`` configuration needs one cluster per cluster-tile (each CTA owns at most one
     tile): a ``ValueError`` says so when the GPU cannot hold them all at once."""
-    tiles, resident = cluster_tiles(config, m, n), resident_clusters(config.cluster_size, device_index)
+    tiles, resident = config.cluster_tiles(m, n), resident_clusters(config.cluster_size, device_index)
     if config.staging_in_ring and tiles > resident:
         raise ValueError(
             f"GemmConfig.staging_in_ring = True is invalid for M×N = {m}×{n}: tiles of {config.tile_m}×"
@@ -86,20 +86,10 @@ def clusters_to_launch(config: GemmConfig, m: int, n: int, device_index: int = 0
     return max(1, min(tiles, resident))
 
 
-def cluster_tiles(config: GemmConfig, m: int, n: int) -> int:
-    """The cluster-tiles of an M×N output: what the persistent clusters walk."""
-    from .schedule import TileOrder, ceil_div
-
-    grid = TileOrder(config.cluster_m, config.cluster_n).cluster_grid(
-        ceil_div(m, config.tile_m), ceil_div(n, config.tile_n)
-    )
-    return grid[0] * grid[1]
-
-
 def without_unheld_ring_staging(config: GemmConfig, m: int, n: int, device_index: int = 0) -> GemmConfig:
     """``config`` with ``staging_in_ring`` off where this GPU cannot hold one cluster per cluster-tile
     (the table's rule counts SMs / cluster size; a GPU may hold fewer clusters at once)."""
-    if config.staging_in_ring and cluster_tiles(config, m, n) > resident_clusters(config.cluster_size, device_index):
+    if config.staging_in_ring and config.cluster_tiles(m, n) > resident_clusters(config.cluster_size, device_index):
         return config.with_(staging_in_ring=False)
     return config
 

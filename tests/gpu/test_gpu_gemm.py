@@ -305,12 +305,12 @@ def test_ring_staging_is_bitwise_the_staged_one(shape, config, bias):
     torch = _torch()
     from hopper_gemm.api import launcher, validate
     from hopper_gemm.config import GemmConfig
-    from hopper_gemm.launch import cluster_tiles, clusters_to_launch, resident_clusters
+    from hopper_gemm.launch import clusters_to_launch, resident_clusters
 
     tile, cluster, schedule = config
     m, n, k = shape
     ring_config = GemmConfig(*tile, *cluster, schedule, staging_in_ring=True)
-    if cluster_tiles(ring_config, m, n) > resident_clusters(ring_config.cluster_size):
+    if ring_config.cluster_tiles(m, n) > resident_clusters(ring_config.cluster_size):
         with pytest.raises(ValueError, match="a CTA would own a second tile"):
             clusters_to_launch(ring_config, m, n)
         return
