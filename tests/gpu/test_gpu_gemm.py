@@ -371,6 +371,37 @@ def test_pdl_chains_read_and_overwrite_what_the_previous_grid_touched(shape):
     assert torch.equal(ys, ys_ref) and torch.equal(x, x_ref)
 
 
+@pytest.mark.parametrize("pdl", [False, True])
+def test_a_cuda_graph_of_chained_gemms_replays_the_eager_result(pdl):
+    """Two dependent gemm() calls captured in a CUDA graph (PDL launches become programmatic edges):
+    NaN-poisoned outputs, three replays, bitwise the eager chain's result."""
+    torch = _torch()
+    from hopper_gemm.api import gemm
+
+    g = torch.Generator(device="cuda").manual_seed(13)
+    x = torch.randn(256, 4096, device="cuda", dtype=torch.bfloat16, generator=g)
+    w1, w2 = (torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16, generator=g) / 64 for _ in range(2))
+    y, z = torch.empty_like(x), torch.empty_like(x)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # compile and prepare outside the capture, on the capturing stream
+        gemm(x, w1, out=y, pdl=pdl)
+        gemm(y, w2, out=z, pdl=pdl)
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    eager = z.clone()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=side):
+        gemm(x, w1, out=y, pdl=pdl)
+        gemm(y, w2, out=z, pdl=pdl)
+    y.fill_(float("nan"))
+    z.fill_(float("nan"))
+    for _ in range(3):
+        graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(z, eager)
+
+
 def test_pdl_stream_k_launches_back_to_back_reset_their_flags():
     """Stream-K with PDL: ten launches without a sync, each waiting for the previous grid before it
     touches the shared flags and partials; every result bitwise the first, the flags back to zero."""
