@@ -388,25 +388,30 @@ def test_pdl_is_a_checked_flag_that_names_itself():
 
 def test_the_single_wave_rule_puts_the_staging_in_the_ring_only_where_each_cta_owns_one_tile():
     """:func:`~hopper_gemm.autotable.single_wave_staging` in ``pick`` and ``choose_config``: on where the
-    cluster-tiles fit the SMs at once and the ring gains a stage; off past a wave, where no stage is
-    gained (128×192: 5 either way; 128×64: 9), and under any override that changes that."""
+    cluster-tiles fit the SMs at once, off past a wave and under any override that changes that; the
+    stage it frees is taken from K = 4096 on (below it the plain stage count stays)."""
     from hopper_gemm.api import choose_config
-    from hopper_gemm.autotable import pick
+    from hopper_gemm.autotable import RING_EXTRA_STAGE_MIN_K, pick, single_wave_staging
 
     bf16 = Problem("bf16")
 
     def ring(mnk, sms=132, problem=bf16):
-        return pick(problem, mnk, sms).staging_in_ring
+        config = pick(problem, mnk, sms)
+        return config.staging_in_ring and config.stages(problem)[0]
 
-    assert ring((256, 8192, 8192)) and ring((200, 8192, 8192))  # 64 cluster-tiles of 128×128 on 66 clusters
-    assert ring((256, 8192, 8192), problem=Problem("fp16", bias=True))
+    assert ring((256, 8192, 8192)) == ring((200, 8192, 8192)) == 7  # 64 cluster-tiles of 128×128, 66 clusters
+    assert ring((256, 8192, RING_EXTRA_STAGE_MIN_K)) == 7
+    assert ring((256, 8192, RING_EXTRA_STAGE_MIN_K - 64)) == ring((256, 8192, 1024)) == 6  # short K: the plain 6
+    assert ring((256, 8192, 8192), problem=Problem("fp16", bias=True)) == 7
+    assert ring((384, 6144, 8192)) == 5 and ring((128, 8192, 8192)) == 9  # 128×192, 128×64: no stage to gain
+    assert ring((64, 8192, 8192)) == 14 and ring((64, 8192, 1024)) == 13  # 64×64
     assert not ring((512, 8192, 8192))  # 128 cluster-tiles: two per CTA
-    assert not ring((256, 8192, 8192), sms=120)  # 60 clusters hold 64 cluster-tiles only in two waves
-    assert not ring((384, 6144, 8192))  # 128×192: 5 stages with or without the staging buffers
-    assert not ring((128, 8192, 8192))  # 128×64: 9 stages either way
+    # 60 clusters of two hold 64 cluster-tiles of 128×128 only in two waves
+    assert not single_wave_staging(GemmConfig(128, 128, 2, 1, "pingpong"), bf16, (256, 8192, 8192), 120).staging_in_ring
     assert not ring((4096, 4096, 4096)) and not ring((8192, 8192, 1024))  # many tiles per CTA
     assert choose_config(bf16, (256, 8192, 8192), "pingpong", None, None).stages(bf16) == (7, 2)
-    assert not choose_config(bf16, (256, 8192, 8192), "auto", (64, 256), None).staging_in_ring  # 5 stages either way
+    assert choose_config(bf16, (256, 8192, 8192), "auto", (64, 256), None).staging_in_ring  # 64 cluster-tiles
+    assert not choose_config(bf16, (512, 8192, 8192), "auto", (64, 256), None).staging_in_ring  # 128
     split = choose_config(bf16, (256, 8192, 8192), "cooperative", (128, 128), None, stream_k=True)
     assert split.stream_k and not split.staging_in_ring
 

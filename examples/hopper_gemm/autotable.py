@@ -15,9 +15,9 @@ M ≤ 512 (few row tiles)    ping-pong, the tile   256×8192×8192: 128×128 c2�
                            (128×192 not with a   1.00, 32×8192² 0.60 → 0.88 (seventh session); just past a
                            bias); cluster 2×1    wave, 128×192: 384×6144×8192 0.57 → 0.81, 300×6144² 0.73 →
                            for an even number    0.90 (eighth session; benchmarks/gemm_small_m.py).
-                           of row tiles; the     One tile per CTA: the staging in the ring, one more
-                           staging in the ring   stage: 256×8192² 0.953 → 0.972 (ninth session)
-                           where each CTA owns
+                           of row tiles; the     One tile per CTA: the staging in the ring (and from
+                           staging in the ring   K = 4096 one more stage): 256×8192² 0.953 → 0.972, short
+                           where each CTA owns   K −0.5 … −2 % in time (ninth session)
                            one tile
 K ≤ 2048 (short K)         ping-pong 128×192     8192²×1024: 1.196 (cooperative 128×256: 1.06): the
                            cluster 2×1           epilogue is a large share, ping-pong hides it (with a
@@ -120,22 +120,32 @@ def small_m(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) 
     return PINGPONG_128x128.with_(tile_m=tile_m, tile_n=tile_n, cluster_m=cluster_m, cluster_n=3 - cluster_m)
 
 
+#: The K from which the A/B stage that the ring staging frees pays off. Below it the extra stage ran
+#: 0.5–2 % slower than the plain stage count (128×128 at K = 1024 and 2048); from it, 0.7 % faster
+#: (K = 4096) and 2 % faster (K = 8192). H100, 2026-11-26.
+RING_EXTRA_STAGE_MIN_K = 4096
+
+
 def single_wave_staging(config: GemmConfig, problem: Problem, mnk: tuple[int, int, int], sms: int) -> GemmConfig:
-    """``config`` with ``staging_in_ring`` on when every CTA owns at most one tile (cluster-tiles ≤ the
-    ``sms // cluster size`` clusters that fit at once) and the freed staging memory holds one more A/B
-    stage; off otherwise. 256×8192² (ping-pong 128×128, 64 cluster-tiles): 7 stages instead of 6, +1.8 …
-    +2.3 % (2026-11-26)."""
+    """``config`` with ``staging_in_ring`` on where every CTA owns at most one tile (cluster-tiles ≤ the
+    ``sms // cluster size`` clusters that fit at once), off otherwise; the stage that frees is taken only
+    for K ≥ :data:`RING_EXTRA_STAGE_MIN_K` (below it the plain stage count is kept).
+
+    Measured with PDL on an H100 (2026-11-26), time against staging buffers of their own: ping-pong
+    128×128 −0.5 … −2 % with the plain stage count at K ≤ 4096, and 7 stages instead of 6 at 256×8192²
+    −1.7 … −2.3 %; 64×64 −0.4 … −1.5 % at 64×8192×{1024, 2048, 8192}."""
     plain = config.with_(staging_in_ring=False)
-    if config.stream_k or config.deferred_chunks:
-        return plain
-    if config.cluster_tiles(*mnk[:2]) > sms // config.cluster_size:
+    m, n, k = mnk
+    if config.stream_k or config.deferred_chunks or config.cluster_tiles(m, n) > sms // config.cluster_size:
         return plain
     ring = plain.with_(staging_in_ring=True)
     try:
-        more = ring.stages(problem)[0] > plain.stages(problem)[0]
+        plain_stages, ring_stages = plain.stages(problem)[0], ring.stages(problem)[0]
     except ValueError:
         return plain
-    return ring if more else plain
+    if ring_stages > plain_stages and k < RING_EXTRA_STAGE_MIN_K:
+        return ring.with_(ab_stages=plain_stages)
+    return ring
 
 
 def pick(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS) -> GemmConfig:

@@ -291,6 +291,8 @@ RING_CONFIGS = [
     ((128, 128), (1, 2), "pingpong"),
     ((64, 128), (2, 1), "pingpong"),
     ((64, 64), (1, 2), "pingpong"),
+    ((128, 64), (1, 2), "pingpong"),
+    ((128, 192), (1, 2), "pingpong"),
     ((128, 128), (2, 1), "cooperative"),
     ((256, 128), (1, 2), "cooperative"),
 ]
@@ -328,14 +330,16 @@ def test_ring_staging_is_bitwise_the_staged_one(shape, config, bias):
     assert torch.equal(outs[0], outs[2])
 
 
-def test_auto_stages_in_the_ring_at_one_tile_per_cta():
-    """gemm() at 256×8192×2048: the table's ping-pong 128×128 with the staging in the ring (7 stages)."""
+@pytest.mark.parametrize("k,stages", [(4096, 7), (2048, 6)])
+def test_auto_stages_in_the_ring_at_one_tile_per_cta(k, stages):
+    """gemm() at 256×8192×K: the table's ping-pong 128×128 with the staging in the ring, and the stage
+    that frees taken from K = 4096 on."""
     from hopper_gemm.api import choose_config, device_sms
     from hopper_gemm.config import Problem
 
-    mnk = (256, 8192, 2048)
+    mnk = (256, 8192, k)
     config = choose_config(Problem("bf16"), mnk, "auto", None, None, sms=device_sms(0))
-    assert config.staging_in_ring and config.stages(Problem("bf16"))[0] == 7
+    assert config.staging_in_ring and config.stages(Problem("bf16"))[0] == stages
     _run(*mnk, "bf16", "nk", "auto")
     _run(*mnk, "bf16", "nk", "auto", bias=True, alpha=0.5)
 
