@@ -69,9 +69,9 @@ access, then ``griddepcontrol.launch_dependents``; the launch allows programmati
 Reading this file: :func:`~hopper_gemm.roles.declare` (``roles.py``) builds the pipes objects above from
 a configuration; :class:`GemmKernel` holds the host side (``__call__`` / ``stream_k`` / ``traced`` →
 ``launch``: TMA atoms, shared-memory struct, grid) and the device side (``kernel``: barrier init and
-role dispatch; ``load``: the load warp; ``math``: the math warpgroups' tile loop). The k-loop is in
-``mainloop.py``, the store path in ``epilogue_store.py`` (deferred: ``deferred_store.py``), stream-K's
-units and their fix-up in ``stream_k.py``, the tile order in ``schedule.py``.
+role dispatch; ``math``: the math warpgroups' tile loop). The load warp is in ``load_warp.py``, the
+k-loop in ``mainloop.py``, the store path in ``epilogue_store.py`` (deferred: ``deferred_store.py``),
+stream-K's units and their fix-up in ``stream_k.py``, the tile order in ``schedule.py``.
 """
 
 from __future__ import annotations
@@ -94,14 +94,14 @@ from pipes.cute import (
     WarpSync,
     init_pipelines,
     storage_words,
-    tma_cache_policy,
 )
 
 from .config import GemmConfig, Problem, Schedule
 from .deferred_store import WARP_ROWS, DeferredStore, flush, hold
 from .epilogue import EpilogueArgs, apply_terms, load_operands, terms_for
 from .epilogue_store import EpilogueStage, offset_coords, store_tile
-from .kernel_parts import Copies, LoadSources, Shared, SmemLayouts, TileGrid
+from .kernel_parts import Copies, Shared, SmemLayouts, TileGrid
+from .load_warp import load, load_atom
 from .mainloop import mainloop
 from .roles import BLOCK_THREADS, LOAD_REGISTERS, MATH_FIRST_WARP, MMA_REGISTERS, declare
 from .schedule import StreamKSplit, TileOrder
@@ -234,8 +234,8 @@ class GemmKernel:
             stored_box = (WARP_ROWS, cfg.epi_n)
             pieces = self.epi_stages * cfg.epi_tile[0] // WARP_ROWS
             stored_smem = sm90_utils.make_smem_layout_epi(self.out_dtype, self.c_layout, stored_box, pieces)
-        atom_a, tma_a = _load_atom(a, a_smem, (cfg.tile_m, cfg.tile_k), cfg.cluster_n)
-        atom_b, tma_b = _load_atom(b, b_smem, (cfg.tile_n, cfg.tile_k), cfg.cluster_m)
+        atom_a, tma_a = load_atom(a, a_smem, (cfg.tile_m, cfg.tile_k), cfg.cluster_n)
+        atom_b, tma_b = load_atom(b, b_smem, (cfg.tile_n, cfg.tile_k), cfg.cluster_m)
         atom_c, tma_c = cpasync.make_tiled_tma_atom(
             cpasync.CopyBulkTensorTileS2GOp(), c, cute.slice_(stored_smem, (None, None, 0)), stored_box
         )
@@ -339,7 +339,7 @@ class GemmKernel:
         if warp < MATH_FIRST_WARP:
             cute.arch.setmaxregister_decrease(self.registers[0])
             if decl.layout.is_role("load"):
-                self.load(decl, copies, shared, grid)
+                load(self, decl, copies, shared, grid)
             # comm hook: the communication warp (a trace-time test, then the run-time role test)
             if cutlass.const_expr(self.comm is not None):  # noqa: SIM102
                 if decl.layout.is_role("comm"):
@@ -350,53 +350,6 @@ class GemmKernel:
             epilogue_args = EpilogueArgs(alpha, bias, c.shape[1])
             stream_k_args = extra if cutlass.const_expr(cfg.stream_k) else None
             self.math(decl, tracer, copies, shared, grid, epilogue_args, math_wg, comm_args, stream_k_args)
-
-    @cute.jit
-    def load(self, decl: cutlass.Constexpr, copies: Copies, shared: Shared, grid: Any) -> None:
-        """The load warp: one stream of (tile, k) A/B k-tiles into the mainloop ring."""
-        cfg = self.config
-        atom_a, tma_a, atom_b, tma_b = copies.atom_a, copies.tma_a, copies.atom_b, copies.tma_b
-        sa, sb = shared.a, shared.b
-        cluster = cute.make_layout((cfg.cluster_m, cfg.cluster_n, 1))
-        coord = (grid.cta_m, grid.cta_n, 0)
-        # A is shared by the CTAs of a cluster row (same m), B by those of a column (same n).
-        a_mask = cute.make_layout_image_mask(cluster, coord, mode=1)
-        b_mask = cute.make_layout_image_mask(cluster, coord, mode=0)
-        ga = cute.local_tile(tma_a, (cfg.tile_m, cfg.tile_k), (None, None))
-        gb = cute.local_tile(tma_b, (cfg.tile_n, cfg.tile_k), (None, None))
-        sa_part, ga_part = cpasync.tma_partition(
-            atom_a, grid.cta_n, cute.make_layout(cfg.cluster_n), cute.group_modes(sa, 0, 2), cute.group_modes(ga, 0, 2)
-        )
-        sb_part, gb_part = cpasync.tma_partition(
-            atom_b, grid.cta_m, cute.make_layout(cfg.cluster_m), cute.group_modes(sb, 0, 2), cute.group_modes(gb, 0, 2)
-        )
-        producer = decl.mainloop.producer()
-        sources = LoadSources(atom_a, ga_part, sa_part, a_mask, atom_b, gb_part, sb_part, b_mask)
-        whole = grid.split.dp_tiles if cutlass.const_expr(cfg.stream_k) else grid.cluster_tiles
-        for linear in cutlass.range(grid.cluster_id, whole, grid.clusters, unroll=1):
-            tm, tn = self.order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
-            producer = self.load_k_tiles(producer, sources, tm, tn, 0, grid.k_tiles)
-        if cutlass.const_expr(cfg.stream_k):  # the split phase: this cluster's share of k-tiles
-            at, end = grid.split.stream(grid.cluster_id, grid.k_tiles)
-            while at < end:
-                tile, kb, ke = StreamKSplit.unit(at, end, grid.k_tiles)
-                linear = grid.split.dp_tiles + tile
-                tm, tn = self.order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
-                producer = self.load_k_tiles(producer, sources, tm, tn, kb, ke)
-                at = at + (ke - kb)
-        producer.tail()
-
-    @cute.jit
-    def load_k_tiles(self, producer: Any, src: Any, tm: Any, tn: Any, k_begin: Any, k_end: Any) -> Any:
-        """A and B k-tiles ``[k_begin, k_end)`` of tile (tm, tn) into the ring; returns the producer handle."""
-        cfg = self.config
-        for k in cutlass.range(k_begin, k_end, unroll=1):
-            slot = producer.acquire()
-            bar = producer.barrier(slot)
-            _tma_copy(src.atom_a, src.ga[(None, tm, k)], src.sa[(None, slot)], bar, src.a_mask, cfg.cluster_n > 1)
-            _tma_copy(src.atom_b, src.gb[(None, tn, k)], src.sb[(None, slot)], bar, src.b_mask, cfg.cluster_m > 1)
-            producer.commit()
-        return producer
 
     @cute.jit
     def math(
@@ -507,19 +460,3 @@ def _trace(tracer: Any, event: TraceEvent) -> None:
 def _swizzled(base: cute.Pointer, layout: cute.ComposedLayout) -> cute.Tensor:
     """The shared-memory tensor of a swizzled layout at ``base``."""
     return cute.make_tensor(cute.recast_ptr(base, layout.inner), layout.outer)
-
-
-def _load_atom(tensor: cute.Tensor, smem: cute.ComposedLayout, tile: tuple[int, int], multicast: int) -> Any:
-    op = cpasync.CopyBulkTensorTileG2SOp() if multicast == 1 else cpasync.CopyBulkTensorTileG2SMulticastOp()
-    return cpasync.make_tiled_tma_atom(op, tensor, cute.slice_(smem, (None, None, 0)), tile, num_multicast=multicast)
-
-
-@cute.jit
-def _tma_copy(
-    atom: cute.CopyAtom, src: cute.Tensor, dst: cute.Tensor, bar: cute.Pointer, mask: Any, multicast: cutlass.Constexpr
-) -> None:
-    # EVICT_NORMAL as CUTLASS C++ does: without it the DSL passes policy 0 (0 … 1.5 % slower).
-    if cutlass.const_expr(multicast):
-        cute.copy(atom, src, dst, tma_bar_ptr=bar, mcast_mask=mask, cache_policy=tma_cache_policy())
-    else:
-        cute.copy(atom, src, dst, tma_bar_ptr=bar, cache_policy=tma_cache_policy())

@@ -1,0 +1,89 @@
+"""The load warp of the GEMM kernel: one stream of (tile, k) A/B k-tiles into the ``mainloop`` ring.
+
+Host side, :func:`load_atom`: each operand's TMA atom (multicast over the cluster row or column that
+shares it). Device side, :func:`load`: the producer of the ``mainloop`` TmaLoadPipeline
+(``producer.acquire`` → two TMA copies on the slot's barrier → ``producer.commit``, ``tail`` at the
+end), walking the tiles in the order the math warpgroups consume them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cutlass
+import cutlass.cute as cute
+from cutlass.cute.nvgpu import cpasync
+
+from pipes.cute import tma_cache_policy
+
+from .kernel_parts import Copies, LoadSources, Shared
+from .schedule import StreamKSplit
+
+
+@cute.jit
+def load(kernel: cutlass.Constexpr, decl: cutlass.Constexpr, copies: Copies, shared: Shared, grid: Any) -> None:
+    """The load warp: one stream of (tile, k) A/B k-tiles into the mainloop ring, in the order the math
+    warpgroups walk (``kernel.order``), the stream-K split phase's units after the whole tiles."""
+    # The kernel object itself must stay out of the run-time loops below (the DSL would try to carry it).
+    cfg, order = kernel.config, kernel.order
+    atom_a, tma_a, atom_b, tma_b = copies.atom_a, copies.tma_a, copies.atom_b, copies.tma_b
+    sa, sb = shared.a, shared.b
+    cluster = cute.make_layout((cfg.cluster_m, cfg.cluster_n, 1))
+    coord = (grid.cta_m, grid.cta_n, 0)
+    # A is shared by the CTAs of a cluster row (same m), B by those of a column (same n).
+    a_mask = cute.make_layout_image_mask(cluster, coord, mode=1)
+    b_mask = cute.make_layout_image_mask(cluster, coord, mode=0)
+    ga = cute.local_tile(tma_a, (cfg.tile_m, cfg.tile_k), (None, None))
+    gb = cute.local_tile(tma_b, (cfg.tile_n, cfg.tile_k), (None, None))
+    sa_part, ga_part = cpasync.tma_partition(
+        atom_a, grid.cta_n, cute.make_layout(cfg.cluster_n), cute.group_modes(sa, 0, 2), cute.group_modes(ga, 0, 2)
+    )
+    sb_part, gb_part = cpasync.tma_partition(
+        atom_b, grid.cta_m, cute.make_layout(cfg.cluster_m), cute.group_modes(sb, 0, 2), cute.group_modes(gb, 0, 2)
+    )
+    producer = decl.mainloop.producer()
+    sources = LoadSources(atom_a, ga_part, sa_part, a_mask, atom_b, gb_part, sb_part, b_mask)
+    whole = grid.split.dp_tiles if cutlass.const_expr(cfg.stream_k) else grid.cluster_tiles
+    for linear in cutlass.range(grid.cluster_id, whole, grid.clusters, unroll=1):
+        tm, tn = order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
+        producer = load_k_tiles(cfg, producer, sources, tm, tn, 0, grid.k_tiles)
+    if cutlass.const_expr(cfg.stream_k):  # the split phase: this cluster's share of k-tiles
+        at, end = grid.split.stream(grid.cluster_id, grid.k_tiles)
+        while at < end:
+            tile, kb, ke = StreamKSplit.unit(at, end, grid.k_tiles)
+            linear = grid.split.dp_tiles + tile
+            tm, tn = order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
+            producer = load_k_tiles(cfg, producer, sources, tm, tn, kb, ke)
+            at = at + (ke - kb)
+    producer.tail()
+
+
+@cute.jit
+def load_k_tiles(
+    cfg: cutlass.Constexpr, producer: Any, src: LoadSources, tm: Any, tn: Any, k_begin: Any, k_end: Any
+) -> Any:
+    """A and B k-tiles ``[k_begin, k_end)`` of tile (tm, tn) into the ring; returns the producer handle."""
+    for k in cutlass.range(k_begin, k_end, unroll=1):
+        slot = producer.acquire()
+        bar = producer.barrier(slot)
+        _tma_copy(src.atom_a, src.ga[(None, tm, k)], src.sa[(None, slot)], bar, src.a_mask, cfg.cluster_n > 1)
+        _tma_copy(src.atom_b, src.gb[(None, tn, k)], src.sb[(None, slot)], bar, src.b_mask, cfg.cluster_m > 1)
+        producer.commit()
+    return producer
+
+
+def load_atom(tensor: cute.Tensor, smem: cute.ComposedLayout, tile: tuple[int, int], multicast: int) -> Any:
+    """The TMA load atom and tensor of one operand: multicast to ``multicast`` CTAs when more than one."""
+    op = cpasync.CopyBulkTensorTileG2SOp() if multicast == 1 else cpasync.CopyBulkTensorTileG2SMulticastOp()
+    return cpasync.make_tiled_tma_atom(op, tensor, cute.slice_(smem, (None, None, 0)), tile, num_multicast=multicast)
+
+
+@cute.jit
+def _tma_copy(
+    atom: cute.CopyAtom, src: cute.Tensor, dst: cute.Tensor, bar: cute.Pointer, mask: Any, multicast: cutlass.Constexpr
+) -> None:
+    # EVICT_NORMAL as CUTLASS C++ does: without it the DSL passes policy 0 (0 … 1.5 % slower).
+    if cutlass.const_expr(multicast):
+        cute.copy(atom, src, dst, tma_bar_ptr=bar, mcast_mask=mask, cache_policy=tma_cache_policy())
+    else:
+        cute.copy(atom, src, dst, tma_bar_ptr=bar, cache_policy=tma_cache_policy())
