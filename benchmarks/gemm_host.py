@@ -52,8 +52,8 @@ def measure(fn: Callable[[], object], torch) -> tuple[float, float]:
 
 def contenders(shape: tuple[int, int, int], torch) -> dict[str, Callable[[], object]]:
     import cutlass
-    from hopper_gemm.api import choose_config, compiled, gemm, launcher, validate
-    from hopper_gemm.launch import clusters_to_launch, current_stream, cute_operands
+    from hopper_gemm.api import choose_config, compiled, device_sms, gemm, launcher, validate
+    from hopper_gemm.launch import clusters_to_launch, current_stream, cute_operands, without_unheld_ring_staging
 
     m, n, k = shape
     g = torch.Generator(device="cuda").manual_seed(0)
@@ -61,7 +61,9 @@ def contenders(shape: tuple[int, int, int], torch) -> dict[str, Callable[[], obj
     w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g)
     outs = [torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for _ in range(4)]
     ops = validate(a, w, out=outs[0])
-    config = choose_config(ops.problem, ops.mnk, "auto", None, None)
+    # The configuration gemm() launches (programmatic dependent launch included), for every contender.
+    config = choose_config(ops.problem, ops.mnk, "auto", None, None, sms=device_sms(a.device.index or 0))
+    config = without_unheld_ring_staging(config, m, n, a.device.index or 0).with_(pdl=True)
     kernel = compiled(config, ops.problem)
     head = (*cute_operands(a, w, outs[0], None), cutlass.Float32(1.0), cutlass.Int32(clusters_to_launch(config, m, n)))
     turn = iter(range(1 << 62))
