@@ -100,7 +100,8 @@ QUICK = ["coop128x256c21d8", "coop128x256c21skrd8", "pp128x192c21", "pp128x128c2
 #: Measured and slower everywhere, or within 1 % of a table configuration (H100, 2026-11-24/25): kept for
 #: ``--configs``, left out of the full table. 256×192 tiles fit 3 A/B stages (−3 … −7 %); 8 staging buffers
 #: leave 3 stages (−4 … −5 %); band width and raster direction move the result less than the card does;
-#: 2×2 clusters (A and B multicast) ran 5 … 20 % slower than 2×1 / 1×2 at every shape (2026-11-25).
+#: 2×2 clusters (A and B multicast) ran 5 … 20 % slower than 2×1 / 1×2 at every shape (2026-11-25): an H100
+#: holds 30 clusters of 4 at once, 120 of its 132 SMs (``launch.resident_clusters``).
 DIAGNOSTIC = {"coop256x192c12", "coop256x192c21", "coop256x128c12s8", "coop128x256c21s8"}
 DIAGNOSTIC |= {"coop128x256c21g4", "coop128x256c21g16", "coop128x256c21rn", "coop256x128c12g4", "coop256x128c12g16"}
 DIAGNOSTIC |= {"coop256x128c12rn", "coop256x128c12rn4", "coop128x256c12", "coop256x128c21"}

@@ -98,19 +98,22 @@ _RESIDENT: dict[tuple[int, int], int] = {}
 
 
 def resident_clusters(cluster_size: int, device_index: int = 0) -> int:
-    """Clusters of ``cluster_size`` CTAs (one per SM) the GPU keeps resident at once."""
+    """Clusters of ``cluster_size`` CTAs (one per SM) the GPU keeps resident at once: the driver's occupancy
+    answer, which counts how clusters pack into GPCs (the H100s of the GPU runner, 132 SMs, hold 66 clusters
+    of 2 but 30 of 4). ``tests/gpu/test_gpu_cluster_residency.py`` checks it with a kernel whose CTAs wait
+    for one another."""
     key = (cluster_size, device_index)
     if key not in _RESIDENT:
         import torch
 
-        sms = torch.cuda.get_device_properties(device_index).multi_processor_count
-        count = sms // cluster_size
-        try:
-            from cutlass.utils import HardwareInfo
+        from cutlass.utils import HardwareInfo
 
-            count = HardwareInfo().get_max_active_clusters(cluster_size)
-        except Exception:  # noqa: BLE001 - older DSL or no driver query: SMs / cluster size
-            pass
+        with torch.cuda.device(device_index):
+            # CUDA must be initialized and this device's context current: before, a first call ahead of any
+            # CUDA work failed inside the query (CUDA_ERROR_NOT_INITIALIZED) and fell back to SMs / cluster
+            # size, 33 clusters of 4 on an H100 that holds 30; a launch of 32 then ran as two waves.
+            torch.cuda.synchronize()
+            count = HardwareInfo(device_index).get_max_active_clusters(cluster_size)
         _RESIDENT[key] = max(1, int(count))
     return _RESIDENT[key]
 

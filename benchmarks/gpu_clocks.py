@@ -1,0 +1,116 @@
+"""The GPU's SM clock and board power over time, read (never set) through ``nvidia-smi``.
+
+``ClockSampler()`` starts ``nvidia-smi --query-gpu=... -lms 20`` in the background; ``window(t0, t1)``
+averages the samples whose timestamps fall in ``[t0, t1]`` (``time.time()`` seconds). Under a power
+cap the clock a kernel gets depends on the kernel: two GEMMs timed back to back in short batches share
+one clock, while each run on its own for a second settles at its own (benchmarks/gemm_sustained.py).
+"""
+
+from __future__ import annotations
+
+import datetime
+import shutil
+import statistics
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+
+QUERY = "timestamp,clocks.sm,power.draw,temperature.gpu"
+PERIOD_MS = 20
+#: How long :meth:`ClockSampler.window` waits for a window's last samples to come through the pipe.
+CATCH_UP_S = 5.0
+
+
+@dataclass(frozen=True)
+class Sample:
+    time: float  # seconds since the epoch
+    sm_mhz: float
+    watts: float
+    celsius: float
+
+
+@dataclass(frozen=True)
+class Window:
+    """Means over the samples of one time window (NaN when it holds none)."""
+
+    sm_mhz: float
+    watts: float
+    celsius: float
+    samples: int
+
+
+def parse_line(line: str) -> Sample | None:
+    """One line of ``nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu
+    --format=csv,noheader,nounits`` (e.g. ``2026/11/26 01:40:00.123, 1755, 612.40, 55``); None if it is
+    not one (a header, a warning, ``[N/A]``)."""
+    parts = [p.strip() for p in line.split(",")]
+    if len(parts) != 4:
+        return None
+    try:
+        when = datetime.datetime.strptime(parts[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()
+        return Sample(when, float(parts[1]), float(parts[2]), float(parts[3]))
+    except ValueError:
+        return None
+
+
+def window_of(samples: list[Sample], t0: float, t1: float) -> Window:
+    """The means of the samples taken in ``[t0, t1]``."""
+    inside = [s for s in samples if t0 <= s.time <= t1]
+    if not inside:
+        nan = float("nan")
+        return Window(nan, nan, nan, 0)
+    return Window(
+        statistics.fmean(s.sm_mhz for s in inside),
+        statistics.fmean(s.watts for s in inside),
+        statistics.fmean(s.celsius for s in inside),
+        len(inside),
+    )
+
+
+class ClockSampler:
+    """Samples of GPU ``device`` every PERIOD_MS, in a background thread, until :meth:`close`."""
+
+    def __init__(self, device: int = 0) -> None:
+        self.samples: list[Sample] = []
+        self._process = None
+        if shutil.which("nvidia-smi") is None:
+            return
+        command = ["nvidia-smi", f"--id={device}", f"--query-gpu={QUERY}", "--format=csv,noheader,nounits"]
+        # Into a pipe nvidia-smi's output is block-buffered (seconds of samples): line-buffer it if possible.
+        line_buffered = ["stdbuf", "-oL"] if shutil.which("stdbuf") else []
+        self._process = subprocess.Popen(
+            [*line_buffered, *command, f"--loop-ms={PERIOD_MS}"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        threading.Thread(target=self._read, daemon=True).start()
+
+    @property
+    def available(self) -> bool:
+        return self._process is not None
+
+    def _read(self) -> None:
+        for line in self._process.stdout:
+            sample = parse_line(line)
+            if sample is not None:
+                self.samples.append(sample)
+
+    def window(self, t0: float, t1: float) -> Window:
+        """The means over ``[t0, t1]``, once a sample from after ``t1`` has arrived (or CATCH_UP_S passed)."""
+        deadline = time.time() + CATCH_UP_S
+        while self.available and time.time() < deadline and not (self.samples and self.samples[-1].time > t1):
+            time.sleep(PERIOD_MS / 1000)
+        return window_of(list(self.samples), t0, t1)
+
+    def close(self) -> None:
+        if self._process is not None:
+            self._process.terminate()
+            self._process.wait()
+
+    def __enter__(self) -> ClockSampler:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

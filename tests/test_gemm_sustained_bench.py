@@ -1,0 +1,80 @@
+"""benchmarks/gemm_sustained.py and its clock sampler without a GPU: parsing, windows, the ratios, errors."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+
+def test_a_sampler_line_is_parsed_and_anything_else_is_not():
+    from gpu_clocks import parse_line
+
+    sample = parse_line("2026/11/26 01:40:00.125, 1755, 612.40, 55\n")
+    assert (sample.sm_mhz, sample.watts, sample.celsius) == (1755.0, 612.4, 55.0)
+    later = parse_line("2026/11/26 01:40:01.125, 1755, 612.40, 55")
+    assert later.time - sample.time == pytest.approx(1.0)
+    for junk in (
+        "timestamp, clocks.current.sm [MHz], power.draw [W], temperature.gpu",
+        "",
+        "a, b, c, d",
+        "2026/11/26 01:40:00.125, [N/A], 612.40, 55",
+    ):
+        assert parse_line(junk) is None
+
+
+def test_a_window_averages_only_its_own_samples():
+    from gpu_clocks import Sample, window_of
+
+    samples = [Sample(t, 1000.0 + 100 * t, 500.0 + t, 50.0) for t in range(10)]
+    w = window_of(samples, 2.0, 4.0)
+    assert (w.samples, w.sm_mhz, w.watts) == (3, 1300.0, 503.0)
+    empty = window_of(samples, 20.0, 30.0)
+    assert empty.samples == 0 and math.isnan(empty.sm_mhz)
+
+
+def test_the_ratio_and_its_equal_clock_scaling():
+    from gemm_sustained import Segment, Verdict, median_segment
+
+    torch_seg = Segment(us=200.0, sm_mhz=1500.0, watts=580.0)
+    ours_seg = Segment(us=190.0, sm_mhz=1425.0, watts=585.0)
+    v = Verdict(torch_seg, ours_seg)
+    assert v.ratio == pytest.approx(200 / 190)
+    # ours ran at 5 % lower clocks: at torch's clock it would take 190 × 1425 / 1500 µs
+    assert v.ratio_at_equal_clocks == pytest.approx(200 / (190 * 1425 / 1500))
+    med = median_segment([Segment(3, 30, 300), Segment(1, 10, 100), Segment(2, 20, 200)])
+    assert med == Segment(2, 20, 200)
+
+
+def test_without_a_gpu_it_says_so_and_exits_0(capsys):
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None and torch.cuda.is_available():
+        pytest.skip("a GPU is present: the benchmark would run")
+    import gemm_sustained
+
+    assert gemm_sustained.main(["--shapes", "4096x4096x4096"]) == 0
+    assert "no CUDA GPU" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argv, word",
+    [
+        (["--shapes", "1x2x3"], "--shapes"),
+        (["--segment", "0.1"], "--segment"),
+        (["--repeats", "0"], "--repeats"),
+        (["--configs", "coop128x256c21d8,nosuch"], "nosuch"),
+    ],
+)
+def test_bad_arguments_are_refused_by_name(argv, word, capsys):
+    import gemm_sustained
+
+    with pytest.raises(SystemExit):
+        gemm_sustained.main(argv)
+    assert word in capsys.readouterr().err
