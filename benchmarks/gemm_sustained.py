@@ -37,6 +37,8 @@ SEGMENT_S = 0.8
 SETTLE_S = 0.2
 PAUSE_S = 0.3
 REPEATS = 3
+#: Launches timed to size a segment (one launch alone is mostly host time for a short kernel).
+ESTIMATE = 20
 
 
 @dataclass(frozen=True)
@@ -70,12 +72,14 @@ def median_segment(segments: list[Segment]) -> Segment:
 
 
 def run_segment(fn: Callable[[], object], sampler: ClockSampler, seconds: float, torch) -> Segment:
-    """``fn`` back to back for about ``seconds`` (the count from one timed launch), then the window."""
+    """``fn`` back to back for about ``seconds`` (the count from a timed batch of ESTIMATE launches), then
+    the window."""
     torch.cuda.synchronize()
     t0 = time.time()
-    fn()
+    for _ in range(ESTIMATE):
+        fn()
     torch.cuda.synchronize()
-    launches = max(20, int(seconds / max(time.time() - t0, 1e-6)))
+    launches = max(ESTIMATE, int(seconds * ESTIMATE / max(time.time() - t0, 1e-6)))
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     t0 = time.time()
     start.record()

@@ -438,13 +438,12 @@ class GemmKernel:
                 # The other warpgroup reuses the staging buffers next: no store may still read them.
                 staging.tail()
                 order.arrive()
-        if cutlass.const_expr(deferred is not None):
-            staging = flush(deferred, staging, held_tm, held_tn)
-        if cutlass.const_expr(cfg.stream_k):  # the split phase (cooperative only)
+        if cutlass.const_expr(cfg.stream_k):  # the split phase (cooperative only); it stores the held tile
             regs = (acc, a_frag, b_frag, coords, math_tidx)
-            staging = split_phase(
-                self, copies, grid, args, regs, (consumer, staging), (epi, deferred), shared, stream_k_args
-            )
+            handles, held = (consumer, staging), (held_tm, held_tn)
+            staging = split_phase(self, copies, grid, args, regs, handles, (epi, deferred), shared, stream_k_args, held)
+        elif cutlass.const_expr(deferred is not None):
+            staging = flush(deferred, staging, held_tm, held_tn)
         if cutlass.const_expr(comm is not None):  # comm hook: end-of-stream once every store is complete
             comm.finish(notify, epi.is_storer)
         if cutlass.const_expr(not pingpong):

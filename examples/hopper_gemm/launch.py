@@ -105,7 +105,6 @@ def resident_clusters(cluster_size: int, device_index: int = 0) -> int:
     key = (cluster_size, device_index)
     if key not in _RESIDENT:
         import torch
-
         from cutlass.utils import HardwareInfo
 
         with torch.cuda.device(device_index):

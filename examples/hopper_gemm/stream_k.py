@@ -122,6 +122,7 @@ def split_phase(
     stores: cutlass.Constexpr,
     shared: Any,
     stream_k_args: Any,
+    held: Any = None,
 ) -> Any:
     """The math warpgroups' stream-K phase (``kernel.math`` after its whole tiles): this cluster's share
     of k-tiles, unit by unit (:class:`StreamKSplit`). A unit with the tile's last k-tiles posts a partial
@@ -129,44 +130,74 @@ def split_phase(
     (:func:`add_partials`) and stores the tile. Returns the staging handle.
 
     ``regs``: (acc, a_frag, b_frag, coords, math_tidx); ``handles``: the (mainloop consumer, staging)
-    handles; ``stores``: (the staged epilogue, the deferred one or None; a deferred one stores at once
-    here); ``stream_k_args``: the (flags, partials) workspace."""
-    # The kernel object itself must stay out of the run-time loop below (the DSL would try to carry it).
+    handles; ``stores``: (the staged epilogue, the deferred one or None); ``stream_k_args``: the (flags,
+    partials) workspace; ``held``: with a deferred epilogue, the (tm, tn) of the last whole tile, still
+    held: its chunks go out under the first unit's k-tiles (at once when the share is empty). A split
+    tile's own epilogue is stored at once: the storing unit is the last of its share."""
+    epi, deferred = stores
+    consumer, staging = handles
+    rank = grid.cta_n * kernel.config.cluster_m + grid.cta_m
+    # Plain values, not the TileGrid: a call inside the branch below rebuilds the (mutable) object it is
+    # given in place, and the loop after the branch would then read values of the branch's region.
+    walk = (grid.k_tiles, grid.split, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n, rank)
+    context = (copies, walk, args, regs, shared, stream_k_args)
+    at, end = grid.split.stream(grid.cluster_id, grid.k_tiles)
+    if cutlass.const_expr(deferred is not None):
+        held_tm, held_tn = held
+        if at < end:
+            at, consumer, staging = _unit(kernel, context, stores, (consumer, staging), at, end, (deferred, *held))
+        else:
+            staging = flush(deferred, staging, held_tm, held_tn)
+    while at < end:
+        at, consumer, staging = _unit(kernel, context, stores, (consumer, staging), at, end)
+    return staging
+
+
+@cute.jit
+def _unit(
+    kernel: cutlass.Constexpr,
+    context: Any,
+    stores: cutlass.Constexpr,
+    handles: Any,
+    at: Any,
+    end: Any,
+    held: Any = None,
+) -> tuple[Any, Any, Any]:
+    """The split unit at stream position ``at``: its k-loop (the ``held`` tile's deferred chunks under it),
+    then a posted partial or the tile's fix-up and store. Returns (next position, consumer, staging)."""
+    # The kernel object itself must stay out of the run-time loop (the DSL would try to carry it).
     cfg, order, terms = kernel.config, kernel.order, kernel.terms
+    copies, walk, args, regs, shared, stream_k_args = context
+    k_tiles, split, clusters_m, clusters_n, cta_m, cta_n, rank = walk
     epi, deferred = stores
     acc, a_frag, b_frag, coords, math_tidx = regs
     consumer, staging = handles
     flags, partials = stream_k_args
-    tiled_mma = copies.tiled_mma
     # (partial slots per split tile, accumulators per thread, math threads)
     shape = (StreamKSplit.slots(cfg.stream_k_remainder), cute.size(acc), 128 * cfg.warpgroups_per_tile)
-    rank = grid.cta_n * cfg.cluster_m + grid.cta_m
-    at, end = grid.split.stream(grid.cluster_id, grid.k_tiles)
-    while at < end:
-        tile, kb, ke = StreamKSplit.unit(at, end, grid.k_tiles)
-        linear = grid.split.dp_tiles + tile
-        tm, tn = order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
-        consumer, staging = mainloop(tiled_mma, acc, a_frag, b_frag, consumer, ke - kb, staging)
-        warpgroup.wait_group(0)
-        consumer.release()
-        mine_tile = tile * cfg.cluster_size + rank
-        if kb > 0:  # later k-tiles of the tile: its storing unit adds them
-            slot = 0  # one slot per tile unless the shares are under a tile
-            if cutlass.const_expr(cfg.stream_k_remainder):
-                slot = grid.split.part(at, tile, grid.k_tiles) - 1
-            mine = partial_slot(partials, mine_tile, slot, math_tidx, shape)
-            save_partial(acc, mine, flags + mine_tile, math_tidx, shared.epilogue_barrier)
+    tile, kb, ke = StreamKSplit.unit(at, end, k_tiles)
+    linear = split.dp_tiles + tile
+    tm, tn = order.cta_tile(linear, clusters_m, clusters_n, cta_m, cta_n)
+    consumer, staging = mainloop(copies.tiled_mma, acc, a_frag, b_frag, consumer, ke - kb, staging, held)
+    warpgroup.wait_group(0)
+    consumer.release()
+    mine_tile = tile * cfg.cluster_size + rank
+    if kb > 0:  # later k-tiles of the tile: its storing unit adds them
+        slot = 0  # one slot per tile unless the shares are under a tile
+        if cutlass.const_expr(cfg.stream_k_remainder):
+            slot = split.part(at, tile, k_tiles) - 1
+        mine = partial_slot(partials, mine_tile, slot, math_tidx, shape)
+        save_partial(acc, mine, flags + mine_tile, math_tidx, shared.epilogue_barrier)
+    else:
+        count = split.partials(tile, k_tiles)
+        if count > 0:
+            where = (partials, mine_tile)
+            add_partials(acc, where, shape, count, flags + mine_tile, math_tidx, shared.epilogue_barrier)
+        if cutlass.const_expr(len(terms) > 0):
+            apply_terms(terms, acc, offset_coords(coords, tm * cfg.tile_m, tn * cfg.tile_n), args)
+        if cutlass.const_expr(deferred is not None):
+            hold(deferred, acc)
+            staging = flush(deferred, staging, tm, tn)
         else:
-            count = grid.split.partials(tile, grid.k_tiles)
-            if count > 0:
-                where = (partials, mine_tile)
-                add_partials(acc, where, shape, count, flags + mine_tile, math_tidx, shared.epilogue_barrier)
-            if cutlass.const_expr(len(terms) > 0):
-                apply_terms(terms, acc, offset_coords(coords, tm * cfg.tile_m, tn * cfg.tile_n), args)
-            if cutlass.const_expr(deferred is not None):
-                hold(deferred, acc)
-                staging = flush(deferred, staging, tm, tn)
-            else:
-                staging = store_tile(epi, acc, staging, tm, tn)
-        at = at + (ke - kb)
-    return staging
+            staging = store_tile(epi, acc, staging, tm, tn)
+    return at + (ke - kb), consumer, staging

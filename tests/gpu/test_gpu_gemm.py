@@ -235,6 +235,8 @@ DEFERRED_SHAPES = [
     (700, 1000, 64),  # one k-tile per tile: fewer k-tiles than chunks, the rest stored after the loop
     (300, 520, 128),  # two k-tiles
     (1, 8, 8),
+    # 1 k-tile per tile, 272 cluster-tiles: stream-K splits 8, the other 58 clusters' shares are empty
+    (2048, 33 * 256 + 128, 64),
 ]
 DEFERRED_CONFIGS = [
     ((256, 128), (1, 2), {"deferred_chunks": 1}),
@@ -242,11 +244,20 @@ DEFERRED_CONFIGS = [
     ((128, 256), (2, 1), {"deferred_chunks": 2}),
     ((128, 128), (2, 1), {"deferred_chunks": 4}),
     ((128, 256), (2, 1), {"deferred_chunks": 2, "stream_k": True, "stream_k_remainder": True}),
+    # The last whole tile's chunks under the first split unit, which can be shorter than 8 k-tiles
+    ((128, 256), (2, 1), {"deferred_chunks": 8, "stream_k": True, "stream_k_remainder": True}),
+    ((128, 256), (2, 1), {"deferred_chunks": 8, "stream_k": True}),
 ]
 
 
+def _deferred_id(config: tuple) -> str:
+    (tm, tn), _, extra = config
+    split = ("-skr" if extra.get("stream_k_remainder") else "-sk") if extra.get("stream_k") else ""
+    return f"{tm}x{tn}-{extra['deferred_chunks']}{split}"
+
+
 @pytest.mark.parametrize("shape", DEFERRED_SHAPES, ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("config", DEFERRED_CONFIGS, ids=lambda c: f"{c[0][0]}x{c[0][1]}-{c[2]['deferred_chunks']}")
+@pytest.mark.parametrize("config", DEFERRED_CONFIGS, ids=_deferred_id)
 @pytest.mark.parametrize("bias", [False, True])
 def test_deferred_epilogue_is_bitwise_the_staged_one(shape, config, bias):
     """Outputs stored from registers under the next tile's k-loop: NaN-poisoned output within the fp32
