@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
 from hopper_gemm.config import GemmConfig, Schedule  # noqa: E402
 from hopper_gemm.timing import time_interleaved  # noqa: E402
+from shape_arg import table_rows  # noqa: E402
 
 #: Issue 8's target per shape: ours / torch throughput at least this (the bias row against F.linear).
 TARGETS = {(4096, 4096, 4096): 1.05, (6144, 6144, 6144): 1.05, (8192, 8192, 8192): 1.02, (8192, 8192, 1024): 1.02}
@@ -219,10 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         names = [variant for name in names for variant in (name, f"{name}+pdl")]
     shapes = QUICK_SHAPES if args.quick else SHAPES
     if args.shapes:
-        wanted = {w.strip().replace("×", "x") for w in args.shapes.split(",")}
-        shapes = [s for s in SHAPES if f"{s[0]}x{s[1]}x{s[2]}" in wanted]
-        if not shapes:
-            parser.error(f"--shapes {args.shapes!r} names no row of the table: {[s[:3] for s in SHAPES]}")
+        shapes = table_rows(parser, args.shapes, SHAPES)
     device = torch.cuda.get_device_name()
     pdl = {"off": "without", "on": "with", "both": "with (+pdl) and without"}[args.pdl]
     print(

@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from gemm import CANDIDATES, SHAPES, TARGETS  # noqa: E402
 from gpu_clocks import ClockSampler  # noqa: E402
+from shape_arg import table_rows  # noqa: E402
 
 SEGMENT_S = 0.8
 SETTLE_S = 0.2
@@ -135,12 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [c for c in configs if c not in CANDIDATES]
     if unknown:
         parser.error(f"--configs {unknown} are not in benchmarks/gemm.py's CANDIDATES")
-    shapes = SHAPES
-    if args.shapes:
-        wanted = {w.strip().replace("×", "x") for w in args.shapes.split(",")}
-        shapes = [s for s in SHAPES if f"{s[0]}x{s[1]}x{s[2]}" in wanted]
-        if not shapes:
-            parser.error(f"--shapes {args.shapes!r} names no row of the table: {[s[:3] for s in SHAPES]}")
+    shapes = table_rows(parser, args.shapes, SHAPES) if args.shapes else SHAPES
     try:
         import torch
     except ImportError:

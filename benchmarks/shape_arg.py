@@ -17,3 +17,13 @@ def parse_shapes(parser: argparse.ArgumentParser, text: str, max_m: int | None =
     if max_m is not None and any(s[0] > max_m for s in shapes):
         parser.error(f"--shapes {text!r}: M is at most {max_m} here")
     return shapes
+
+
+def table_rows(parser: argparse.ArgumentParser, text: str, rows: list[tuple]) -> list[tuple]:
+    """The rows of a benchmark's table (tuples that start with M, N, K) that ``text`` names, as
+    comma-separated ``MxNxK`` (``x`` or ``×``); ``parser.error`` when it names none of them."""
+    wanted = {w.strip().replace("×", "x") for w in text.split(",")}
+    chosen = [r for r in rows if f"{r[0]}x{r[1]}x{r[2]}" in wanted]
+    if not chosen:
+        parser.error(f"--shapes {text!r} names no row of the table: {[r[:3] for r in rows]}")
+    return chosen
