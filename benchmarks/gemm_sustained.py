@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from gemm import CANDIDATES, SHAPES, TARGETS  # noqa: E402
-from gpu_clocks import ClockSampler  # noqa: E402
+from gpu_clocks import ClockSampler, smi_id  # noqa: E402
 from shape_arg import table_rows  # noqa: E402
 
 SEGMENT_S = 0.8
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     if torch is None or not torch.cuda.is_available():
         print("no CUDA GPU: benchmarks/gemm_sustained.py needs one")
         return 0
-    with ClockSampler(torch.cuda.current_device()) as sampler:
+    with ClockSampler(smi_id(torch, torch.cuda.current_device())) as sampler:
         if not sampler.available:
             print("nvidia-smi not found: clocks are not reported (NaN)")
         print(

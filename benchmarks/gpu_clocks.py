@@ -1,9 +1,10 @@
 """The GPU's SM clock and board power over time, read (never set) through ``nvidia-smi``.
 
-``ClockSampler()`` starts ``nvidia-smi --query-gpu=... -lms 20`` in the background; ``window(t0, t1)``
-averages the samples whose timestamps fall in ``[t0, t1]`` (``time.time()`` seconds). Under a power
-cap the clock a kernel gets depends on the kernel: two GEMMs timed back to back in short batches share
-one clock, while each run on its own for a second settles at its own (benchmarks/gemm_sustained.py).
+``ClockSampler(smi_id(torch, device))`` starts ``nvidia-smi --query-gpu=... --loop-ms=20`` in the
+background; ``window(t0, t1)`` averages the samples whose timestamps fall in ``[t0, t1]``
+(``time.time()`` seconds). Under a power cap the clock a kernel gets depends on the kernel: two GEMMs
+timed back to back in short batches share one clock, while each run on its own for a second settles at
+its own (benchmarks/gemm_sustained.py).
 """
 
 from __future__ import annotations
@@ -68,10 +69,18 @@ def window_of(samples: list[Sample], t0: float, t1: float) -> Window:
     )
 
 
-class ClockSampler:
-    """Samples of GPU ``device`` every PERIOD_MS, in a background thread, until :meth:`close`."""
+def smi_id(torch, device: int) -> str:
+    """How ``nvidia-smi --id`` names torch's CUDA device ``device``: its UUID where torch reports one (torch
+    counts only the devices ``CUDA_VISIBLE_DEVICES`` shows, nvidia-smi all of them), else the index."""
+    uuid = getattr(torch.cuda.get_device_properties(device), "uuid", None)
+    return f"GPU-{uuid}" if uuid else str(device)
 
-    def __init__(self, device: int = 0) -> None:
+
+class ClockSampler:
+    """Samples of the GPU ``nvidia-smi`` knows as ``device`` (an index or ``GPU-<uuid>``, see
+    :func:`smi_id`) every PERIOD_MS, in a background thread, until :meth:`close`."""
+
+    def __init__(self, device: str | int = 0) -> None:
         self.samples: list[Sample] = []
         self._process = None
         if shutil.which("nvidia-smi") is None:

@@ -78,3 +78,15 @@ def test_bad_arguments_are_refused_by_name(argv, word, capsys):
     with pytest.raises(SystemExit):
         gemm_sustained.main(argv)
     assert word in capsys.readouterr().err
+
+
+def test_nvidia_smi_names_the_device_by_uuid_when_torch_has_one():
+    from types import SimpleNamespace
+
+    from gpu_clocks import smi_id
+
+    def fake(props):
+        return SimpleNamespace(cuda=SimpleNamespace(get_device_properties=lambda device: props))
+
+    assert smi_id(fake(SimpleNamespace(uuid="8c1f-77")), 1) == "GPU-8c1f-77"
+    assert smi_id(fake(SimpleNamespace()), 1) == "1"  # older torch: the index
