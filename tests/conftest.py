@@ -80,3 +80,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason=f"gpu: {reason}"))
         if "npu" in item.keywords and (reason := npu_absent_reason()):
             item.add_marker(pytest.mark.skip(reason=f"npu: {reason}"))
+
+
+@pytest.fixture
+def torch_without_gpu():
+    """torch, or None where it is not installed (a CPU-only install); skips the test where torch sees a
+    CUDA GPU, since the code under test would then run on it instead of taking its no-GPU path."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present: the code under test runs on it instead")
+    return torch

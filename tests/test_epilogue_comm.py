@@ -561,14 +561,9 @@ def test_overlap_figures():
     assert len(row(o)) == len(header())
 
 
+@pytest.mark.usefixtures("torch_without_gpu")
 def test_without_a_gpu_the_example_reports_and_checks(capsys):
     """The README's main command on a machine without a GPU — or without torch, as a CPU-only install."""
-    try:
-        import torch
-    except ImportError:
-        torch = None
-    if torch is not None and torch.cuda.is_available():
-        pytest.skip("a GPU is present: the example runs instead")
     import epilogue_comm
 
     assert epilogue_comm.main(["--transport", "local"]) == 0

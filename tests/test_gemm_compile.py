@@ -154,14 +154,9 @@ def test_declared_pipelines_pass_the_checker():
     assert order.ok and order.exhaustive, str(order)
 
 
-def test_without_a_gpu_the_example_reports_resources(capsys, monkeypatch):
+def test_without_a_gpu_the_example_reports_resources(capsys, monkeypatch, torch_without_gpu):
     """Without a GPU — or without torch at all, as in a CPU-only install — the example compiles instead."""
-    try:
-        import torch
-    except ImportError:
-        torch = None
-    if torch is not None and torch.cuda.is_available():
-        pytest.skip("a GPU is present: the example runs instead")
+    torch = torch_without_gpu
     import persistent_gemm
 
     assert persistent_gemm.main(["--m", "1024", "--n", "1024", "--k", "512", "--schedule", "pingpong"]) == 0

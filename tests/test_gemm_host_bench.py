@@ -10,13 +10,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 
+@pytest.mark.usefixtures("torch_without_gpu")
 def test_without_a_gpu_it_says_so_and_exits_0(capsys):
-    try:
-        import torch
-    except ImportError:
-        torch = None
-    if torch is not None and torch.cuda.is_available():
-        pytest.skip("a GPU is present: the benchmark would run")
     import gemm_host
 
     assert gemm_host.main(["--shapes", "64x64x64"]) == 0

@@ -50,13 +50,8 @@ def test_the_ratio_and_its_equal_clock_scaling():
     assert med == Segment(2, 20, 200)
 
 
+@pytest.mark.usefixtures("torch_without_gpu")
 def test_without_a_gpu_it_says_so_and_exits_0(capsys):
-    try:
-        import torch
-    except ImportError:
-        torch = None
-    if torch is not None and torch.cuda.is_available():
-        pytest.skip("a GPU is present: the benchmark would run")
     import gemm_sustained
 
     assert gemm_sustained.main(["--shapes", "4096x4096x4096"]) == 0
