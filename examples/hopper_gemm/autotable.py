@@ -1,8 +1,8 @@
 """The configuration ``schedule="auto"`` picks, per shape class, from what ``benchmarks/gemm.py`` measured.
 
-Measured on the H100 (2026-11-23 … 25, bf16 and fp16, randn inputs; benchmarks/RESULTS.md has the
-whole tables, the eighth session's runs in its section). Ratios are throughput over torch.matmul in the
-same run:
+Measured on the H100 (2026-11-23 … 26, bf16 and fp16, randn inputs; benchmarks/RESULTS.md has the
+latest tables, ``git show 7119115:benchmarks/RESULTS.md`` the seventh and eighth sessions' runs).
+Ratios are throughput over torch.matmul in the same run:
 
 =========================  ====================  ===========================================================
 class                      configuration         why (best measured / runner-up)
