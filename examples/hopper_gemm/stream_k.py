@@ -134,7 +134,7 @@ def split_phase(
     partials) workspace; ``held``: with a deferred epilogue, the (tm, tn) of the last whole tile, still
     held: its chunks go out under the first unit's k-tiles (at once when the share is empty). A split
     tile's own epilogue is stored at once: the storing unit is the last of its share."""
-    epi, deferred = stores
+    _, deferred = stores
     consumer, staging = handles
     rank = grid.cta_n * kernel.config.cluster_m + grid.cta_m
     # Plain values, not the TileGrid: a call inside the branch below rebuilds the (mutable) object it is
