@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -85,3 +86,35 @@ def test_nvidia_smi_names_the_device_by_uuid_when_torch_has_one():
 
     assert smi_id(fake(SimpleNamespace(uuid="8c1f-77")), 1) == "GPU-8c1f-77"
     assert smi_id(fake(SimpleNamespace()), 1) == "1"  # older torch: the index
+
+
+def test_the_sampler_reads_a_running_nvidia_smi(tmp_path, monkeypatch):
+    """A stand-in ``nvidia-smi`` on PATH printing a sample every 20 ms: the background reader collects
+    them, and a window waits for its last samples instead of answering from what has arrived so far."""
+    import time
+
+    from gpu_clocks import ClockSampler
+
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'while true; do echo "$(date +"%Y/%m/%d %H:%M:%S.%N" | cut -c1-23), 1410, 555.5, 51"; sleep 0.02; done\n'
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    with ClockSampler("0") as sampler:
+        assert sampler.available
+        t0 = time.time()
+        time.sleep(0.3)
+        window = sampler.window(t0, time.time())
+    assert window.samples >= 3
+    assert (window.sm_mhz, window.watts, window.celsius) == (1410.0, 555.5, 51.0)
+
+
+def test_without_nvidia_smi_the_sampler_says_so(tmp_path, monkeypatch):
+    from gpu_clocks import ClockSampler
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty directory: no nvidia-smi
+    with ClockSampler("0") as sampler:
+        assert not sampler.available
+        assert math.isnan(sampler.window(0.0, 1e12).sm_mhz)
