@@ -10,7 +10,9 @@ Every configuration's output is also checked against torch once per shape.
     python benchmarks/gemm.py --quick         # fewer configurations and shapes
     python benchmarks/gemm.py --json out.json
 
-Prints the device name, one row per (shape, configuration) and a summary of the best per shape.
+Prints the device name, one row per (shape, configuration), the SM clock and board power ``nvidia-smi``
+read over each shape's rounds (the card's state moves every ratio; benchmarks/gemm_sustained.py runs each
+contender alone instead), and a summary of the best per shape.
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ import argparse
 import json
 import os
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
+from gpu_clocks import ClockSampler, smi_id  # noqa: E402
 from hopper_gemm.config import GemmConfig, Schedule  # noqa: E402
 from hopper_gemm.timing import time_interleaved  # noqa: E402
 from shape_arg import table_rows  # noqa: E402
@@ -232,15 +236,21 @@ def main(argv: list[str] | None = None) -> int:
     columns += [("torch µs", 9), ("ratio", 6), ("rel err", 8)]
     header = " ".join(f"{name:>{width}}" for name, width in columns)
     print(header)
-    for shape in shapes:
-        for row in bench_shape(shape, names, torch):
-            rows.append(row)
-            m, n, k = row.shape
-            print(
-                f"{f'{m}×{n}×{k}':>18} {row.dtype:>5} {'yes' if row.bias else 'no':>4} {row.name:>16} {row.us:9.1f} "
-                f"{row.tflops:8.0f} {row.torch_us:9.1f} {row.ratio:6.3f} {row.rel_err:8.1e}",
-                flush=True,
-            )
+    # The card's state moves every ratio (benchmarks/RESULTS.md): each shape's rounds report the clock.
+    with ClockSampler(smi_id(torch, torch.cuda.current_device())) as sampler:
+        for shape in shapes:
+            t0 = time.time()
+            for row in bench_shape(shape, names, torch):
+                rows.append(row)
+                m, n, k = row.shape
+                print(
+                    f"{f'{m}×{n}×{k}':>18} {row.dtype:>5} {'yes' if row.bias else 'no':>4} {row.name:>16} "
+                    f"{row.us:9.1f} {row.tflops:8.0f} {row.torch_us:9.1f} {row.ratio:6.3f} {row.rel_err:8.1e}",
+                    flush=True,
+                )
+            window = sampler.window(t0, time.time())
+            # nvidia-smi's power.draw is a one-second average: short rounds read low, the clock does not.
+            print(f"{'':>18} (SM clock over these rounds {window.sm_mhz:.0f} MHz; power.draw {window.watts:.0f} W)")
     from hopper_gemm.api import device_sms
 
     sms = device_sms(torch.cuda.current_device())
