@@ -142,18 +142,18 @@ class Row:
         return self.torch_us / self.us
 
 
-def bench_shape(shape, names, torch) -> list[Row]:
-    from hopper_gemm.api import launcher, validate
-    from hopper_gemm.launch import without_unheld_ring_staging
-
+def shape_inputs(shape, torch) -> tuple:
+    """``(a, w, bias, out, ref, torch_fn)`` of a table row: identical ``torch.randn`` inputs for every
+    benchmark, w as (N, K) (a @ w.T, nn.Linear's layout), and torch's one-call equivalent (``F.linear``
+    with the bias, ``torch.matmul`` without)."""
     m, n, k, dtype, with_bias = shape
     tdt = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
     g = torch.Generator(device="cuda").manual_seed(1)
     a = torch.randn(m, k, device="cuda", dtype=tdt, generator=g)
-    w = torch.randn(n, k, device="cuda", dtype=tdt, generator=g)  # (N, K): a @ w.T, nn.Linear's layout
+    w = torch.randn(n, k, device="cuda", dtype=tdt, generator=g)
     bias = torch.randn(n, device="cuda", dtype=tdt, generator=g) if with_bias else None
     out = torch.empty(m, n, device="cuda", dtype=tdt)
-    ref = torch.nn.functional.linear(a, w, bias) if with_bias else a @ w.t()
+    ref = torch.nn.functional.linear(a, w, bias)
 
     def torch_fn():
         if with_bias:
@@ -161,6 +161,15 @@ def bench_shape(shape, names, torch) -> list[Row]:
         else:
             torch.matmul(a, w.t())
 
+    return a, w, bias, out, ref, torch_fn
+
+
+def bench_shape(shape, names, torch) -> list[Row]:
+    from hopper_gemm.api import launcher, validate
+    from hopper_gemm.launch import without_unheld_ring_staging
+
+    m, n, k, dtype, with_bias = shape
+    a, w, bias, out, ref, torch_fn = shape_inputs(shape, torch)
     ops = validate(a, w, bias=bias, out=out)
     contenders = {}
     errors = {}

@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gemm import CANDIDATES, SHAPES, TARGETS  # noqa: E402
+from gemm import CANDIDATES, SHAPES, TARGETS, shape_inputs  # noqa: E402
 from gpu_clocks import ClockSampler, smi_id  # noqa: E402
 from shape_arg import table_rows  # noqa: E402
 
@@ -97,18 +97,10 @@ def contenders(shape: tuple, configs: list[str], torch) -> dict[str, Callable[[]
     from hopper_gemm.api import gemm, launcher, validate
     from hopper_gemm.launch import without_unheld_ring_staging
 
-    m, n, k, dtype, with_bias = shape
-    tdt = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
-    g = torch.Generator(device="cuda").manual_seed(1)
-    a = torch.randn(m, k, device="cuda", dtype=tdt, generator=g)
-    w = torch.randn(n, k, device="cuda", dtype=tdt, generator=g)
-    bias = torch.randn(n, device="cuda", dtype=tdt, generator=g) if with_bias else None
-    out = torch.empty(m, n, device="cuda", dtype=tdt)
-    ref = torch.nn.functional.linear(a, w, bias).float()
-    fns = {
-        "torch": (lambda: torch.nn.functional.linear(a, w, bias)) if with_bias else (lambda: torch.matmul(a, w.t())),
-        "auto": lambda: gemm(a, w, bias=bias, out=out),
-    }
+    m, n = shape[:2]
+    a, w, bias, out, ref, torch_fn = shape_inputs(shape, torch)
+    ref = ref.float()
+    fns = {"torch": torch_fn, "auto": lambda: gemm(a, w, bias=bias, out=out)}
     for name in configs:
         config = without_unheld_ring_staging(CANDIDATES[name], m, n).with_(pdl=True)
         fns[name] = launcher(config, validate(a, w, bias=bias, out=out), out)
