@@ -326,14 +326,16 @@ def test_the_deferred_epilogue_s_pieces_are_the_staging_buffers_row_for_row():
 
 
 def test_the_bias_loads_issue_under_the_last_k_tile():
-    """``ColumnBias.load``: the thread's bias reads (one per distinct column, 64 of a 128×256 tile) are
-    issued after the tile's last wgmmas and before the wait for them, so their latency hides under
-    that k-tile instead of between tiles."""
+    """``ColumnBias.load_fragment``: the thread's bias reads (one 32-bit word per pair of adjacent
+    columns, 32 of a 128×256 tile) are issued after the tile's last wgmmas and before the wait for them,
+    so their latency hides under that k-tile instead of between tiles."""
     config = COOP.with_(deferred_chunks=8)
     sass = report(config, Problem("bf16", bias=True)).sass()
     wait_all = sass.index("DEPBAR.LE gsb0, 0x0")  # the first: the end of the tile loop's k-loop
     since_last_mma = sass[sass.rindex("HGMMA", 0, wait_all) : wait_all]
-    assert len(re.findall(r"\bLDG\b", since_last_mma)) == config.tile_n // 4
+    loads = re.findall(r"\bLDG\.E(\.\w+)?\b", since_last_mma)
+    assert len(loads) == config.tile_n // 8, f"{len(loads)} loads, want one word per column pair"
+    assert set(loads) == {""}, f"bias loads narrower than a word: {set(loads)}"  # LDG.E: 32 bits
     plain = report(config, Problem("bf16")).sass()
     wait_all = plain.index("DEPBAR.LE gsb0, 0x0")
     assert "LDG" not in plain[plain.rindex("HGMMA", 0, wait_all) : wait_all]

@@ -84,6 +84,6 @@ def test_the_bias_inline_variant_reads_the_bias_after_the_wait():
 
     with gemm_epilogue.variant("bias-inline"):
         assert loads_under_last_k_tile() == 0
-    assert loads_under_last_k_tile() == config.tile_n // 4
+    assert loads_under_last_k_tile() == config.tile_n // 8  # a word per column pair
     with pytest.raises(ValueError, match="variant = 'bias-outline' is invalid"), gemm_epilogue.variant("bias-outline"):
         pass

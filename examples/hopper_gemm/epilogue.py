@@ -7,15 +7,17 @@ An epilogue is a tuple of :class:`EpilogueTerm` objects applied in order to ever
 * :class:`Scale` — ``x * alpha`` (``alpha`` a run-time Float32: changing it does not recompile);
 * :class:`ColumnBias` — ``x + bias[col]`` (``bias`` a length-N vector in the output dtype).
 
-Adding a term (a ReLU, a row scale, a residual read) is one small class with an ``apply`` and, if
-it needs an operand, a field of :class:`EpilogueArgs`; :func:`terms_for` turns a
+Adding a term (a ReLU, a row scale, a residual read) is one small class with an ``apply`` (or, if it
+reads memory, a :class:`LoadingTerm`'s two methods below) and, if it needs an operand, a field of
+:class:`EpilogueArgs`; :func:`terms_for` turns a
 :class:`~hopper_gemm.config.Problem` into the tuple the kernel traces. Terms run in the math
 warpgroups, on registers, once per accumulator value, before the values are converted and staged.
 
-A term that reads memory may also split its ``apply`` into ``load(row, col, args)`` and
-``apply_loaded(x, loaded)``: the kernel then issues the loads (:func:`load_operands`) while the tile's
-last k-tile of wgmmas still runs, so their latency hides under it instead of holding the tensor cores
-idle between tiles.
+A term that reads memory splits its ``apply`` into ``load_fragment(acc, coords, args)`` (its operand of
+every accumulator value, read into registers at once) and ``apply_loaded(x, loaded)``: the kernel issues
+the loads (:func:`load_operands`) while the tile's last k-tile of wgmmas still runs, so their latency
+hides under it instead of holding the tensor cores idle between tiles, and the term picks how to read:
+:class:`ColumnBias` reads each thread's column pairs as one 32-bit word.
 """
 
 from __future__ import annotations
@@ -44,6 +46,18 @@ class EpilogueTerm(Protocol):
         ...
 
 
+class LoadingTerm(Protocol):
+    """A term with a memory operand: read for the whole fragment first, applied per value after."""
+
+    def load_fragment(self, acc: cute.Tensor, coords: Any, args: EpilogueArgs) -> cute.Tensor:
+        """The operand of every value of ``acc`` (``coords``: each value's (row, col) in C), in registers."""
+        ...
+
+    def apply_loaded(self, x: Any, loaded: Any) -> Any:
+        """The new value of accumulator ``x`` given its operand ``loaded``."""
+        ...
+
+
 @dataclass(frozen=True)
 class Scale:
     def apply(self, x: Any, row: Any, col: Any, args: EpilogueArgs) -> Any:
@@ -52,20 +66,39 @@ class Scale:
 
 @dataclass(frozen=True)
 class ColumnBias:
-    def load(self, row: Any, col: Any, args: EpilogueArgs) -> Any:
-        # Columns past N belong to a tile hanging over the edge; TMA clips their store, so any
-        # in-bounds value will do, and clamping keeps the load in bounds without a branch.
-        return args.bias[cutlass.min(col, args.n - 1)]
+    """``x + bias[col]``. Its reads: in a wgmma accumulator fragment, values ``4g … 4g+3`` are columns
+    (c, c+1, c, c+1) of rows (r, r, r+8, r+8) with c even, so each group of four needs the one 32-bit
+    word ``bias[c : c+2]``: 32 word loads per thread of a 64×256 warpgroup tile instead of 64 of 2 bytes
+    (half the load instructions, half the registers held over the last k-tile)."""
+
+    def load_fragment(self, acc: cute.Tensor, coords: Any, args: EpilogueArgs) -> cute.Tensor:
+        # acc's first mode is the wgmma atom's ((2, 2, N/8), …): (column +1, row +8, column +8).
+        if cute.size(acc) % 4 or cute.size(acc.shape[0][0]) != 2 or cute.size(acc.shape[0][1]) != 2:
+            raise ValueError(f"ColumnBias: accumulator fragment {acc.shape} is not a wgmma C fragment")
+        dtype = args.bias.element_type
+        last_word = (args.n - 1) // 2
+        # The bias is 16-byte aligned (launch.py's assumed alignment, api.py's check), so a word never
+        # straddles a granule: with an odd N the last word's upper half is the element past the end, in
+        # the same 16 bytes as the last one (no fault), and its column is past N, which TMA clips.
+        word_ptr = cute.recast_ptr(args.bias.iterator, dtype=cutlass.Uint32)
+        words = cute.make_tensor(word_ptr, cute.make_layout(last_word + 1))
+        values = cute.make_rmem_tensor(acc.shape, dtype)
+        pair = cute.make_rmem_tensor((2,), dtype)
+        # (Not the other way round: a (1,) register tensor has stride 0, and its recast is one element.)
+        word = cute.recast_tensor(pair, cutlass.Uint32)
+        for g in range(0, cute.size(acc), 4):
+            # Columns past N belong to a tile hanging over the edge; clamping keeps the read in bounds.
+            word[0] = words[cutlass.min(coords[g][1] // 2, last_word)]
+            for v in range(4):
+                values[g + v] = pair[v % 2]
+        return values
 
     def apply_loaded(self, x: Any, loaded: Any) -> Any:
         return x + loaded.to(cutlass.Float32)
 
-    def apply(self, x: Any, row: Any, col: Any, args: EpilogueArgs) -> Any:
-        return self.apply_loaded(x, self.load(row, col, args))
 
-
-def terms_for(problem: Problem) -> tuple[EpilogueTerm, ...]:
-    terms: list[EpilogueTerm] = []
+def terms_for(problem: Problem) -> tuple[EpilogueTerm | LoadingTerm, ...]:
+    terms: list[EpilogueTerm | LoadingTerm] = []
     if problem.scaled:
         terms.append(Scale())
     if problem.bias:
@@ -73,40 +106,40 @@ def terms_for(problem: Problem) -> tuple[EpilogueTerm, ...]:
     return tuple(terms)
 
 
-def load_operands(terms: tuple[EpilogueTerm, ...], acc: cute.Tensor, coords: Any, args: EpilogueArgs) -> tuple:
-    """Per term with a ``load``: its operand of every accumulator value, read now into registers (a
-    fragment shaped like ``acc``); None for the others. Issue before the tile's last wgmma wait."""
-    loaded = []
-    for term in terms:
-        if not hasattr(term, "load"):
-            loaded.append(None)
-            continue
-        first = term.load(*coords[0], args)  # its type sizes the fragment
-        values = cute.make_rmem_tensor(acc.shape, type(first))
-        values[0] = first
-        for i in range(1, cute.size(acc)):
-            values[i] = term.load(*coords[i], args)
-        loaded.append(values)
-    return tuple(loaded)
+def load_operands(
+    terms: tuple[EpilogueTerm | LoadingTerm, ...], acc: cute.Tensor, coords: Any, args: EpilogueArgs
+) -> tuple:
+    """Per term with a ``load_fragment``: its operand of every accumulator value, read now into registers
+    (a fragment shaped like ``acc``); None for the others. Issue before the tile's last wgmma wait."""
+    return tuple(term.load_fragment(acc, coords, args) if hasattr(term, "load_fragment") else None for term in terms)
 
 
 def apply_terms(
-    terms: tuple[EpilogueTerm, ...], acc: cute.Tensor, coords: Any, args: EpilogueArgs, loaded: tuple | None = None
+    terms: tuple[EpilogueTerm | LoadingTerm, ...],
+    acc: cute.Tensor,
+    coords: Any,
+    args: EpilogueArgs,
+    loaded: tuple | None = None,
 ) -> None:
     """Apply ``terms`` in place to every value of the accumulator fragment ``acc``.
 
     ``coords`` is the identity tensor partitioned like ``acc`` (each value's (row, col) in C);
-    ``loaded``: :func:`load_operands`'s result (None: terms load their operands here).
+    ``loaded``: :func:`load_operands`'s result; a term that reads memory and has no operand there
+    (``loaded`` None, or its entry None) reads it here.
     Traced as straight-line code: the fragment's size is static.
     """
     if not terms:
         return
+    operands = [None if loaded is None else loaded[t] for t in range(len(terms))]
+    for t, term in enumerate(terms):
+        if operands[t] is None and hasattr(term, "load_fragment"):
+            operands[t] = term.load_fragment(acc, coords, args)
     for i in range(cute.size(acc)):
         row, col = coords[i]
         value = acc[i]
         for t, term in enumerate(terms):
-            if loaded is not None and loaded[t] is not None:
-                value = term.apply_loaded(value, loaded[t][i])
+            if operands[t] is not None:
+                value = term.apply_loaded(value, operands[t][i])
             else:
                 value = term.apply(value, row, col, args)
         acc[i] = value

@@ -107,6 +107,26 @@ def test_bias_and_alpha(schedule):
 
 
 @pytest.mark.parametrize("schedule", ["cooperative", "pingpong"])
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("n", [1001, 263, 9])
+def test_bias_of_odd_length_reads_no_element_past_its_end(schedule, dtype, n):
+    """``ColumnBias`` reads column pairs as 32-bit words: with an odd N the last word's upper half is the
+    element past the bias's end. Here that element is NaN (the bias a view of a longer buffer): a
+    column given the wrong half of a word, or column N-1 given element N, shows it; the output is
+    checked in full, edge tiles included."""
+    torch = _torch()
+    from hopper_gemm.api import gemm
+
+    a, b = _inputs(517, n, 264, dtype, "nk", seed=3)
+    buffer = torch.full((n + 7,), float("nan"), device="cuda", dtype=a.dtype)
+    buffer[:n] = torch.randn(n, device="cuda", dtype=a.dtype)
+    bias = buffer[:n]
+    result = gemm(a, b, bias=bias, schedule=schedule)
+    torch.cuda.synchronize()
+    _check(result, _reference(a, b, "nk", bias), dtype)
+
+
+@pytest.mark.parametrize("schedule", ["cooperative", "pingpong"])
 def test_repeated_launches_are_bitwise_identical(schedule):
     torch = _torch()
     from hopper_gemm.api import gemm
