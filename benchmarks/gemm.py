@@ -259,7 +259,10 @@ def main(argv: list[str] | None = None) -> int:
                 )
             window = sampler.window(t0, time.time())
             # nvidia-smi's power.draw is a one-second average: short rounds read low, the clock does not.
-            print(f"{'':>18} (SM clock over these rounds {window.sm_mhz:.0f} MHz; power.draw {window.watts:.0f} W)")
+            print(
+                f"{'':>18} (SM clock over these rounds {window.sm_mhz:.0f} MHz; power.draw {window.watts:.0f} W; "
+                f"SW power cap active in {window.capped:.0%} of the samples)"
+            )
     from hopper_gemm.api import device_sms
 
     sms = device_sms(torch.cuda.current_device())

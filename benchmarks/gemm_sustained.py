@@ -47,6 +47,7 @@ class Segment:
     us: float  # per launch
     sm_mhz: float
     watts: float
+    capped: float  # share of the window with the SW power cap active
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ class Verdict:
 
 def median_segment(segments: list[Segment]) -> Segment:
     """Per field, the median over the contender's segments."""
-    return Segment(*(statistics.median(getattr(s, f) for s in segments) for f in ("us", "sm_mhz", "watts")))
+    return Segment(*(statistics.median(getattr(s, f) for s in segments) for f in ("us", "sm_mhz", "watts", "capped")))
 
 
 def run_segment(fn: Callable[[], object], sampler: ClockSampler, seconds: float, torch) -> Segment:
@@ -89,7 +90,7 @@ def run_segment(fn: Callable[[], object], sampler: ClockSampler, seconds: float,
     end.record()
     end.synchronize()
     window = sampler.window(t0 + SETTLE_S, time.time())
-    return Segment(start.elapsed_time(end) * 1000 / launches, window.sm_mhz, window.watts)
+    return Segment(start.elapsed_time(end) * 1000 / launches, window.sm_mhz, window.watts, window.capped)
 
 
 def contenders(shape: tuple, configs: list[str], torch) -> dict[str, Callable[[], object]]:
@@ -143,8 +144,9 @@ def main(argv: list[str] | None = None) -> int:
             f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; each contender alone for "
             f"{args.segment} s × {args.repeats}, alternating; clocks and power from nvidia-smi"
         )
-        columns = f"{'M×N×K':>16} {'dtype':>5} {'bias':>4} {'ours':>20} | {'torch µs':>9} {'MHz':>5} {'W':>4} | "
-        print(columns + f"{'ours µs':>9} {'MHz':>5} {'W':>4} | {'ratio':>6} {'@clock':>6} {'target':>6}")
+        side = f"{'MHz':>5} {'W':>4} {'cap':>4}"
+        columns = f"{'M×N×K':>16} {'dtype':>5} {'bias':>4} {'ours':>20} | {'torch µs':>9} {side} | "
+        print(columns + f"{'ours µs':>9} {side} | {'ratio':>6} {'@clock':>6} {'target':>6}")
         for shape in shapes:
             fns = contenders(shape, configs, torch)
             segments: dict[str, list[Segment]] = {name: [] for name in fns}
@@ -159,11 +161,16 @@ def main(argv: list[str] | None = None) -> int:
                 o = v.ours
                 print(
                     f"{f'{m}×{n}×{k}':>16} {dtype:>5} {'yes' if bias else 'no':>4} {name:>20} | {t.us:9.1f} "
-                    f"{t.sm_mhz:5.0f} {t.watts:4.0f} | {o.us:9.1f} {o.sm_mhz:5.0f} {o.watts:4.0f} | "
+                    f"{t.sm_mhz:5.0f} {t.watts:4.0f} {t.capped:4.0%} | {o.us:9.1f} {o.sm_mhz:5.0f} {o.watts:4.0f} "
+                    f"{o.capped:4.0%} | "
                     f"{v.ratio:6.3f} {v.ratio_at_equal_clocks:6.3f} {TARGETS.get((m, n, k), float('nan')):6.2f}",
                     flush=True,
                 )
-    print("(ratio: ours / torch throughput; @clock: that ratio with ours scaled to torch's clock)")
+    print(
+        "(ratio: ours / torch throughput; @clock: that ratio with ours scaled to torch's clock; cap: share of "
+        "the samples with the SW power cap holding the clock down — near 100 %, the ratio is one of energy "
+        "per GEMM)"
+    )
     return 0
 
 

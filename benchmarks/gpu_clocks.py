@@ -1,16 +1,21 @@
-"""The GPU's SM clock and board power over time, read (never set) through ``nvidia-smi``.
+"""The GPU's SM clock, board power and power capping over time, read (never set) through ``nvidia-smi``.
 
 ``ClockSampler(smi_id(torch, device))`` starts ``nvidia-smi --query-gpu=... --loop-ms=20`` in the
 background; ``window(t0, t1)`` averages the samples whose timestamps fall in ``[t0, t1]``
 (``time.time()`` seconds). Under a power cap the clock a kernel gets depends on the kernel: two GEMMs
 timed back to back in short batches share one clock, while each run on its own for a second settles at
 its own (benchmarks/gemm_sustained.py). ``power.draw`` is the driver's one-second average: windows much
-shorter than a second of steady load read low; the SM clock is a sample.
+shorter than a second of steady load read low; the SM clock is a sample. ``capped`` is the share of
+samples in which the driver's SW power cap was holding the clock below the one requested
+(``clocks_throttle_reasons.sw_power_cap``, a name old and new drivers know): on the runner's H100s
+(700 W) it is active under every long GEMM, ours and cuBLAS's, so their sustained ratio is one of
+energy per GEMM (benchmarks/RESULTS.md).
 """
 
 from __future__ import annotations
 
 import datetime
+import math
 import shutil
 import statistics
 import subprocess
@@ -18,7 +23,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-QUERY = "timestamp,clocks.sm,power.draw,temperature.gpu"
+QUERY = "timestamp,clocks.sm,power.draw,temperature.gpu,clocks_throttle_reasons.sw_power_cap"
 PERIOD_MS = 20
 #: How long :meth:`ClockSampler.window` waits for a window's last samples to come through the pipe.
 CATCH_UP_S = 5.0
@@ -30,6 +35,7 @@ class Sample:
     sm_mhz: float
     watts: float
     celsius: float
+    capped: float  # 1.0: the SW power cap was active, 0.0: it was not, NaN: not reported
 
 
 @dataclass(frozen=True)
@@ -39,19 +45,24 @@ class Window:
     sm_mhz: float
     watts: float
     celsius: float
+    capped: float  # share of the samples with the SW power cap active (NaN: none reported it)
     samples: int
 
 
+#: How nvidia-smi reports a clock event reason.
+REASON = {"Active": 1.0, "Not Active": 0.0}
+
+
 def parse_line(line: str) -> Sample | None:
-    """One line of ``nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu
-    --format=csv,noheader,nounits`` (e.g. ``2026/11/26 01:40:00.123, 1755, 612.40, 55``); None if it is
-    not one (a header, a warning, ``[N/A]``)."""
+    """One line of ``nvidia-smi --query-gpu=QUERY --format=csv,noheader,nounits`` (e.g.
+    ``2026/11/26 01:40:00.123, 1755, 612.40, 55, Active``); None if it is not one (a header, a warning,
+    ``[N/A]`` for a number). A power-cap field other than Active / Not Active reads NaN."""
     parts = [p.strip() for p in line.split(",")]
-    if len(parts) != 4:
+    if len(parts) != 5:
         return None
     try:
         when = datetime.datetime.strptime(parts[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()
-        return Sample(when, float(parts[1]), float(parts[2]), float(parts[3]))
+        return Sample(when, float(parts[1]), float(parts[2]), float(parts[3]), REASON.get(parts[4], math.nan))
     except ValueError:
         return None
 
@@ -60,12 +71,13 @@ def window_of(samples: list[Sample], t0: float, t1: float) -> Window:
     """The means of the samples taken in ``[t0, t1]``."""
     inside = [s for s in samples if t0 <= s.time <= t1]
     if not inside:
-        nan = float("nan")
-        return Window(nan, nan, nan, 0)
+        return Window(math.nan, math.nan, math.nan, math.nan, 0)
+    reported = [s.capped for s in inside if not math.isnan(s.capped)]
     return Window(
         statistics.fmean(s.sm_mhz for s in inside),
         statistics.fmean(s.watts for s in inside),
         statistics.fmean(s.celsius for s in inside),
+        statistics.fmean(reported) if reported else math.nan,
         len(inside),
     )
 
