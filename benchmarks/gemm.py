@@ -164,7 +164,9 @@ def shape_inputs(shape, torch) -> tuple:
     return a, w, bias, out, ref, torch_fn
 
 
-def bench_shape(shape, names, torch) -> list[Row]:
+def bench_shape(shape, names, torch) -> tuple[list[Row], tuple[float, float]]:
+    """The rows of ``shape`` (every configuration of ``names`` and torch, interleaved) and the wall-clock
+    span of the timed rounds (``time.time()``), without compiling and checking before them."""
     from hopper_gemm.api import launcher, validate
     from hopper_gemm.launch import without_unheld_ring_staging
 
@@ -181,9 +183,12 @@ def bench_shape(shape, names, torch) -> list[Row]:
         contenders[name]()
         torch.cuda.synchronize()
         errors[name] = ((out.float() - ref.float()).abs().max() / ref.float().abs().max()).item()
+    t0 = time.time()
     times = time_interleaved({"torch": torch_fn, **contenders}, ROUNDS, BATCH)
+    timed = (t0, time.time())
     torch_us = times["torch"]
-    return [Row((m, n, k), dtype, with_bias, name, times[name], torch_us, errors[name]) for name in contenders]
+    rows = [Row((m, n, k), dtype, with_bias, name, times[name], torch_us, errors[name]) for name in contenders]
+    return rows, timed
 
 
 def _auto(shape: tuple, rows: list[Row], sms: int | None = None, pdl: bool = False) -> str:
@@ -248,8 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     # The card's state moves every ratio (benchmarks/RESULTS.md): each shape's rounds report the clock.
     with ClockSampler(smi_id(torch, torch.cuda.current_device())) as sampler:
         for shape in shapes:
-            t0 = time.time()
-            for row in bench_shape(shape, names, torch):
+            shape_rows, timed = bench_shape(shape, names, torch)
+            for row in shape_rows:
                 rows.append(row)
                 m, n, k = row.shape
                 print(
@@ -257,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"{row.us:9.1f} {row.tflops:8.0f} {row.torch_us:9.1f} {row.ratio:6.3f} {row.rel_err:8.1e}",
                     flush=True,
                 )
-            window = sampler.window(t0, time.time())
+            window = sampler.window(*timed)
             # nvidia-smi's power.draw is a one-second average: short rounds read low, the clock does not.
             print(
                 f"{'':>18} (SM clock over these rounds {window.sm_mhz:.0f} MHz; power.draw {window.watts:.0f} W; "
