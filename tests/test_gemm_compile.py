@@ -52,17 +52,24 @@ def test_every_schedule_dtype_and_layout_compiles_to_what_it_should(config, dtyp
 
 
 @pytest.mark.parametrize("config", [COOP, PINGPONG], ids=["cooperative", "pingpong"])
-def test_tma_loads_carry_the_evict_normal_policy(config):
-    """Every A/B load passes CUTLASS's EVICT_NORMAL L2 policy, not the DSL's default policy of 0."""
+def test_each_operand_s_l2_policy_is_chosen_at_run_time_from_its_readers(config):
+    """``pipes.cute.read_once_policy``: A's policy from the cluster columns that load each A tile, B's from
+    the cluster rows: two ``selp`` of EVICT_FIRST / EVICT_NORMAL, and every TMA load of the ring takes
+    one of them as its cache-policy register (no immediate, never the DSL's default 0)."""
     from pipes.cute import TmaCacheHint
 
     ptx = report(config, Problem("bf16")).ptx
+    first, normal = int(TmaCacheHint.EVICT_FIRST), int(TmaCacheHint.EVICT_NORMAL)
+    selects = re.findall(rf"selp\.b64\s+(%rd\d+), {first}, {normal}, %p\d+;", ptx)
+    assert len(selects) == 2, selects
     loads = re.findall(
-        r"cp\.async\.bulk\.tensor\.2d\.shared::\S+\.global\.tile\.\S+L2::cache_hint \[.*, (%rd\d+);", ptx
+        r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global[^;]*|"
+        r"cp\.async\.bulk\.tensor\.2d\.shared::cta\.global[^;]*",
+        ptx,
     )
-    assert len(loads) >= 2  # A and B (the stream-K-free kernel issues each once in its k-loop)
-    values = {int(v) for reg in loads for v in re.findall(rf"mov\.b64\s+{re.escape(reg)}, (-?\d+);", ptx)}
-    assert values == {int(TmaCacheHint.EVICT_NORMAL)}, values
+    assert loads, "no TMA loads found: the pattern is stale"
+    policies = {load.rsplit(",", 1)[1].strip() for load in loads}
+    assert policies == set(selects), f"load policies {policies}, selected {selects}"  # A's and B's, no other
 
 
 @pytest.mark.parametrize("cluster", [(1, 1), (1, 2), (2, 2)])

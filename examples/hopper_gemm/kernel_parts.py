@@ -21,7 +21,8 @@ class Copies(NamedTuple):
 
 
 class LoadSources(NamedTuple):
-    """The load warp's TMA atoms, partitioned global and shared tensors and multicast masks of A and B."""
+    """The load warp's TMA atoms, partitioned global and shared tensors, multicast masks and L2 policies of A
+    and B."""
 
     atom_a: Any
     ga: Any
@@ -31,6 +32,8 @@ class LoadSources(NamedTuple):
     gb: Any
     sb: Any
     b_mask: Any
+    a_policy: Any  # Int64 L2 cache policy of A's loads (pipes.cute.read_once_policy)
+    b_policy: Any
 
 
 class SmemLayouts(NamedTuple):

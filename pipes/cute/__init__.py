@@ -15,7 +15,7 @@ trace recorder :class:`Tracer` (:mod:`pipes.cute.trace`; ``TracerProtocol`` is t
 from .async_pipeline import AsyncOps, AsyncPipeline
 from .barriers import MbarrierRing, WaitSite, arrive_as_unit, bounded_wait, trap
 from .base import BoundPipeline, PipelineBase
-from .cache_hint import TmaCacheHint, tma_cache_policy
+from .cache_hint import TmaCacheHint, read_once_policy, tma_cache_policy
 from .debug import DebugConfig, TraceEvent, resolve_debug
 from .debug import Tracer as TracerProtocol
 from .named_barriers import NamedBarrier, NamedBarrierAllocator
@@ -81,6 +81,7 @@ __all__ = [
     "init_pipelines",
     "init_pipelines_arrive",
     "make_state",
+    "read_once_policy",
     "resolve_debug",
     "staging_wait",
     "state_at",

@@ -6,7 +6,10 @@
 ``CacheHintSm90`` encodings. Measured on H100s (``benchmarks/RESULTS.md``, persistent GEMM, bf16, two
 cards): ``EVICT_NORMAL`` against the DSL's 0 was 0.0 … +1.5 % faster at 4096³, 6144³, 1024×8192² and
 8192²×1024, never slower; ``EVICT_FIRST`` on both operands lost 5–7 % where tiles re-read the operands
-from L2 (6144³, 8192²×1024), so it is for data read once.
+from L2 (6144³, 8192²×1024), so it is for data read once. :func:`read_once_policy` gives it, at run
+time, to an operand whose every tile one reader loads (the GEMM's B when one cluster row covers M:
+256×8192² +1.0 … +5.6 %, 128×8192² +3.6 … +4.0 %; at 1024×8192², where four cluster rows re-read B from
+L2, EVICT_FIRST lost 0.3–0.8 %).
 
 Inside a kernel::
 
@@ -16,7 +19,9 @@ Inside a kernel::
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Any
 
+import cutlass.cute as cute
 from cutlass import Int64
 
 
@@ -35,4 +40,15 @@ def tma_cache_policy(hint: TmaCacheHint = TmaCacheHint.EVICT_NORMAL) -> Int64:
     return Int64(int(hint))
 
 
-__all__ = ["TmaCacheHint", "tma_cache_policy"]
+@cute.jit
+def read_once_policy(readers: Any) -> Int64:
+    """The ``cache_policy`` for TMA loads of an operand whose tiles ``readers`` CTAs or clusters each load
+    (a run-time count is fine): EVICT_FIRST when one does (its lines are read once: let them go first and
+    keep L2 for what is re-read), EVICT_NORMAL when several re-read them from L2."""
+    policy = tma_cache_policy(TmaCacheHint.EVICT_NORMAL)
+    if readers == 1:
+        policy = tma_cache_policy(TmaCacheHint.EVICT_FIRST)
+    return policy
+
+
+__all__ = ["TmaCacheHint", "read_once_policy", "tma_cache_policy"]
