@@ -1,12 +1,13 @@
-"""Small M (≤ 512) with long K: the ping-pong tiles and clusters against torch.matmul, and auto's pick.
+"""Small M or small N (≤ 512) with long K: ping-pong tiles and clusters against torch.matmul, and auto's pick.
 
-The measurement behind the fill rule of ``hopper_gemm.autotable.small_m``: for each shape every
-ping-pong tile of 128×128, 128×64, 64×128 and 64×64 with cluster 2×1 and 1×2 runs interleaved with
-torch (``ROUNDS`` rounds of ``BATCH`` launches, rotating order, median), each checked against torch
-once. One row per shape: torch's time, the old choice (128×128 c2×1 everywhere), the rule's pick, the
-best of the eight, and every ratio (ours / torch throughput).
+The measurement behind the fill rule of ``hopper_gemm.autotable.small_m`` (and its turned form
+``small_n``): for each shape every candidate runs interleaved with torch (``ROUNDS`` rounds of ``BATCH``
+launches, rotating order, median), each checked against torch once. Small M: the ping-pong tiles of
+``SMALL_M_TILES`` with cluster 2×1 and 1×2; small N: ``SMALL_N_TILES`` likewise and the cooperative
+128×256 tile that auto takes otherwise. One row per shape: torch's time, the old choice, the rule's pick,
+the best candidate, and every ratio (ours / torch throughput).
 
-    python benchmarks/gemm_small_m.py [--shapes 128x8192x8192,...]
+    python benchmarks/gemm_small_m.py [--shapes 128x8192x8192,8192x256x8192,...]
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hopper_gemm.autotable import SMALL_M, SMALL_M_TILES  # noqa: E402
+from hopper_gemm.autotable import COOPERATIVE_DEFERRED, SMALL_M, SMALL_M_TILES, SMALL_N_TILES  # noqa: E402
 from hopper_gemm.config import GemmConfig, Schedule  # noqa: E402
 from shape_arg import parse_shapes  # noqa: E402
 
@@ -46,22 +47,46 @@ SHAPES = [
     (320, 8192, 8192),
     (300, 6144, 6144),
 ]
+#: Small N (M above SMALL_M): the shapes of the turned rule (2026-11-26).
+SMALL_N_SHAPES = [
+    (8192, 256, 8192),
+    (8192, 128, 8192),
+    (4096, 128, 8192),
+    (8192, 512, 8192),
+    (14336, 128, 4096),
+    (8192, 64, 8192),
+    (4096, 256, 4096),
+    (8192, 256, 1024),
+    (16384, 256, 8192),
+]
 CANDIDATES = {
     f"{tm}x{tn}c{cm}{3 - cm}": GemmConfig(tm, tn, cm, 3 - cm, Schedule.PINGPONG)
     for tm, tn in SMALL_M_TILES
     for cm in (2, 1)
 }
-OLD = "128x128c21"
+COOP = "coop128x256c21d8"
+N_CANDIDATES = {
+    f"{tm}x{tn}c{cm}{3 - cm}": GemmConfig(tm, tn, cm, 3 - cm, Schedule.PINGPONG)
+    for tm, tn in SMALL_N_TILES
+    for cm in (2, 1)
+} | {COOP: COOPERATIVE_DEFERRED}
+OLD = "128x128c21"  # small M before the fill rule; small N: COOP
 ROUNDS = 10
 BATCH = 10
 
 
 def name_of(config: GemmConfig) -> str:
+    if config.schedule is Schedule.COOPERATIVE:
+        return COOP
     return f"{config.tile_m}x{config.tile_n}c{config.cluster_m}{config.cluster_n}"
 
 
+def candidates_for(shape: tuple[int, int, int]) -> dict[str, GemmConfig]:
+    return CANDIDATES if shape[0] <= SMALL_M else N_CANDIDATES
+
+
 def bench_shape(shape: tuple[int, int, int], torch) -> dict[str, float]:
-    """Ratio (torch time / ours) per candidate, and torch's µs under "torch"."""
+    """Ratio (torch time / ours) per candidate of ``candidates_for(shape)``, and torch's µs under "torch"."""
     from hopper_gemm.api import launcher, validate
     from hopper_gemm.timing import time_interleaved
 
@@ -71,7 +96,8 @@ def bench_shape(shape: tuple[int, int, int], torch) -> dict[str, float]:
     w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g)
     ref = a.float() @ w.float().t()
     contenders = {"torch": lambda: torch.matmul(a, w.t())}
-    for name, config in CANDIDATES.items():
+    candidates = candidates_for(shape)
+    for name, config in candidates.items():
         out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
         launch = launcher(config, validate(a, w, out=out), out)
         launch()
@@ -81,14 +107,16 @@ def bench_shape(shape: tuple[int, int, int], torch) -> dict[str, float]:
             raise SystemExit(f"{name} at {shape}: relative error {err} against torch")
         contenders[name] = launch
     times = time_interleaved(contenders, ROUNDS, BATCH, rotate=True)
-    return {"torch": times["torch"]} | {name: times["torch"] / times[name] for name in CANDIDATES}
+    return {"torch": times["torch"]} | {name: times["torch"] / times[name] for name in candidates}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shapes", help="comma-separated MxNxK with M ≤ 512 (default: the 22 of the rule's table)")
+    parser.add_argument("--shapes", help="comma-separated MxNxK with M or N ≤ 512 (default: the rule's tables)")
     args = parser.parse_args(argv)
-    shapes = parse_shapes(parser, args.shapes, max_m=SMALL_M) if args.shapes else SHAPES
+    shapes = parse_shapes(parser, args.shapes) if args.shapes else SHAPES + SMALL_N_SHAPES
+    if any(min(m, n) > SMALL_M for m, n, _ in shapes):
+        parser.error(f"--shapes {args.shapes!r}: M or N is at most {SMALL_M} here")
     try:
         import torch
     except ImportError:
@@ -96,19 +124,26 @@ def main(argv: list[str] | None = None) -> int:
     if torch is None or not torch.cuda.is_available():
         print("no CUDA GPU: benchmarks/gemm_small_m.py needs one (tests/test_gemm_schedule.py checks the rule)")
         return 0
-    from hopper_gemm.autotable import small_m
+    from hopper_gemm.autotable import pick
+    from hopper_gemm.config import Problem
 
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     print(f"device: {torch.cuda.get_device_name()} ({sms} SMs); bf16 randn; {ROUNDS}×{BATCH} launches, median")
-    print("ratio = ours / torch.matmul throughput; old = 128x128c21 (the table before the fill rule)")
-    print(f"{'M×N×K':>16} {'torch µs':>8} {'old':>6} {'rule pick':>16} {'best':>16}  " + " ".join(CANDIDATES))
+    print(f"ratio = ours / torch.matmul throughput; old = {OLD} for small M (before the fill rule), {COOP} for")
+    print("small N (before its turned form); the rule's pick is its tile and cluster, without the staging in the ring")
+    header = None
     for shape in shapes:
+        candidates = candidates_for(shape)
+        if header is not candidates:
+            header = candidates
+            print(f"{'M×N×K':>16} {'torch µs':>8} {'old':>6} {'rule pick':>23} {'best':>23}  " + " ".join(candidates))
         r = bench_shape(shape, torch)
-        pick = name_of(small_m(shape, sms))
-        best = max(CANDIDATES, key=r.get)
+        chosen = name_of(pick(Problem("bf16"), shape, sms))
+        best = max(candidates, key=r.get)
+        old = r[OLD if shape[0] <= SMALL_M else COOP]
         print(
-            f"{'×'.join(map(str, shape)):>16} {r['torch']:8.1f} {r[OLD]:6.3f} {pick:>10} {r[pick]:5.3f} "
-            f"{best:>10} {r[best]:5.3f}  " + " ".join(f"{r[name]:.3f}".rjust(len(name)) for name in CANDIDATES)
+            f"{'×'.join(map(str, shape)):>16} {r['torch']:8.1f} {old:6.3f} {chosen:>17} {r[chosen]:5.3f} "
+            f"{best:>17} {r[best]:5.3f}  " + " ".join(f"{r[name]:.3f}".rjust(len(name)) for name in candidates)
         )
     return 0
 

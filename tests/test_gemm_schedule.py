@@ -326,6 +326,30 @@ def test_small_m_takes_the_largest_tile_that_fills_the_sms():
     assert (biased.tile_m, biased.tile_n, biased.cluster_m, biased.cluster_n) == (128, 128, 1, 2)
 
 
+def test_small_n_turns_the_fill_rule_where_cooperative_tiles_would_idle_sms():
+    """N ≤ 512 with M above it: the fill rule on the turned problem (A is the streamed operand), cluster 1×2
+    (A multicast) for an even number of column tiles, else 2×1; the cooperative 128×256 tile where M is
+    long enough that it streams no more rows per SM."""
+    from hopper_gemm.autotable import pick
+    from hopper_gemm.config import Problem, Schedule
+
+    def shape(mnk, bias=False):
+        c = pick(Problem("bf16", bias=bias), mnk)
+        return (c.schedule.value, c.tile_m, c.tile_n, c.cluster_m, c.cluster_n)
+
+    pp = Schedule.PINGPONG.value
+    assert shape((8192, 256, 8192)) == (pp, 128, 128, 1, 2)  # 128 tiles in one wave; 64 of 128×256 idle half
+    assert shape((4096, 256, 4096)) == (pp, 64, 128, 1, 2)
+    assert shape((4096, 128, 8192)) == (pp, 64, 64, 1, 2)
+    assert shape((14336, 128, 4096)) == (pp, 128, 128, 2, 1)  # one column tile: the cluster runs along M
+    assert shape((8192, 64, 8192)) == (pp, 64, 64, 2, 1)  # N ≤ 64: no 128-column tile
+    assert shape((8192, 256, 1024), bias=True) == (pp, 128, 128, 1, 2)  # before short K, as small M
+    coop = Schedule.COOPERATIVE.value
+    assert shape((8192, 512, 8192)) == (coop, 128, 256, 2, 1)  # 128 tiles of 128×256 fill a wave
+    assert shape((16384, 256, 8192)) == (coop, 128, 256, 2, 1)
+    assert pick(Problem("bf16"), (8192, 256, 8192)).staging_in_ring  # one tile per CTA
+
+
 def test_the_small_m_cost_counts_waves_streamed_rows_and_padding():
     from hopper_gemm.autotable import small_m_cost
 

@@ -13,15 +13,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
 def test_every_pick_of_the_rule_is_a_candidate_and_every_shape_is_small_m():
     import gemm_small_m
-    from hopper_gemm.autotable import SMALL_M, SMALL_M_TILES, small_m
+    from hopper_gemm.autotable import SMALL_M, SMALL_M_TILES, pick, small_m
+    from hopper_gemm.config import Problem
 
     for shape in gemm_small_m.SHAPES:
         assert shape[0] <= SMALL_M
         assert gemm_small_m.name_of(small_m(shape)) in gemm_small_m.CANDIDATES
     assert gemm_small_m.OLD in gemm_small_m.CANDIDATES and len(gemm_small_m.CANDIDATES) == 2 * len(SMALL_M_TILES)
+    for shape in gemm_small_m.SMALL_N_SHAPES:  # auto's pick, turned rule or cooperative, is a candidate
+        assert shape[0] > SMALL_M >= shape[1]
+        assert gemm_small_m.name_of(pick(Problem("bf16"), shape)) in gemm_small_m.N_CANDIDATES
 
 
-@pytest.mark.parametrize("shapes", ["64x64", "1024x64x64", "64xAx64"])
+@pytest.mark.parametrize("shapes", ["64x64", "1024x1024x64", "64xAx64"])
 def test_malformed_shapes_are_refused_by_name(shapes, capsys):
     import gemm_small_m
 

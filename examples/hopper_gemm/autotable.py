@@ -19,6 +19,12 @@ M ≤ 512 (few row tiles)    ping-pong, the tile   256×8192×8192: 128×128 c2�
                            staging in the ring   K = 4096 one more stage): 256×8192² 0.953 → 0.972, short
                            where each CTA owns   K −0.5 … −2 % in time (ninth session)
                            one tile
+N ≤ 512, M above it        the fill rule turned  8192×256×8192 0.66 → 1.02, 8192×128×8192 0.61 → 1.00,
+(small N)                  (small_n): ping-pong  4096×128×8192 0.37 → 0.98, 8192×64×8192 0.61 → 0.99,
+                           64/128 × 64/128,      4096×256×4096 0.47 → 1.03, 8192×256×1024 1.30 (2026-11-26,
+                           cluster 1×2 for an    benchmarks/gemm_small_m.py); cooperative 128×256 kept
+                           even number of        where it streams no more rows per SM (8192×512×8192
+                           column tiles          0.97, 16384×256×8192 1.03)
 K ≤ 2048 (short K)         ping-pong 128×192     8192²×1024: 1.196 (cooperative 128×256: 1.06): the
                            cluster 2×1           epilogue is a large share, ping-pong hides it (with a
                                                  bias: 128×128, 1.118, as 128×192 then spills)
@@ -55,18 +61,11 @@ for M ≤ 64), with a 2×1 cluster (B multicast to the two row tiles) when M spa
 tiles and 1×2 (A multicast) when not: an odd count would leave the last cluster row idle
 (384×6144×8192, three rows of 128: c2×1 0.45–0.53, c1×2 0.56–0.61).
 
-A first version (the largest tile whose tiles fill 90 % of the SMs, cluster 2×1 from two row tiles)
-was measured on 16 shapes × 8 configurations on two H100s (``benchmarks/gemm_small_m.py``): its pick
-the best on 13 and 11 shapes and within 2.2 % on 2 and 3 more. Four more shapes on an H200 showed what
-it missed: 384×4096² (96 tiles of 128×128, one wave, 0.99, where 192 tiles of 128×64 are 1.45 waves,
-0.76) and 130×4096² (two 128-row tiles, the second holding 2 rows: 128×64 c2×1 0.64, 64×128 c1×2
-0.94); the cost above picks the best there and the same tiles as the first version elsewhere, except
-128×14336×4096 (128×128 c1×2, 0.92–0.93, for 128×64 c1×2, 0.94). The final rule on an H100 (19 shapes):
-the best on 12, within 1 % on 5 more, never below the old choice. It keeps 128×128 wherever that fills
-the SMs (256×8192², 512×8192², 200×8192², 512×4096²), so nothing the old table chose changed there.
-384×6144×8192, 144 tiles of 128×128 for 132 SMs (1.09 waves: 0.56–0.61), was fixed in the eighth
-session by a sixth candidate, 128×192: 96 tiles in one wave, 0.81 (the best of ten there and at three
-more such shapes; left out with a bias, where that tile spills).
+A first version (the largest tile filling 90 % of the SMs) missed 384×4096² and 130×4096² (H200);
+the cost above picks the best there and the same tiles elsewhere. On an H100 (19 shapes) the final rule
+was the best on 12 and within 1 % on 5 more, never below the old choice; 384×6144×8192 (1.09 waves of
+128×128: 0.56–0.61) was fixed in the eighth session by a sixth candidate, 128×192: one wave, 0.81 (left
+out with a bias, where that tile spills).
 
 Ping-pong 128×192 against cooperative 256×128 on long K: 0.91 at 4096³, 1.015 at 8192³ — one warpgroup
 per 128×192 tile feeds the tensor cores less steadily than two on 256×128, which the hidden epilogue
@@ -120,6 +119,22 @@ def small_m(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) 
     return PINGPONG_128x128.with_(tile_m=tile_m, tile_n=tile_n, cluster_m=cluster_m, cluster_n=3 - cluster_m)
 
 
+#: Small-N tiles: :data:`SMALL_M_TILES` turned (N's side first) where the turned tile is one a ping-pong
+#: warpgroup takes (64 or 128 rows).
+SMALL_N_TILES = tuple((tn, tm) for tm, tn in SMALL_M_TILES if tn in (64, 128))
+
+
+def small_n(mnk: tuple[int, int, int], sms: int = H100_SMS) -> GemmConfig:
+    """The fill rule turned for N ≤ ``SMALL_M`` (and M above it): A is then the operand every tile
+    streams, so the tile of :data:`SMALL_N_TILES` of least :func:`small_m_cost` on the turned problem,
+    cluster 1×2 (A multicast) when N spans an even number of column tiles, else 2×1."""
+    m, n, k = mnk
+    tiles = [t for t in SMALL_N_TILES if not (t[1] == 128 and n <= 64)]
+    tile_m, tile_n = min(tiles, key=lambda t: small_m_cost((n, m, k), (t[1], t[0]), sms))
+    cluster_n = 2 if -(-n // tile_n) % 2 == 0 else 1
+    return PINGPONG_128x128.with_(tile_m=tile_m, tile_n=tile_n, cluster_m=3 - cluster_n, cluster_n=cluster_n)
+
+
 #: The K from which the A/B stage that the ring staging frees pays off. Below it the extra stage ran
 #: 0.5–2 % slower than the plain stage count (128×128 at K = 1024 and 2048); from it, 0.7 % faster
 #: (K = 4096) and 2 % faster (K = 8192). H100, 2026-11-26.
@@ -150,13 +165,17 @@ def single_wave_staging(config: GemmConfig, problem: Problem, mnk: tuple[int, in
 
 def pick(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS) -> GemmConfig:
     """The measured best configuration for a shape (the table above) on a GPU with ``sms`` SMs."""
-    m, _, k = mnk
+    m, n, k = mnk
     if m <= SMALL_M:
         return single_wave_staging(small_m(mnk, sms, problem.bias), problem, mnk, sms)
+    if n <= SMALL_M:
+        narrow = small_n(mnk, sms)
+        # Where M is long enough to fill the SMs with cooperative 128×256 tiles, those stream less.
+        if small_m_cost((n, m, k), (narrow.tile_n, narrow.tile_m), sms) < small_m_cost((n, m, k), (256, 128), sms):
+            return single_wave_staging(narrow, problem, mnk, sms)
     if k <= SHORT_K:
         # With the bias term a 128×192 tile per warpgroup spills (48 bytes): take 128×128 then.
         return single_wave_staging(PINGPONG_128x128 if problem.bias else PINGPONG_128x192, problem, mnk, sms)
-    n = mnk[1]
     cfg = COOPERATIVE_DEFERRED
     waves, partial = divmod(cfg.cluster_tiles(m, n), max(1, sms // cfg.cluster_size))
     if waves >= STREAM_K_MIN_WAVES and partial:

@@ -126,6 +126,16 @@ def test_bias_of_odd_length_reads_no_element_past_its_end(schedule, dtype, n):
     _check(result, _reference(a, b, "nk", bias), dtype)
 
 
+@pytest.mark.parametrize(
+    "mnk", [(8000, 250, 1000), (4000, 250, 1000), (14000, 120, 600), (3000, 64, 512), (2000, 200, 1000)]
+)
+@pytest.mark.parametrize("bias", [False, True])
+def test_auto_small_n_picks_match_torch(mnk, bias):
+    """Small N: auto turns the fill rule (ping-pong tiles of 64/128, the staging in the ring where each CTA
+    owns one tile), ragged M and N included."""
+    _run(*mnk, "bf16", "nk", "auto", bias=bias)
+
+
 @pytest.mark.parametrize("schedule", ["cooperative", "pingpong"])
 def test_repeated_launches_are_bitwise_identical(schedule):
     torch = _torch()
