@@ -1,11 +1,12 @@
-"""Small M or small N (≤ 512) with long K: ping-pong tiles and clusters against torch.matmul, and auto's pick.
+"""Shapes that large tiles leave the GPU idle on: ping-pong tiles and clusters against torch, and auto's pick.
 
-The measurement behind the fill rule of ``hopper_gemm.autotable.small_m`` (and its turned form
-``small_n``): for each shape every candidate runs interleaved with torch (``ROUNDS`` rounds of ``BATCH``
-launches, rotating order, median), each checked against torch once. Small M: the ping-pong tiles of
-``SMALL_M_TILES`` with cluster 2×1 and 1×2; small N: ``SMALL_N_TILES`` likewise and the cooperative
-128×256 tile that auto takes otherwise. One row per shape: torch's time, the old choice, the rule's pick,
-the best candidate, and every ratio (ours / torch throughput).
+The measurement behind the fill rules of ``hopper_gemm.autotable`` (``small_m``, its turned form
+``small_n``, and ``fill`` for fewer cooperative tiles than SMs): for each shape every candidate runs
+interleaved with torch (``ROUNDS`` rounds of ``BATCH`` launches, rotating order, median), each checked
+against torch once. Small M: the ping-pong tiles of ``SMALL_M_TILES`` with cluster 2×1 and 1×2; M above
+512: ``SMALL_N_TILES`` and 128×192 likewise, and the cooperative 128×256 tile auto takes otherwise. One
+row per shape: torch's time, the old choice, the rule's pick, the best candidate, and every ratio (ours
+/ torch throughput).
 
     python benchmarks/gemm_small_m.py [--shapes 128x8192x8192,8192x256x8192,...]
 """
@@ -59,6 +60,17 @@ SMALL_N_SHAPES = [
     (8192, 256, 1024),
     (16384, 256, 8192),
 ]
+#: Both sides above SMALL_M, too few cooperative tiles for the SMs (``autotable.fill``, 2026-11-26).
+MID_SHAPES = [
+    (1024, 1024, 8192),
+    (1024, 2048, 8192),
+    (2048, 1024, 8192),
+    (1536, 1536, 4096),
+    (768, 3072, 4096),
+    (1024, 1024, 2048),
+    (1024, 4096, 4096),
+    (2048, 2048, 8192),
+]
 CANDIDATES = {
     f"{tm}x{tn}c{cm}{3 - cm}": GemmConfig(tm, tn, cm, 3 - cm, Schedule.PINGPONG)
     for tm, tn in SMALL_M_TILES
@@ -69,7 +81,11 @@ N_CANDIDATES = {
     f"{tm}x{tn}c{cm}{3 - cm}": GemmConfig(tm, tn, cm, 3 - cm, Schedule.PINGPONG)
     for tm, tn in SMALL_N_TILES
     for cm in (2, 1)
-} | {COOP: COOPERATIVE_DEFERRED}
+} | {
+    "128x192c21": GemmConfig(128, 192, 2, 1, Schedule.PINGPONG),
+    "128x192c12": GemmConfig(128, 192, 1, 2, Schedule.PINGPONG),
+    COOP: COOPERATIVE_DEFERRED,
+}
 OLD = "128x128c21"  # small M before the fill rule; small N: COOP
 ROUNDS = 10
 BATCH = 10
@@ -112,11 +128,9 @@ def bench_shape(shape: tuple[int, int, int], torch) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shapes", help="comma-separated MxNxK with M or N ≤ 512 (default: the rule's tables)")
+    parser.add_argument("--shapes", help="comma-separated MxNxK (default: the rules' tables)")
     args = parser.parse_args(argv)
-    shapes = parse_shapes(parser, args.shapes) if args.shapes else SHAPES + SMALL_N_SHAPES
-    if any(min(m, n) > SMALL_M for m, n, _ in shapes):
-        parser.error(f"--shapes {args.shapes!r}: M or N is at most {SMALL_M} here")
+    shapes = parse_shapes(parser, args.shapes) if args.shapes else SHAPES + SMALL_N_SHAPES + MID_SHAPES
     try:
         import torch
     except ImportError:
@@ -129,8 +143,8 @@ def main(argv: list[str] | None = None) -> int:
 
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     print(f"device: {torch.cuda.get_device_name()} ({sms} SMs); bf16 randn; {ROUNDS}×{BATCH} launches, median")
-    print(f"ratio = ours / torch.matmul throughput; old = {OLD} for small M (before the fill rule), {COOP} for")
-    print("small N (before its turned form); the rule's pick is its tile and cluster, without the staging in the ring")
+    print(f"ratio = ours / torch.matmul throughput; old = {OLD} for small M (before the fill rule), {COOP} else")
+    print("(auto before the turned and mid-size rules); the rule's pick: its tile and cluster, not the ring staging")
     header = None
     for shape in shapes:
         candidates = candidates_for(shape)

@@ -23,9 +23,12 @@ def test_every_pick_of_the_rule_is_a_candidate_and_every_shape_is_small_m():
     for shape in gemm_small_m.SMALL_N_SHAPES:  # auto's pick, turned rule or cooperative, is a candidate
         assert shape[0] > SMALL_M >= shape[1]
         assert gemm_small_m.name_of(pick(Problem("bf16"), shape)) in gemm_small_m.N_CANDIDATES
+    for shape in gemm_small_m.MID_SHAPES:
+        assert min(shape[:2]) > SMALL_M
+        assert gemm_small_m.name_of(pick(Problem("bf16"), shape)) in gemm_small_m.N_CANDIDATES
 
 
-@pytest.mark.parametrize("shapes", ["64x64", "1024x1024x64", "64xAx64"])
+@pytest.mark.parametrize("shapes", ["64x64", "0x1024x64", "64xAx64"])
 def test_malformed_shapes_are_refused_by_name(shapes, capsys):
     import gemm_small_m
 

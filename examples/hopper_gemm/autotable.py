@@ -135,6 +135,25 @@ def small_n(mnk: tuple[int, int, int], sms: int = H100_SMS) -> GemmConfig:
     return PINGPONG_128x128.with_(tile_m=tile_m, tile_n=tile_n, cluster_m=3 - cluster_n, cluster_n=cluster_n)
 
 
+def fill(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) -> GemmConfig | None:
+    """Both sides above ``SMALL_M`` but too few cooperative 128×256 tiles for the SMs (under one each): the
+    ping-pong tile of :data:`SMALL_M_TILES` of least :func:`small_m_cost` if it streams fewer rows per SM
+    than the cooperative tile, else None. The cluster multicasts the larger operand (2×1: B, when N ≥ M)
+    unless that pairs an odd number of tiles and the other way does not."""
+    m, n, _ = mnk
+    if -(-m // 128) * -(-n // 256) >= sms:
+        return None
+    tiles = [t for t in SMALL_M_TILES if not (bias and t in SMALL_M_BIAS_SPILLS)]
+    tile_m, tile_n = min(tiles, key=lambda t: small_m_cost(mnk, t, sms))
+    if small_m_cost(mnk, (tile_m, tile_n), sms) >= small_m_cost(mnk, (128, 256), sms):
+        return None
+    rows, cols = -(-m // tile_m), -(-n // tile_n)
+    cluster_m = 2 if n >= m else 1
+    if (rows if cluster_m == 2 else cols) % 2 and (cols if cluster_m == 2 else rows) % 2 == 0:
+        cluster_m = 3 - cluster_m
+    return PINGPONG_128x128.with_(tile_m=tile_m, tile_n=tile_n, cluster_m=cluster_m, cluster_n=3 - cluster_m)
+
+
 #: The K from which the A/B stage that the ring staging frees pays off. Below it the extra stage ran
 #: 0.5–2 % slower than the plain stage count (128×128 at K = 1024 and 2048); from it, 0.7 % faster
 #: (K = 4096) and 2 % faster (K = 8192). H100, 2026-11-26.
@@ -173,6 +192,9 @@ def pick(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS) -> Ge
         # Where M is long enough to fill the SMs with cooperative 128×256 tiles, those stream less.
         if small_m_cost((n, m, k), (narrow.tile_n, narrow.tile_m), sms) < small_m_cost((n, m, k), (256, 128), sms):
             return single_wave_staging(narrow, problem, mnk, sms)
+    filled = fill(mnk, sms, problem.bias)
+    if filled is not None:
+        return single_wave_staging(filled, problem, mnk, sms)
     if k <= SHORT_K:
         # With the bias term a 128×192 tile per warpgroup spills (48 bytes): take 128×128 then.
         return single_wave_staging(PINGPONG_128x128 if problem.bias else PINGPONG_128x192, problem, mnk, sms)

@@ -136,6 +136,14 @@ def test_auto_small_n_picks_match_torch(mnk, bias):
     _run(*mnk, "bf16", "nk", "auto", bias=bias)
 
 
+@pytest.mark.parametrize("mnk", [(1000, 1032, 3000), (1000, 1000, 1000), (2000, 1000, 1000), (700, 3000, 1024)])
+@pytest.mark.parametrize("bias", [False, True])
+def test_auto_fill_picks_match_torch(mnk, bias):
+    """Both sides above 512, fewer cooperative tiles than SMs: auto's ping-pong fill tiles (128×64,
+    128×128, 128×192 without a bias) with either cluster, ragged edges included."""
+    _run(*mnk, "bf16", "nk", "auto", bias=bias)
+
+
 @pytest.mark.parametrize("schedule", ["cooperative", "pingpong"])
 def test_repeated_launches_are_bitwise_identical(schedule):
     torch = _torch()
