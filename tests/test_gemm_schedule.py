@@ -352,8 +352,8 @@ def test_small_n_turns_the_fill_rule_where_cooperative_tiles_would_idle_sms():
 
 def test_fill_takes_a_ping_pong_tile_where_cooperative_tiles_are_fewer_than_the_sms():
     """M and N above 512 with fewer cooperative 128×256 tiles than SMs: the ping-pong tile of least streamed
-    rows per SM if it beats the cooperative one; the cluster multicasts the larger operand unless that
-    pairs an odd number of tiles. Before short K: a short k-loop leaves the SMs just as idle."""
+    rows per SM if it beats the cooperative one; cluster 1×2 unless that pairs an odd number of column
+    tiles and 2×1 would not. Before short K: a short k-loop leaves the SMs just as idle."""
     from hopper_gemm.autotable import pick
     from hopper_gemm.config import Problem, Schedule
 
@@ -362,12 +362,12 @@ def test_fill_takes_a_ping_pong_tile_where_cooperative_tiles_are_fewer_than_the_
         return (c.schedule.value, c.tile_m, c.tile_n, c.cluster_m, c.cluster_n)
 
     pp, coop = Schedule.PINGPONG.value, Schedule.COOPERATIVE.value
-    assert shape((1024, 1024, 8192)) == (pp, 128, 64, 2, 1)  # 32 cooperative tiles for 132 SMs; 128 of these
-    assert shape((1024, 2048, 8192)) == (pp, 128, 128, 2, 1)  # B the larger: multicast along M
-    assert shape((2048, 1024, 8192)) == (pp, 128, 128, 1, 2)  # A the larger: along N
-    assert shape((1536, 1536, 4096)) == (pp, 128, 192, 2, 1)  # 96 tiles in one wave against 72
+    assert shape((1024, 1024, 8192)) == (pp, 128, 64, 1, 2)  # 32 cooperative tiles for 132 SMs; 128 of these
+    assert shape((1024, 2048, 8192)) == (pp, 128, 128, 1, 2)
+    assert shape((1000, 1100, 8192)) == (pp, 128, 128, 2, 1)  # 9 column tiles, 8 row tiles
+    assert shape((1536, 1536, 4096)) == (pp, 128, 192, 1, 2)  # 96 tiles in one wave against 72
     assert shape((1536, 1536, 4096), bias=True) == (coop, 128, 256, 2, 1)  # 128×192 spills with a bias
-    assert shape((1024, 1024, 2048)) == (pp, 128, 64, 2, 1)  # not short K's 128×192
+    assert shape((1024, 1024, 2048)) == (pp, 128, 64, 1, 2)  # not short K's 128×192
     assert shape((2048, 2048, 8192)) == (coop, 128, 256, 2, 1)  # 128 tiles: no small tile streams less
     assert shape((1024, 8192, 8192)) == (coop, 128, 256, 2, 1)  # a whole wave and more
 

@@ -1,75 +1,45 @@
-"""The configuration ``schedule="auto"`` picks, per shape class, from what ``benchmarks/gemm.py`` measured.
+"""The configuration ``schedule="auto"`` picks, per shape class, from what the benchmarks measured.
 
-Measured on the H100 (2026-11-23 … 26, bf16 and fp16, randn inputs; benchmarks/RESULTS.md has the
-latest tables, ``git show 7119115:benchmarks/RESULTS.md`` the seventh and eighth sessions' runs).
-Ratios are throughput over torch.matmul in the same run:
+H100, bf16 and fp16 randn, ratios over torch.matmul in the same run (the measurements and their
+history: docs/gemm.md, benchmarks/RESULTS.md and ``git log`` of that file). First match wins:
 
-=========================  ====================  ===========================================================
-class                      configuration         why (best measured / runner-up)
-=========================  ====================  ===========================================================
-M ≤ 512 (few row tiles)    ping-pong, the tile   256×8192×8192: 128×128 c2×1, 0.94–0.99 (2026-11-25, launches
-                           of 128×192, 128×128,  prepared; cooperative 256×128: 0.62 — too few tiles for 132
-                           128×64, 64×128 or     SMs). Where 128×128 leaves SMs idle, the fill rule (below):
-                           64×64 of least        128×8192² 0.74 → 0.96, 64×8192² 0.75 → 0.95, 256×4096×8192
-                           streamed rows per SM  0.74 → 0.96, 128×4096² 0.57 → 1.05, 128×4096×14336 0.63 →
-                           (128×192 not with a   1.00, 32×8192² 0.60 → 0.88 (seventh session); just past a
-                           bias); cluster 2×1    wave, 128×192: 384×6144×8192 0.57 → 0.81, 300×6144² 0.73 →
-                           for an even number    0.90 (eighth session; benchmarks/gemm_small_m.py).
-                           of row tiles; the     One tile per CTA: the staging in the ring (and from
-                           staging in the ring   K = 4096 one more stage): 256×8192² 0.953 → 0.972, short
-                           where each CTA owns   K −0.5 … −2 % in time (ninth session)
-                           one tile
-N ≤ 512, M above it        the fill rule turned  8192×256×8192 0.66 → 1.02, 8192×128×8192 0.61 → 1.00,
-(small N)                  (small_n): ping-pong  4096×128×8192 0.37 → 0.98, 8192×64×8192 0.61 → 0.99,
-                           64/128 × 64/128,      4096×256×4096 0.47 → 1.03, 8192×256×1024 1.30 (2026-11-26,
-                           cluster 1×2 for an    benchmarks/gemm_small_m.py); cooperative 128×256 kept
-                           even number of        where it streams no more rows per SM (8192×512×8192
-                           column tiles          0.97, 16384×256×8192 1.03)
-K ≤ 2048 (short K)         ping-pong 128×192     8192²×1024: 1.196 (cooperative 128×256: 1.06): the
-                           cluster 2×1           epilogue is a large share, ping-pong hides it (with a
-                                                 bias: 128×128, 1.118, as 128×192 then spills)
-≥ 4 whole waves and a      cooperative 128×256   H100 (8th session, run 4): 6144³ 1.030 / 1.055 (fp16 /
-partial one                cluster 2×1,          bf16; staged epilogue 1.012 / 1.034), 8192³ 1.079 / 1.099
-                           stream-K remainder,   (1.064 / 1.082), + bias 1.021 vs F.linear (1.003); H200
-                           deferred epilogue     (run 3) alike, +1.0 … +2.7 %. The remainder mode itself
-                           in 8 chunks           (2026-11-25, five H100s): 6144³ 1.013–1.051 against
-                                                 0.984–1.019 without (the partial wave's tiles split over
-                                                 every cluster); 128×256 c2×1 beat 256×128 c1×2 (remainder)
-                                                 in 9 of 12 pairs
-otherwise                  cooperative 128×256   H100 (8th session, run 4): 4096³ 1.012 / 1.014 (the pick
-                           cluster 2×1,          before, 256×128 c1×2 epi_batch 4: 0.997 / 0.985; 256×128
-                           deferred epilogue     deferred: 1.010 / 1.011), 1024×8192² 0.997 (0.988); H200
-                           in 8 chunks           (run 3): 1.110 / 1.101 (1.079 / 1.071), 1.013 (0.990).
-                                                 8 chunks beat 4, 2 and 1 on both cards
-=========================  ====================  ===========================================================
+=========================  ======================================  ==========================================
+class                      configuration                           measured (ours / torch)
+=========================  ======================================  ==========================================
+M ≤ 512                    :func:`small_m`: ping-pong, the tile of  128×8192² 0.74 → 0.96, 128×4096² 0.57 →
+                           least :func:`small_m_cost`; cluster 2×1  1.05, 384×6144×8192 0.57 → 0.81;
+                           for an even number of row tiles          256×8192² 0.97–0.99 (benchmarks/
+                                                                    gemm_small_m.py)
+N ≤ 512                    :func:`small_n`: the same rule turned    8192×256×8192 0.66 → 1.02, 4096×128×8192
+                           (cluster 1×2), unless the cooperative    0.37 → 0.98, 8192×256×1024 0.98 → 1.30
+                           tile streams no more rows per SM
+fewer cooperative 128×256  :func:`fill`: the ping-pong tile of      1024²×8192 0.41 → 0.85, 1024×2048×8192
+tiles than SMs             least cost if it beats the cooperative   0.57 → 0.93, 1536²×4096 0.72 → 0.87,
+                           one; cluster 1×2                         1024²×2048 0.62 → 1.03
+K ≤ 2048                   ping-pong 128×192 c2×1 (128×128 with a   8192²×1024 1.14–1.20 (cooperative 1.06):
+                           bias: 128×192 spills)                    ping-pong hides the epilogue
+≥ 4 whole waves and a      cooperative 128×256 c2×1, stream-K       6144³ 1.03–1.05, 8192³ 1.07–1.09
+partial one                remainder, deferred epilogue (8 chunks)
+otherwise                  cooperative 128×256 c2×1, deferred       4096³ 1.02, 1024×8192² 1.00–1.02
+                           epilogue (8 chunks)
+=========================  ======================================  ==========================================
 
-Stream-K's wave mode (a whole wave split with the partial one) *loses* where the waves are few: 4096³
-0.88–0.97 against 0.97–0.99 (2026-11-25), 6144³ 0.93–0.94 against 0.98–1.00: each cluster's share
-computes ~1.9–2.5 tiles at k offsets no other cluster shares at that moment. The remainder mode splits
-only the partial wave; every cluster pays the fix-up (128 KiB of fp32 partials written, and read back
-by the storing unit) for the k-tiles it saves, which is worth it from 4 whole waves: with 3 (4096³,
-7 k-tiles of 64 saved) it was a wash, with 1 (1024×8192², 7 of 128) it lost 3–5 %.
+Every ping-pong pick gets the staging in the ring where each CTA owns one tile
+(:func:`single_wave_staging`). Stream-K's wave mode (a whole wave split with the partial one) lost
+where the waves are few (4096³ 0.88–0.97 against 0.97–0.99): each share computes tiles at k offsets no
+other cluster shares. The remainder mode splits only the partial wave and pays a fix-up (128 KiB of
+fp32 partials per CTA, written and read back) that is worth it from 4 whole waves.
 
-**The fill rule for small M.** With M ≤ 512 the B operand (N × K) is most of the traffic and a long K
-makes each tile a long stream of it; 128×128 tiles give ⌈M/128⌉·⌈N/128⌉ of them, which at 128×8192²
-is 64 for 132 SMs (and cluster 2×1 then pairs each tile with an empty one: 0.74). Smaller tiles put
-more SMs on the stream, but each SM then streams more rows per useful output and a tile count just
-past a wave costs a whole wave. :func:`small_m_cost` weighs both: per SM, ⌈tiles / SMs⌉ waves of
-(tile_m + tile_n) streamed rows of K, divided by the share of the row tiles' rows that are inside M;
-the rule takes the cheapest of 128×192, 128×128, 128×64, 64×128, 64×64 (the larger on a tie; no 128-row tile
-for M ≤ 64), with a 2×1 cluster (B multicast to the two row tiles) when M spans an even number of row
-tiles and 1×2 (A multicast) when not: an odd count would leave the last cluster row idle
-(384×6144×8192, three rows of 128: c2×1 0.45–0.53, c1×2 0.56–0.61).
-
-A first version (the largest tile filling 90 % of the SMs) missed 384×4096² and 130×4096² (H200);
-the cost above picks the best there and the same tiles elsewhere. On an H100 (19 shapes) the final rule
-was the best on 12 and within 1 % on 5 more, never below the old choice; 384×6144×8192 (1.09 waves of
-128×128: 0.56–0.61) was fixed in the eighth session by a sixth candidate, 128×192: one wave, 0.81 (left
-out with a bias, where that tile spills).
-
-Ping-pong 128×192 against cooperative 256×128 on long K: 0.91 at 4096³, 1.015 at 8192³ — one warpgroup
-per 128×192 tile feeds the tensor cores less steadily than two on 256×128, which the hidden epilogue
-only repays when K is short.
+**The fill rule.** With M ≤ 512 B is most of the traffic and a long K makes each tile a long stream
+of it; 128×128 tiles at 128×8192² are 64 for 132 SMs. Smaller tiles put more SMs on the stream but
+each streams more rows per useful output, and a tile count just past a wave costs a whole wave.
+:func:`small_m_cost` weighs both: ⌈tiles / SMs⌉ waves of (tile_m + tile_n) streamed rows, divided by
+the useful share of the row tiles' rows; the cheapest of :data:`SMALL_M_TILES` wins (the larger on a
+tie; no 128-row tile for M ≤ 64). Cluster 2×1 multicasts B to two row tiles; an odd row count would
+leave a cluster row idle, so 1×2 then (384×6144×8192: 0.45–0.53 against 0.56–0.61). The same cost,
+on the turned problem, picks small N's tile, and, on the problem as it is, :func:`fill`'s. Ping-pong
+128×192 against cooperative tiles on long K with enough tiles: 0.91 at 4096³ (one warpgroup per tile
+feeds the tensor cores less steadily; the hidden epilogue repays it only at short K).
 """
 
 from __future__ import annotations
@@ -138,8 +108,9 @@ def small_n(mnk: tuple[int, int, int], sms: int = H100_SMS) -> GemmConfig:
 def fill(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) -> GemmConfig | None:
     """Both sides above ``SMALL_M`` but too few cooperative 128×256 tiles for the SMs (under one each): the
     ping-pong tile of :data:`SMALL_M_TILES` of least :func:`small_m_cost` if it streams fewer rows per SM
-    than the cooperative tile, else None. The cluster multicasts the larger operand (2×1: B, when N ≥ M)
-    unless that pairs an odd number of tiles and the other way does not."""
+    than the cooperative tile, else None. Cluster 1×2 (A multicast), 2×1 where that would pair an odd
+    number of column tiles and not of row tiles: 1×2 measured the faster on all six such shapes of one
+    H100 run, by up to 15 % (1024×1024×8192, 128×64), 2×1 within 1.5 % on one of them in another."""
     m, n, _ = mnk
     if -(-m // 128) * -(-n // 256) >= sms:
         return None
@@ -148,9 +119,7 @@ def fill(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) -> 
     if small_m_cost(mnk, (tile_m, tile_n), sms) >= small_m_cost(mnk, (128, 256), sms):
         return None
     rows, cols = -(-m // tile_m), -(-n // tile_n)
-    cluster_m = 2 if n >= m else 1
-    if (rows if cluster_m == 2 else cols) % 2 and (cols if cluster_m == 2 else rows) % 2 == 0:
-        cluster_m = 3 - cluster_m
+    cluster_m = 2 if cols % 2 and rows % 2 == 0 else 1
     return PINGPONG_128x128.with_(tile_m=tile_m, tile_n=tile_n, cluster_m=cluster_m, cluster_n=3 - cluster_m)
 
 
