@@ -9,7 +9,7 @@ handles), :mod:`pipes.cute.barriers` (mbarrier rings, debug-bounded waits), :mod
 Also here: :class:`TmaStoreStaging` (the epilogue's TMA-store staging ring: no barriers, no init),
 :class:`OrderedBarrier` (ping-pong turns), :class:`NamedBarrierAllocator`, and the
 trace recorder :class:`Tracer` (:mod:`pipes.cute.trace`; ``TracerProtocol`` is the hook it fills), and
-:class:`TmaCacheHint` (the L2 policy to give TMA loads: the DSL's default is 0, :mod:`pipes.cute.cache_hint`).
+:class:`TmaCacheHint` and :func:`read_once_policy` (L2 policies for TMA loads, :mod:`pipes.cute.cache_hint`).
 """
 
 from .async_pipeline import AsyncOps, AsyncPipeline
