@@ -1,12 +1,13 @@
 """Shapes that large tiles leave the GPU idle on: ping-pong tiles and clusters against torch, and auto's pick.
 
 The measurement behind the fill rules of ``hopper_gemm.autotable`` (``small_m``, its turned form
-``small_n``, and ``fill`` for fewer cooperative tiles than SMs): for each shape every candidate runs
-interleaved with torch (``ROUNDS`` rounds of ``BATCH`` launches, rotating order, median), each checked
-against torch once. Small M: the ping-pong tiles of ``SMALL_M_TILES`` with cluster 2×1 and 1×2; M above
-512: ``SMALL_N_TILES`` and 128×192 likewise, and the cooperative 128×256 tile auto takes otherwise. One
-row per shape: torch's time, the old choice, the rule's pick, the best candidate, and every ratio (ours
-/ torch throughput).
+``small_n``, ``fill`` for fewer cooperative tiles than SMs) and its ``split_k`` rule: for each shape every
+candidate runs interleaved with torch (``ROUNDS`` rounds of ``BATCH`` launches, rotating order, median),
+each checked against torch once. Small M: the ping-pong tiles of ``SMALL_M_TILES`` with cluster 2×1 and
+1×2; M above 512: ``SMALL_N_TILES`` and 128×192 likewise, and the cooperative 128×256 tile auto takes
+otherwise; split-K's shapes: the whole-tile pick and 128×128 split-K in 2 or 4 parts, either cluster.
+One row per shape: torch's time, the old choice, the rule's pick, the best candidate, and every ratio
+(ours / torch throughput).
 
     python benchmarks/gemm_small_m.py [--shapes 128x8192x8192,8192x256x8192,...]
 """
@@ -71,6 +72,25 @@ MID_SHAPES = [
     (1024, 4096, 4096),
     (2048, 2048, 8192),
 ]
+#: K ≥ 4 × the longer side (``autotable.split_k``, 2026-11-26); old = the whole-tile pick.
+SPLIT_K_SHAPES = [
+    (1024, 1024, 4096),
+    (1024, 1024, 8192),
+    (1024, 1024, 16384),
+    (512, 1024, 16384),
+    (384, 1024, 8192),
+    (1024, 384, 8192),
+    (2048, 256, 8192),
+    (256, 2048, 8192),
+    (768, 768, 16384),
+    (2048, 512, 4096),
+]
+WHOLE = "whole"
+SPLIT_CANDIDATES = {
+    f"128c{cm}{3 - cm}x{parts}": GemmConfig(128, 128, cm, 3 - cm, Schedule.COOPERATIVE, split_k=parts)
+    for parts in (2, 4)
+    for cm in (2, 1)
+}
 CANDIDATES = {
     f"{tm}x{tn}c{cm}{3 - cm}": GemmConfig(tm, tn, cm, 3 - cm, Schedule.PINGPONG)
     for tm, tn in SMALL_M_TILES
@@ -92,17 +112,25 @@ BATCH = 10
 
 
 def name_of(config: GemmConfig) -> str:
+    if config.split_k > 1:
+        return f"128c{config.cluster_m}{config.cluster_n}x{config.split_k}"
     if config.schedule is Schedule.COOPERATIVE:
         return COOP
     return f"{config.tile_m}x{config.tile_n}c{config.cluster_m}{config.cluster_n}"
 
 
-def candidates_for(shape: tuple[int, int, int]) -> dict[str, GemmConfig]:
+def candidates_for(shape: tuple[int, int, int], sms: int = 132) -> dict[str, GemmConfig]:
+    from hopper_gemm.autotable import split_k, whole_tiles
+    from hopper_gemm.config import Problem
+
+    if split_k(shape, sms) is not None or shape in SPLIT_K_SHAPES:
+        fits = {name: c for name, c in SPLIT_CANDIDATES.items() if c.cluster_tiles(*shape[:2]) * c.split_k <= sms // 2}
+        return {WHOLE: whole_tiles(Problem("bf16"), shape, sms).with_(staging_in_ring=False)} | fits
     return CANDIDATES if shape[0] <= SMALL_M else N_CANDIDATES
 
 
-def bench_shape(shape: tuple[int, int, int], torch) -> dict[str, float]:
-    """Ratio (torch time / ours) per candidate of ``candidates_for(shape)``, and torch's µs under "torch"."""
+def bench_shape(shape: tuple[int, int, int], torch, candidates: dict[str, GemmConfig]) -> dict[str, float]:
+    """Ratio (torch time / ours) per candidate, and torch's µs under "torch"."""
     from hopper_gemm.api import launcher, validate
     from hopper_gemm.timing import time_interleaved
 
@@ -112,7 +140,6 @@ def bench_shape(shape: tuple[int, int, int], torch) -> dict[str, float]:
     w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g)
     ref = a.float() @ w.float().t()
     contenders = {"torch": lambda: torch.matmul(a, w.t())}
-    candidates = candidates_for(shape)
     for name, config in candidates.items():
         out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
         launch = launcher(config, validate(a, w, out=out), out)
@@ -130,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", help="comma-separated MxNxK (default: the rules' tables)")
     args = parser.parse_args(argv)
-    shapes = parse_shapes(parser, args.shapes) if args.shapes else SHAPES + SMALL_N_SHAPES + MID_SHAPES
+    shapes = parse_shapes(parser, args.shapes) if args.shapes else SHAPES + SMALL_N_SHAPES + MID_SHAPES + SPLIT_K_SHAPES
     try:
         import torch
     except ImportError:
@@ -144,17 +171,19 @@ def main(argv: list[str] | None = None) -> int:
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     print(f"device: {torch.cuda.get_device_name()} ({sms} SMs); bf16 randn; {ROUNDS}×{BATCH} launches, median")
     print(f"ratio = ours / torch.matmul throughput; old = {OLD} for small M (before the fill rule), {COOP} else")
-    print("(auto before the turned and mid-size rules); the rule's pick: its tile and cluster, not the ring staging")
+    print("(auto before the turned and mid-size rules), whole for split-K's shapes (auto without split-K); the")
+    print("rule's pick: its tile and cluster, not the ring staging")
     header = None
     for shape in shapes:
-        candidates = candidates_for(shape)
-        if header is not candidates:
-            header = candidates
+        candidates = candidates_for(shape, sms)
+        if header != list(candidates):
+            header = list(candidates)
             print(f"{'M×N×K':>16} {'torch µs':>8} {'old':>6} {'rule pick':>23} {'best':>23}  " + " ".join(candidates))
-        r = bench_shape(shape, torch)
+        r = bench_shape(shape, torch, candidates)
         chosen = name_of(pick(Problem("bf16"), shape, sms))
+        chosen = chosen if chosen in candidates else WHOLE
         best = max(candidates, key=r.get)
-        old = r[OLD if shape[0] <= SMALL_M else COOP]
+        old = r[WHOLE if WHOLE in candidates else OLD if shape[0] <= SMALL_M else COOP]
         print(
             f"{'×'.join(map(str, shape)):>16} {r['torch']:8.1f} {old:6.3f} {chosen:>17} {r[chosen]:5.3f} "
             f"{best:>17} {r[best]:5.3f}  " + " ".join(f"{r[name]:.3f}".rjust(len(name)) for name in candidates)

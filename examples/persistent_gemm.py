@@ -42,6 +42,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         help="cooperative: split the last wave and a half by k-tiles (on), only the partial wave (remainder), "
         "or not (off); auto: the measured table",
     )
+    p.add_argument(
+        "--split-k", type=int, help="cooperative: parts per tile, each on its own cluster (1: none); default: the table"
+    )
     p.add_argument("--bias", action="store_true", help="add a per-column bias (compared with F.linear)")
     p.add_argument("--alpha", type=float, default=1.0)
     p.add_argument("--no-pdl", action="store_true", help="launch without programmatic dependent launch")
@@ -58,7 +61,8 @@ def no_gpu_report(args: argparse.Namespace, why: str = "") -> int:
     from hopper_gemm.report import compile_report
 
     problem = Problem(args.dtype, "k" if args.b_layout == "nk" else "n", bias=args.bias, scaled=args.alpha != 1.0)
-    config = choose_config(problem, (args.m, args.n, args.k), args.schedule, args.tile, args.cluster, args.stream_k)
+    choice = (args.schedule, args.tile, args.cluster, args.stream_k)
+    config = choose_config(problem, (args.m, args.n, args.k), *choice, split_k=args.split_k)
     config = config.with_(pdl=not args.no_pdl)  # what gemm() launches
     print(f"no CUDA GPU here{f' ({why})' if why else ''}: compiling for sm_90a instead (nothing runs)")
     for line in compile_report(config, problem).lines():
@@ -76,6 +80,17 @@ def no_gpu_report(args: argparse.Namespace, why: str = "") -> int:
         for bug in STREAM_K_BUGS:
             found = check_stream_k(walk, bug=bug)
             print(f"  planted {bug:<9}: {found.findings[0].kind.name if found.findings else 'nothing found'}")
+        return 0 if report.ok else 1
+    if config.split_k > 1:  # the parallel fix-up, on one tile cut into the same number of parts
+        from hopper_gemm.split_k_protocol import SPLIT_K_BUGS, SplitKWalk, check_split_k
+
+        walk = SplitKWalk(1, min(config.split_k, 3), 4)
+        print(f"split-K fix-up (pipes.check; one tile in {walk.parts} parts, {walk.launches} launches):")
+        report = check_split_k(walk)
+        print(f"  {report}".splitlines()[0])
+        for bug in SPLIT_K_BUGS:
+            found = check_split_k(walk, bug=bug, max_states=20_000)
+            print(f"  planted {bug:<11}: {found.findings[0].kind.name if found.findings else 'nothing found'}")
         return 0 if report.ok else 1
     return 0
 
@@ -123,13 +138,15 @@ def main(argv: list[str] | None = None) -> int:
         tile=args.tile,
         cluster=args.cluster,
         stream_k=args.stream_k,
+        split_k=args.split_k,
         pdl=not args.no_pdl,
     )
     out = gemm(a, b, **options)
     torch.cuda.synchronize()
     problem = Problem(args.dtype, "k" if args.b_layout == "nk" else "n", bias=args.bias, scaled=args.alpha != 1.0)
     choice = (args.schedule, args.tile, args.cluster, args.stream_k)
-    config = choose_config(problem, (args.m, args.n, args.k), *choice, sms=device_sms(torch.cuda.current_device()))
+    sms = device_sms(torch.cuda.current_device())
+    config = choose_config(problem, (args.m, args.n, args.k), *choice, sms=sms, split_k=args.split_k)
     config = config.with_(pdl=not args.no_pdl)
     print(f"{torch.cuda.get_device_name()}: {args.m}×{args.n}×{args.k} {args.dtype}, {config.describe()}")
     figures: dict[str, object] = {"device": torch.cuda.get_device_name(), "config": config.describe()}

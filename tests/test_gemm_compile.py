@@ -17,8 +17,7 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 sys.path.insert(0, str(EXAMPLES))
 
-from hopper_gemm.config import GemmConfig, Problem, Schedule  # noqa: E402
-from hopper_gemm.schedule import StreamKSplit  # noqa: E402
+from hopper_gemm.config import STREAM_K_PARTIALS, GemmConfig, Problem, Schedule  # noqa: E402
 
 COOP = GemmConfig(128, 256, 2, 1, Schedule.COOPERATIVE)
 PINGPONG = GemmConfig(128, 128, 2, 1, Schedule.PINGPONG)
@@ -174,6 +173,11 @@ def test_without_a_gpu_the_example_reports_resources(capsys, monkeypatch, torch_
     assert re.search(r"registers\s+: \d+ per thread", out)
     assert "spills        : 0 bytes" in out
     assert "pingpong tile 128×128×64" in out
+    # auto's split-K shape: the report names the split and checks its fix-up with the model
+    assert persistent_gemm.main(["--m", "1024", "--n", "1024", "--k", "8192"]) == 0
+    out = capsys.readouterr().out
+    assert "cooperative tile 128×128×64 cluster 2×1 raster m/8 split-K in 2" in out
+    assert "pipes.check split_k_2: OK" in out and "planted early_reset: DEADLOCK" in out
 
 
 def test_traced_build_records_and_untraced_build_does_not():
@@ -216,15 +220,46 @@ def test_stream_k_posts_and_adds_partials_through_release_and_acquire(config):
     assert len(re.findall(r"atom\.global\.release\.add\.u32|red\.global\.release\.add\.u32", body)) == 1
     assert "ld.acquire.gpu" in body and "trap;" in body
     assert "st.global.v4.b32" not in plain.ptx and "ld.acquire.gpu" not in plain.ptx
-    remainder = report(config.with_(stream_k_remainder=True), Problem("bf16"))
-    assert remainder.spill_bytes == 0 and not remainder.wgmma_serialized
-    # shares of half a tile: up to MAX_PARTIALS slots added (unrolled, the second behind a run-time test)
-    loads = len(re.findall(r"ld\.global\.v4\.b32", re.sub(r"//.*", "", remainder.ptx)))
-    assert loads == StreamKSplit.MAX_PARTIALS * vectors
+    # shares of 1/p of a tile: up to p slots added (unrolled, all but the first behind a run-time test)
+    for partials in (STREAM_K_PARTIALS, 4):
+        deep = report(config.with_(stream_k_remainder=True, stream_k_partials=partials), Problem("bf16"))
+        assert deep.spill_bytes == 0 and not deep.wgmma_serialized
+        assert len(re.findall(r"ld\.global\.v4\.b32", re.sub(r"//.*", "", deep.ptx))) == partials * vectors
     with pytest.raises(ValueError, match="stream_k"):
         GemmConfig(128, 128, 2, 1, Schedule.PINGPONG, stream_k=True)
     with pytest.raises(ValueError, match="stream_k_remainder = True is invalid"):
         GemmConfig(stream_k_remainder=True)
+
+
+@pytest.mark.parametrize("parts", [2, 4, 8])
+def test_split_k_posts_every_value_and_adds_only_its_own_share(parts):
+    """GemmConfig.split_k: each part posts all its accumulators (16-byte stores) and raises the tile's flag
+    with one release; every part polls it with an acquire (bounded: a trap); the static branch of part j
+    reads the other parts' values of its own 1/s of the subtiles only, (s − 1)/s of a tile per part; one
+    relaxed add says "seen", part 0 polls for that and resets. Nothing spills."""
+    config = GemmConfig(128, 256, 2, 1, Schedule.COOPERATIVE, split_k=parts)
+    split = report(config, Problem("bf16"))
+    assert split.spill_bytes == 0 and not split.wgmma_serialized
+    body = re.sub(r"//.*", "", split.ptx)
+    vectors = config.acc_registers // 4
+    assert len(re.findall(r"st\.global\.v4\.b32", body)) == vectors
+    # s branches of (s − 1) other parts × vectors / s values each
+    assert len(re.findall(r"ld\.global\.v4\.b32", body)) == (parts - 1) * vectors
+    assert re.findall(r"atom\.[a-z.0-9]*", body) == ["atom.global.release.add.u32", "atom.global.add.u32"]
+    assert body.count("ld.acquire.gpu") == 4 and body.count("trap;") == 2  # two polls: posted, seen
+    with pytest.raises(ValueError, match=r"split_k = 8 is invalid: allowed a divisor of the tile's 4 subtiles"):
+        GemmConfig(128, 128, 2, 1, Schedule.COOPERATIVE, split_k=8)
+    with pytest.raises(ValueError, match=r"split_k = 2 is invalid: allowed 1 with ping-pong"):
+        GemmConfig(128, 128, 2, 1, Schedule.PINGPONG, split_k=2)
+    for clash in ({"stream_k": True}, {"deferred_chunks": 8}, {"staging_in_ring": True}):
+        name = next(iter(clash))
+        with pytest.raises(ValueError, match=rf"split_k = 2 is invalid: allowed 1 with {name}"):
+            GemmConfig(split_k=2, **clash)
+    with pytest.raises(ValueError, match=r"split_k = 4 is invalid: .* multiple of epi_batch = 4"):
+        GemmConfig(split_k=4, epi_batch=4)
+    for bad in (0, 9, 2.0, True):
+        with pytest.raises(ValueError, match=rf"split_k = {bad!r} is invalid: allowed an int in \[1, 8\]"):
+            GemmConfig(split_k=bad)
 
 
 @pytest.mark.parametrize(

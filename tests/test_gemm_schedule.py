@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -219,17 +220,22 @@ def test_stream_k_is_the_tables_choice_unless_asked():
 @pytest.mark.parametrize(
     "tiles,clusters,k_tiles",
     [(256, 66, 64), (576, 66, 96), (1024, 66, 128), (2048, 66, 64), (66, 66, 8), (10, 66, 8), (40, 66, 8)]
-    + [(67, 66, 3), (131, 66, 1), (200, 7, 5), (256, 66, 2)],
+    + [(67, 66, 3), (131, 66, 1), (200, 7, 5), (256, 66, 2)]
+    + [(16, 66, 128), (32, 132, 128), (64, 132, 128), (33, 66, 64), (5, 66, 64), (3, 7, 1)],  # under a wave
 )
-@pytest.mark.parametrize("remainder", [False, True])
-def test_stream_k_covers_every_k_tile_once_and_numbers_the_parts(tiles, clusters, k_tiles, remainder):
+@pytest.mark.parametrize("mode", ["wave", "remainder", "remainder3", "remainder4", "remainder8"])
+def test_stream_k_covers_every_k_tile_once_and_numbers_the_parts(tiles, clusters, k_tiles, mode):
     """StreamKSplit, walked as the kernel walks it: every (tile, k-tile) exactly once; a split tile's units
-    meet end to end, numbered 0 (k-tile 0: it stores the tile) to ``partials``, at most MAX_PARTIALS + 1 of
-    them; whole waves are not split; ``remainder`` splits only the partial wave when its shares are at
-    least half a tile (else the wave and a half)."""
+    meet end to end, numbered 0 (k-tile 0: it stores the tile) to ``partials``, at most ``p + 1`` of them
+    (p = the configuration's partials in remainder mode, else 1: shares of a whole tile); whole waves are
+    not split; ``remainder`` splits only the partial wave when its shares are at least 1/p of a tile
+    (else the wave and a half), and under a wave that is every tile (split-K)."""
+    from hopper_gemm.config import STREAM_K_PARTIALS
     from hopper_gemm.schedule import StreamKSplit
 
-    split = StreamKSplit.of(tiles, clusters, k_tiles, remainder=remainder)
+    remainder = mode != "wave"
+    p = int(mode[9:] or STREAM_K_PARTIALS) if remainder else 1
+    split = StreamKSplit.of(tiles, clusters, k_tiles, remainder=remainder, partials=max(p, STREAM_K_PARTIALS))
     parts: dict[int, list] = {}
     for cluster in range(clusters):
         for linear in range(cluster, split.dp_tiles, clusters):
@@ -243,42 +249,64 @@ def test_stream_k_covers_every_k_tile_once_and_numbers_the_parts(tiles, clusters
     assert sorted(parts) == list(range(tiles))
     for linear, units in parts.items():
         units.sort()
-        assert units[0][0] == 0 and units[-1][1] == k_tiles and len(units) <= StreamKSplit.MAX_PARTIALS + 1
+        assert units[0][0] == 0 and units[-1][1] == k_tiles and len(units) <= p + 1
         assert all(a[1] == b[0] for a, b in zip(units, units[1:], strict=False))
         assert [u[2] for u in units] == list(range(len(units)))  # part 0 holds k-tile 0
         if linear >= split.dp_tiles:
             assert split.partials(linear - split.dp_tiles, k_tiles) == len(units) - 1
     rem = tiles % clusters
-    if rem == 0 or split.sk_tiles == 0:
-        assert split.sk_tiles == 0 and (rem == 0 or tiles < clusters)
-    elif remainder and 2 * -(-rem * k_tiles // clusters) >= k_tiles:
-        assert split.sk_tiles == rem  # the partial wave alone
-    else:
+    if remainder and rem and p * -(-rem * k_tiles // clusters) >= k_tiles:
+        assert split.sk_tiles == rem  # the partial wave alone (every tile under a wave)
+    elif rem and tiles > clusters:
         assert split.sk_tiles == clusters + rem and split.share >= k_tiles
+    else:
+        assert split.sk_tiles == 0  # whole waves, or under a wave with shares too small
 
 
 @pytest.mark.parametrize(
-    "tiles,clusters,k_tiles,remainder",
-    [(7, 3, 3, False), (4, 3, 5, False), (5, 2, 4, False), (11, 4, 4, False), (6, 4, 5, True)],
+    "tiles,clusters,k_tiles,remainder,partials",
+    [(7, 3, 3, False, 2), (4, 3, 5, False, 2), (5, 2, 4, False, 2), (11, 4, 4, False, 2), (6, 4, 5, True, 2)]
+    + [(2, 6, 8, True, 3)],  # split-K under a wave: shares of 3 k-tiles of 8, a tile of four parts
 )
-def test_the_stream_k_fix_up_passes_the_checker_and_planted_defects_do_not(tiles, clusters, k_tiles, remainder):
+def test_the_stream_k_fix_up_passes_the_checker_and_planted_defects_do_not(
+    tiles, clusters, k_tiles, remainder, partials
+):
     """hopper_gemm.stream_k_protocol: each cluster an agent walking StreamKSplit's units (the kernel's own
-    arithmetic) over two stream-ordered launches; (6, 4, 5) with ``remainder`` has a tile of three parts.
+    arithmetic) over two stream-ordered launches; (6, 4, 5) with ``remainder`` has a tile of three parts,
+    the walk under a wave (six agents: proved over one launch, within the state budget) one of four.
     Waiting for the flag's count and putting it back are each necessary: without either, a storing unit
     adds a partial that is not this launch's."""
     from hopper_gemm.schedule import StreamKSplit
     from hopper_gemm.stream_k_protocol import STREAM_K_BUGS, StreamKWalk, check_stream_k
 
-    split = StreamKSplit.of(tiles, clusters, k_tiles, remainder=remainder)
+    split = StreamKSplit.of(tiles, clusters, k_tiles, remainder=remainder, partials=partials)
     if remainder:
-        assert max(split.partials(t, k_tiles) for t in range(split.sk_tiles)) == StreamKSplit.MAX_PARTIALS
-    walk = StreamKWalk(tiles, clusters, k_tiles, remainder=remainder)
-    report = check_stream_k(walk)
+        assert max(split.partials(t, k_tiles) for t in range(split.sk_tiles)) == partials
+    walk = StreamKWalk(tiles, clusters, k_tiles, remainder=remainder, partials=partials)
+    report = check_stream_k(walk if clusters < 6 else replace(walk, launches=1))
     assert report.ok and report.exhaustive, str(report)
     for bug in STREAM_K_BUGS:
-        found = check_stream_k(walk, bug=bug)
+        found = check_stream_k(walk, bug=bug, max_states=50_000)
         kinds = {f.kind.name for f in found.findings}
         assert "AGENT_ERROR" in kinds or "READ_UNCOMMITTED" in kinds, (bug, kinds)
+
+
+def test_the_stream_k_model_finds_a_part_without_a_slot():
+    """A kernel built with fewer slots than its split has parts would post a partial into the next tile's
+    slots: the model walks the split of ``partials`` but gives the tile the slots of a smaller build."""
+    from hopper_gemm import stream_k_protocol
+    from hopper_gemm.schedule import StreamKSplit
+    from hopper_gemm.stream_k_protocol import StreamKWalk, check_stream_k
+
+    walk = StreamKWalk(1, 4, 4, remainder=True, partials=4)
+    real = StreamKSplit.slots
+    try:
+        stream_k_protocol.StreamKSplit.slots = staticmethod(lambda remainder, partials=2: 2)
+        found = check_stream_k(walk)
+    finally:
+        stream_k_protocol.StreamKSplit.slots = real
+    assert not found.ok
+    assert any("past its 2 slots" in str(f) for f in found.findings), str(found)
 
 
 def test_the_stream_k_model_refuses_walks_with_nothing_to_fix_up():
@@ -354,11 +382,11 @@ def test_fill_takes_a_ping_pong_tile_where_cooperative_tiles_are_fewer_than_the_
     """M and N above 512 with fewer cooperative 128×256 tiles than SMs: the ping-pong tile of least streamed
     rows per SM if it beats the cooperative one; cluster 1×2 unless that pairs an odd number of column
     tiles and 2×1 would not. Before short K: a short k-loop leaves the SMs just as idle."""
-    from hopper_gemm.autotable import pick
+    from hopper_gemm.autotable import whole_tiles
     from hopper_gemm.config import Problem, Schedule
 
     def shape(mnk, bias=False):
-        c = pick(Problem("bf16", bias=bias), mnk)
+        c = whole_tiles(Problem("bf16", bias=bias), mnk)  # split-K takes some first (its own test)
         return (c.schedule.value, c.tile_m, c.tile_n, c.cluster_m, c.cluster_n)
 
     pp, coop = Schedule.PINGPONG.value, Schedule.COOPERATIVE.value
@@ -475,3 +503,130 @@ def test_a_launch_refuses_ring_staging_when_a_cta_would_own_a_second_tile(monkey
     assert launch.without_unheld_ring_staging(config, 512, 8192) == config.with_(staging_in_ring=False)
     assert launch.without_unheld_ring_staging(config, 256, 8192) is config
     assert launch.clusters_to_launch(config.with_(staging_in_ring=False), 512, 8192) == 66
+
+
+def test_split_k_launches_every_resident_cluster_only_where_it_splits(monkeypatch):
+    """Under a wave, a ``stream_k_remainder`` configuration takes every resident cluster where its shares
+    reach ``1 / stream_k_partials`` of a tile (split-K), else one cluster per cluster-tile; without ``k``
+    the launch cannot know, and stays at the cluster-tiles."""
+    from hopper_gemm import launch
+
+    monkeypatch.setitem(launch._RESIDENT, (2, 0), 66)
+    deep = GemmConfig(128, 256, 2, 1, Schedule.COOPERATIVE, stream_k=True, stream_k_remainder=True, stream_k_partials=4)
+    # 1024²: 16 cluster-tiles of 128 k-tiles on 66 clusters, shares of ⌈2048 / 66⌉ = 32 k-tiles = ¼ tile
+    assert launch.clusters_to_launch(deep, 1024, 1024, k=8192) == 66
+    assert launch.stream_k_split(deep, (1024, 1024, 8192), 66).sk_tiles == 16
+    assert launch.clusters_to_launch(deep, 1024, 1024) == 16
+    half = deep.with_(stream_k_partials=2)  # ¼-tile shares need 4 partials: no split, no extra clusters
+    assert launch.clusters_to_launch(half, 1024, 1024, k=8192) == 16
+    assert launch.clusters_to_launch(half, 2304, 1024, k=8192) == 66  # 36 tiles: shares of 70 ≥ 128 / 2
+    wave = deep.with_(stream_k_remainder=False, stream_k_partials=2)
+    assert launch.clusters_to_launch(wave, 1024, 1024, k=8192) == 16
+    for bad in (1, 9, 2.0, True):
+        with pytest.raises(ValueError, match=rf"stream_k_partials = {bad!r} is invalid: allowed an int in \[2, 8\]"):
+            deep.with_(stream_k_partials=bad)
+    with pytest.raises(ValueError, match=r"other than 2 only with stream_k_remainder"):
+        GemmConfig(stream_k=True, stream_k_partials=3)
+    assert "up to 4 partials" in deep.describe()
+
+
+@pytest.mark.parametrize("parts", [2, 3, 4, 8])
+@pytest.mark.parametrize("k_tiles", [1, 2, 5, 16, 127, 128])
+def test_split_k_parts_cover_every_k_tile_once(parts, k_tiles):
+    """SplitK.unit, as the load warp and the math warpgroups call it: cluster c computes part c mod s of
+    tile c // s; a tile's parts meet end to end over [0, K), differ by at most one k-tile, and are empty
+    only when K has fewer k-tiles than parts. The flag counts: s posts, then s − 1 "seen"."""
+    from hopper_gemm.schedule import SplitK
+
+    split = SplitK(parts)
+    tiles = 3
+    assert split.clusters(tiles) == 3 * parts
+    for tile in range(tiles):
+        units = [split.unit(c, k_tiles) for c in range(split.clusters(tiles)) if c // parts == tile]
+        assert [(u[0], u[1]) for u in units] == [(tile, p) for p in range(parts)]
+        assert units[0][2] == 0 and units[-1][3] == k_tiles
+        assert all(a[3] == b[2] for a, b in zip(units, units[1:], strict=False))
+        sizes = [u[3] - u[2] for u in units]
+        assert max(sizes) - min(sizes) <= 1 and (min(sizes) > 0 or k_tiles < parts)
+    assert (split.posted(), split.seen()) == (parts, 2 * parts - 1)
+
+
+@pytest.mark.parametrize("walk", [(1, 2, 4), (1, 3, 4), (1, 2, 1)])
+def test_the_split_k_fix_up_passes_the_checker_and_planted_defects_do_not(walk):
+    """hopper_gemm.split_k_protocol: each part an agent with SplitK's (tile, part) and flag counts, over two
+    stream-ordered launches, exhaustive. Waiting for every post, resetting the flag, and resetting only
+    after the others said "seen" are each necessary: without the first two a part adds a partial that is
+    not this launch's; resetting early leaves a part polling a flag that never comes back (a deadlock)."""
+    from hopper_gemm.split_k_protocol import SPLIT_K_BUGS, SplitKWalk, check_split_k
+
+    report = check_split_k(SplitKWalk(*walk))
+    assert report.ok and report.exhaustive, str(report)
+    expected = {"no_wait": "READ_UNCOMMITTED", "no_reset": "READ_UNCOMMITTED", "early_reset": "DEADLOCK"}
+    for bug in SPLIT_K_BUGS:
+        found = check_split_k(SplitKWalk(*walk), bug=bug, max_states=20_000)
+        assert expected[bug] in {f.kind.name for f in found.findings}, (bug, str(found))
+    with pytest.raises(ValueError, match="bug = 'typo' is invalid"):
+        check_split_k(SplitKWalk(*walk), bug="typo")
+    with pytest.raises(ValueError, match="parts >= 2"):
+        check_split_k(SplitKWalk(1, 1, 4))
+
+
+#: Shapes of the split-K rule, measured on an H100 (2026-11-26, ratio over torch): the rule's config and
+#: the whole-tile pick's ratio → the split's.
+SPLIT_K_PICKS = [
+    ((1024, 1024, 8192), (2, 1, 2)),  # 0.73 → 0.89
+    ((1024, 1024, 4096), (2, 1, 2)),  # 0.77 → 0.85
+    ((512, 1024, 16384), (2, 1, 4)),  # 0.67 → 0.95
+    ((384, 1024, 8192), (1, 2, 4)),  # 3 row tiles: 1×2; 0.73 → 0.89
+    ((1024, 384, 4096), (2, 1, 4)),  # 3 column tiles: 2×1; 0.94 → 0.96
+    ((2048, 256, 8192), (1, 2, 4)),  # N shorter: its tiles paired, A multicast; 0.92 → 1.03
+    ((256, 2048, 8192), (2, 1, 4)),  # 1.05 → 1.21
+    ((512, 2048, 16384), (2, 1, 2)),  # 0.80 → 0.99
+    ((768, 768, 16384), (2, 1, 2)),  # 0.55 → 0.76
+]
+
+
+def test_split_k_rule_picks_the_measured_split_and_leaves_other_shapes_alone():
+    """autotable.split_k: K ≥ 4 × the longer side, both sides ≥ 256, 128×128 cooperative with 4 parts where
+    they fit the SMs / 2 clusters, else 2; the cluster pairs the shorter side's tiles unless they are odd.
+    Below the ratio (2048×512×4096 measured 0.91 of the whole-tile pick) or with too few k-tiles per part
+    the table is unchanged, and so is it on a GPU too small for two parts."""
+    from hopper_gemm.autotable import pick, split_k, whole_tiles
+
+    bf16 = Problem("bf16")
+    for mnk, (cluster_m, cluster_n, parts) in SPLIT_K_PICKS:
+        config = pick(bf16, mnk)
+        assert (config.tile_m, config.tile_n, config.schedule) == (128, 128, Schedule.COOPERATIVE), mnk
+        assert (config.cluster_m, config.cluster_n, config.split_k) == (cluster_m, cluster_n, parts), mnk
+        assert not config.staging_in_ring and config.split_k * config.cluster_tiles(*mnk[:2]) <= 66
+    for mnk in [(2048, 512, 4096), (256, 2048, 4096), (1024, 1024, 2048), (200, 1024, 16384), (256, 256, 1024)]:
+        assert split_k(mnk) is None and pick(bf16, mnk) == whole_tiles(bf16, mnk), mnk
+    assert split_k((1024, 1024, 8192), sms=60) is None  # 32 cluster-tiles × 2 parts > 30 clusters
+    assert split_k((1024, 1024, 8192), sms=264).split_k == 4
+
+
+def test_split_k_overrides_and_the_residency_fallback(monkeypatch):
+    """choose_config: split_k=s asks for it (on the rule's cluster where the rule applies), 1 or a stream-K
+    choice takes the whole-tile table, a new tile or cluster drops the table's split; gemm() halves the
+    table's split where the GPU holds fewer clusters at once than SMs / 2."""
+    from hopper_gemm import launch
+    from hopper_gemm.api import choose_config
+    from hopper_gemm.autotable import whole_tiles
+
+    bf16, mnk = Problem("bf16"), (1024, 1024, 8192)
+    assert choose_config(bf16, mnk, "auto", None, None).split_k == 2
+    assert choose_config(bf16, mnk, "auto", None, None, split_k=4).split_k == 4
+    assert choose_config(bf16, mnk, "auto", None, None, split_k=1) == whole_tiles(bf16, mnk)
+    assert choose_config(bf16, mnk, "auto", None, None, stream_k=False) == whole_tiles(bf16, mnk)
+    assert choose_config(bf16, mnk, "auto", (128, 256), None).split_k == 1
+    asked = choose_config(bf16, (4096, 4096, 4096), "cooperative", None, None, split_k=2)
+    assert asked.split_k == 2 and asked.deferred_chunks == 0 and (asked.tile_m, asked.tile_n) == (128, 256)
+    with pytest.raises(ValueError, match=r"split_k = 2 is invalid: allowed 1 with ping-pong"):
+        choose_config(bf16, mnk, "pingpong", None, None, split_k=2)
+    with pytest.raises(ValueError, match=r"split_k = '2' is invalid: allowed None"):
+        choose_config(bf16, mnk, "auto", None, None, split_k="2")
+    config = choose_config(bf16, (512, 1024, 16384), "auto", None, None)
+    monkeypatch.setitem(launch._RESIDENT, (2, 0), 40)  # 16 cluster-tiles: 4 parts need 64, 2 need 32
+    assert launch.without_unheld_split_k(config, 512, 1024).split_k == 2
+    monkeypatch.setitem(launch._RESIDENT, (2, 0), 20)
+    assert launch.without_unheld_split_k(config, 512, 1024).split_k == 1

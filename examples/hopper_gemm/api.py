@@ -149,14 +149,25 @@ def choose_config(
     stream_k: bool | str | None = None,
     *,
     sms: int | None = None,
+    split_k: int | None = None,
 ) -> GemmConfig:
     """The configuration for a call: the measured table for ``schedule="auto"``, else what was asked;
-    ``stream_k`` True / False / ``"remainder"`` (only the partial wave split) overrides the table's choice
-    (None: keep it). ``sms``: the GPU's SM count (None: an H100's, what the table was measured on)."""
-    from .autotable import H100_SMS, pick, single_wave_staging
+    ``stream_k`` True / False / ``"remainder"`` (only the partial wave split) and ``split_k`` (parts per
+    tile, 1: none) override the table's choice (None: keep it; a new tile or cluster drops the table's
+    split-K, chosen for its own tile). ``sms``: the GPU's SM count (None: an H100's, what the table was
+    measured on)."""
+    from .autotable import H100_SMS, SPLIT_K_128, pick, single_wave_staging, whole_tiles
+    from .autotable import split_k as split_k_rule
 
+    if split_k is not None and (isinstance(split_k, bool) or not isinstance(split_k, int)):
+        raise ValueError(f"split_k = {split_k!r} is invalid: allowed None (the table's choice) or an int")
     if schedule == "auto":
-        config = pick(problem, mnk, sms or H100_SMS)
+        if split_k is not None and split_k > 1:  # the rule's cluster where it applies
+            config = split_k_rule(mnk, sms or H100_SMS) or SPLIT_K_128
+        elif split_k is not None or stream_k is not None:  # asked for another split (or none)
+            config = whole_tiles(problem, mnk, sms or H100_SMS)
+        else:
+            config = pick(problem, mnk, sms or H100_SMS)
     else:
         config = (
             GemmConfig(schedule=Schedule(schedule))
@@ -173,8 +184,10 @@ def choose_config(
                 f"stream_k = {stream_k!r} is invalid: allowed None (the table's choice), True, False or 'remainder'"
             )
         config = config.with_(
-            staging_in_ring=False, stream_k=bool(stream_k), stream_k_remainder=stream_k == "remainder"
+            staging_in_ring=False, stream_k=bool(stream_k), stream_k_remainder=stream_k == "remainder", split_k=1
         )
+    if split_k is not None:
+        config = config.with_(staging_in_ring=False, deferred_chunks=0, split_k=split_k)
     # After the overrides: whether every CTA owns at most one tile depends on the final tile and cluster.
     config = single_wave_staging(config, problem, mnk, sms or H100_SMS)
     config.stages(problem)  # raises if it does not fit
@@ -208,14 +221,16 @@ def _kernel_arguments(config: GemmConfig, ops: Operands, out: Any, bias_stand_in
     the tensor passed for a call without bias; None: a fresh one)."""
     import cutlass
 
-    from .launch import clusters_to_launch, cute_operands, stream_k_pointers
+    from .launch import clusters_to_launch, cute_operands, stream_k_pointers, stream_k_split
 
-    m, n, _ = ops.mnk
-    clusters = clusters_to_launch(config, m, n, out.device.index or 0)
+    m, n, k = ops.mnk
+    clusters = clusters_to_launch(config, m, n, out.device.index or 0, k=k)
     bias = ops.bias if ops.bias is not None else bias_stand_in
     head = (*cute_operands(ops.a, ops.b_nk, out, bias), cutlass.Float32(ops.alpha), cutlass.Int32(clusters))
-    if config.stream_k:
-        head = (*head, *stream_k_pointers(config, out.device))
+    if config.partial_sums:  # room for every tile split (split-K: all of them)
+        split = stream_k_split(config, ops.mnk, clusters) if config.stream_k else None
+        split_tiles = config.cluster_tiles(m, n) if split is None else split.sk_tiles
+        head = (*head, *stream_k_pointers(config, out.device, split_tiles))
     return head
 
 
@@ -267,13 +282,15 @@ def gemm(
     tile: tuple[int, int] | None = None,
     cluster: tuple[int, int] | None = None,
     stream_k: bool | str | None = None,
+    split_k: int | None = None,
     pdl: bool = True,
 ) -> Any:
     """``alpha · a @ b.T + bias`` (``b_layout="nk"``, b is (N, K)) or ``alpha · a @ b + bias`` (``"kn"``).
 
     fp16/bf16 in and out, fp32 accumulation. ``schedule``: ``"auto"`` (the measured table),
     ``"cooperative"`` or ``"pingpong"``; ``tile`` / ``cluster`` / ``stream_k`` (cooperative: True splits
-    the last wave and a half by k-tiles, ``"remainder"`` only the partial wave) override the table's choice.
+    the last wave and a half by k-tiles, ``"remainder"`` only the partial wave) / ``split_k`` (cooperative:
+    parts per tile, each on its own cluster, summed in parallel; 1 for none) override the table's choice.
     ``pdl``: launch with programmatic dependent launch (:attr:`GemmConfig.pdl`): after another such
     launch this kernel's set-up overlaps that kernel's tail; after any other kernel nothing changes.
 
@@ -281,10 +298,11 @@ def gemm(
     the options, the stream) checks everything and converts the kernel's arguments; a later call with
     that key checks the pointers' alignment and writes them (:data:`LAUNCHES`, :mod:`.call_cache`).
     """
-    from .launch import current_device_and_stream, without_unheld_ring_staging
+    from .launch import current_device_and_stream, without_unheld_ring_staging, without_unheld_split_k
 
     device, stream = current_device_and_stream()
-    key = call_key((a, b, bias, out), (alpha, b_layout, schedule, tile, cluster, stream_k, pdl), (device, stream))
+    options = (alpha, b_layout, schedule, tile, cluster, stream_k, split_k, pdl)
+    key = call_key((a, b, bias, out), options, (device, stream))
     entry = LAUNCHES.get(key)
     result = out
     # A key holds everything the checks look at but the pointers' alignment: a cached key skips them.
@@ -296,8 +314,10 @@ def gemm(
         ops = validate(a, b, bias=bias, alpha=alpha, out=out, b_layout=b_layout)
         m, n, _ = ops.mnk
         sms = device_sms(a.device.index or 0)
-        config = choose_config(ops.problem, ops.mnk, schedule, tile, cluster, stream_k, sms=sms)
+        config = choose_config(ops.problem, ops.mnk, schedule, tile, cluster, stream_k, sms=sms, split_k=split_k)
         config = without_unheld_ring_staging(config, m, n, a.device.index or 0).with_(pdl=pdl)
+        if split_k is None:  # the table's split-K counted SMs / 2 clusters: a GPU may hold fewer at once
+            config = without_unheld_split_k(config, m, n, a.device.index or 0)
         # TMA stores rows whose stride is a multiple of 16 bytes: for N not a multiple of 8 the result is a
         # view of padded rows (the padding's contents are unspecified: the GPU run found zeros written there).
         result_shape = None if out is not None else (m, n, (n + 7) // 8 * 8)

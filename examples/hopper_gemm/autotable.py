@@ -6,6 +6,9 @@ history: docs/gemm.md, benchmarks/RESULTS.md and ``git log`` of that file). Firs
 =========================  ======================================  ==========================================
 class                      configuration                           measured (ours / torch)
 =========================  ======================================  ==========================================
+K ≥ 4 × max(M, N), both    :func:`split_k`: cooperative 128×128,    1024²×8192 0.73 → 0.89, 512×1024×16384
+sides ≥ 256                4 or 2 parts per tile in one wave;       0.67 → 0.95, 256×2048×8192 1.05 → 1.21,
+                           cluster along the shorter side           768²×16384 0.55 → 0.76
 M ≤ 512                    :func:`small_m`: ping-pong, the tile of  128×8192² 0.74 → 0.96, 128×4096² 0.57 →
                            least :func:`small_m_cost`; cluster 2×1  1.05, 384×6144×8192 0.57 → 0.81;
                            for an even number of row tiles          256×8192² 0.97–0.99 (benchmarks/
@@ -139,7 +142,8 @@ def single_wave_staging(config: GemmConfig, problem: Problem, mnk: tuple[int, in
     −1.7 … −2.3 %; 64×64 −0.4 … −1.5 % at 64×8192×{1024, 2048, 8192}."""
     plain = config.with_(staging_in_ring=False)
     m, n, k = mnk
-    if config.stream_k or config.deferred_chunks or config.cluster_tiles(m, n) > sms // config.cluster_size:
+    unsupported = config.stream_k or config.deferred_chunks or config.split_k > 1
+    if unsupported or config.cluster_tiles(m, n) > sms // config.cluster_size:
         return plain
     ring = plain.with_(staging_in_ring=True)
     try:
@@ -151,8 +155,44 @@ def single_wave_staging(config: GemmConfig, problem: Problem, mnk: tuple[int, in
     return ring
 
 
+#: Split-K's tile: cooperative 128×128 (its four subtiles allow 2 or 4 parts).
+SPLIT_K_128 = GemmConfig(tile_m=128, tile_n=128, cluster_m=2, cluster_n=1, schedule=Schedule.COOPERATIVE)
+#: Split-K where K is at least this many times the longer output side, both sides at least
+#: SPLIT_K_MIN_SIDE, and each part keeps at least SPLIT_K_MIN_PART k-tiles (H100, 2026-11-26: 39 shapes of
+#: 256…2048 × 256…2048 × 4096…16384; it lost only below the ratio, by up to 9 %, and won 1.02–1.50× over
+#: the whole-tile pick from it).
+SPLIT_K_K_OVER_SIDE = 4
+SPLIT_K_MIN_SIDE = 256
+SPLIT_K_MIN_PART = 16
+
+
+def split_k(mnk: tuple[int, int, int], sms: int = H100_SMS) -> GemmConfig | None:
+    """Split-K for a long K on a small output: cooperative 128×128 tiles, each cut into 4 parts where
+    cluster-tiles × 4 fit the ``sms // 2`` clusters at once, else 2 (None where neither fits, or the shape
+    is outside the rule's class). The cluster pairs the tiles of the shorter side, so the longer side's
+    operand (the larger) is multicast, unless that side has an odd tile count (a padded idle CTA)."""
+    m, n, k = mnk
+    if min(m, n) < SPLIT_K_MIN_SIDE or k < SPLIT_K_K_OVER_SIDE * max(m, n):
+        return None
+    rows, cols = -(-m // 128), -(-n // 128)
+    pair_rows = rows <= cols
+    if (rows if pair_rows else cols) % 2:
+        pair_rows = not pair_rows
+    config = SPLIT_K_128.with_(cluster_m=2 if pair_rows else 1, cluster_n=1 if pair_rows else 2)
+    k_tiles, tiles = -(-k // config.tile_k), config.cluster_tiles(m, n)
+    for parts in (4, 2):
+        if tiles * parts <= sms // config.cluster_size and k_tiles // parts >= SPLIT_K_MIN_PART:
+            return config.with_(split_k=parts)
+    return None
+
+
 def pick(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS) -> GemmConfig:
     """The measured best configuration for a shape (the table above) on a GPU with ``sms`` SMs."""
+    return split_k(mnk, sms) or whole_tiles(problem, mnk, sms)
+
+
+def whole_tiles(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS) -> GemmConfig:
+    """:func:`pick` without split-K: the configuration of the table's other rows."""
     m, n, k = mnk
     if m <= SMALL_M:
         return single_wave_staging(small_m(mnk, sms, problem.bias), problem, mnk, sms)

@@ -37,6 +37,14 @@ class Schedule(str, enum.Enum):
     one warpgroup's epilogue runs under the other's MMAs."""
 
 
+#: Partial sums a stream-K tile may have in remainder mode unless asked otherwise (shares of at least half a
+#: tile meet a tile at most three times), and the most a configuration may ask for (shares of ⅛ of a tile).
+STREAM_K_PARTIALS = 2
+STREAM_K_MOST_PARTIALS = 8
+#: The most parts ``GemmConfig.split_k`` may cut a tile's k-loop into.
+SPLIT_K_MOST_PARTS = 8
+
+
 def _bad(owner: str, name: str, value: object, allowed: str) -> ValueError:
     return ValueError(f"{owner}.{name} = {value!r} is invalid: allowed {allowed}")
 
@@ -79,24 +87,29 @@ class Problem:
 class GemmConfig:
     """The kernel's shape: CTA tile, cluster, schedule, tile order and pipeline depths.
 
-    ``raster``: which way consecutive tiles walk, ``"m"`` (down a band of ``group`` cluster columns) or ``"n"``
-    (along a band of ``group`` cluster rows). ``ab_stages`` / ``epi_stages``: None = as many A/B stages as shared
-    memory holds next to ``epi_stages`` staging buffers, at most :data:`MAX_AB_STAGES` (default 4 for cooperative, 2
-    per warpgroup turn for ping-pong). ``stream_k`` (cooperative): when the cluster-tiles are not a whole number of
-    waves, the last wave and a half are split by k-tiles evenly over every cluster
-    (:class:`~hopper_gemm.schedule.StreamKSplit`); a split tile is summed through a global-memory workspace
-    (:mod:`hopper_gemm.stream_k`). ``stream_k_remainder``: split only the partial wave's tiles when that gives every
-    cluster at least half a tile (``StreamKSplit(remainder=True)``). ``epi_batch``: output subtiles staged per
-    ``acquire`` of the staging ring (one wait and one barrier pair for that many buffers,
-    :meth:`pipes.cute.TmaStoreStagingProducer.acquire`); it divides :attr:`subtiles` and is at most the staging
-    buffers. ``deferred_chunks`` (cooperative): 0 for the staged epilogue; n > 0 holds a finished tile's outputs in
-    registers and stores them under the next tile's first n k-tiles, each math warp its own 16-row pieces
-    (:mod:`hopper_gemm.deferred_store`); it divides :attr:`subtiles`, and the held registers (half the
-    accumulators') must fit beside them. ``staging_in_ring``: the epilogue's staging buffers borrow the first bytes
-    of the A/B ring instead of memory of their own, which leaves room for one more A/B stage (128×128: 7 instead of
-    6). Only for a launch in which every CTA owns at most one tile (cluster-tiles ≤ resident clusters, which
-    :func:`~hopper_gemm.launch.clusters_to_launch` checks): then no load lands in the ring after the tile's last
-    k-tile. Not with ``stream_k`` or ``deferred_chunks`` (both keep the ring busy under an epilogue).
+    ``raster``: which way consecutive tiles walk, ``"m"`` (down a band of ``group`` cluster columns) or ``"n"`` (along a
+    band of ``group`` cluster rows). ``ab_stages`` / ``epi_stages``: None = as many A/B stages as shared memory holds
+    next to ``epi_stages`` staging buffers, at most :data:`MAX_AB_STAGES` (default 4 for cooperative, 2 per warpgroup
+    turn for ping-pong). ``stream_k`` (cooperative): when the cluster-tiles are not a whole number of waves, the last
+    wave and a half are split by k-tiles evenly over every cluster (:class:`~hopper_gemm.schedule.StreamKSplit`); a
+    split tile is summed through a global-memory workspace (:mod:`hopper_gemm.stream_k`). ``stream_k_remainder``: split
+    only the partial wave's tiles when that gives every cluster at least half a tile (``StreamKSplit(remainder=True)``);
+    ``stream_k_partials`` p (with it): at least 1/p of a tile instead, up to p partial sums per tile. Where the tiles
+    are fewer than the clusters, that is split-K: the launch takes every resident cluster and each tile is cut into
+    about clusters / tiles parts. ``split_k`` s > 1 (cooperative): s clusters compute each cluster-tile, each a
+    contiguous s-th of its k-tiles, and sum it in parallel through a global workspace: every part posts its fp32
+    partial, waits for the tile's others, adds their values of its own s-th of the subtiles and stores those
+    (:mod:`hopper_gemm.split_k`). One wave: cluster-tiles × s must fit the resident clusters. ``epi_batch``: output
+    subtiles staged per ``acquire`` of the staging ring (one wait and one barrier pair for that many buffers,
+    :meth:`pipes.cute.TmaStoreStagingProducer.acquire`); it divides :attr:`subtiles` and is at most the staging buffers.
+    ``deferred_chunks`` (cooperative): 0 for the staged epilogue; n > 0 holds a finished tile's outputs in registers and
+    stores them under the next tile's first n k-tiles, each math warp its own 16-row pieces
+    (:mod:`hopper_gemm.deferred_store`); it divides :attr:`subtiles`, and the held registers (half the accumulators')
+    must fit beside them. ``staging_in_ring``: the epilogue's staging buffers borrow the first bytes of the A/B ring
+    instead of memory of their own, which leaves room for one more A/B stage (128×128: 7 instead of 6). Only for a
+    launch in which every CTA owns at most one tile (cluster-tiles ≤ resident clusters, which
+    :func:`~hopper_gemm.launch.clusters_to_launch` checks): then no load lands in the ring after the tile's last k-tile.
+    Not with ``stream_k`` or ``deferred_chunks`` (both keep the ring busy under an epilogue).
 
     ``pdl``: programmatic dependent launch. The kernel is launched with programmatic stream serialization
     allowed; every thread waits for the previous grid (``griddepcontrol.wait``) after the shared-memory
@@ -118,6 +131,8 @@ class GemmConfig:
     epi_n: int = 32
     stream_k: bool = False
     stream_k_remainder: bool = False
+    stream_k_partials: int = STREAM_K_PARTIALS
+    split_k: int = 1
     epi_batch: int = 1
     deferred_chunks: int = 0
     staging_in_ring: bool = False
@@ -160,6 +175,19 @@ class GemmConfig:
             raise _bad(owner, "stream_k", self.stream_k, "True or False")
         if not isinstance(self.stream_k_remainder, bool) or (self.stream_k_remainder and not self.stream_k):
             raise _bad(owner, "stream_k_remainder", self.stream_k_remainder, "False, or True with stream_k = True")
+        most, partials = STREAM_K_MOST_PARTIALS, self.stream_k_partials
+        if (
+            isinstance(partials, bool)
+            or not isinstance(partials, int)
+            or not 2 <= partials <= most
+            or (partials != STREAM_K_PARTIALS and not self.stream_k_remainder)
+        ):
+            raise _bad(
+                owner,
+                "stream_k_partials",
+                partials,
+                f"an int in [2, {most}] (partial sums per split tile), other than 2 only with stream_k_remainder",
+            )
         if self.stream_k and self.schedule is not Schedule.COOPERATIVE:
             raise _bad(owner, "stream_k", self.stream_k, "False with ping-pong (stream-K splits cooperative tiles)")
         for name in ("ab_stages", "epi_stages"):
@@ -176,6 +204,7 @@ class GemmConfig:
             allowed = f"an int in [1, {buffers}] (the staging buffers) dividing the tile's {self.subtiles} subtiles"
             raise _bad(owner, "epi_batch", self.epi_batch, allowed)
         self._check_deferred(owner)
+        self._check_split_k(owner)
         if not isinstance(self.pdl, bool):
             raise _bad(owner, "pdl", self.pdl, "True or False")
         if not isinstance(self.staging_in_ring, bool):
@@ -187,6 +216,26 @@ class GemmConfig:
                 "staging_in_ring",
                 True,
                 f"False with {busy} (its epilogue runs while loads still land in the A/B ring)",
+            )
+
+    def _check_split_k(self, owner: str) -> None:
+        parts = self.split_k
+        if isinstance(parts, bool) or not isinstance(parts, int) or not 1 <= parts <= SPLIT_K_MOST_PARTS:
+            raise _bad(owner, "split_k", parts, f"an int in [1, {SPLIT_K_MOST_PARTS}] (1: no split-K)")
+        if parts == 1:
+            return
+        if self.schedule is not Schedule.COOPERATIVE:
+            raise _bad(owner, "split_k", parts, "1 with ping-pong (split-K splits cooperative tiles)")
+        for name in ("stream_k", "deferred_chunks", "staging_in_ring"):
+            if getattr(self, name):
+                raise _bad(owner, "split_k", parts, f"1 with {name} (each cluster computes one part of one tile)")
+        if self.subtiles % parts or (self.subtiles // parts) % self.epi_batch:
+            raise _bad(
+                owner,
+                "split_k",
+                parts,
+                f"a divisor of the tile's {self.subtiles} subtiles whose share is a multiple of epi_batch = "
+                f"{self.epi_batch} (each part stores its share of the subtiles)",
             )
 
     def _check_deferred(self, owner: str) -> None:
@@ -231,6 +280,11 @@ class GemmConfig:
     def subtiles(self) -> int:
         rows, cols = self.epi_tile
         return (self.tile_m // rows) * (self.tile_n // cols)
+
+    @property
+    def partial_sums(self) -> bool:
+        """Whether tiles are summed across clusters through a global workspace (stream-K or split-K)."""
+        return self.stream_k or self.split_k > 1
 
     def cluster_tiles(self, m: int, n: int) -> int:
         """The cluster-tiles of an M×N output, what the persistent clusters walk: the count of
@@ -283,8 +337,9 @@ class GemmConfig:
         new shape allows them: ``epi_batch`` and ``deferred_chunks`` become their largest values at most the
         old ones that the new tile's subtiles, staging buffers, schedule and registers accept (else 1 / 0);
         ``staging_in_ring`` goes off (whether each CTA owns one tile depends on the shape: the caller's
-        rule, :func:`~hopper_gemm.autotable.single_wave_staging`, decides again)."""
-        base = replace(self, epi_batch=1, deferred_chunks=0, staging_in_ring=False, **changes)
+        rule, :func:`~hopper_gemm.autotable.single_wave_staging`, decides again), and so does ``split_k``
+        (its parts were counted for the old tile's grid)."""
+        base = replace(self, epi_batch=1, deferred_chunks=0, staging_in_ring=False, split_k=1, **changes)
         batch = _largest_accepted(self.epi_batch, lambda b: base.with_(epi_batch=b)) or base
         chunks = _largest_accepted(self.deferred_chunks, lambda d: batch.with_(deferred_chunks=d))
         return chunks or batch
@@ -296,6 +351,8 @@ class GemmConfig:
             + (f" epilogue {self.epi_tile[0]}×{self.epi_n}" if self.epi_n != 32 else "")
             + (" stream-K" if self.stream_k else "")
             + (" (remainder)" if self.stream_k_remainder else "")
+            + (f" up to {self.stream_k_partials} partials" if self.stream_k_partials != STREAM_K_PARTIALS else "")
+            + (f" split-K in {self.split_k}" if self.split_k > 1 else "")
             + (f" {self.epi_batch} subtiles per acquire" if self.epi_batch > 1 else "")
             + (f" deferred store in {self.deferred_chunks}" if self.deferred_chunks else "")
             + (" staging in the A/B ring" if self.staging_in_ring else "")

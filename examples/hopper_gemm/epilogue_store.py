@@ -43,21 +43,25 @@ class EpilogueStage:
 
 
 @cute.jit
-def store_tile(epi: cutlass.Constexpr, acc: cute.Tensor, staging: Any, tm: Any, tn: Any) -> Any:
+def store_tile(
+    epi: cutlass.Constexpr, acc: cute.Tensor, staging: Any, tm: Any, tn: Any, subtiles: cutlass.Constexpr = None
+) -> Any:
     """The epilogue of one tile: each ``epi_tile`` subtile converted, staged and TMA-stored; returns the
     staging handle (its cursor moved by one commit per subtile). ``epi_batch`` = b subtiles share one
-    ``acquire(slots=b)`` and one ``publish``."""
+    ``acquire(slots=b)`` and one ``publish``. ``subtiles``: (first, end) in store order to store only
+    those (a split-K part's share); None: all."""
     kernel = epi.kernel
     batch = kernel.config.epi_batch
-    subtiles = epi.r2s.retile(acc)
+    retiled = epi.r2s.retile(acc)
     per_sub = cute.size(epi.frag_shape)
     values = cute.make_rmem_tensor(epi.frag_shape, Float32)
     parts = store_partitions(epi, tm, tn)
     outs = [cute.make_rmem_tensor(epi.frag_shape, kernel.out_dtype) for _ in range(batch)]
-    for first in cutlass.range_constexpr(0, epi.subtile_grid[0] * epi.subtile_grid[1], batch):
+    lo, hi = (0, epi.subtile_grid[0] * epi.subtile_grid[1]) if subtiles is None else subtiles
+    for first in cutlass.range_constexpr(lo, hi, batch):
         for j in cutlass.range_constexpr(batch):
             for v in cutlass.range_constexpr(per_sub):
-                values[v] = subtiles[(first + j) * per_sub + v]
+                values[v] = retiled[(first + j) * per_sub + v]
             outs[j].store(values.load().to(kernel.out_dtype))
         staging.acquire(slots=batch)
         for j in cutlass.range_constexpr(batch):

@@ -105,6 +105,7 @@ from .load_warp import load, load_atom
 from .mainloop import mainloop
 from .roles import BLOCK_THREADS, LOAD_REGISTERS, MATH_FIRST_WARP, MMA_REGISTERS, declare
 from .schedule import StreamKSplit, TileOrder
+from .split_k import split_k_unit
 from .stream_k import split_phase
 
 _DTYPES = {"fp16": cutlass.Float16, "bf16": cutlass.BFloat16}
@@ -170,7 +171,7 @@ class GemmKernel:
         self.launch(a, b, c, bias, alpha, clusters, bias, stream, comm_args)
 
     @cute.jit
-    def stream_k(
+    def with_workspace(
         self,
         a: cute.Tensor,
         b: cute.Tensor,
@@ -182,8 +183,9 @@ class GemmKernel:
         partials: cute.Pointer,
         stream: Any,
     ) -> None:
-        """As ``__call__`` for a ``stream_k`` configuration: ``flags`` (Int32) and ``partials`` (Float32) are its
-        workspace (:func:`hopper_gemm.launch.stream_k_workspace`; flags zero before the first launch)."""
+        """As ``__call__`` for a ``stream_k`` or ``split_k`` configuration: ``flags`` (Int32) and ``partials``
+        (Float32) are its workspace (:func:`hopper_gemm.launch.stream_k_workspace`; flags zero before the
+        first launch)."""
         self.launch(a, b, c, bias, alpha, clusters, bias, stream, (flags, partials))
 
     @cute.jit
@@ -255,8 +257,8 @@ class GemmKernel:
         self.storage_type = Storage
         copies = Copies(tiled_mma, atom_a, tma_a, atom_b, tma_b, atom_c, tma_c)
         args = (copies, SmemLayouts(a_smem, b_smem, epi_smem, stored_smem), c, bias, alpha, trace_buf)
-        if cutlass.const_expr(self.comm is not None or cfg.stream_k):
-            args = (*args, comm_args)  # the comm role's arguments, or stream-K's workspace
+        if cutlass.const_expr(self.comm is not None or cfg.partial_sums):
+            args = (*args, comm_args)  # the comm role's arguments, or the stream-K / split-K workspace
         self.kernel(*args).launch(
             grid=(cfg.cluster_m, cfg.cluster_n, clusters),
             block=(BLOCK_THREADS, 1, 1),
@@ -333,7 +335,9 @@ class GemmKernel:
         k_tiles = (copies.tma_a.shape[1] + cfg.tile_k - 1) // cfg.tile_k
         split = None
         if cutlass.const_expr(cfg.stream_k):
-            split = StreamKSplit.of(cluster_tiles, clusters, k_tiles, remainder=cfg.stream_k_remainder)
+            split = StreamKSplit.of(
+                cluster_tiles, clusters, k_tiles, remainder=cfg.stream_k_remainder, partials=cfg.stream_k_partials
+            )
         grid = TileGrid(clusters_m, clusters_n, cta_m, cta_n, cluster_id, clusters, cluster_tiles, k_tiles, split)
 
         if warp < MATH_FIRST_WARP:
@@ -348,7 +352,7 @@ class GemmKernel:
             cute.arch.setmaxregister_increase(self.registers[1])
             math_wg = warp // 4 - 1
             epilogue_args = EpilogueArgs(alpha, bias, c.shape[1])
-            stream_k_args = extra if cutlass.const_expr(cfg.stream_k) else None
+            stream_k_args = extra if cutlass.const_expr(cfg.partial_sums) else None
             self.math(decl, tracer, copies, shared, grid, epilogue_args, math_wg, comm_args, stream_k_args)
 
     @cute.jit
@@ -401,8 +405,7 @@ class GemmKernel:
             consumer.skip(math_wg * grid.k_tiles)
         comm = self.comm
         notify = decl.notify.producer() if cutlass.const_expr(comm is not None) else None
-        whole = grid.split.dp_tiles if cutlass.const_expr(cfg.stream_k) else grid.cluster_tiles
-        for linear in cutlass.range(first, whole, step, unroll=1):
+        for linear in cutlass.range(first, grid.whole_tiles(cfg), step, unroll=1):
             tm, tn = self.order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
             if cutlass.const_expr(pingpong):
                 order.wait()
@@ -442,6 +445,11 @@ class GemmKernel:
             regs = (acc, a_frag, b_frag, coords, math_tidx)
             handles, held = (consumer, staging), (held_tm, held_tn)
             staging = split_phase(self, copies, grid, args, regs, handles, (epi, deferred), shared, stream_k_args, held)
+        elif cutlass.const_expr(cfg.split_k > 1):  # this cluster's part of its tile, summed with the others
+            regs = (acc, a_frag, b_frag, coords, math_tidx)
+            consumer, staging = split_k_unit(
+                self, copies, grid, args, regs, (consumer, staging), epi, shared, stream_k_args
+            )
         elif cutlass.const_expr(deferred is not None):
             staging = flush(deferred, staging, held_tm, held_tn)
         if cutlass.const_expr(comm is not None):  # comm hook: end-of-stream once every store is complete

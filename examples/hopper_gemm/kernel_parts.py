@@ -72,3 +72,10 @@ class TileGrid:
     cluster_tiles: Any
     k_tiles: Any
     split: Any = None  # StreamKSplit with ``stream_k`` (None otherwise)
+
+    def whole_tiles(self, config: Any) -> Any:
+        """The cluster-tiles walked whole, first: stream-K's data-parallel ones, none with split-K (each
+        cluster computes one part of one tile), else all."""
+        if config.stream_k:
+            return self.split.dp_tiles
+        return 0 if config.split_k > 1 else self.cluster_tiles

@@ -41,7 +41,7 @@ def fake_operands(problem: Problem) -> tuple[Any, Any, Any, Any]:
 
 def compile_entry(config: GemmConfig, problem: Problem) -> tuple[Any, Any, tuple]:
     """(the kernel object, its host function to compile, fake arguments of that function's signature):
-    ``__call__``, or ``stream_k`` with its two workspace pointers for a ``stream_k`` configuration."""
+    ``__call__``, or ``with_workspace`` with its two workspace pointers for a stream-K or split-K configuration."""
     import cutlass
     import cutlass.cute as cute
     from cutlass.cute.runtime import make_fake_stream, make_ptr
@@ -50,10 +50,10 @@ def compile_entry(config: GemmConfig, problem: Problem) -> tuple[Any, Any, tuple
 
     kernel = GemmKernel(config, problem)
     head = (*fake_operands(problem), cutlass.Float32(1.0), cutlass.Int32(1))
-    if config.stream_k:
+    if config.partial_sums:
         flags = make_ptr(cutlass.Uint32, 1 << 20, cute.AddressSpace.gmem, assumed_align=4)
         partials = make_ptr(cutlass.Float32, 1 << 20, cute.AddressSpace.gmem, assumed_align=16)
-        return kernel, kernel.stream_k, (*head, flags, partials, make_fake_stream())
+        return kernel, kernel.with_workspace, (*head, flags, partials, make_fake_stream())
     return kernel, kernel, (*head, make_fake_stream())
 
 
@@ -70,8 +70,12 @@ def cute_operands(a: Any, b_nk: Any, c: Any, bias: Any) -> tuple[Any, Any, Any, 
     return wrap(a, 1), wrap(b_nk, b_leading), wrap(c, 1), wrap(bias, 0)
 
 
-def clusters_to_launch(config: GemmConfig, m: int, n: int, device_index: int = 0) -> int:
-    """Persistent grid: one cluster per resident slot, never more than there are cluster-tiles.
+def clusters_to_launch(config: GemmConfig, m: int, n: int, device_index: int = 0, k: int | None = None) -> int:
+    """Persistent grid: one cluster per resident slot, never more than there are cluster-tiles, except
+    where the k-loop is split: a ``stream_k_remainder`` configuration with fewer cluster-tiles than
+    resident clusters takes every resident cluster where that splits its tiles (:func:`stream_k_split`,
+    which needs ``k``); ``split_k`` = s takes one cluster per part (cluster-tiles × s), a ``ValueError``
+    when the GPU cannot hold them all at once.
 
     A ``staging_in_ring`` configuration needs one cluster per cluster-tile (each CTA owns at most one
     tile): a ``ValueError`` says so when the GPU cannot hold them all at once."""
@@ -83,7 +87,33 @@ def clusters_to_launch(config: GemmConfig, m: int, n: int, device_index: int = 0
             f"more than the {resident} clusters this GPU holds at once, so a CTA would own a second tile while "
             "its staging buffers borrow the ring that tile loads into"
         )
+    if config.split_k > 1:
+        from .schedule import SplitK
+
+        needed = SplitK(config.split_k).clusters(tiles)
+        if needed > resident:
+            raise ValueError(
+                f"GemmConfig.split_k = {config.split_k} is invalid for M×N = {m}×{n}: tiles of {config.tile_m}×"
+                f"{config.tile_n} in clusters of {config.cluster_m}×{config.cluster_n} make {tiles} cluster-tiles, "
+                f"× {config.split_k} parts = {needed} clusters, more than the {resident} this GPU holds at once "
+                "(every part of a tile waits for the others: all must be resident)"
+            )
+        return needed
+    under_a_wave = config.stream_k_remainder and k is not None and tiles < resident
+    if under_a_wave and stream_k_split(config, (m, n, k), resident).sk_tiles:
+        return resident
     return max(1, min(tiles, resident))
+
+
+def stream_k_split(config: GemmConfig, mnk: tuple[int, int, int], clusters: int) -> Any:
+    """The :class:`~hopper_gemm.schedule.StreamKSplit` the kernel computes for ``mnk`` on ``clusters``
+    clusters (host ints: the same function)."""
+    from .schedule import StreamKSplit, ceil_div
+
+    m, n, k = mnk
+    k_tiles = ceil_div(k, config.tile_k)
+    remainder, partials = config.stream_k_remainder, config.stream_k_partials
+    return StreamKSplit.of(config.cluster_tiles(m, n), clusters, k_tiles, remainder=remainder, partials=partials)
 
 
 def without_unheld_ring_staging(config: GemmConfig, m: int, n: int, device_index: int = 0) -> GemmConfig:
@@ -91,6 +121,15 @@ def without_unheld_ring_staging(config: GemmConfig, m: int, n: int, device_index
     (the table's rule counts SMs / cluster size; a GPU may hold fewer clusters at once)."""
     if config.staging_in_ring and config.cluster_tiles(m, n) > resident_clusters(config.cluster_size, device_index):
         return config.with_(staging_in_ring=False)
+    return config
+
+
+def without_unheld_split_k(config: GemmConfig, m: int, n: int, device_index: int = 0) -> GemmConfig:
+    """``config`` with ``split_k`` halved until this GPU holds every part at once (the table's rule counts
+    SMs / cluster size; a GPU may hold fewer clusters at once), 1 at the least."""
+    tiles = config.cluster_tiles(m, n)
+    while config.split_k > 1 and tiles * config.split_k > resident_clusters(config.cluster_size, device_index):
+        config = config.with_(split_k=config.split_k // 2)
     return config
 
 
@@ -117,35 +156,38 @@ def resident_clusters(cluster_size: int, device_index: int = 0) -> int:
     return _RESIDENT[key]
 
 
-_WORKSPACES: dict[tuple, tuple[Any, Any]] = {}
+_WORKSPACES: dict[tuple, list[tuple[Any, Any]]] = {}
 
 
-def stream_k_workspace(config: GemmConfig, device: Any) -> tuple[Any, Any]:
-    """Stream-K's (flags, partials) for ``config`` on ``device`` and the current stream, allocated once: room
-    for every split tile a launch can have (fewer than 2 × the resident clusters), flags zero (each
-    launch leaves them zero). One per stream: two streams' launches must not share partials."""
+def stream_k_workspace(config: GemmConfig, device: Any, split_tiles: int = 0) -> tuple[Any, Any]:
+    """Stream-K's (flags, partials) for ``config`` on ``device`` and the current stream, with room for
+    ``split_tiles`` split cluster-tiles: the largest allocated so far, or a new one at least twice as
+    large (the smaller ones stay alive: launches prepared with them keep their pointers). Flags are zero
+    (each launch leaves them zero). One per stream: two streams' launches must not share partials."""
     import torch
 
     from .stream_k import workspace_words
 
     index = device.index or 0
     stream = torch.cuda.current_stream(device).cuda_stream
-    key = (config.tile_m, config.tile_n, config.cluster_size, config.stream_k_remainder, index, stream)
-    if key not in _WORKSPACES:
-        split_tiles = 2 * resident_clusters(config.cluster_size, index)
-        flag_words, values = workspace_words(split_tiles, config)
+    per_tile = workspace_words(1, config)  # configurations with the same layout may share one
+    key = (per_tile, config.cluster_size, index, stream)
+    held = _WORKSPACES.setdefault(key, [])
+    if not held or held[-1][0].numel() < workspace_words(split_tiles, config)[0]:
+        had = held[-1][0].numel() // config.cluster_size if held else 0
+        flag_words, values = workspace_words(max(split_tiles, 2 * had, 1), config)
         flags = torch.zeros(flag_words, dtype=torch.int32, device=device)
-        _WORKSPACES[key] = (flags, torch.empty(values, dtype=torch.float32, device=device))
-    return _WORKSPACES[key]
+        held.append((flags, torch.empty(values, dtype=torch.float32, device=device)))
+    return held[-1]
 
 
-def stream_k_pointers(config: GemmConfig, device: Any) -> tuple[Any, Any]:
+def stream_k_pointers(config: GemmConfig, device: Any, split_tiles: int) -> tuple[Any, Any]:
     """The workspace of :func:`stream_k_workspace` as the kernel's (flags, partials) pointers."""
     import cutlass
     from cutlass.cute import AddressSpace
     from cutlass.cute.runtime import make_ptr
 
-    flags, partials = stream_k_workspace(config, device)
+    flags, partials = stream_k_workspace(config, device, split_tiles)
     return (
         make_ptr(cutlass.Uint32, flags.data_ptr(), AddressSpace.gmem, assumed_align=4),
         make_ptr(cutlass.Float32, partials.data_ptr(), AddressSpace.gmem, assumed_align=16),

@@ -30,6 +30,8 @@ from typing import Any
 
 import cutlass
 
+from .config import STREAM_K_PARTIALS
+
 
 def _min(a: Any, b: Any) -> Any:
     if isinstance(a, int) and isinstance(b, int):
@@ -132,9 +134,12 @@ class StreamKSplit:
 
     * ``remainder=False`` (the default): the last ``C + R`` tiles (needs ``T > C``); a share is at least a
       tile (⌈(C + R)·k_tiles / C⌉), so a tile spans at most two shares;
-    * ``remainder=True``: only the last ``R`` tiles, when that makes shares of at least half a tile
-      (``2·⌈R·k_tiles / C⌉ ≥ k_tiles``; otherwise as ``False``), so a tile spans at most three shares.
-      Fewer k-tiles run in the split phase, where clusters work at k offsets no other shares.
+    * ``remainder=True``: only the last ``R`` tiles, when that makes shares of at least ``1 / partials`` of
+      a tile (``partials·⌈R·k_tiles / C⌉ ≥ k_tiles``; otherwise as ``False``), so a tile spans at most
+      ``partials + 1`` shares. Fewer k-tiles run in the split phase, where clusters work at k offsets no
+      other shares. With fewer tiles than clusters (``T < C``, no whole wave) this is split-K: every tile
+      cut into about ``C / T`` parts, when the launch has every resident cluster
+      (:func:`~hopper_gemm.launch.clusters_to_launch`).
 
     A tile's unit with k-tile 0 (``kb == 0``) comes last in its cluster's share; the others come first in
     theirs, so they post their partials (slot ``part - 1``, :meth:`part`) before the first one adds them
@@ -149,23 +154,22 @@ class StreamKSplit:
     sk_tiles: Any  # cluster-tiles split, after them
     share: Any  # k-tiles per cluster in the split phase (0: no split)
 
-    #: Partial sums a split tile can have: shares of at least half a tile meet a tile at most three times.
-    MAX_PARTIALS = 2
-
     @staticmethod
-    def slots(remainder: bool) -> int:
-        """Partial slots per split tile: :attr:`MAX_PARTIALS` with ``remainder``, else 1 (shares of at least
-        a whole tile meet a tile at most twice)."""
-        return StreamKSplit.MAX_PARTIALS if remainder else 1
+    def slots(remainder: bool, partials: int = STREAM_K_PARTIALS) -> int:
+        """Partial slots per split tile: ``partials`` with ``remainder``, else 1 (shares of at least a whole
+        tile meet a tile at most twice)."""
+        return partials if remainder else 1
 
     @classmethod
-    def of(cls, cluster_tiles: Any, clusters: Any, k_tiles: Any, remainder: bool = False) -> StreamKSplit:
+    def of(
+        cls, cluster_tiles: Any, clusters: Any, k_tiles: Any, remainder: bool = False, partials: int = STREAM_K_PARTIALS
+    ) -> StreamKSplit:
         full = cluster_tiles // clusters
         rem = cluster_tiles - full * clusters
         partial_wave = _min(rem, 1)  # 1 when the waves are not whole
         alone = 0
-        if remainder:  # the partial wave alone, when its shares are at least half a tile
-            alone = partial_wave * _min(1, 2 * ceil_div(rem * k_tiles, clusters) // k_tiles)
+        if remainder:  # the partial wave alone, when its shares are at least 1 / partials of a tile
+            alone = partial_wave * _min(1, partials * ceil_div(rem * k_tiles, clusters) // k_tiles)
         with_wave = partial_wave * (1 - alone) * _min(full, 1)  # one whole wave too (needs one)
         sk_tiles = alone * rem + with_wave * (clusters + rem)
         share = ceil_div(sk_tiles * k_tiles, clusters)
@@ -192,3 +196,35 @@ class StreamKSplit:
         """Which part of split ``tile`` the unit starting at stream position ``at`` is: 0 for the one with
         k-tile 0 (it stores the tile), 1 … :meth:`partials` for the others (each posts partial slot part−1)."""
         return at // self.share - (tile * k_tiles) // self.share
+
+
+@dataclass(frozen=True)
+class SplitK:
+    """Split-K in one wave: cluster ``c`` computes part ``c mod parts`` of cluster-tile ``c // parts``, the
+    k-tiles ``[part·K / parts, (part+1)·K / parts)`` (floors: the parts differ by at most one k-tile; a part
+    is empty only when K has fewer k-tiles than parts). The load warp, the math warpgroups, the fix-up's
+    flag counts and the CPU model all call these methods.
+
+    The fix-up (:mod:`hopper_gemm.split_k`) counts on one flag per CTA tile: every part adds 1 when its
+    partial is posted, so :meth:`posted` means all are; every part but 0 adds 1 more once it has seen
+    that, so part 0 puts the flag back to 0 at :meth:`seen` (no part still polls it)."""
+
+    parts: int
+
+    def clusters(self, cluster_tiles: Any) -> Any:
+        """Clusters the launch needs: one per part of every cluster-tile."""
+        return cluster_tiles * self.parts
+
+    def unit(self, cluster_id: Any, k_tiles: Any) -> tuple[Any, Any, Any, Any]:
+        """(cluster-tile, part, first k-tile, end k-tile) of cluster ``cluster_id``."""
+        tile = cluster_id // self.parts
+        part = cluster_id - tile * self.parts
+        return tile, part, part * k_tiles // self.parts, (part + 1) * k_tiles // self.parts
+
+    def posted(self) -> int:
+        """The flag's count once every part has posted its partial."""
+        return self.parts
+
+    def seen(self) -> int:
+        """The flag's count once parts 1 … parts−1 have also seen :meth:`posted`: part 0 then resets it."""
+        return 2 * self.parts - 1

@@ -21,8 +21,8 @@ last in its share)         (``ld.acquire.gpu``; a trap after 2 s),     thread 0'
 cluster split their tiles at the same k-tile, each with its own partials. A partial is laid out in the
 accumulators' register order, so the units (same thread index, same fragment) need no coordinates:
 value ``i`` of math thread ``t`` lives at ``(i // 4) · 4 · threads + 4 · t + i % 4`` of its slot. Up to
-:attr:`StreamKSplit.MAX_PARTIALS <hopper_gemm.schedule.StreamKSplit.MAX_PARTIALS>` slots per tile (the
-split's shares are at least half a tile). The flag counts the posted parts and the storing unit puts
+``GemmConfig.stream_k_partials`` slots per tile in remainder mode (its shares are at least that fraction
+of a tile), one otherwise. The flag counts the posted parts and the storing unit puts
 it back to 0 (the next launch is stream-ordered after this one). This is CUTLASS's ``GenericBarrier``
 pattern (``__syncthreads`` then one thread's ``red.release.gpu``; one thread's ``ld.acquire.gpu`` then
 ``__syncthreads``).
@@ -80,20 +80,25 @@ def add_partials(
     (``where``: (partials, split tile); ``shape`` as for :func:`partial_slot`)."""
     partials, split_tile = where
     if math_tidx == 0:
-        start = cute.arch.globaltimer()
-        got = Int32(cute.arch.load(flag, Uint32, sem="acquire", scope="gpu"))
         # One slot: the flag is 0 or 1 (the same test as ``got < count``, count = 1).
-        want = 1 if cutlass.const_expr(shape[0] == 1) else count
-        while got < want:
-            if cute.arch.globaltimer() - start > Int64(TIMEOUT_NS):
-                trap()
-            nanosleep(POLL_NS)
-            got = Int32(cute.arch.load(flag, Uint32, sem="acquire", scope="gpu"))
+        poll_flag(flag, 1 if cutlass.const_expr(shape[0] == 1) else count)
         cute.arch.store(flag, Uint32(0))  # for the next launch
     barrier.sync()
     for j in cutlass.range_constexpr(shape[0]):
         if cutlass.const_expr(j == 0) or j < count:  # count ≥ 1 here: the caller adds only to a split tile
             _add(acc, partial_slot(partials, split_tile, j, math_tidx, shape))
+
+
+@cute.jit
+def poll_flag(flag: cute.Pointer, at_least: Any) -> None:
+    """Poll ``flag`` (``ld.acquire.gpu``) until it counts ``at_least``; a trap after :data:`TIMEOUT_NS`."""
+    start = cute.arch.globaltimer()
+    got = Int32(cute.arch.load(flag, Uint32, sem="acquire", scope="gpu"))
+    while got < at_least:
+        if cute.arch.globaltimer() - start > Int64(TIMEOUT_NS):
+            trap()
+        nanosleep(POLL_NS)
+        got = Int32(cute.arch.load(flag, Uint32, sem="acquire", scope="gpu"))
 
 
 @cute.jit
@@ -103,12 +108,20 @@ def _add(acc: cute.Tensor, mine: cute.Tensor) -> None:
 
 
 def workspace_words(split_tiles: int, config: Any) -> tuple[int, int]:
-    """(flag words, fp32 partial values) of ``config``'s workspace for ``split_tiles`` cluster-tiles."""
+    """(flag words, fp32 partial values) of ``config``'s workspace for ``split_tiles`` cluster-tiles (split
+    by stream-K, or every cluster-tile with split-K)."""
     ctas = split_tiles * config.cluster_size
-    return ctas, ctas * StreamKSplit.slots(config.stream_k_remainder) * config.tile_m * config.tile_n
+    return ctas, ctas * _slots(config) * config.tile_m * config.tile_n
 
 
-__all__ = ["add_partials", "partial_slot", "save_partial", "workspace_words"]
+def _slots(config: Any) -> int:
+    """Partial slots per CTA tile: one per part with split-K."""
+    if config.split_k > 1:
+        return config.split_k
+    return StreamKSplit.slots(config.stream_k_remainder, config.stream_k_partials)
+
+
+__all__ = ["add_partials", "partial_slot", "poll_flag", "save_partial", "workspace_words"]
 
 
 @cute.jit
@@ -174,7 +187,7 @@ def _unit(
     consumer, staging = handles
     flags, partials = stream_k_args
     # (partial slots per split tile, accumulators per thread, math threads)
-    shape = (StreamKSplit.slots(cfg.stream_k_remainder), cute.size(acc), 128 * cfg.warpgroups_per_tile)
+    shape = (_slots(cfg), cute.size(acc), 128 * cfg.warpgroups_per_tile)
     tile, kb, ke = StreamKSplit.unit(at, end, k_tiles)
     linear = split.dp_tiles + tile
     tm, tn = order.cta_tile(linear, clusters_m, clusters_n, cta_m, cta_n)

@@ -5,8 +5,9 @@ one thread's release, and after one thread's acquire, makes the cluster's 256 th
 GPU scope). Per launch, an agent walks exactly what :class:`~hopper_gemm.schedule.StreamKSplit` gives
 its cluster — the same code the kernel runs — and per split unit:
 
-* a unit with later k-tiles of a tile (``kb > 0``, part 1 or 2) writes its partial slot and adds 1 to
-  the tile's flag (``atom.release.gpu``);
+* a unit with later k-tiles of a tile (``kb > 0``, part 1 … ``partials``) writes its partial slot (an
+  error if the part has none: its slot would be the next tile's) and adds 1 to the tile's flag
+  (``atom.release.gpu``);
 * the unit with k-tile 0 of a split tile waits until the flag counts the tile's other parts
   (``ld.acquire.gpu``), reads their slots (each must be *this* launch's), and puts the flag back to 0
   for the next launch.
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 
 from pipes.check import Agent, Ctx, ModelCounter, Protocol, Report, Scope, check
 
+from .config import STREAM_K_PARTIALS
 from .schedule import StreamKSplit
 
 STREAM_K_BUGS = ("no_wait", "no_reset")
@@ -33,28 +35,31 @@ GPU = Scope.GPU
 @dataclass(frozen=True)
 class StreamKWalk:
     """What the model walks: ``cluster_tiles`` tiles of ``k_tiles`` k-tiles on ``clusters`` clusters over
-    ``launches`` launches, split as ``StreamKSplit(remainder=remainder)`` splits them."""
+    ``launches`` launches, split as ``StreamKSplit(remainder=remainder, partials=partials)`` splits them."""
 
     cluster_tiles: int
     clusters: int
     k_tiles: int
     launches: int = 2
     remainder: bool = False
+    partials: int = STREAM_K_PARTIALS
 
 
 def stream_k_protocol(walk: StreamKWalk, bug: str | None = None) -> Protocol:
-    """The fix-up of ``walk`` (``remainder``: up to three parts per tile)."""
+    """The fix-up of ``walk`` (``remainder``: up to ``partials + 1`` parts per tile)."""
     if bug is not None and bug not in STREAM_K_BUGS:
         raise ValueError(f"bug = {bug!r} is invalid: allowed None or one of {STREAM_K_BUGS}")
     cluster_tiles, clusters, k_tiles, launches = walk.cluster_tiles, walk.clusters, walk.k_tiles, walk.launches
     if min(cluster_tiles, clusters, k_tiles, launches) < 1:
         raise ValueError(f"tiles, clusters, k-tiles, launches = {cluster_tiles, clusters, k_tiles, launches}: >= 1")
-    split = StreamKSplit.of(cluster_tiles, clusters, k_tiles, remainder=walk.remainder)
+    split = StreamKSplit.of(cluster_tiles, clusters, k_tiles, remainder=walk.remainder, partials=walk.partials)
     if split.sk_tiles == 0:
         raise ValueError(
             f"{cluster_tiles} tiles on {clusters} clusters split nothing (whole waves, or fewer tiles than "
             "clusters): nothing to check"
         )
+
+    slots = StreamKSplit.slots(walk.remainder, walk.partials)
 
     def cluster(c: int):
         def run(ctx: Ctx) -> None:
@@ -66,6 +71,8 @@ def stream_k_protocol(walk: StreamKWalk, bug: str | None = None) -> Protocol:
                     tile, kb, ke = StreamKSplit.unit(at, end, k_tiles)
                     if kb > 0:
                         part = split.part(at, tile, k_tiles)
+                        # The kernel writes slot part − 1 of the tile's `slots`: one more would be the next tile's.
+                        assert part <= slots, f"cluster {c}: part {part} of tile {tile}, past its {slots} slots"
                         ctx.write_global(("partial", tile, part), (e, tile, part))
                         ctx.signal(f"flag{tile}", 1, scope=GPU)
                     elif (count := split.partials(tile, k_tiles)) > 0:
@@ -88,9 +95,9 @@ def stream_k_protocol(walk: StreamKWalk, bug: str | None = None) -> Protocol:
         )
     agents = [Agent(f"cluster{c}", cluster(c), device=0, cluster=c) for c in range(clusters)]
     counters = [ModelCounter("ended")] + [ModelCounter(f"flag{t}") for t in range(split.sk_tiles)]
-    slots = range(1, StreamKSplit.MAX_PARTIALS + 1)
-    initial = {("partial", t, p): ("before launch 1", t, p) for t in range(split.sk_tiles) for p in slots}
-    label = "stream_k" + ("_remainder" if walk.remainder else "") + (f"_{bug}" if bug else "")
+    initial = {("partial", t, p): ("before launch 1", t, p) for t in range(split.sk_tiles) for p in range(1, slots + 1)}
+    deeper = f"_{walk.partials}" if walk.remainder and walk.partials != STREAM_K_PARTIALS else ""
+    label = "stream_k" + ("_remainder" if walk.remainder else "") + deeper + (f"_{bug}" if bug else "")
     return Protocol(label, agents, [], counters=counters, initial=initial)
 
 

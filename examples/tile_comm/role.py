@@ -68,10 +68,10 @@ class CommRole(TraceStatic):
                 "bulk async-groups are per thread, so one warp must issue every TMA store of the CTA and be "
                 "the store-notify producer (ping-pong stores from both math warpgroups)"
             )
-        if getattr(gemm_config, "stream_k", False):
+        if getattr(gemm_config, "stream_k", False) or getattr(gemm_config, "split_k", 1) > 1:
             raise ValueError(
                 "the communication warp needs every tile stored once, whole, by its own CTA: stream_k = True "
-                "splits tiles between clusters (use a configuration without stream_k)"
+                "and split_k > 1 split tiles between clusters (use a configuration without either)"
             )
         if getattr(gemm_config, "epi_batch", 1) != 1:
             raise ValueError(

@@ -144,6 +144,25 @@ def test_auto_fill_picks_match_torch(mnk, bias):
     _run(*mnk, "bf16", "nk", "auto", bias=bias)
 
 
+@pytest.mark.parametrize("mnk", [(1000, 1032, 8000), (300, 2000, 9000), (2040, 260, 8200), (520, 520, 4096)])
+@pytest.mark.parametrize("bias", [False, True])
+def test_auto_split_k_picks_match_torch(mnk, bias):
+    """K ≥ 4 × the longer side: auto's split-K (128×128 cooperative, 2 or 4 parts per tile, either
+    cluster), ragged edges and K included; gemm(split_k=...) runs the same path on request and refuses a
+    grid the GPU cannot hold at once."""
+    torch = _torch()
+    from hopper_gemm.api import choose_config, device_sms, gemm
+    from hopper_gemm.config import Problem
+
+    assert choose_config(Problem("bf16", bias=bias), mnk, "auto", None, None, sms=device_sms(0)).split_k > 1
+    _run(*mnk, "bf16", "nk", "auto", bias=bias)
+    a, b = _inputs(*mnk, "bf16", "nk")
+    _check(gemm(a, b, split_k=2, schedule="cooperative", tile=(128, 256)), _reference(a, b, "nk"), "bf16")
+    assert torch.equal(gemm(a, b, split_k=1), gemm(a, b, split_k=1))
+    with pytest.raises(ValueError, match="split_k = 4 is invalid for M×N = 4096×"):
+        gemm(torch.empty(4096, 64, device="cuda", dtype=a.dtype), b[:, :64].contiguous(), split_k=4)
+
+
 @pytest.mark.parametrize("schedule", ["cooperative", "pingpong"])
 def test_repeated_launches_are_bitwise_identical(schedule):
     torch = _torch()
@@ -264,6 +283,62 @@ def test_stream_k_matches_torch_and_repeats_bitwise(shape, tile, cluster, bias, 
     _matches_and_repeats(config, shape, bias, 5, repeats=4)
     flags, _ = stream_k_workspace(config, torch.device("cuda", torch.cuda.current_device()))
     assert int(flags.count_nonzero()) == 0  # every split tile's flag was consumed and reset
+
+
+# --- split-K (GemmConfig.split_k) and stream-K under a wave (stream_k_partials) -----------------------------
+SPLIT_K_SHAPES = [
+    (512, 1024, 8192),  # 128×256 c2×1: 8 cluster-tiles × 8 parts = 64 clusters of 16 k-tiles each
+    (3 * 128 + 40, 2 * 256 + 24, 1000),  # ragged in M, N and K: 16 k-tiles, parts of 2 to 8
+    (300, 520, 128),  # 2 k-tiles: with 4 or 8 parts, some parts are empty and add zeros
+    (1, 8, 8),
+]
+SPLIT_K_CONFIGS = [
+    ((128, 256), (2, 1), {"split_k": 4}),
+    ((128, 256), (2, 1), {"split_k": 8}),
+    ((128, 256), (1, 1), {"split_k": 2, "epi_batch": 2}),
+    ((128, 128), (2, 1), {"split_k": 4}),
+    ((256, 128), (1, 2), {"split_k": 2}),
+]
+#: Stream-K shares of a quarter tile (``stream_k_partials`` = 4): 1024²×8192 is 16 cluster-tiles of 128
+#: k-tiles in shares of 32 on 66 clusters; 4096³ splits its partial wave as with two partials.
+DEEP_STREAM_K = ((128, 256), (2, 1), {"stream_k": True, "stream_k_remainder": True, "stream_k_partials": 4})
+SPLIT_K_CASES = [(shape, *config) for shape in SPLIT_K_SHAPES for config in SPLIT_K_CONFIGS] + [
+    (shape, *DEEP_STREAM_K) for shape in [(1024, 1024, 8192), (4096, 4096, 4096), SPLIT_K_SHAPES[1]]
+]
+
+
+@pytest.mark.parametrize(
+    "shape,tile,cluster,extra",
+    SPLIT_K_CASES,
+    ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else "-".join(f"{k}{x}" for k, x in v.items()),
+)
+@pytest.mark.parametrize("bias", [False, True])
+def test_split_k_matches_torch_and_repeats_bitwise(shape, tile, cluster, extra, bias):
+    """Every part of a tile posts its partial and adds the others' values of its own subtiles (split-K), or
+    a stream-K share under a wave meets a tile up to five times (``stream_k_partials`` = 4): NaN-poisoned
+    output fully written, within bf16's bound of fp32, bitwise equal over repeated launches, and every
+    flag back at zero."""
+    torch = _torch()
+    from hopper_gemm.config import GemmConfig
+    from hopper_gemm.launch import stream_k_workspace
+
+    config = GemmConfig(*tile, *cluster, "cooperative", **extra)
+    _matches_and_repeats(config, shape, bias, 13, repeats=4)
+    flags, _ = stream_k_workspace(config, torch.device("cuda", torch.cuda.current_device()))
+    assert int(flags.count_nonzero()) == 0
+
+
+def test_split_k_refuses_a_grid_the_gpu_cannot_hold_at_once():
+    """Every part waits for the tile's other parts: a split-K launch that would not be resident at once is
+    a ValueError before anything launches."""
+    _torch()
+    from hopper_gemm.config import GemmConfig
+    from hopper_gemm.launch import clusters_to_launch, resident_clusters
+
+    config = GemmConfig(128, 256, 2, 1, "cooperative", split_k=4)
+    assert clusters_to_launch(config, 1024, 1024) == 64 <= resident_clusters(2)
+    with pytest.raises(ValueError, match=r"split_k = 4 is invalid for M×N = 4096×4096: .* make 256 cluster-tiles"):
+        clusters_to_launch(config, 4096, 4096)
 
 
 # --- the deferred epilogue (GemmConfig.deferred_chunks) -------------------------------------------------

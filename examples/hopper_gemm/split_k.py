@@ -1,0 +1,156 @@
+"""Split-K in one wave (``GemmConfig.split_k`` = s): the s parts of a tile, each on its own cluster, summed
+in parallel through global memory.
+
+=========================  ===============================================  ================================
+role                       what it does with CTA tile ``t``                 synchronization
+=========================  ===============================================  ================================
+math warpgroups of part j  k-tiles ``[j·K/s, (j+1)·K/s)`` of the tile       the ``mainloop`` pipeline
+(cluster ``t·s + j``)      (:class:`~hopper_gemm.schedule.SplitK`)
+                           post every accumulator into slot ``j`` of        ``epilogue`` named barrier (256
+                           ``partials[t]`` (register order, 16 bytes per    threads), then thread 0:
+                           store, coalesced across the warp)                ``atom.release.gpu`` +1 on
+                                                                            ``flags[t]``
+                           wait until every part has posted                 thread 0: ``ld.acquire.gpu``
+                                                                            until ``flags[t]`` ≥ s (a trap
+                                                                            after 2 s), then the barrier
+                           parts 1 … s−1: say so                            thread 0: +1 on ``flags[t]``
+                           add the other parts' values of its own s-th of   —
+                           the subtiles (in part order: the same sum on
+                           every launch), apply the epilogue terms, store
+                           those subtiles through the staging ring
+part 0, after its stores   put the flag back to 0 for the next launch       thread 0: ``ld.acquire.gpu``
+                                                                            until ``flags[t]`` ≥ 2s − 1
+=========================  ===============================================  ================================
+
+Every part waits only for the other parts' posts, and each posts before it waits; the launch has one
+cluster per part (``cluster-tiles × s`` at most the resident clusters, which
+:func:`~hopper_gemm.launch.clusters_to_launch` checks), so all are resident and no wait can close a
+cycle. ``hopper_gemm.split_k_protocol`` writes the same counts down for ``pipes.check``.
+
+Against stream-K's fix-up, where the one unit with k-tile 0 reads every other part's whole partial, each
+part here reads (s − 1) / s of a tile and stores 1/s of it: the reads and the epilogue are spread over
+all s clusters instead of one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cutlass
+import cutlass.cute as cute
+from cutlass import Uint32
+from cutlass.cute.nvgpu import warpgroup
+
+from .epilogue import apply_terms
+from .epilogue_store import offset_coords, store_tile
+from .mainloop import mainloop
+from .schedule import SplitK
+from .stream_k import partial_slot, poll_flag, save_partial
+
+
+@cute.jit
+def split_k_unit(
+    kernel: cutlass.Constexpr,
+    copies: Any,
+    grid: Any,
+    args: Any,
+    regs: Any,
+    handles: Any,
+    epi: cutlass.Constexpr,
+    shared: Any,
+    workspace: Any,
+) -> tuple[Any, Any]:
+    """This cluster's part of its tile (the table above). ``regs``: (acc, a_frag, b_frag, coords, math_tidx);
+    ``handles``: the (mainloop consumer, staging) handles, returned; ``workspace``: (flags, partials)."""
+    consumer, staging = handles
+    tile, part, kb, ke = SplitK(kernel.config.split_k).unit(grid.cluster_id, grid.k_tiles)
+    if tile < grid.cluster_tiles:  # always, with the launch clusters_to_launch sizes
+        unit = (tile, part, kb, ke)
+        consumer, staging = _part(kernel, copies, grid, args, regs, (consumer, staging), epi, shared, workspace, unit)
+    return consumer, staging
+
+
+@cute.jit
+def _part(
+    kernel: cutlass.Constexpr,
+    copies: Any,
+    grid: Any,
+    args: Any,
+    regs: Any,
+    handles: Any,
+    epi: cutlass.Constexpr,
+    shared: Any,
+    workspace: Any,
+    unit: Any,
+) -> tuple[Any, Any]:
+    cfg, order, terms = kernel.config, kernel.order, kernel.terms
+    acc, a_frag, b_frag, coords, math_tidx = regs
+    consumer, staging = handles
+    flags, partials = workspace
+    split = SplitK(cfg.split_k)
+    tile, part, kb, ke = unit
+    tm, tn = order.cta_tile(tile, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
+    if ke > kb:
+        consumer, staging = mainloop(copies.tiled_mma, acc, a_frag, b_frag, consumer, ke - kb, staging)
+        warpgroup.wait_group(0)
+        consumer.release()
+    else:  # fewer k-tiles than parts: this part adds nothing
+        for i in cutlass.range(cute.size(acc), unroll_full=True):
+            acc[i] = cutlass.Float32(0.0)
+    # The epilogue's register order: a part's subtiles are one contiguous run of values.
+    values = epi.r2s.retile(acc)
+    rank = grid.cta_n * cfg.cluster_m + grid.cta_m
+    mine = tile * cfg.cluster_size + rank
+    flag = flags + mine
+    shape = (cfg.split_k, cute.size(acc), 128 * cfg.warpgroups_per_tile)
+    save_partial(values, partial_slot(partials, mine, part, math_tidx, shape), flag, math_tidx, shared.epilogue_barrier)
+    if math_tidx == 0:
+        poll_flag(flag, split.posted())
+        if part != 0:
+            cute.arch.atomic_add(flag, Uint32(1), scope="gpu")
+    shared.epilogue_barrier.sync()
+    per_part = cute.size(acc) // cfg.split_k
+    subtiles = epi.subtile_grid[0] * epi.subtile_grid[1] // cfg.split_k
+    for j in cutlass.range_constexpr(cfg.split_k):  # the part's slice: static registers per branch
+        if part == j:
+            staging = _finish_slice(
+                epi,
+                terms,
+                (acc, values, coords, math_tidx),
+                (partials, mine, shape),
+                args,
+                staging,
+                (tm, tn, j, per_part, subtiles),
+            )
+    if part == 0 and math_tidx == 0:
+        poll_flag(flag, split.seen())
+        cute.arch.store(flag, Uint32(0))  # for the next launch
+    return consumer, staging
+
+
+@cute.jit
+def _finish_slice(
+    epi: cutlass.Constexpr,
+    terms: cutlass.Constexpr,
+    regs: Any,
+    where: Any,
+    args: Any,
+    staging: Any,
+    at: cutlass.Constexpr,
+) -> Any:
+    """Part ``j``'s slice: add the other parts' values of it (in part order), apply the terms, store it."""
+    acc, values, coords, math_tidx = regs
+    partials, mine, shape = where
+    tm, tn, j, per_part, subtiles = at
+    cfg = epi.kernel.config
+    for other in cutlass.range_constexpr(cfg.split_k):
+        if cutlass.const_expr(other != j):
+            theirs = partial_slot(partials, mine, other, math_tidx, shape)
+            for v in cutlass.range(j * per_part, (j + 1) * per_part, unroll_full=True):
+                values[v] = values[v] + theirs[v]
+    if cutlass.const_expr(len(terms) > 0):
+        apply_terms(terms, acc, offset_coords(coords, tm * cfg.tile_m, tn * cfg.tile_n), args)
+    return store_tile(epi, acc, staging, tm, tn, (j * subtiles, (j + 1) * subtiles))
+
+
+__all__ = ["split_k_unit"]
