@@ -36,6 +36,11 @@ setmaxnreg 40)         the tile, publish its ready flag (or,     copy engine: on
 (cooperative)          memory → the unit with k-tile 0, which    NamedBarrier (256); the storing
                        adds it and stores the tile               unit: thread 0 ``ld.acquire.gpu``,
                        (hopper_gemm/stream_k.py)                 then the NamedBarrier; resets to 0
+``mma`` with           each part of a tile (one per cluster)     ``flags[t]``: 1 ``atom.release.gpu``
+``split_k``            posts its fp32 partial → ``partials[t]``, per part after the NamedBarrier, then
+(cooperative)          waits for all, adds the others' values    1 relaxed "seen" per part ≠ 0; every
+                       of its 1/s of the subtiles, stores them   part polls with ``ld.acquire.gpu``;
+                       (hopper_gemm/split_k.py)                  part 0 resets at 2s − 1
 =====================  ========================================  =====================================
 
 The load warp walks (tile, k) as one stream; the math warpgroups walk tiles, then k. They share only
@@ -53,6 +58,10 @@ cluster that wrote into their slot; the pipes object derives who from the cluste
 math warpgroups walk the same units of this cluster's share of k-tiles; a tile split between two
 clusters is summed through a global workspace, the only synchronization here outside pipes objects
 (global flags between clusters; modelled in ``hopper_gemm.stream_k_protocol``).
+
+``split_k`` (:class:`~hopper_gemm.schedule.SplitK`): no whole tiles; the load warp and the math warpgroups
+walk this cluster's one part of one tile, summed with the other parts in parallel
+(``hopper_gemm.split_k_protocol`` models it).
 
 ``comm`` (a ``tile_comm.CommRole``; examples/epilogue_comm.py): the storing warp's ``commit`` closes one
 more bulk group after the staging ring's per-subtile groups and waits ``cp.async.bulk.wait_group lag``

@@ -144,7 +144,7 @@ def test_auto_fill_picks_match_torch(mnk, bias):
     _run(*mnk, "bf16", "nk", "auto", bias=bias)
 
 
-@pytest.mark.parametrize("mnk", [(1000, 1032, 8000), (300, 2000, 9000), (2040, 260, 8200), (520, 520, 4096)])
+@pytest.mark.parametrize("mnk", [(1000, 1000, 8000), (300, 2000, 9000), (2040, 260, 8200), (520, 520, 4096)])
 @pytest.mark.parametrize("bias", [False, True])
 def test_auto_split_k_picks_match_torch(mnk, bias):
     """K ≥ 4 × the longer side: auto's split-K (128×128 cooperative, 2 or 4 parts per tile, either
