@@ -598,7 +598,9 @@ def test_split_k_rule_picks_the_measured_split_and_leaves_other_shapes_alone():
         config = pick(bf16, mnk)
         assert (config.tile_m, config.tile_n, config.schedule) == (128, 128, Schedule.COOPERATIVE), mnk
         assert (config.cluster_m, config.cluster_n, config.split_k) == (cluster_m, cluster_n, parts), mnk
-        assert not config.staging_in_ring and config.split_k * config.cluster_tiles(*mnk[:2]) <= 66
+        assert config.split_k * config.cluster_tiles(*mnk[:2]) <= 66
+        # each CTA owns one part: the staging in the ring, its freed stage from a part's K of 4096
+        assert config.staging_in_ring and (config.ab_stages is None) == (mnk[2] // parts >= 4096), mnk
     for mnk in [(2048, 512, 4096), (256, 2048, 4096), (1024, 1024, 2048), (200, 1024, 16384), (256, 256, 1024)]:
         assert split_k(mnk) is None and pick(bf16, mnk) == whole_tiles(bf16, mnk), mnk
     assert split_k((1024, 1024, 8192), sms=60) is None  # 32 cluster-tiles × 2 parts > 30 clusters

@@ -315,9 +315,9 @@ def gemm(
         m, n, _ = ops.mnk
         sms = device_sms(a.device.index or 0)
         config = choose_config(ops.problem, ops.mnk, schedule, tile, cluster, stream_k, sms=sms, split_k=split_k)
-        config = without_unheld_ring_staging(config, m, n, a.device.index or 0).with_(pdl=pdl)
         if split_k is None:  # the table's split-K counted SMs / 2 clusters: a GPU may hold fewer at once
             config = without_unheld_split_k(config, m, n, a.device.index or 0)
+        config = without_unheld_ring_staging(config, m, n, a.device.index or 0).with_(pdl=pdl)
         # TMA stores rows whose stride is a multiple of 16 bytes: for N not a multiple of 8 the result is a
         # view of padded rows (the padding's contents are unspecified: the GPU run found zeros written there).
         result_shape = None if out is not None else (m, n, (n + 7) // 8 * 8)
@@ -336,4 +336,6 @@ def gemm(
 
 def _new_result(a: Any, shape: tuple[int, int, int]) -> Any:
     m, n, padded = shape
+    if padded == n:  # no view to make: a slice costs a few µs of host time per call
+        return a.new_empty((m, n))
     return a.new_empty((m, padded))[:, :n]

@@ -226,7 +226,7 @@ class GemmConfig:
             return
         if self.schedule is not Schedule.COOPERATIVE:
             raise _bad(owner, "split_k", parts, "1 with ping-pong (split-K splits cooperative tiles)")
-        for name in ("stream_k", "deferred_chunks", "staging_in_ring"):
+        for name in ("stream_k", "deferred_chunks"):
             if getattr(self, name):
                 raise _bad(owner, "split_k", parts, f"1 with {name} (each cluster computes one part of one tile)")
         if self.subtiles % parts or (self.subtiles // parts) % self.epi_batch:

@@ -119,7 +119,8 @@ def stream_k_split(config: GemmConfig, mnk: tuple[int, int, int], clusters: int)
 def without_unheld_ring_staging(config: GemmConfig, m: int, n: int, device_index: int = 0) -> GemmConfig:
     """``config`` with ``staging_in_ring`` off where this GPU cannot hold one cluster per cluster-tile
     (the table's rule counts SMs / cluster size; a GPU may hold fewer clusters at once)."""
-    if config.staging_in_ring and config.cluster_tiles(m, n) > resident_clusters(config.cluster_size, device_index):
+    clusters = config.cluster_tiles(m, n) * config.split_k  # split-K: one cluster per part of a tile
+    if config.staging_in_ring and clusters > resident_clusters(config.cluster_size, device_index):
         return config.with_(staging_in_ring=False)
     return config
 

@@ -146,7 +146,8 @@ def test_auto_fill_picks_match_torch(mnk, bias):
 
 @pytest.mark.parametrize("mnk", [(1000, 1000, 8000), (300, 2000, 9000), (2040, 260, 8200), (520, 520, 4096)])
 @pytest.mark.parametrize("bias", [False, True])
-def test_auto_split_k_picks_match_torch(mnk, bias):
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+def test_auto_split_k_picks_match_torch(mnk, bias, dtype):
     """K ≥ 4 × the longer side: auto's split-K (128×128 cooperative, 2 or 4 parts per tile, either
     cluster), ragged edges and K included; gemm(split_k=...) runs the same path on request and refuses a
     grid the GPU cannot hold at once."""
@@ -154,8 +155,8 @@ def test_auto_split_k_picks_match_torch(mnk, bias):
     from hopper_gemm.api import choose_config, device_sms, gemm
     from hopper_gemm.config import Problem
 
-    assert choose_config(Problem("bf16", bias=bias), mnk, "auto", None, None, sms=device_sms(0)).split_k > 1
-    _run(*mnk, "bf16", "nk", "auto", bias=bias)
+    assert choose_config(Problem(dtype, bias=bias), mnk, "auto", None, None, sms=device_sms(0)).split_k > 1
+    _run(*mnk, dtype, "nk", "auto", bias=bias)
     a, b = _inputs(*mnk, "bf16", "nk")
     _check(gemm(a, b, split_k=2, schedule="cooperative", tile=(128, 256)), _reference(a, b, "nk"), "bf16")
     assert torch.equal(gemm(a, b, split_k=1), gemm(a, b, split_k=1))
@@ -297,6 +298,7 @@ SPLIT_K_CONFIGS = [
     ((128, 256), (2, 1), {"split_k": 8}),
     ((128, 256), (1, 1), {"split_k": 2, "epi_batch": 2}),
     ((128, 128), (2, 1), {"split_k": 4}),
+    ((128, 128), (1, 2), {"split_k": 2, "staging_in_ring": True}),  # auto's: 7 stages, staging in the ring
     ((256, 128), (1, 2), {"split_k": 2}),
 ]
 #: Stream-K shares of a quarter tile (``stream_k_partials`` = 4): 1024²×8192 is 16 cluster-tiles of 128
