@@ -5,9 +5,9 @@ The measurement behind the fill rules of ``hopper_gemm.autotable`` (``small_m``,
 candidate runs interleaved with torch (``ROUNDS`` rounds of ``BATCH`` launches, rotating order, median),
 each checked against torch once. Small M: the ping-pong tiles of ``SMALL_M_TILES`` with cluster 2×1 and
 1×2; M above 512: ``SMALL_N_TILES`` and 128×192 likewise, and the cooperative 128×256 tile auto takes
-otherwise; split-K's shapes: the whole-tile pick and 128×128 split-K in 2 or 4 parts, either cluster.
-One row per shape: torch's time, the old choice, the rule's pick, the best candidate, and every ratio
-(ours / torch throughput).
+otherwise; split-K's shapes: the whole-tile pick and 128×128 split-K in 2 or 4 parts, 128×192 in 2,
+either cluster. One row per shape: torch's time, the old choice, the rule's pick, the best candidate,
+and every ratio (ours / torch throughput).
 
     python benchmarks/gemm_small_m.py [--shapes 128x8192x8192,8192x256x8192,...]
 """
@@ -84,11 +84,13 @@ SPLIT_K_SHAPES = [
     (256, 2048, 8192),
     (768, 768, 16384),
     (2048, 512, 4096),
+    (768, 1536, 8192),
+    (1024, 1536, 16384),
 ]
 WHOLE = "whole"
 SPLIT_CANDIDATES = {
-    f"128c{cm}{3 - cm}x{parts}": GemmConfig(128, 128, cm, 3 - cm, Schedule.COOPERATIVE, split_k=parts)
-    for parts in (2, 4)
+    f"{tn}c{cm}{3 - cm}x{parts}": GemmConfig(128, tn, cm, 3 - cm, Schedule.COOPERATIVE, split_k=parts)
+    for tn, parts in ((128, 2), (128, 4), (192, 2))
     for cm in (2, 1)
 }
 CANDIDATES = {
@@ -113,7 +115,7 @@ BATCH = 10
 
 def name_of(config: GemmConfig) -> str:
     if config.split_k > 1:
-        return f"128c{config.cluster_m}{config.cluster_n}x{config.split_k}"
+        return f"{config.tile_n}c{config.cluster_m}{config.cluster_n}x{config.split_k}"
     if config.schedule is Schedule.COOPERATIVE:
         return COOP
     return f"{config.tile_m}x{config.tile_n}c{config.cluster_m}{config.cluster_n}"

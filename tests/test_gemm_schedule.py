@@ -583,25 +583,32 @@ SPLIT_K_PICKS = [
     ((256, 2048, 8192), (2, 1, 4)),  # 1.05 → 1.21
     ((512, 2048, 16384), (2, 1, 2)),  # 0.80 → 0.99
     ((768, 768, 16384), (2, 1, 2)),  # 0.55 → 0.76
+    ((768, 1536, 8192), (2, 1, 2), (128, 192)),  # 128×128 in 2 needs 72 clusters; 0.65 → 0.77
+    ((1024, 1536, 16384), (2, 1, 2), (128, 192)),  # 0.68 → 0.92
+    ((800, 1500, 8000), (1, 2, 2), (128, 192)),  # 7 row tiles: 1×2
 ]
 
 
 def test_split_k_rule_picks_the_measured_split_and_leaves_other_shapes_alone():
     """autotable.split_k: K ≥ 4 × the longer side, both sides ≥ 256, 128×128 cooperative with 4 parts where
-    they fit the SMs / 2 clusters, else 2; the cluster pairs the shorter side's tiles unless they are odd.
+    they fit the SMs / 2 clusters, else 2, else 128×192 in 2; the cluster pairs the shorter side's tiles
+    unless they are odd.
     Below the ratio (2048×512×4096 measured 0.91 of the whole-tile pick) or with too few k-tiles per part
     the table is unchanged, and so is it on a GPU too small for two parts."""
     from hopper_gemm.autotable import pick, split_k, whole_tiles
 
     bf16 = Problem("bf16")
-    for mnk, (cluster_m, cluster_n, parts) in SPLIT_K_PICKS:
+    for mnk, (cluster_m, cluster_n, parts), *tile in SPLIT_K_PICKS:
         config = pick(bf16, mnk)
-        assert (config.tile_m, config.tile_n, config.schedule) == (128, 128, Schedule.COOPERATIVE), mnk
+        assert (config.tile_m, config.tile_n, config.schedule) == (*(tile or [(128, 128)])[0], Schedule.COOPERATIVE)
         assert (config.cluster_m, config.cluster_n, config.split_k) == (cluster_m, cluster_n, parts), mnk
         assert config.split_k * config.cluster_tiles(*mnk[:2]) <= 66
         # each CTA owns one part: the staging in the ring, its freed stage from a part's K of 4096
         assert config.staging_in_ring and (config.ab_stages is None) == (mnk[2] // parts >= 4096), mnk
-    for mnk in [(2048, 512, 4096), (256, 2048, 4096), (1024, 1024, 2048), (200, 1024, 16384), (256, 256, 1024)]:
+    for mnk in [(2048, 512, 4096), (256, 2048, 4096), (1024, 1024, 2048), (200, 1024, 16384), (256, 256, 1024)] + [
+        (1536, 1024, 16384),  # neither tile splits in one wave (128×192: 36 cluster-tiles × 2 > 66)
+        (768, 1536, 4096),  # below the ratio (128×192 in 2 measured 1.11× here, but 0.96× at 640×1536×4096)
+    ]:
         assert split_k(mnk) is None and pick(bf16, mnk) == whole_tiles(bf16, mnk), mnk
     assert split_k((1024, 1024, 8192), sms=60) is None  # 32 cluster-tiles × 2 parts > 30 clusters
     assert split_k((1024, 1024, 8192), sms=264).split_k == 4

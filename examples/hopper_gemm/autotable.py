@@ -7,8 +7,9 @@ history: docs/gemm.md, benchmarks/RESULTS.md and ``git log`` of that file). Firs
 class                      configuration                           measured (ours / torch)
 =========================  ======================================  ==========================================
 K ≥ 4 × max(M, N), both    :func:`split_k`: cooperative 128×128,    1024²×8192 0.73 → 0.89, 512×1024×16384
-sides ≥ 256                4 or 2 parts per tile in one wave;       0.67 → 0.95, 256×2048×8192 1.05 → 1.21,
-                           cluster along the shorter side           768²×16384 0.55 → 0.76
+sides ≥ 256                4 or 2 parts per tile in one wave (else  0.67 → 0.95, 256×2048×8192 1.05 → 1.21,
+                           128×192 in 2); cluster along the         768²×16384 0.55 → 0.76, 1024×1536×8192
+                           shorter side                             0.69 → 0.82
 M ≤ 512                    :func:`small_m`: ping-pong, the tile of  128×8192² 0.74 → 0.96, 128×4096² 0.57 →
                            least :func:`small_m_cost`; cluster 2×1  1.05, 384×6144×8192 0.57 → 0.81;
                            for an even number of row tiles          256×8192² 0.97–0.99 (benchmarks/
@@ -169,23 +170,32 @@ SPLIT_K_MIN_SIDE = 256
 SPLIT_K_MIN_PART = 16
 
 
+#: Split-K's tiles and their part counts, first fit wins: 128×192 in 2 parts where 128×128 tiles are too
+#: many to split (768×1536×8192 0.65 → 0.77, 1024×1536×16384 0.68 → 0.92; where 128×128 fits, 128×192
+#: measured 0.72–0.85 against its 0.84–1.03).
+SPLIT_K_TILES = (((128, 128), (4, 2)), ((128, 192), (2,)))
+
+
 def split_k(mnk: tuple[int, int, int], sms: int = H100_SMS) -> GemmConfig | None:
-    """Split-K for a long K on a small output: cooperative 128×128 tiles, each cut into 4 parts where
-    cluster-tiles × 4 fit the ``sms // 2`` clusters at once, else 2 (None where neither fits, or the shape
-    is outside the rule's class). The cluster pairs the tiles of the shorter side, so the longer side's
-    operand (the larger) is multicast, unless that side has an odd tile count (a padded idle CTA)."""
+    """Split-K for a long K on a small output: the first of :data:`SPLIT_K_TILES` (cooperative) whose
+    cluster-tiles × parts fit the ``sms // 2`` clusters at once, the most parts first (None where none
+    fits, or the shape is outside the rule's class). The cluster pairs the tiles of the shorter side, so
+    the longer side's operand (the larger) is multicast, unless that side has an odd tile count (a padded
+    idle CTA)."""
     m, n, k = mnk
     if min(m, n) < SPLIT_K_MIN_SIDE or k < SPLIT_K_K_OVER_SIDE * max(m, n):
         return None
-    rows, cols = -(-m // 128), -(-n // 128)
-    pair_rows = rows <= cols
-    if (rows if pair_rows else cols) % 2:
-        pair_rows = not pair_rows
-    config = SPLIT_K_128.with_(cluster_m=2 if pair_rows else 1, cluster_n=1 if pair_rows else 2)
-    k_tiles, tiles = -(-k // config.tile_k), config.cluster_tiles(m, n)
-    for parts in (4, 2):
-        if tiles * parts <= sms // config.cluster_size and k_tiles // parts >= SPLIT_K_MIN_PART:
-            return config.with_(split_k=parts)
+    for (tile_m, tile_n), part_counts in SPLIT_K_TILES:
+        rows, cols = -(-m // tile_m), -(-n // tile_n)
+        pair_rows = rows <= cols
+        if (rows if pair_rows else cols) % 2:
+            pair_rows = not pair_rows
+        cluster_m = 2 if pair_rows else 1
+        config = SPLIT_K_128.with_(tile_m=tile_m, tile_n=tile_n, cluster_m=cluster_m, cluster_n=3 - cluster_m)
+        k_tiles, tiles = -(-k // config.tile_k), config.cluster_tiles(m, n)
+        for parts in part_counts:
+            if tiles * parts <= sms // config.cluster_size and k_tiles // parts >= SPLIT_K_MIN_PART:
+                return config.with_(split_k=parts)
     return None
 
 

@@ -144,13 +144,15 @@ def test_auto_fill_picks_match_torch(mnk, bias):
     _run(*mnk, "bf16", "nk", "auto", bias=bias)
 
 
-@pytest.mark.parametrize("mnk", [(1000, 1000, 8000), (300, 2000, 9000), (2040, 260, 8200), (520, 520, 4096)])
+@pytest.mark.parametrize(
+    "mnk", [(1000, 1000, 8000), (300, 2000, 9000), (2040, 260, 8200), (520, 520, 4096), (800, 1500, 8000)]
+)
 @pytest.mark.parametrize("bias", [False, True])
 @pytest.mark.parametrize("dtype", ["bf16", "fp16"])
 def test_auto_split_k_picks_match_torch(mnk, bias, dtype):
     """K ≥ 4 × the longer side: auto's split-K (128×128 cooperative, 2 or 4 parts per tile, either
-    cluster), ragged edges and K included; gemm(split_k=...) runs the same path on request and refuses a
-    grid the GPU cannot hold at once."""
+    cluster; 128×192 in 2 at 800×1500), ragged edges and K included; gemm(split_k=...) runs the same path
+    on request and refuses a grid the GPU cannot hold at once."""
     torch = _torch()
     from hopper_gemm.api import choose_config, device_sms, gemm
     from hopper_gemm.config import Problem
@@ -300,6 +302,7 @@ SPLIT_K_CONFIGS = [
     ((128, 128), (2, 1), {"split_k": 4}),
     ((128, 128), (1, 2), {"split_k": 2, "staging_in_ring": True}),  # auto's: 7 stages, staging in the ring
     ((256, 128), (1, 2), {"split_k": 2}),
+    ((128, 192), (2, 1), {"split_k": 2}),  # auto's where 128×128 tiles are too many: 6 subtiles, 3 a part
 ]
 #: Stream-K shares of a quarter tile (``stream_k_partials`` = 4): 1024²×8192 is 16 cluster-tiles of 128
 #: k-tiles in shares of 32 on 66 clusters; 4096³ splits its partial wave as with two partials.
