@@ -176,7 +176,7 @@ def test_without_a_gpu_the_example_reports_resources(capsys, monkeypatch, torch_
     # auto's split-K shape: the report names the split and checks its fix-up with the model
     assert persistent_gemm.main(["--m", "1024", "--n", "1024", "--k", "8192"]) == 0
     out = capsys.readouterr().out
-    assert "cooperative tile 128×128×64 cluster 2×1 raster m/8 split-K in 2" in out
+    assert "cooperative tile 128×128×64 cluster 1×2 raster m/8 split-K in 2" in out
     assert "pipes.check split_k_2: OK" in out and "planted early_reset: DEADLOCK" in out
 
 

@@ -574,17 +574,17 @@ def test_the_split_k_fix_up_passes_the_checker_and_planted_defects_do_not(walk):
 #: Shapes of the split-K rule, measured on an H100 (2026-11-26, ratio over torch): the rule's config and
 #: the whole-tile pick's ratio → the split's.
 SPLIT_K_PICKS = [
-    ((1024, 1024, 8192), (2, 1, 2)),  # 0.73 → 0.89
-    ((1024, 1024, 4096), (2, 1, 2)),  # 0.77 → 0.85
+    ((1024, 1024, 8192), (1, 2, 2)),  # a square: 1×2; 0.73 → 0.89
+    ((1024, 1024, 4096), (1, 2, 2)),  # 0.77 → 0.84
     ((512, 1024, 16384), (2, 1, 4)),  # 0.67 → 0.95
     ((384, 1024, 8192), (1, 2, 4)),  # 3 row tiles: 1×2; 0.73 → 0.89
     ((1024, 384, 4096), (2, 1, 4)),  # 3 column tiles: 2×1; 0.94 → 0.96
     ((2048, 256, 8192), (1, 2, 4)),  # N shorter: its tiles paired, A multicast; 0.92 → 1.03
     ((256, 2048, 8192), (2, 1, 4)),  # 1.05 → 1.21
     ((512, 2048, 16384), (2, 1, 2)),  # 0.80 → 0.99
-    ((768, 768, 16384), (2, 1, 2)),  # 0.55 → 0.76
+    ((768, 768, 16384), (1, 2, 2)),  # 0.55 → 0.76
     ((768, 1536, 8192), (2, 1, 2), (128, 192)),  # 128×128 in 2 needs 72 clusters; 0.65 → 0.77
-    ((1024, 1536, 16384), (2, 1, 2), (128, 192)),  # 0.68 → 0.92
+    ((1024, 1536, 16384), (1, 2, 2), (128, 192)),  # 8 × 8 tiles of 128×192: 1×2; 0.68 → 0.92
     ((800, 1500, 8000), (1, 2, 2), (128, 192)),  # 7 row tiles: 1×2
 ]
 
@@ -592,7 +592,7 @@ SPLIT_K_PICKS = [
 def test_split_k_rule_picks_the_measured_split_and_leaves_other_shapes_alone():
     """autotable.split_k: K ≥ 4 × the longer side, both sides ≥ 256, 128×128 cooperative with 4 parts where
     they fit the SMs / 2 clusters, else 2, else 128×192 in 2; the cluster pairs the shorter side's tiles
-    unless they are odd.
+    unless they are odd (a square's column tiles).
     Below the ratio (2048×512×4096 measured 0.91 of the whole-tile pick) or with too few k-tiles per part
     the table is unchanged, and so is it on a GPU too small for two parts."""
     from hopper_gemm.autotable import pick, split_k, whole_tiles
