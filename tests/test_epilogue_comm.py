@@ -255,20 +255,22 @@ def test_configuration_errors_are_clear():
 
 
 def test_default_config_is_the_tables_unsplit_cooperative_choice():
-    """The fused kernel never splits tiles: where the table picks stream-K or ping-pong it takes the table's
-    unsplit cooperative configuration, whatever the table's split mode (a bare ``stream_k=False`` on a
-    remainder-mode pick would be an invalid configuration)."""
+    """The fused kernel never splits tiles: where the table picks stream-K, split-K or ping-pong it takes the
+    table's unsplit cooperative configuration, whatever the table's split mode (a bare ``stream_k=False``
+    on a remainder-mode pick would be an invalid configuration)."""
     from hopper_gemm.autotable import pick
     from tile_comm.launcher import COOPERATIVE_FALLBACK, default_config
 
-    for mnk in ((8192, 8192, 16384), (6144, 6144, 6144), (8192, 8192, 1024), (256, 8192, 8192), (4096, 4096, 4096)):
+    shapes = ((8192, 8192, 16384), (6144, 6144, 6144), (8192, 8192, 1024), (256, 8192, 8192), (4096, 4096, 4096))
+    for mnk in (*shapes, (1024, 1024, 8192)):
         config = default_config(*mnk, comm=CommConfig("local"))
-        assert config.schedule is Schedule.COOPERATIVE and not config.stream_k, mnk
+        assert config.schedule is Schedule.COOPERATIVE and not config.partial_sums, mnk
         table = pick(Problem("bf16"), mnk)
-        expected = table if table.schedule is Schedule.COOPERATIVE and not table.stream_k else COOPERATIVE_FALLBACK
+        expected = table if table.schedule is Schedule.COOPERATIVE and not table.partial_sums else COOPERATIVE_FALLBACK
         # The fused protocol is checked unbatched, and its comm role counts the storing warp's bulk groups.
         assert config == expected.with_(epi_batch=1, deferred_chunks=0), mnk
-    assert pick(Problem("bf16"), (8192, 8192, 16384)).stream_k_remainder  # the case this guards
+    assert pick(Problem("bf16"), (8192, 8192, 16384)).stream_k_remainder  # the cases this guards
+    assert pick(Problem("bf16"), (1024, 1024, 8192)).split_k > 1
     wide = default_config(8192, 8192, 16384, comm=CommConfig.default("host"))
     assert (wide.tile_m, wide.tile_n, wide.group) == (256, 128, 32) and not wide.stream_k  # full-width band
 

@@ -27,8 +27,8 @@ from .config import transport as parse_transport
 from .receiver import Receiver
 
 #: What the fused kernel uses where the measured table (``hopper_gemm.autotable``) picks ping-pong, which
-#: cannot host a communication warp, or stream-K, which splits tiles between clusters: the table's
-#: unsplit cooperative configuration.
+#: cannot host a communication warp, or stream-K or split-K, which split tiles between clusters: the
+#: table's unsplit cooperative configuration.
 COOPERATIVE_FALLBACK = GemmConfig(tile_m=256, tile_n=128, cluster_m=1, cluster_n=2, schedule=Schedule.COOPERATIVE)
 
 
@@ -46,7 +46,7 @@ def default_config(m: int, n: int, k: int, dtype: str = "bf16", comm: CommConfig
     from hopper_gemm.config import Problem
 
     config = pick(Problem(dtype), (m, n, k))
-    if config.schedule is not Schedule.COOPERATIVE or config.stream_k:
+    if config.schedule is not Schedule.COOPERATIVE or config.partial_sums:
         config = COOPERATIVE_FALLBACK
     # The fused protocol is checked with one buffer per acquire, and the comm role is told a tile is
     # stored by the storing warp's bulk groups (a deferred epilogue stores from every math warp); its
