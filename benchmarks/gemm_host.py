@@ -51,9 +51,8 @@ def measure(fn: Callable[[], object], torch) -> tuple[float, float]:
 
 
 def contenders(shape: tuple[int, int, int], torch) -> dict[str, Callable[[], object]]:
-    import cutlass
-    from hopper_gemm.api import choose_config, compiled, device_sms, gemm, launcher, validate
-    from hopper_gemm.launch import clusters_to_launch, current_stream, cute_operands, without_unheld_ring_staging
+    from hopper_gemm.api import _kernel_arguments, choose_config, compiled, device_sms, gemm, launcher, validate
+    from hopper_gemm.launch import current_stream, without_unheld_ring_staging, without_unheld_split_k
 
     m, n, k = shape
     g = torch.Generator(device="cuda").manual_seed(0)
@@ -63,9 +62,10 @@ def contenders(shape: tuple[int, int, int], torch) -> dict[str, Callable[[], obj
     ops = validate(a, w, out=outs[0])
     # The configuration gemm() launches (programmatic dependent launch included), for every contender.
     config = choose_config(ops.problem, ops.mnk, "auto", None, None, sms=device_sms(a.device.index or 0))
+    config = without_unheld_split_k(config, m, n, a.device.index or 0)
     config = without_unheld_ring_staging(config, m, n, a.device.index or 0).with_(pdl=True)
     kernel = compiled(config, ops.problem)
-    head = (*cute_operands(a, w, outs[0], None), cutlass.Float32(1.0), cutlass.Int32(clusters_to_launch(config, m, n)))
+    head = _kernel_arguments(config, ops, outs[0])  # the workspace too, for a stream-K or split-K pick
     turn = iter(range(1 << 62))
     ref = a.float() @ w.float().t()
     held = launcher(config, ops, outs[0])
