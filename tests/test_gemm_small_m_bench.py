@@ -11,9 +11,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
 
-def test_every_pick_of_the_rule_is_a_candidate_and_every_shape_is_small_m():
+def test_every_pick_of_the_rules_is_a_candidate():
     import gemm_small_m
-    from hopper_gemm.autotable import SMALL_M, SMALL_M_TILES, pick, small_m
+    from hopper_gemm.autotable import SMALL_M, SMALL_M_TILES, pick, small_m, split_k, whole_tiles
     from hopper_gemm.config import Problem
 
     for shape in gemm_small_m.SHAPES:
@@ -25,7 +25,15 @@ def test_every_pick_of_the_rule_is_a_candidate_and_every_shape_is_small_m():
         assert gemm_small_m.name_of(pick(Problem("bf16"), shape)) in gemm_small_m.N_CANDIDATES
     for shape in gemm_small_m.MID_SHAPES:
         assert min(shape[:2]) > SMALL_M
-        assert gemm_small_m.name_of(pick(Problem("bf16"), shape)) in gemm_small_m.N_CANDIDATES
+        assert gemm_small_m.name_of(pick(Problem("bf16"), shape)) in gemm_small_m.candidates_for(shape)
+    # split-K's shapes: its pick is a candidate, beside the whole-tile pick; one shape sits below the ratio
+    below = [shape for shape in gemm_small_m.SPLIT_K_SHAPES if split_k(shape) is None]
+    assert below == [(2048, 512, 4096)]
+    for shape in gemm_small_m.SPLIT_K_SHAPES:
+        candidates = gemm_small_m.candidates_for(shape)
+        assert candidates[gemm_small_m.WHOLE] == whole_tiles(Problem("bf16"), shape).with_(staging_in_ring=False)
+        if shape not in below:
+            assert gemm_small_m.name_of(pick(Problem("bf16"), shape)) in candidates
 
 
 @pytest.mark.parametrize("shapes", ["64x64", "0x1024x64", "64xAx64"])
