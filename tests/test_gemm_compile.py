@@ -232,11 +232,12 @@ def test_stream_k_posts_and_adds_partials_through_release_and_acquire(config):
 
 
 @pytest.mark.parametrize("parts", [2, 4, 8])
-def test_split_k_posts_every_value_and_adds_only_its_own_share(parts):
-    """GemmConfig.split_k: each part posts the other parts' shares of its accumulators (16-byte stores, one
-    static branch per share, so each store appears once) and raises the tile's flag with one release; every part polls it with an acquire (bounded: a trap); the static branch of part j
-    reads the other parts' values of its own 1/s of the subtiles only, (s − 1)/s of a tile per part; one
-    relaxed add says "seen", part 0 polls for that and resets. Nothing spills."""
+def test_split_k_posts_the_other_shares_and_adds_only_its_own(parts):
+    """GemmConfig.split_k: each part posts the other parts' shares of its accumulators (16-byte stores, one static
+    branch per share, so each store appears once) and raises the tile's flag with one release; every part polls it
+    with an acquire (bounded: a trap); the static branch of part j reads the other parts' values of its own 1/s of
+    the subtiles only, (s − 1)/s of a tile per part; one relaxed add says "seen", part 0 polls for that and resets.
+    Nothing spills."""
     config = GemmConfig(128, 256, 2, 1, Schedule.COOPERATIVE, split_k=parts)
     split = report(config, Problem("bf16"))
     assert split.spill_bytes == 0 and not split.wgmma_serialized
