@@ -65,24 +65,16 @@ def split_k_unit(
     consumer, staging = handles
     tile, part, kb, ke = SplitK(kernel.config.split_k).unit(grid.cluster_id, grid.k_tiles)
     if tile < grid.cluster_tiles:  # always, with the launch clusters_to_launch sizes
-        unit = (tile, part, kb, ke)
-        consumer, staging = _part(kernel, copies, grid, args, regs, (consumer, staging), epi, shared, workspace, unit)
+        context = (copies, grid, args, regs, shared, workspace)
+        consumer, staging = _part(kernel, epi, context, (consumer, staging), (tile, part, kb, ke))
     return consumer, staging
 
 
 @cute.jit
-def _part(
-    kernel: cutlass.Constexpr,
-    copies: Any,
-    grid: Any,
-    args: Any,
-    regs: Any,
-    handles: Any,
-    epi: cutlass.Constexpr,
-    shared: Any,
-    workspace: Any,
-    unit: Any,
-) -> tuple[Any, Any]:
+def _part(kernel: cutlass.Constexpr, epi: cutlass.Constexpr, context: Any, handles: Any, unit: Any) -> tuple[Any, Any]:
+    """Part ``unit`` = (tile, part, first k-tile, end k-tile) of its tile; ``context``: split_k_unit's
+    (copies, grid, args, regs, shared, workspace)."""
+    copies, grid, args, regs, shared, workspace = context
     cfg, order, terms = kernel.config, kernel.order, kernel.terms
     acc, a_frag, b_frag, coords, math_tidx = regs
     consumer, staging = handles
