@@ -119,6 +119,15 @@ def torch_contender(a: Any, b_nk: Any, bias: Any, alpha: float) -> Callable[[], 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     try:
+        return run(args)
+    except ValueError as error:  # bad input: the message names the argument and what is allowed
+        print(f"persistent_gemm.py: {error}", file=sys.stderr)
+        return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check and time ``gemm()`` on a GPU (``--check``, ``--bench``), or the compile-only report without one."""
+    try:
         import torch
     except ImportError:  # a CPU-only install: the compile-only report needs no torch
         return no_gpu_report(args, why="torch is not installed")

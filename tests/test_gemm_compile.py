@@ -178,6 +178,10 @@ def test_without_a_gpu_the_example_reports_resources(capsys, monkeypatch, torch_
     out = capsys.readouterr().out
     assert "cooperative tile 128×128×64 cluster 1×2 raster m/8 split-K in 2" in out
     assert "pipes.check split_k_2: OK" in out and "planted early_reset: DEADLOCK" in out
+    # bad input: one line naming it, exit status 2, no traceback
+    assert persistent_gemm.main(["--m", "1024", "--n", "1024", "--k", "8192", "--split-k", "3"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("persistent_gemm.py: GemmConfig.split_k = 3 is invalid") and "Traceback" not in err
 
 
 def test_traced_build_records_and_untraced_build_does_not():
