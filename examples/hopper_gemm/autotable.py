@@ -136,13 +136,18 @@ RING_EXTRA_STAGE_MIN_K = 4096
 def single_wave_staging(config: GemmConfig, problem: Problem, mnk: tuple[int, int, int], sms: int) -> GemmConfig:
     """``config`` with ``staging_in_ring`` on where every CTA owns at most one tile (cluster-tiles ≤ the
     ``sms // cluster size`` clusters that fit at once; with split-K, cluster-tiles × parts), off otherwise;
-    the stage that frees is taken only for K ≥ :data:`RING_EXTRA_STAGE_MIN_K` (a part's K with split-K;
-    below it the plain stage count is kept).
+    the stage that frees is taken only for K ≥ :data:`RING_EXTRA_STAGE_MIN_K` (a part's K with split-K)
+    and where one operand streams through once (a single cluster row or column of tiles); elsewhere the
+    plain stage count is kept.
 
     Measured with PDL on an H100 (2026-11-26), time against staging buffers of their own: ping-pong
     128×128 −0.5 … −2 % with the plain stage count at K ≤ 4096, and 7 stages instead of 6 at 256×8192²
-    −1.7 … −2.3 %; 64×64 −0.4 … −1.5 % at 64×8192×{1024, 2048, 8192}; split-K 128×128 (7 stages instead of
-    6 from a part's K of 4096, bitwise equal) −1.7 … +3.4 %, median −0.6 %, over ten shapes twice."""
+    −1.7 … −2.3 %; 64×64 −0.4 … −1.5 % at 64×8192×{1024, 2048, 8192}. The ring with the plain stage
+    count against its own staging: ±1 % on eleven shapes. The freed stage where both operands are re-read
+    by several cluster rows and columns: +3.1 … +5.8 % in time at 2048×1024, 1280² and 1536×1024 (×8192,
+    ping-pong 128×128 c1×2), ±1.3 % with split-K; where one streams once: −1.6 % at 256×8192², −0.9 % at
+    256×4096×8192 (the deeper prefetch hides DRAM; with re-read operands it spreads the CTAs' k
+    positions instead, and the L2 serves fewer of their loads)."""
     plain = config.with_(staging_in_ring=False)
     m, n, k = mnk
     clusters = config.cluster_tiles(m, n) * config.split_k  # split-K: one cluster per part of a tile
@@ -154,7 +159,8 @@ def single_wave_staging(config: GemmConfig, problem: Problem, mnk: tuple[int, in
         plain_stages, ring_stages = plain.stages(problem)[0], ring.stages(problem)[0]
     except ValueError:
         return plain
-    if ring_stages > plain_stages and k < RING_EXTRA_STAGE_MIN_K:
+    streamed_once = min(config.cluster_grid(m, n)) == 1
+    if ring_stages > plain_stages and (k < RING_EXTRA_STAGE_MIN_K or not streamed_once):
         return ring.with_(ab_stages=plain_stages)
     return ring
 

@@ -286,11 +286,16 @@ class GemmConfig:
         """Whether tiles are summed across clusters through a global workspace (stream-K or split-K)."""
         return self.stream_k or self.split_k > 1
 
-    def cluster_tiles(self, m: int, n: int) -> int:
-        """The cluster-tiles of an M×N output, what the persistent clusters walk: the count of
-        :meth:`hopper_gemm.schedule.TileOrder.cluster_grid` (a cluster may hang over the edge)."""
+    def cluster_grid(self, m: int, n: int) -> tuple[int, int]:
+        """(cluster rows, cluster columns) of an M×N output, as
+        :meth:`hopper_gemm.schedule.TileOrder.cluster_grid` counts them (a cluster may hang over the edge)."""
         rows, cols = -(-m // self.tile_m), -(-n // self.tile_n)
-        return -(-rows // self.cluster_m) * -(-cols // self.cluster_n)
+        return -(-rows // self.cluster_m), -(-cols // self.cluster_n)
+
+    def cluster_tiles(self, m: int, n: int) -> int:
+        """The cluster-tiles of an M×N output, what the persistent clusters walk."""
+        rows, cols = self.cluster_grid(m, n)
+        return rows * cols
 
     def stage_bytes(self, problem: Problem) -> int:
         """Shared memory of one A/B stage."""
@@ -337,9 +342,14 @@ class GemmConfig:
         new shape allows them: ``epi_batch`` and ``deferred_chunks`` become their largest values at most the
         old ones that the new tile's subtiles, staging buffers, schedule and registers accept (else 1 / 0);
         ``staging_in_ring`` goes off (whether each CTA owns one tile depends on the shape: the caller's
-        rule, :func:`~hopper_gemm.autotable.single_wave_staging`, decides again), and so does ``split_k``
-        (its parts were counted for the old tile's grid)."""
-        base = replace(self, epi_batch=1, deferred_chunks=0, staging_in_ring=False, split_k=1, **changes)
+        rule, :func:`~hopper_gemm.autotable.single_wave_staging`, decides again, and the stage count it
+        set goes back to the smem budget's), and so does ``split_k`` (its parts were counted for the old
+        tile's grid)."""
+        # A ring pick's stage count is the ring rule's (single_wave_staging), counted for the old tile.
+        stages = None if self.staging_in_ring else self.ab_stages
+        base = replace(
+            self, epi_batch=1, deferred_chunks=0, staging_in_ring=False, split_k=1, ab_stages=stages, **changes
+        )
         batch = _largest_accepted(self.epi_batch, lambda b: base.with_(epi_batch=b)) or base
         chunks = _largest_accepted(self.deferred_chunks, lambda d: batch.with_(deferred_chunks=d))
         return chunks or batch
