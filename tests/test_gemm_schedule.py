@@ -549,6 +549,9 @@ def test_split_k_parts_cover_every_k_tile_once(parts, k_tiles):
         sizes = [u[3] - u[2] for u in units]
         assert max(sizes) - min(sizes) <= 1 and (min(sizes) > 0 or k_tiles < parts)
     assert (split.posted(), split.seen()) == (parts, 2 * parts - 1)
+    if parts != 3:  # the host's count of the launch is the same function's
+        config = GemmConfig(split_k=parts)
+        assert config.one_wave_clusters(1000, 3000) == split.clusters(config.cluster_tiles(1000, 3000)) == 48 * parts
 
 
 @pytest.mark.parametrize("walk", [(1, 2, 4), (1, 3, 4), (1, 2, 1)])

@@ -150,8 +150,7 @@ def single_wave_staging(config: GemmConfig, problem: Problem, mnk: tuple[int, in
     positions instead, and the L2 serves fewer of their loads)."""
     plain = config.with_(staging_in_ring=False)
     m, n, k = mnk
-    clusters = config.cluster_tiles(m, n) * config.split_k  # split-K: one cluster per part of a tile
-    if config.stream_k or config.deferred_chunks or clusters > sms // config.cluster_size:
+    if config.stream_k or config.deferred_chunks or config.one_wave_clusters(m, n) > sms // config.cluster_size:
         return plain
     k //= config.split_k  # a part's k-loop
     ring = plain.with_(staging_in_ring=True)
@@ -198,10 +197,11 @@ def split_k(mnk: tuple[int, int, int], sms: int = H100_SMS) -> GemmConfig | None
             pair_rows = not pair_rows
         cluster_m = 2 if pair_rows else 1
         config = SPLIT_K_128.with_(tile_m=tile_m, tile_n=tile_n, cluster_m=cluster_m, cluster_n=3 - cluster_m)
-        k_tiles, tiles = -(-k // config.tile_k), config.cluster_tiles(m, n)
+        k_tiles = -(-k // config.tile_k)
         for parts in part_counts:
-            if tiles * parts <= sms // config.cluster_size and k_tiles // parts >= SPLIT_K_MIN_PART:
-                return config.with_(split_k=parts)
+            split = config.with_(split_k=parts)
+            if split.one_wave_clusters(m, n) <= sms // config.cluster_size and k_tiles // parts >= SPLIT_K_MIN_PART:
+                return split
     return None
 
 

@@ -297,6 +297,11 @@ class GemmConfig:
         rows, cols = self.cluster_grid(m, n)
         return rows * cols
 
+    def one_wave_clusters(self, m: int, n: int) -> int:
+        """The clusters that give each CTA of an M×N output one tile, or with ``split_k`` one part of one
+        (:meth:`hopper_gemm.schedule.SplitK.clusters`: cluster-tiles × parts)."""
+        return self.cluster_tiles(m, n) * self.split_k
+
     def stage_bytes(self, problem: Problem) -> int:
         """Shared memory of one A/B stage."""
         return (self.tile_m + self.tile_n) * self.tile_k * problem.element_bytes

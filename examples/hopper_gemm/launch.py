@@ -88,9 +88,7 @@ def clusters_to_launch(config: GemmConfig, m: int, n: int, device_index: int = 0
             "its staging buffers borrow the ring that tile loads into"
         )
     if config.split_k > 1:
-        from .schedule import SplitK
-
-        needed = SplitK(config.split_k).clusters(tiles)
+        needed = config.one_wave_clusters(m, n)
         if needed > resident:
             raise ValueError(
                 f"GemmConfig.split_k = {config.split_k} is invalid for M×N = {m}×{n}: tiles of {config.tile_m}×"
@@ -119,8 +117,7 @@ def stream_k_split(config: GemmConfig, mnk: tuple[int, int, int], clusters: int)
 def without_unheld_ring_staging(config: GemmConfig, m: int, n: int, device_index: int = 0) -> GemmConfig:
     """``config`` with ``staging_in_ring`` off where this GPU cannot hold one cluster per cluster-tile
     (the table's rule counts SMs / cluster size; a GPU may hold fewer clusters at once)."""
-    clusters = config.cluster_tiles(m, n) * config.split_k  # split-K: one cluster per part of a tile
-    if config.staging_in_ring and clusters > resident_clusters(config.cluster_size, device_index):
+    if config.staging_in_ring and config.one_wave_clusters(m, n) > resident_clusters(config.cluster_size, device_index):
         return config.with_(staging_in_ring=False)
     return config
 
@@ -128,8 +125,7 @@ def without_unheld_ring_staging(config: GemmConfig, m: int, n: int, device_index
 def without_unheld_split_k(config: GemmConfig, m: int, n: int, device_index: int = 0) -> GemmConfig:
     """``config`` with ``split_k`` halved until this GPU holds every part at once (the table's rule counts
     SMs / cluster size; a GPU may hold fewer clusters at once), 1 at the least."""
-    tiles = config.cluster_tiles(m, n)
-    while config.split_k > 1 and tiles * config.split_k > resident_clusters(config.cluster_size, device_index):
+    while config.split_k > 1 and config.one_wave_clusters(m, n) > resident_clusters(config.cluster_size, device_index):
         config = config.with_(split_k=config.split_k // 2)
     return config
 
@@ -161,8 +157,8 @@ _WORKSPACES: dict[tuple, list[tuple[Any, Any]]] = {}
 
 
 def stream_k_workspace(config: GemmConfig, device: Any, split_tiles: int = 0) -> tuple[Any, Any]:
-    """Stream-K's (flags, partials) for ``config`` on ``device`` and the current stream, with room for
-    ``split_tiles`` split cluster-tiles: the largest allocated so far, or a new one at least twice as
+    """The (flags, partials) of a stream-K or split-K ``config`` on ``device`` and the current stream, with
+    room for ``split_tiles`` split cluster-tiles: the largest allocated so far, or a new one at least twice as
     large (the smaller ones stay alive: launches prepared with them keep their pointers). Flags are zero
     (each launch leaves them zero). One per stream: two streams' launches must not share partials."""
     import torch
