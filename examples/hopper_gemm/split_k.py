@@ -102,11 +102,10 @@ def _part(kernel: cutlass.Constexpr, epi: cutlass.Constexpr, context: Any, handl
     _post_others(values, slot, part, per_part, cfg.split_k)
     shared.epilogue_barrier.sync()
     if math_tidx == 0:
-        cute.arch.atomic_add(flag, Uint32(1), sem="release", scope="gpu")
-    if math_tidx == 0:
+        cute.arch.atomic_add(flag, Uint32(1), sem="release", scope="gpu")  # posted
         poll_flag(flag, split.posted())
         if part != 0:
-            cute.arch.atomic_add(flag, Uint32(1), scope="gpu")
+            cute.arch.atomic_add(flag, Uint32(1), scope="gpu")  # seen: part 0 may reset after all
     shared.epilogue_barrier.sync()
     subtiles = epi.subtile_grid[0] * epi.subtile_grid[1] // cfg.split_k
     for j in cutlass.range_constexpr(cfg.split_k):  # the part's slice: static registers per branch
@@ -129,7 +128,7 @@ def _part(kernel: cutlass.Constexpr, epi: cutlass.Constexpr, context: Any, handl
 @cute.jit
 def _post_others(
     values: cute.Tensor, slot: cute.Tensor, part: Any, per_part: cutlass.Constexpr, parts: cutlass.Constexpr
-):
+) -> None:
     """Post the values of every other part's share (a part adds its own share from its registers)."""
     for j in cutlass.range_constexpr(parts):
         if part != j:
