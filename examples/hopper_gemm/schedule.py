@@ -137,9 +137,10 @@ class StreamKSplit:
     * ``remainder=True``: only the last ``R`` tiles, when that makes shares of at least ``1 / partials`` of
       a tile (``partials·⌈R·k_tiles / C⌉ ≥ k_tiles``; otherwise as ``False``), so a tile spans at most
       ``partials + 1`` shares. Fewer k-tiles run in the split phase, where clusters work at k offsets no
-      other shares. With fewer tiles than clusters (``T < C``, no whole wave) this is split-K: every tile
-      cut into about ``C / T`` parts, when the launch has every resident cluster
-      (:func:`~hopper_gemm.launch.clusters_to_launch`).
+      other shares. With fewer tiles than clusters (``T < C``, no whole wave) every tile is cut into about
+      ``C / T`` parts, when the launch has every resident cluster
+      (:func:`~hopper_gemm.launch.clusters_to_launch`), and summed by one unit each; :class:`SplitK` sums
+      such parts in parallel (measured faster).
 
     A tile's unit with k-tile 0 (``kb == 0``) comes last in its cluster's share; the others come first in
     theirs, so they post their partials (slot ``part - 1``, :meth:`part`) before the first one adds them
