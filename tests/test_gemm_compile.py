@@ -160,6 +160,21 @@ def test_declared_pipelines_pass_the_checker():
     assert order.ok and order.exhaustive, str(order)
 
 
+def test_the_compile_only_report_leaves_the_working_directory_clean(tmp_path):
+    """ptxas keeps the PTX and cubin next to the working directory unless told where; the report tells it
+    (run as a user would: another directory, no CUTE_DSL_DUMP_DIR)."""
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "CUTE_DSL_DUMP_DIR"}
+    env["CUDA_VISIBLE_DEVICES"] = ""  # the compile-only path, on a GPU runner too
+    command = [sys.executable, str(EXAMPLES / "persistent_gemm.py"), "--m", "256", "--n", "256", "--k", "256"]
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "spills        : 0 bytes" in done.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
 def test_without_a_gpu_the_example_reports_resources(capsys, monkeypatch, torch_without_gpu):
     """Without a GPU — or without torch at all, as in a CPU-only install — the example compiles instead."""
     torch = torch_without_gpu

@@ -13,6 +13,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .config import GemmConfig, Problem
 
@@ -68,16 +69,23 @@ def nvdisasm_path() -> str | None:
         return None
 
 
-def compile_report(config: GemmConfig, problem: Problem) -> CompileReport:
+def compile_with_remarks(entry: Any, args: tuple) -> tuple[Any, str]:
+    """Compile for sm_90a keeping the PTX and cubin; returns the compiled function and ptxas's remarks."""
     import cutlass.cute as cute
 
+    with tempfile.TemporaryDirectory() as tmp:
+        remarks = os.path.join(tmp, "remarks.yaml")
+        # --keep-ptx writes into the working directory unless told where: the user's checkout stays clean
+        options = f"{OPTIONS} --dump-dir {tmp} remarks{{ptx}} --remark-output {remarks}"
+        compiled = cute.compile(entry, *args, options=options)
+        return compiled, Path(remarks).read_text()
+
+
+def compile_report(config: GemmConfig, problem: Problem) -> CompileReport:
     from .launch import compile_entry
 
     kernel, entry, args = compile_entry(config, problem)
-    with tempfile.TemporaryDirectory() as tmp:
-        remarks = os.path.join(tmp, "remarks.yaml")
-        compiled = cute.compile(entry, *args, options=f"{OPTIONS} remarks{{ptx}} --remark-output {remarks}")
-        text = Path(remarks).read_text()
+    compiled, text = compile_with_remarks(entry, args)
     registers = int(re.search(r"Used (\d+) registers", text).group(1))
     spills = sum(int(n) for n in re.findall(r"(\d+) bytes spill (?:stores|loads)", text))
     ab, epi = config.stages(problem)

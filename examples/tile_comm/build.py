@@ -8,19 +8,16 @@ receiver's pointers and the epoch are run-time arguments.
 from __future__ import annotations
 
 import functools
-import os
 import re
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from hopper_gemm.config import GemmConfig, Problem
+from hopper_gemm.report import compile_with_remarks
 
 from .config import CommConfig
 
 OPTIONS = "--gpu-arch sm_90a"
-_REPORT_OPTIONS = "--gpu-arch sm_90a --keep-ptx --keep-cubin"
 
 
 def _fused_args(problem: Problem) -> tuple:
@@ -97,15 +94,6 @@ class Resources:
         )
 
 
-def _compile_with_remarks(fn: Any, args: tuple) -> tuple[Any, str]:
-    import cutlass.cute as cute
-
-    with tempfile.TemporaryDirectory() as tmp:
-        remarks = os.path.join(tmp, "remarks.yaml")
-        compiled = cute.compile(fn, *args, options=f"{_REPORT_OPTIONS} remarks{{ptx}} --remark-output {remarks}")
-        return compiled, Path(remarks).read_text()
-
-
 def _resources(name: str, compiled: Any, remarks: str, smem: int) -> Resources:
     registers = int(re.search(r"Used (\d+) registers", remarks).group(1))
     spills = sum(int(n) for n in re.findall(r"(\d+) bytes spill (?:stores|loads)", remarks))
@@ -118,7 +106,7 @@ def _resources(name: str, compiled: Any, remarks: str, smem: int) -> Resources:
 def fused_resources(gemm: GemmConfig, problem: Problem, comm: CommConfig) -> Resources:
     """Compile the fused kernel for sm_90a (no GPU needed) and read registers, spills, shared memory."""
     kernel = fused_kernel_object(gemm, problem, comm)
-    compiled, remarks = _compile_with_remarks(kernel, _fused_args(problem))
+    compiled, remarks = compile_with_remarks(kernel, _fused_args(problem))
     smem = int(kernel.storage_type.size_in_bytes())
     return _resources(f"GEMM + comm warp ({comm.transport.value})", compiled, remarks, smem)
 
@@ -127,5 +115,5 @@ def alone_resources(gemm: GemmConfig, comm: CommConfig, out_dtype: str) -> Resou
     """Compile the comm-only kernel for sm_90a and read its resources."""
     from .alone import CommAlone
 
-    compiled, remarks = _compile_with_remarks(CommAlone(gemm, comm), _alone_args(out_dtype))
+    compiled, remarks = compile_with_remarks(CommAlone(gemm, comm), _alone_args(out_dtype))
     return _resources(f"comm warps alone ({comm.transport.value})", compiled, remarks, 0)
