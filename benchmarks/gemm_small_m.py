@@ -5,9 +5,9 @@ The measurement behind the fill rules of ``hopper_gemm.autotable`` (``small_m``,
 candidate runs interleaved with torch (``ROUNDS`` rounds of ``BATCH`` launches, rotating order, median),
 each checked against torch once. Small M: the ping-pong tiles of ``SMALL_M_TILES`` with cluster 2×1 and
 1×2; M above 512: ``SMALL_N_TILES`` and 128×192 likewise, and the cooperative 128×256 tile auto takes
-otherwise; split-K's shapes: the whole-tile pick and 128×128 split-K in 2 or 4 parts, 128×192 in 2,
-either cluster. One row per shape: torch's time, the old choice, the rule's pick, the best candidate,
-and every ratio (ours / torch throughput).
+otherwise (N above 512 too: cooperative 128×128 in either cluster); split-K's shapes: the whole-tile
+pick and 128×128 split-K in 2 or 4 parts, 128×192 in 2, either cluster. One row per shape: torch's
+time, the old choice, the rule's pick, the best candidate, and every ratio (ours / torch throughput).
 
     python benchmarks/gemm_small_m.py [--shapes 128x8192x8192,8192x256x8192,...]
 """
@@ -71,6 +71,15 @@ MID_SHAPES = [
     (1024, 1024, 2048),
     (1024, 4096, 4096),
     (2048, 2048, 8192),
+    (1024, 2048, 2048),
+    (1024, 2048, 4096),
+    (2048, 1024, 4096),
+    (2048, 2048, 2048),
+    (2048, 2048, 4096),
+    (1280, 1280, 8192),
+    (1536, 1024, 8192),
+    (768, 1536, 4096),
+    (1536, 1536, 2048),
 ]
 #: K ≥ 4 × the longer side (``autotable.split_k``, 2026-11-26); old = the whole-tile pick.
 SPLIT_K_SHAPES = [
@@ -108,6 +117,10 @@ N_CANDIDATES = {
     "128x192c12": GemmConfig(128, 192, 1, 2, Schedule.PINGPONG),
     COOP: COOPERATIVE_DEFERRED,
 }
+#: Both sides above SMALL_M: the cooperative 128×128 tile too (two warpgroups on one tile, either cluster).
+MID_CANDIDATES = N_CANDIDATES | {
+    f"coop128x128c{cm}{3 - cm}": GemmConfig(128, 128, cm, 3 - cm, Schedule.COOPERATIVE) for cm in (2, 1)
+}
 OLD = "128x128c21"  # small M before the fill rule; small N: COOP
 ROUNDS = 10
 BATCH = 10
@@ -117,6 +130,8 @@ def name_of(config: GemmConfig) -> str:
     if config.split_k > 1:
         return f"{config.tile_n}c{config.cluster_m}{config.cluster_n}x{config.split_k}"
     if config.schedule is Schedule.COOPERATIVE:
+        if (config.tile_m, config.tile_n) == (128, 128):
+            return f"coop128x128c{config.cluster_m}{config.cluster_n}"
         return COOP
     return f"{config.tile_m}x{config.tile_n}c{config.cluster_m}{config.cluster_n}"
 
@@ -128,7 +143,9 @@ def candidates_for(shape: tuple[int, int, int], sms: int = 132) -> dict[str, Gem
     if split_k(shape, sms) is not None or shape in SPLIT_K_SHAPES:
         fits = {name: c for name, c in SPLIT_CANDIDATES.items() if c.cluster_tiles(*shape[:2]) * c.split_k <= sms // 2}
         return {WHOLE: whole_tiles(Problem("bf16"), shape, sms).with_(staging_in_ring=False)} | fits
-    return CANDIDATES if shape[0] <= SMALL_M else N_CANDIDATES
+    if shape[0] <= SMALL_M:
+        return CANDIDATES
+    return N_CANDIDATES if shape[1] <= SMALL_M else MID_CANDIDATES
 
 
 def bench_shape(shape: tuple[int, int, int], torch, candidates: dict[str, GemmConfig]) -> dict[str, float]:
