@@ -400,6 +400,40 @@ def test_fill_takes_a_ping_pong_tile_where_cooperative_tiles_are_fewer_than_the_
     assert shape((1024, 8192, 8192)) == (coop, 128, 256, 2, 1)  # a whole wave and more
 
 
+def test_wave_balance_weighs_each_tiles_wave_fill_by_its_merit_at_this_k():
+    """Where neither stream-K nor the fill rules apply: the cooperative 128×256 tile or a ping-pong tile,
+    whichever scores best; a score is the wave fill (cluster-tiles over the whole waves they take), times
+    1 + 0.03 × 2048 / K − reuse for ping-pong (128×192: 0.06, 128×128: 0.09; with a bias 0.08 × 2048 / K
+    and no 128×192)."""
+    from hopper_gemm.autotable import COOPERATIVE_DEFERRED, PINGPONG_128x128, PINGPONG_128x192, pick, wave_fill
+    from hopper_gemm.config import Problem
+
+    def picked(mnk, bias=False):
+        return pick(Problem("bf16", bias=bias), mnk).with_(staging_in_ring=False)
+
+    # 8192²: 1024 cluster-tiles on 66 clusters fill 15.5 of 16 waves, 1376 ping-pong ones 20.85 of 21
+    assert wave_fill(COOPERATIVE_DEFERRED, 8192, 8192) == 1024 / (16 * 66)
+    assert wave_fill(PINGPONG_128x192, 8192, 8192) == 1376 / (21 * 66)
+    assert wave_fill(PINGPONG_128x192, 8192, 8192, sms=8) == 1376 / (344 * 4)  # a small GPU: 4 clusters
+    assert wave_fill(COOPERATIVE_DEFERRED, 2048, 2048) == 64 / 66  # under a wave: one turn each
+    # 0.993 × (1 + 0.03 − 0.06) > 0.970 at K = 1024, not at K = 2048 (× 0.97); with a bias 128×128 ties the
+    # cooperative fill, and its merit 0.08 × 2048 / K − 0.09 is positive up to K = 1820
+    assert picked((8192, 8192, 1024)) == PINGPONG_128x192
+    assert picked((8192, 8192, 2048)) == COOPERATIVE_DEFERRED
+    assert picked((8192, 8192, 1024), bias=True) == PINGPONG_128x128
+    assert picked((8192, 8192, 1792), bias=True) == PINGPONG_128x128
+    assert picked((8192, 8192, 1856), bias=True) == COOPERATIVE_DEFERRED
+    for mnk in ((2048, 2048, 2048), (4096, 4096, 2048), (6144, 6144, 2048), (2560, 2560, 2048)):
+        assert picked(mnk) == picked(mnk, bias=True) == COOPERATIVE_DEFERRED, mnk
+    # 3072²: 144 cooperative cluster-tiles are 2.2 waves of 66; 384 ping-pong tiles 2.9 of 132
+    assert picked((3072, 3072, 2048)) == PINGPONG_128x192
+    assert picked((3072, 3072, 2048), bias=True) == PINGPONG_128x128
+    assert picked((3072, 3072, 8192)) == PINGPONG_128x192  # long K, too few waves for stream-K
+    assert picked((2048, 5120, 2048)) == PINGPONG_128x128  # fills 0.97 against 0.82 (128×192), 0.81
+    assert picked((6144, 6144, 6144)).stream_k  # from 4 whole waves and a partial one at long K: stream-K
+    assert not picked((6144, 6144, 2048)).stream_k  # never at short K: not measured there
+
+
 def test_the_small_m_cost_counts_waves_streamed_rows_and_padding():
     from hopper_gemm.autotable import small_m_cost
 

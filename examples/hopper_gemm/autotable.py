@@ -20,12 +20,14 @@ N ≤ 512                    :func:`small_n`: the same rule turned    8192×256�
 fewer cooperative 128×256  :func:`fill`: the ping-pong tile of      1024²×8192 0.41 → 0.85, 1024×2048×8192
 tiles than SMs             least cost if it beats the cooperative   0.57 → 0.93, 1536²×4096 0.72 → 0.87,
                            one; cluster 1×2                         1024²×2048 0.62 → 1.03
-K ≤ 2048                   ping-pong 128×192 c2×1 (128×128 with a   8192²×1024 1.14–1.20 (cooperative 1.06):
-                           bias: 128×192 spills)                    ping-pong hides the epilogue
-≥ 4 whole waves and a      cooperative 128×256 c2×1, stream-K       6144³ 1.03–1.05, 8192³ 1.07–1.09
-partial one                remainder, deferred epilogue (8 chunks)
-otherwise                  cooperative 128×256 c2×1, deferred       4096³ 1.02, 1024×8192² 1.00–1.02
-                           epilogue (8 chunks)
+K > 2048, ≥ 4 whole waves  cooperative 128×256 c2×1, stream-K       6144³ 1.03–1.05, 8192³ 1.07–1.09
+and a partial one          remainder, deferred epilogue (8 chunks)
+otherwise                  :func:`wave_balance`: cooperative        4096³ 1.02, 1024×8192² 1.00–1.02,
+                           128×256 c2×1 (deferred epilogue) or      8192²×1024 1.11–1.14 (128×192: a tie),
+                           ping-pong 128×192 / 128×128 c2×1,        3072²×2048 0.80 → 1.00, 3072²×8192 0.75
+                           whichever fills the waves best, weighed  → 0.96, 2048×5120×2048 0.88 → 0.98,
+                           by ping-pong's merit at this K (hidden   2048³ 0.70 → 0.93 (was ping-pong at
+                           epilogue) and reuse cost                 K ≤ 2048)
 =========================  ======================================  ==========================================
 
 Every ping-pong pick gets the staging in the ring where each CTA owns one tile
@@ -41,9 +43,12 @@ each streams more rows per useful output, and a tile count just past a wave cost
 the useful share of the row tiles' rows; the cheapest of :data:`SMALL_M_TILES` wins (the larger on a
 tie; no 128-row tile for M ≤ 64). Cluster 2×1 multicasts B to two row tiles; an odd row count would
 leave a cluster row idle, so 1×2 then (384×6144×8192: 0.45–0.53 against 0.56–0.61). The same cost,
-on the turned problem, picks small N's tile, and, on the problem as it is, :func:`fill`'s. Ping-pong
-128×192 against cooperative tiles on long K with enough tiles: 0.91 at 4096³ (one warpgroup per tile
-feeds the tensor cores less steadily; the hidden epilogue repays it only at short K).
+on the turned problem, picks small N's tile, and, on the problem as it is, :func:`fill`'s.
+
+**Wave balance.** Past the fill rules every SM has a tile; what is left is how full the last wave is.
+Ping-pong 128×192 ran 0.91 of the cooperative 128×256 tile at 4096³, about their wave fills' ratio
+(0.889 against 0.970), and 1.26 of it at 3072²×8192 (0.970 against 0.727: 144 cluster-tiles are 2.2
+waves of 66 clusters). :func:`wave_balance` weighs the fill by what each tile does at equal fill.
 """
 
 from __future__ import annotations
@@ -64,6 +69,7 @@ SMALL_M = 512
 SMALL_M_TILES = ((128, 192), (128, 128), (128, 64), (64, 128), (64, 64))
 #: With a bias term a 128×192 ping-pong tile spills (48 bytes): left out then.
 SMALL_M_BIAS_SPILLS = ((128, 192),)
+#: Up to this K stream-K is never taken (not measured there); :func:`wave_balance`'s unit of K.
 SHORT_K = 2048
 #: Whole waves from which stream-K's remainder mode measured faster (6144³: 8 won; 4096³: 3 a wash).
 STREAM_K_MIN_WAVES = 4
@@ -125,6 +131,50 @@ def fill(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) -> 
     rows, cols = -(-m // tile_m), -(-n // tile_n)
     cluster_m = 2 if cols % 2 and rows % 2 == 0 else 1
     return PINGPONG_128x128.with_(tile_m=tile_m, tile_n=tile_n, cluster_m=cluster_m, cluster_n=3 - cluster_m)
+
+
+def wave_fill(config: GemmConfig, m: int, n: int, sms: int = H100_SMS) -> float:
+    """The share of the persistent clusters' turns that hold a cluster-tile: cluster-tiles over the whole
+    waves they take (1.0 when the clusters divide them; 64 of 66 clusters busy in the one wave: 0.97)."""
+    clusters = max(1, sms // config.cluster_size)
+    tiles = config.cluster_tiles(m, n)
+    return tiles / (-(-tiles // clusters) * clusters)
+
+
+#: Ping-pong's merit against the cooperative 128×256 tile at equal :func:`wave_fill` is
+#: ``hidden × SHORT_K / K − reuse``: it hides each tile's epilogue under the other warpgroup's mainloop (a
+#: share of a tile's time that shrinks as K grows; a bias makes the epilogue heavier), and a smaller tile
+#: reuses less of each operand stage than 128×256. H100, with PDL, 2026-11-26 (two repetitions):
+#: 8192²×{512, 1024, 2048} ping-pong 128×192 +2.5 %, ±0 %, −1 … −2 % at fills 0.99 against 0.97; 128×128
+#: 3 % below 128×192 at equal fill (six shapes); with a bias, 128×128 at 8192²×{512, 1024, 2048} +5 … +12 %,
+#: +0 … +6 %, −0 … −4 % at equal fill.
+PINGPONG_HIDDEN_EPILOGUE = 0.03
+PINGPONG_HIDDEN_EPILOGUE_BIAS = 0.08
+#: The ping-pong tiles :func:`wave_balance` weighs and what each loses in reuse against 128×256 (with a
+#: bias a 128×192 ping-pong tile spills: 128×128 then).
+PINGPONG_REUSE_COST = ((PINGPONG_128x192, 0.06), (PINGPONG_128x128, 0.09))
+
+
+def wave_balance(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) -> GemmConfig:
+    """The cooperative 128×256 tile (deferred epilogue) or a ping-pong tile of :data:`PINGPONG_REUSE_COST`,
+    whichever scores best: its :func:`wave_fill`, ping-pong's times ``1 + hidden × SHORT_K / K − reuse``
+    (:data:`PINGPONG_HIDDEN_EPILOGUE`); the cooperative tile on a tie. For a short K, and for a long K
+    with too few waves for stream-K's remainder mode.
+
+    H100, with PDL, ours / torch, cooperative → ping-pong: 3072²×2048 0.80 → 1.00 (144 cluster-tiles: 2.2
+    waves of 66), 3072²×8192 0.75 → 0.96, 2048×5120×2048 0.89 → 0.97 (128×128), 6144×7168×2048 1.03 →
+    1.05; the cooperative tile kept: 2048³ 0.93 against 0.70 (176 ping-pong tiles for 132 SMs),
+    4096²×2048 1.04 against 0.92, 7168²×2048 1.05 against 0.97 / 1.00."""
+    m, n, k = mnk
+    hidden = PINGPONG_HIDDEN_EPILOGUE_BIAS if bias else PINGPONG_HIDDEN_EPILOGUE
+    best, best_score = COOPERATIVE_DEFERRED, wave_fill(COOPERATIVE_DEFERRED, m, n, sms)
+    for pingpong, reuse in PINGPONG_REUSE_COST:
+        if bias and (pingpong.tile_m, pingpong.tile_n) in SMALL_M_BIAS_SPILLS:
+            continue
+        score = wave_fill(pingpong, m, n, sms) * (1 + hidden * SHORT_K / k - reuse)
+        if score > best_score:
+            best, best_score = pingpong, score
+    return best
 
 
 #: The K from which the A/B stage that the ring staging frees pays off. Below it the extra stage ran
@@ -224,11 +274,8 @@ def whole_tiles(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS
     filled = fill(mnk, sms, problem.bias)
     if filled is not None:
         return single_wave_staging(filled, problem, mnk, sms)
-    if k <= SHORT_K:
-        # With the bias term a 128×192 tile per warpgroup spills (48 bytes): take 128×128 then.
-        return single_wave_staging(PINGPONG_128x128 if problem.bias else PINGPONG_128x192, problem, mnk, sms)
     cfg = COOPERATIVE_DEFERRED
     waves, partial = divmod(cfg.cluster_tiles(m, n), max(1, sms // cfg.cluster_size))
-    if waves >= STREAM_K_MIN_WAVES and partial:
+    if k > SHORT_K and waves >= STREAM_K_MIN_WAVES and partial:
         return cfg.with_(stream_k=True, stream_k_remainder=True)
-    return cfg
+    return single_wave_staging(wave_balance(mnk, sms, problem.bias), problem, mnk, sms)
