@@ -144,6 +144,22 @@ def test_auto_fill_picks_match_torch(mnk, bias):
     _run(*mnk, "bf16", "nk", "auto", bias=bias)
 
 
+@pytest.mark.parametrize("mnk", [(3072, 3000, 4104), (2000, 5100, 2000), (2040, 2040, 2040)])
+@pytest.mark.parametrize("bias", [False, True])
+def test_auto_wave_balance_picks_match_torch(mnk, bias):
+    """Wave balance's three picks (ping-pong 128×192 at long K, 128×128, the cooperative tile) on ragged M,
+    N and K, with and without a bias (128×128 for 128×192 then)."""
+    from hopper_gemm.autotable import wave_balance
+
+    picked = wave_balance(mnk, bias=bias)
+    assert (picked.tile_n, picked.schedule.value) == {
+        (3072, 3000, 4104): (128 if bias else 192, "pingpong"),
+        (2000, 5100, 2000): (128, "pingpong"),
+        (2040, 2040, 2040): (256, "cooperative"),
+    }[mnk]
+    _run(*mnk, "bf16", "nk", "auto", bias=bias)
+
+
 @pytest.mark.parametrize(
     "mnk", [(1000, 1000, 8000), (300, 2000, 9000), (2040, 260, 8200), (520, 520, 4096), (800, 1500, 8000)]
 )
