@@ -198,10 +198,23 @@ def test_stream_k_is_the_tables_choice_unless_asked():
     for mnk in ((8192, 8192, 8192), (6144, 6144, 6144)):
         picked = choose_config(bf16, mnk, "auto", None, None)
         assert picked.stream_k and picked.stream_k_remainder, mnk
-    # 3 waves + 58 (a wash when measured), 1 + 62 (slower), whole waves (nothing to split).
+    # 3 waves + 58 (a wash when measured, 0.88 full), 1 + 62 (slower), whole waves (nothing to split).
     assert not choose_config(bf16, (4096, 4096, 4096), "auto", None, None).stream_k
     assert not choose_config(bf16, (1024, 8192, 8192), "auto", None, None).stream_k
     assert not choose_config(bf16, (256 * 33, 256 * 8, 4096), "auto", None, None).stream_k  # 4 × 66 tiles
+    # The partial wave alone: split when at most 0.6 full (0.75 from 6 whole waves), unsplit fuller
+    from hopper_gemm.autotable import stream_k_pays
+
+    assert stream_k_pays((2560, 2560, 8192))  # 100 = 1 × 66 + 34: 0.52 full
+    assert stream_k_pays((3328, 3328, 8192))  # 169 = 2 × 66 + 37: 0.56
+    assert not stream_k_pays((2304, 3328, 8192))  # 117 = 1 × 66 + 51: 0.77, measured 1.01 → 0.85
+    assert stream_k_pays((6144, 6144, 6144))  # 8 whole waves + 48: 0.73 ≤ 0.75
+    assert not stream_k_pays((4608, 4608, 8192))  # 324 = 4 × 66 + 60
+    assert not stream_k_pays((7168, 7168, 8192))  # 784 = 11 × 66 + 58: 0.88
+    # A thinner partial wave is split with a whole one: from 6 whole waves
+    assert stream_k_pays((5120, 5120, 8192))  # 400 = 6 × 66 + 4
+    assert not stream_k_pays((4352, 4352, 8192))  # 289 = 4 × 66 + 25, measured 0.92 → 0.84
+    assert not stream_k_pays((2560, 2560, 2048))  # short K: never
     # The SM count decides the waves: 4096³ on 56 SMs is 9 waves + 4 tiles, on 64 SMs 8 whole ones.
     assert choose_config(bf16, (4096, 4096, 4096), "auto", None, None, sms=56).stream_k
     assert not choose_config(bf16, (4096, 4096, 4096), "auto", None, None, sms=64).stream_k
@@ -430,6 +443,10 @@ def test_wave_balance_weighs_each_tiles_wave_fill_by_its_merit_at_this_k():
     assert picked((3072, 3072, 2048), bias=True) == PINGPONG_128x128
     assert picked((3072, 3072, 8192)) == PINGPONG_128x192  # long K, too few waves for stream-K
     assert picked((2048, 5120, 2048)) == PINGPONG_128x128  # fills 0.97 against 0.82 (128×192), 0.81
+    # 128×128 with M the longer side: cluster 1×2 (A multicast) where the 8 column tiles pair evenly
+    assert picked((6144, 1024, 2048)) == PINGPONG_128x128.with_(cluster_m=1, cluster_n=2)
+    assert picked((6144, 1024, 2048), bias=True) == PINGPONG_128x128.with_(cluster_m=1, cluster_n=2)
+    assert picked((3072, 3072, 2048)) == PINGPONG_128x192  # 128×192 keeps 2×1
     assert picked((6144, 6144, 6144)).stream_k  # from 4 whole waves and a partial one at long K: stream-K
     assert not picked((6144, 6144, 2048)).stream_k  # never at short K: not measured there
 

@@ -20,8 +20,12 @@ N ≤ 512                    :func:`small_n`: the same rule turned    8192×256�
 fewer cooperative 128×256  :func:`fill`: the ping-pong tile of      1024²×8192 0.41 → 0.85, 1024×2048×8192
 tiles than SMs             least cost if it beats the cooperative   0.57 → 0.93, 1536²×4096 0.72 → 0.87,
                            one; cluster 1×2                         1024²×2048 0.62 → 1.03
-K > 2048, ≥ 4 whole waves  cooperative 128×256 c2×1, stream-K       6144³ 1.03–1.05, 8192³ 1.07–1.09
-and a partial one          remainder, deferred epilogue (8 chunks)
+K > 2048 and               cooperative 128×256 c2×1, stream-K      6144³ 1.03–1.05, 8192³ 1.07–1.09,
+stream_k_pays(): a         remainder mode, deferred epilogue       2560²×8192 0.84 → 0.95, 5120²×8192
+partial wave ≤ 0.6 full    (8 chunks)                              0.92 → 1.02; unsplit now: 4608²×8192
+after ≥ 1 whole wave                                               0.97 → 1.03, 4352²×8192 0.84 → 0.99
+(≤ 0.75 after ≥ 6), or                                             (ping-pong 128×192)
+any after ≥ 6
 otherwise                  :func:`wave_balance`: cooperative        4096³ 1.02, 1024×8192² 1.00–1.02,
                            128×256 c2×1 (deferred epilogue) or      8192²×1024 1.11–1.14 (128×192: a tie),
                            ping-pong 128×192 / 128×128 c2×1,        3072²×2048 0.80 → 1.00, 3072²×8192 0.75
@@ -32,9 +36,10 @@ otherwise                  :func:`wave_balance`: cooperative        4096³ 1.02,
 
 Every ping-pong pick gets the staging in the ring where each CTA owns one tile
 (:func:`single_wave_staging`). Stream-K's wave mode (a whole wave split with the partial one) lost
-where the waves are few (4096³ 0.88–0.97 against 0.97–0.99): each share computes tiles at k offsets no
-other cluster shares. The remainder mode splits only the partial wave and pays a fix-up (128 KiB of
-fp32 partials per CTA, written and read back) that is worth it from 4 whole waves.
+where the waves are few (4096³ 0.88–0.97 against 0.97–0.99, 4352²×8192 0.84 against 0.92): each share
+computes tiles at k offsets no other cluster shares. The remainder mode splits only the partial wave
+and pays a fix-up (128 KiB of fp32 partials per CTA, written and read back) that a nearly full partial
+wave does not repay (:data:`STREAM_K_MAX_FILL`).
 
 **The fill rule.** With M ≤ 512 B is most of the traffic and a long K makes each tile a long stream
 of it; 128×128 tiles at 128×8192² are 64 for 132 SMs. Smaller tiles put more SMs on the stream but
@@ -54,6 +59,7 @@ waves of 66 clusters). :func:`wave_balance` weighs the fill by what each tile do
 from __future__ import annotations
 
 from .config import GemmConfig, Problem, Schedule
+from .schedule import StreamKSplit
 
 COOPERATIVE_128x256 = GemmConfig(tile_m=128, tile_n=256, cluster_m=2, cluster_n=1, schedule=Schedule.COOPERATIVE)
 #: Auto's cooperative tile for long K: its epilogue deferred under the next tile, one subtile per k-tile.
@@ -71,8 +77,22 @@ SMALL_M_TILES = ((128, 192), (128, 128), (128, 64), (64, 128), (64, 64))
 SMALL_M_BIAS_SPILLS = ((128, 192),)
 #: Up to this K stream-K is never taken (not measured there); :func:`wave_balance`'s unit of K.
 SHORT_K = 2048
-#: Whole waves from which stream-K's remainder mode measured faster (6144³: 8 won; 4096³: 3 a wash).
-STREAM_K_MIN_WAVES = 4
+#: Whole waves from which stream-K's wave mode (where the partial wave is too thin to split alone, a
+#: whole wave is split with it) pays, and its remainder mode takes a fuller partial wave. H100, 2026-11-26,
+#: ours / torch, unsplit → wave mode: 5120²×8192 (6 + 4/66 waves) 0.92 → 1.02, 5632²×8192 (7 + 22/66)
+#: 0.95 → 1.03, 6144×7168×8192 (10 + 12/66) +2 %; 4352²×8192 (4 + 25/66) 0.92 → 0.84, 3840²×8192 (3 +
+#: 27/66) 0.85 → 0.77, 3072²×8192 (2 + 12/66) 0.76 → 0.68: each cluster's share of the split waves
+#: starts at a k-tile no other cluster is at, and its loads miss the L2 that a wave's share.
+STREAM_K_MIN_WAVES = 6
+#: The fullest partial wave the remainder mode (its tiles alone split, at least half a tile per cluster)
+#: pays on, before STREAM_K_MIN_WAVES whole waves (and from them: ..._MANY_WAVES); fuller, it saves too little of a tile
+#: for its fix-up. Unsplit → remainder mode: 2560²×8192 (1 + 34/66) 0.84 → 0.92 / 0.97, 3072×3584×8192
+#: (2 + 36/66) 0.88 → 0.97, 3328²×8192 (2 + 37/66) a tie, ×4096 +7 %, 6144³ (8 + 48/66) +1 … +3.5 %,
+#: 8192×6144×4096 (11 + 42/66) +0.8 %; 2304×3328×8192 (1 + 51/66) 1.01 → 0.85, 2816²×8192 (1 + 55/66)
+#: 1.00 → 0.82, 4096×5120×8192 (4 + 56/66) 1.02 → 0.95, 4096³ (3 + 58/66) −3 %, 4608²×8192 (4 + 60/66)
+#: 1.03 → 0.97, 7168²×8192 (10 + 58/66) 1.01 → 1.00.
+STREAM_K_MAX_FILL = 0.6
+STREAM_K_MAX_FILL_MANY_WAVES = 0.75
 #: The table was measured on an H100 SXM: 132 SMs.
 H100_SMS = 132
 
@@ -174,7 +194,21 @@ def wave_balance(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = Fa
         score = wave_fill(pingpong, m, n, sms) * (1 + hidden * SHORT_K / k - reuse)
         if score > best_score:
             best, best_score = pingpong, score
-    return best
+    return paired_along_the_shorter_side(best, m, n)
+
+
+def paired_along_the_shorter_side(config: GemmConfig, m: int, n: int) -> GemmConfig:
+    """A ping-pong 128×128 pick with cluster 1×2 where M is the longer side and its column tiles pair
+    evenly: A, the larger operand, is then the one multicast (H100, with PDL, 2026-11-26: 6144×1024×2048
+    1.007 / 1.031 → 1.048 / 1.076, ×8192 0.970 / 0.974 → 1.000 / 1.006; as split-K's clusters). Other picks
+    as they are: 128×192 gained ≤ 1 % so (6144×1536, 3072×1536, 4096×1536) and lost 25–35 % where its
+    column count is odd (3072×2048, 6144×2048: 11 column tiles, a padded idle CTA per cluster row), and
+    2×1 stays ahead where N is the longer side (2048×6144×2048 1.038 / 1.040 against 0.995 / 1.000)."""
+    if (config.schedule, config.tile_m, config.tile_n) != (Schedule.PINGPONG, 128, 128) or m <= n:
+        return config
+    if -(-n // config.tile_n) % 2:
+        return config
+    return config.with_(cluster_m=1, cluster_n=2)
 
 
 #: The K from which the A/B stage that the ring staging frees pays off. Below it the extra stage ran
@@ -274,8 +308,27 @@ def whole_tiles(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS
     filled = fill(mnk, sms, problem.bias)
     if filled is not None:
         return single_wave_staging(filled, problem, mnk, sms)
-    cfg = COOPERATIVE_DEFERRED
-    waves, partial = divmod(cfg.cluster_tiles(m, n), max(1, sms // cfg.cluster_size))
-    if k > SHORT_K and waves >= STREAM_K_MIN_WAVES and partial:
-        return cfg.with_(stream_k=True, stream_k_remainder=True)
+    if stream_k_pays(mnk, sms):
+        return COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_remainder=True)
     return single_wave_staging(wave_balance(mnk, sms, problem.bias), problem, mnk, sms)
+
+
+def stream_k_pays(mnk: tuple[int, int, int], sms: int = H100_SMS) -> bool:
+    """Whether the cooperative 128×256 tile with stream-K (remainder mode) measured faster than unsplit:
+    K above ``SHORT_K`` (not measured below), at least one whole wave and a partial one, and either the
+    partial wave split alone and at most :data:`STREAM_K_MAX_FILL` full (:data:`STREAM_K_MAX_FILL_MANY_WAVES`
+    from :data:`STREAM_K_MIN_WAVES` whole waves), or that many whole waves before a wave and the partial one
+    split together (the mode :class:`~hopper_gemm.schedule.StreamKSplit` falls back to)."""
+    m, n, k = mnk
+    config = COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_remainder=True)
+    clusters = max(1, sms // config.cluster_size)
+    tiles = config.cluster_tiles(m, n)
+    waves, partial = divmod(tiles, clusters)
+    if k <= SHORT_K or not waves or not partial:
+        return False
+    k_tiles = -(-k // config.tile_k)
+    split = StreamKSplit.of(tiles, clusters, k_tiles, remainder=True, partials=config.stream_k_partials)
+    many = waves >= STREAM_K_MIN_WAVES
+    if split.sk_tiles == partial:  # the partial wave alone
+        return partial <= (STREAM_K_MAX_FILL_MANY_WAVES if many else STREAM_K_MAX_FILL) * clusters
+    return many

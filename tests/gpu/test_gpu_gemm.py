@@ -304,6 +304,16 @@ def test_stream_k_matches_torch_and_repeats_bitwise(shape, tile, cluster, bias, 
     assert int(flags.count_nonzero()) == 0  # every split tile's flag was consumed and reset
 
 
+@pytest.mark.parametrize("mnk", [(2500, 2560, 4104), (5100, 5120, 2056)])
+def test_auto_stream_k_picks_match_torch(mnk):
+    """Auto's stream-K picks: the partial wave alone after one whole wave (100 cluster-tiles = 66 + 34),
+    and a whole wave split with a thin partial one after six (400 = 6 × 66 + 4), ragged M and K."""
+    from hopper_gemm.autotable import stream_k_pays
+
+    assert stream_k_pays(mnk)
+    _run(*mnk, "bf16", "nk", "auto")
+
+
 # --- split-K (GemmConfig.split_k) and stream-K under a wave (stream_k_partials) -----------------------------
 SPLIT_K_SHAPES = [
     (512, 1024, 8192),  # 128×256 c2×1: 8 cluster-tiles × 8 parts = 64 clusters of 16 k-tiles each
