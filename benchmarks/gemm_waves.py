@@ -1,0 +1,157 @@
+"""How full the last wave is: the measurement behind ``autotable.wave_balance`` and ``autotable.stream_k_pays``.
+
+For shapes past the fill rules (every SM has a tile), every contender of the two rules runs with
+programmatic dependent launch (as ``gemm()`` launches), interleaved with torch (``F.linear`` with a bias)
+in ``ROUNDS`` rounds of ``BATCH`` launches, rotating order, median; each is checked against torch once,
+and the whole comparison repeats ``--repeats`` times (a mid-size shape's torch time moves by up to 20 %
+between runs). The contenders: the cooperative 128×256 tile with the deferred epilogue (``coop``), the
+same with stream-K's remainder mode (``coop-sk``, long K only), ping-pong 128×192 (not with a bias: it
+spills) and 128×128, each in clusters 2×1 and 1×2.
+
+One row per shape: its cooperative cluster-tiles as whole waves + the partial one on the GPU's clusters,
+torch's time, the rules' pick and its ratio, the best contender, and every ratio (ours / torch
+throughput, one per repetition). The last line counts the shapes where the pick was the best or within
+1 % of it (mean over repetitions).
+
+    python benchmarks/gemm_waves.py [--shapes 3072x3072x2048,...] [--bias] [--repeats 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from hopper_gemm.autotable import COOPERATIVE_DEFERRED  # noqa: E402
+from hopper_gemm.config import GemmConfig, Schedule  # noqa: E402
+from shape_arg import parse_shapes  # noqa: E402
+
+#: (M, N, K, bias): the shapes of docs/gemm.md's wave-balance and stream-K tables (2026-11-26).
+SHAPES = [
+    (2048, 2048, 2048, False),
+    (4096, 4096, 2048, False),
+    (3072, 3072, 2048, False),
+    (3072, 3072, 8192, False),
+    (2048, 3072, 8192, False),
+    (2048, 5120, 2048, False),
+    (6144, 7168, 2048, False),
+    (7168, 7168, 2048, False),
+    (8192, 8192, 1024, False),
+    (8192, 4096, 1024, False),
+    (8192, 8192, 512, True),
+    (8192, 8192, 1024, True),
+    (2560, 2560, 8192, False),
+    (3072, 3584, 8192, False),
+    (2304, 3328, 8192, False),
+    (2816, 2816, 8192, False),
+    (4608, 4608, 8192, False),
+    (5120, 5120, 8192, False),
+    (4352, 4352, 8192, False),
+    (6144, 1024, 2048, False),
+    (3072, 2048, 2048, False),
+]
+COOP, COOP_SK = "coop", "coop-sk"
+P = Schedule.PINGPONG
+CANDIDATES = {
+    COOP: COOPERATIVE_DEFERRED,
+    COOP_SK: COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_remainder=True),
+} | {f"pp{tn}c{cm}{3 - cm}": GemmConfig(128, tn, cm, 3 - cm, P) for tn in (192, 128) for cm in (2, 1)}
+#: Ping-pong 128×192 spills with a bias term (``autotable.SMALL_M_BIAS_SPILLS``).
+BIAS_SPILLS = {"pp192c21", "pp192c12"}
+ROUNDS = 10
+BATCH = 10
+WITHIN = 0.01
+
+
+def candidates_for(mnk: tuple[int, int, int], bias: bool) -> dict[str, GemmConfig]:
+    """The contenders of a shape, launched with PDL: stream-K only past ``SHORT_K`` (never taken below)."""
+    from hopper_gemm.autotable import SHORT_K
+
+    names = [n for n in CANDIDATES if not (bias and n in BIAS_SPILLS) and not (n == COOP_SK and mnk[2] <= SHORT_K)]
+    return {name: CANDIDATES[name].with_(pdl=True) for name in names}
+
+
+def name_of_pick(mnk: tuple[int, int, int], bias: bool, sms: int) -> str:
+    """The contender ``schedule="auto"`` picks for the shape (its ring staging aside), or its description."""
+    from hopper_gemm.autotable import pick
+    from hopper_gemm.config import Problem
+
+    chosen = pick(Problem("bf16", bias=bias), mnk, sms).with_(pdl=True, staging_in_ring=False)
+    return next((n for n, c in candidates_for(mnk, bias).items() if c == chosen), chosen.describe())
+
+
+def waves(mnk: tuple[int, int, int], sms: int) -> str:
+    """The cooperative tile's cluster-tiles as whole waves + the partial one (``3 + 58/66``)."""
+    clusters = sms // COOPERATIVE_DEFERRED.cluster_size
+    whole, partial = divmod(COOPERATIVE_DEFERRED.cluster_tiles(*mnk[:2]), clusters)
+    return f"{whole} + {partial}/{clusters}"
+
+
+def bench_shape(mnk: tuple[int, int, int], bias: bool, torch) -> dict[str, float]:
+    """torch's µs under "torch", and the ratio (torch time / ours) of every contender."""
+    from hopper_gemm.api import launcher, validate
+    from hopper_gemm.timing import time_interleaved
+
+    m, n, k = mnk
+    g = torch.Generator(device="cuda").manual_seed(1)
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g)
+    w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g)
+    b = torch.randn(n, device="cuda", dtype=torch.bfloat16, generator=g) if bias else None
+    ref = torch.nn.functional.linear(a.float(), w.float(), None if b is None else b.float())
+    contenders = {"torch": lambda: torch.nn.functional.linear(a, w, b)}
+    for name, config in candidates_for(mnk, bias).items():
+        out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        launch = launcher(config, validate(a, w, bias=b, out=out), out)
+        launch()
+        torch.cuda.synchronize()
+        err = ((out.float() - ref).abs().max() / ref.abs().max()).item()
+        if not err < 1e-2:  # NaN too: a tile never written
+            raise SystemExit(f"{name} at {mnk}: relative error {err} against torch")
+        contenders[name] = launch
+    times = time_interleaved(contenders, ROUNDS, BATCH, rotate=True)
+    return {"torch": times["torch"]} | {name: times["torch"] / t for name, t in times.items() if name != "torch"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shapes", help="comma-separated MxNxK (default: the docs' tables)")
+    parser.add_argument("--bias", action="store_true", help="with a bias term (the --shapes given)")
+    parser.add_argument("--repeats", type=int, default=2, help="whole comparisons per shape (default 2)")
+    args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error(f"--repeats {args.repeats}: at least 1")
+    shapes = [(*s, args.bias) for s in parse_shapes(parser, args.shapes)] if args.shapes else SHAPES
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is None or not torch.cuda.is_available():
+        print("no CUDA GPU: benchmarks/gemm_waves.py needs one (tests/test_gemm_schedule.py checks the rules)")
+        return 0
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    print(f"device: {torch.cuda.get_device_name()} ({sms} SMs); bf16 randn, with PDL; {ROUNDS}×{BATCH} launches,")
+    print(f"median, {args.repeats} repetitions (a / b); ratio = ours / torch (F.linear with a bias) throughput")
+    hits = 0
+    for m, n, k, bias in shapes:
+        mnk = (m, n, k)
+        runs = [bench_shape(mnk, bias, torch) for _ in range(args.repeats)]
+        names = [name for name in runs[0] if name != "torch"]
+        mean = {name: sum(r[name] for r in runs) / len(runs) for name in names}
+        chosen, best = name_of_pick(mnk, bias, sms), max(names, key=mean.get)
+        hit = chosen in mean and mean[chosen] >= (1 - WITHIN) * mean[best]
+        hits += hit
+        picked = f"{mean[chosen]:.3f}" if chosen in mean else "(not run)"
+        print(
+            f"{m}×{n}×{k}{' +bias' if bias else ''}: {waves(mnk, sms)} waves, torch {runs[0]['torch']:.1f} µs; "
+            f"pick {chosen} {picked}, best {best} {mean[best]:.3f}{'' if hit else '  ✗'}"
+        )
+        print("    " + "  ".join(f"{name} " + " / ".join(f"{r[name]:.3f}" for r in runs) for name in names))
+    print(f"the pick was the best or within {WITHIN:.0%} on {hits} of {len(shapes)} shapes")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

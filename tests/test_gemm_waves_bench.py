@@ -1,0 +1,39 @@
+"""benchmarks/gemm_waves.py without a GPU: every pick of its shapes is a contender, bad input is refused."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+
+
+def test_every_pick_of_the_two_rules_is_a_contender():
+    import gemm_waves
+    from hopper_gemm.autotable import SHORT_K, fill, split_k, stream_k_pays
+
+    picks = set()
+    for m, n, k, bias in gemm_waves.SHAPES:
+        mnk = (m, n, k)
+        assert split_k(mnk) is None and fill(mnk, bias=bias) is None and min(m, n) > 512, mnk  # past the fills
+        picks.add(name := gemm_waves.name_of_pick(mnk, bias, 132))
+        assert name in gemm_waves.candidates_for(mnk, bias), (mnk, name)
+        assert (name == gemm_waves.COOP_SK) == stream_k_pays(mnk)
+        assert (gemm_waves.COOP_SK in gemm_waves.candidates_for(mnk, bias)) == (k > SHORT_K)
+        assert not (bias and gemm_waves.BIAS_SPILLS & set(gemm_waves.candidates_for(mnk, bias)))
+    # the table holds each kind of pick: both tiles, the 1×2 cluster, stream-K and the cooperative tile
+    assert picks == {"coop", "coop-sk", "pp192c21", "pp128c21", "pp128c12"}
+    assert all(c.pdl for c in gemm_waves.candidates_for((4096, 4096, 4096), False).values())
+    assert gemm_waves.waves((4096, 4096, 4096), 132) == "3 + 58/66"
+
+
+@pytest.mark.parametrize("argv", [["--shapes", "64x64"], ["--repeats", "0"]])
+def test_bad_arguments_are_refused_by_name(argv, capsys):
+    import gemm_waves
+
+    with pytest.raises(SystemExit):
+        gemm_waves.main(argv)
+    assert argv[0] in capsys.readouterr().err
