@@ -605,6 +605,54 @@ def test_split_k_parts_cover_every_k_tile_once(parts, k_tiles):
         assert config.one_wave_clusters(1000, 3000) == split.clusters(config.cluster_tiles(1000, 3000)) == 48 * parts
 
 
+@pytest.mark.parametrize("tiles", [3, 66, 67, 72, 100, 150, 198])
+@pytest.mark.parametrize("parts", [2, 4, 8])
+def test_split_k_after_whole_waves_covers_every_k_tile_once(tiles, parts, monkeypatch):
+    """Past one wave, every resident cluster walks the whole waves' cluster-tiles whole (c, c + C, …, as
+    TileGrid.whole_tiles bounds the loop), then part c mod s of split tile c // s after them: every k-tile
+    of every cluster-tile exactly once, where the last wave's tiles × s fit the C clusters; the launch
+    (clusters_to_launch) and the workspace (its split tiles) count the same."""
+    from hopper_gemm import launch
+    from hopper_gemm.kernel_parts import TileGrid
+    from hopper_gemm.schedule import SplitK
+
+    clusters, k_tiles = 66, 16
+    config = GemmConfig(128, 256, 2, 1, Schedule.COOPERATIVE, split_k=parts)
+    one_wave = tiles * parts <= clusters
+    launched = tiles * parts if one_wave else clusters
+    first = SplitK.first_split(tiles, launched)
+    grid = TileGrid(1, tiles, 0, 0, 0, launched, tiles, k_tiles, None, first)
+    assert grid.whole_tiles(config) == first and grid.split_tiles() == tiles - first
+    if not one_wave and (tiles % clusters) * parts > clusters:
+        return  # the launch refuses it (below)
+    covered = {t: [] for t in range(tiles)}
+    for c in range(launched):
+        for linear in range(c, grid.whole_tiles(config), launched):
+            covered[linear].append((0, k_tiles))
+        tile, _, kb, ke = SplitK(parts).unit(c, k_tiles)
+        if tile < grid.split_tiles():
+            covered[first + tile].append((kb, ke))
+    for t, ranges in covered.items():
+        ranges.sort()
+        assert ranges[0][0] == 0 and ranges[-1][1] == k_tiles, (t, ranges)
+        assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False)), (t, ranges)
+    # the host: one cluster per part in one wave, else every resident cluster
+    monkeypatch.setitem(launch._RESIDENT, (2, 0), clusters)
+    assert launch.clusters_to_launch(config, 256, 256 * tiles) == launched
+
+
+def test_split_k_after_whole_waves_refuses_a_last_wave_the_gpu_cannot_hold(monkeypatch):
+    from hopper_gemm import launch
+
+    monkeypatch.setitem(launch._RESIDENT, (2, 0), 66)
+    config = GemmConfig(128, 256, 2, 1, Schedule.COOPERATIVE, split_k=2)
+    assert launch.clusters_to_launch(config, 256, 256 * 90) == 66  # 1 wave + 24 tiles × 2 = 48 clusters
+    with pytest.raises(ValueError, match=r"split_k = 4 is invalid for M×N = 256×23040: .* 90 cluster-tiles, 1 whole"):
+        launch.clusters_to_launch(config.with_(split_k=4), 256, 256 * 90)  # 24 × 4 = 96 > 66
+    with pytest.raises(ValueError, match=r"34 in the last, × 2 parts = 68 clusters, more than it holds"):
+        launch.clusters_to_launch(config, 256, 256 * 100)
+
+
 @pytest.mark.parametrize("walk", [(1, 2, 4), (1, 3, 4), (1, 2, 1)])
 def test_the_split_k_fix_up_passes_the_checker_and_planted_defects_do_not(walk):
     """hopper_gemm.split_k_protocol: each part an agent with SplitK's (tile, part) and flag counts, over two

@@ -14,6 +14,7 @@ from typing import Any
 
 from .call_cache import CachedCall, LaunchCache, call_key
 from .config import GemmConfig, Problem, Schedule
+from .schedule import SplitK
 
 TORCH_DTYPES = ("fp16", "bf16")
 _ALIGN_BYTES = 16  # TMA: global addresses and row strides are multiples of 16 bytes
@@ -227,9 +228,12 @@ def _kernel_arguments(config: GemmConfig, ops: Operands, out: Any, bias_stand_in
     clusters = clusters_to_launch(config, m, n, out.device.index or 0, k=k)
     bias = ops.bias if ops.bias is not None else bias_stand_in
     head = (*cute_operands(ops.a, ops.b_nk, out, bias), cutlass.Float32(ops.alpha), cutlass.Int32(clusters))
-    if config.partial_sums:  # room for every tile split (split-K: all of them)
-        split = stream_k_split(config, ops.mnk, clusters) if config.stream_k else None
-        split_tiles = config.cluster_tiles(m, n) if split is None else split.sk_tiles
+    if config.partial_sums:  # room for every tile split (split-K: the last wave's)
+        tiles = config.cluster_tiles(m, n)
+        if config.stream_k:
+            split_tiles = stream_k_split(config, ops.mnk, clusters).sk_tiles
+        else:
+            split_tiles = tiles - SplitK.first_split(tiles, clusters)
         head = (*head, *stream_k_pointers(config, out.device, split_tiles))
     return head
 

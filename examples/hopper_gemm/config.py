@@ -99,7 +99,8 @@ class GemmConfig:
     about clusters / tiles parts. ``split_k`` s > 1 (cooperative): s clusters compute each cluster-tile, each a
     contiguous s-th of its k-tiles, and sum it in parallel through a global workspace: every part posts its fp32
     partial, waits for the tile's others, adds their values of its own s-th of the subtiles and stores those
-    (:mod:`hopper_gemm.split_k`). One wave: cluster-tiles × s must fit the resident clusters. ``epi_batch``: output
+    (:mod:`hopper_gemm.split_k`). With more cluster-tiles than that fits, the whole waves are walked whole and only
+    the last wave's tiles are split (its tiles × s must fit the resident clusters). ``epi_batch``: output
     subtiles staged per ``acquire`` of the staging ring (one wait and one barrier pair for that many buffers,
     :meth:`pipes.cute.TmaStoreStagingProducer.acquire`); it divides :attr:`subtiles` and is at most the staging buffers.
     ``deferred_chunks`` (cooperative): 0 for the staged epilogue; n > 0 holds a finished tile's outputs in registers and

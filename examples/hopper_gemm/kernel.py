@@ -113,7 +113,7 @@ from .kernel_parts import Copies, Shared, SmemLayouts, TileGrid
 from .load_warp import load, load_atom
 from .mainloop import mainloop
 from .roles import BLOCK_THREADS, LOAD_REGISTERS, MATH_FIRST_WARP, MMA_REGISTERS, declare
-from .schedule import StreamKSplit, TileOrder
+from .schedule import SplitK, StreamKSplit, TileOrder
 from .split_k import split_k_unit
 from .stream_k import split_phase
 
@@ -347,7 +347,12 @@ class GemmKernel:
             split = StreamKSplit.of(
                 cluster_tiles, clusters, k_tiles, remainder=cfg.stream_k_remainder, partials=cfg.stream_k_partials
             )
-        grid = TileGrid(clusters_m, clusters_n, cta_m, cta_n, cluster_id, clusters, cluster_tiles, k_tiles, split)
+        first_split = None
+        if cutlass.const_expr(cfg.split_k > 1):
+            first_split = SplitK.first_split(cluster_tiles, clusters)
+        grid = TileGrid(
+            clusters_m, clusters_n, cta_m, cta_n, cluster_id, clusters, cluster_tiles, k_tiles, split, first_split
+        )
 
         if warp < MATH_FIRST_WARP:
             cute.arch.setmaxregister_decrease(self.registers[0])

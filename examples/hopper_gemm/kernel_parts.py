@@ -72,10 +72,15 @@ class TileGrid:
     cluster_tiles: Any
     k_tiles: Any
     split: Any = None  # StreamKSplit with ``stream_k`` (None otherwise)
+    first_split: Any = None  # with ``split_k``: SplitK.first_split, the whole waves' cluster-tiles
 
     def whole_tiles(self, config: Any) -> Any:
-        """The cluster-tiles walked whole, first: stream-K's data-parallel ones, none with split-K (each
-        cluster computes one part of one tile), else all."""
+        """The cluster-tiles walked whole, first: stream-K's data-parallel ones, split-K's whole waves (none
+        in one wave), else all."""
         if config.stream_k:
             return self.split.dp_tiles
-        return 0 if config.split_k > 1 else self.cluster_tiles
+        return self.first_split if config.split_k > 1 else self.cluster_tiles
+
+    def split_tiles(self) -> Any:
+        """With ``split_k``: the cluster-tiles split into parts, after the whole ones."""
+        return self.cluster_tiles - self.first_split

@@ -74,8 +74,9 @@ def clusters_to_launch(config: GemmConfig, m: int, n: int, device_index: int = 0
     """Persistent grid: one cluster per resident slot, never more than there are cluster-tiles, except
     where the k-loop is split: a ``stream_k_remainder`` configuration with fewer cluster-tiles than
     resident clusters takes every resident cluster where that splits its tiles (:func:`stream_k_split`,
-    which needs ``k``); ``split_k`` = s takes one cluster per part (cluster-tiles × s), a ``ValueError``
-    when the GPU cannot hold them all at once.
+    which needs ``k``); ``split_k`` = s takes one cluster per part (cluster-tiles × s) where the GPU holds
+    them all at once, else every resident cluster, which walk the whole waves and then split the partial
+    wave's tiles: a ``ValueError`` where those tiles × s are more clusters than it holds.
 
     A ``staging_in_ring`` configuration needs one cluster per cluster-tile (each CTA owns at most one
     tile): a ``ValueError`` says so when the GPU cannot hold them all at once."""
@@ -89,14 +90,18 @@ def clusters_to_launch(config: GemmConfig, m: int, n: int, device_index: int = 0
         )
     if config.split_k > 1:
         needed = config.one_wave_clusters(m, n)
-        if needed > resident:
+        if needed <= resident:
+            return needed
+        partial = tiles % resident
+        if partial * config.split_k > resident:
             raise ValueError(
                 f"GemmConfig.split_k = {config.split_k} is invalid for M×N = {m}×{n}: tiles of {config.tile_m}×"
                 f"{config.tile_n} in clusters of {config.cluster_m}×{config.cluster_n} make {tiles} cluster-tiles, "
-                f"× {config.split_k} parts = {needed} clusters, more than the {resident} this GPU holds at once "
+                f"{tiles // resident} whole waves of the {resident} clusters this GPU holds at once and {partial} "
+                f"in the last, × {config.split_k} parts = {partial * config.split_k} clusters, more than it holds "
                 "(every part of a tile waits for the others: all must be resident)"
             )
-        return needed
+        return resident
     under_a_wave = config.stream_k_remainder and k is not None and tiles < resident
     if under_a_wave and stream_k_split(config, (m, n, k), resident).sk_tiles:
         return resident

@@ -58,10 +58,11 @@ def load(kernel: cutlass.Constexpr, decl: cutlass.Constexpr, copies: Copies, sha
             tm, tn = order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
             producer = load_k_tiles(cfg, producer, sources, tm, tn, kb, ke)
             at = at + (ke - kb)
-    if cutlass.const_expr(cfg.split_k > 1):  # this cluster's part of its tile
+    if cutlass.const_expr(cfg.split_k > 1):  # after the whole waves: this cluster's part of a split tile
         tile, _, kb, ke = SplitK(cfg.split_k).unit(grid.cluster_id, grid.k_tiles)
-        if tile < grid.cluster_tiles:
-            tm, tn = order.cta_tile(tile, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
+        if tile < grid.split_tiles():
+            linear = grid.first_split + tile
+            tm, tn = order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
             producer = load_k_tiles(cfg, producer, sources, tm, tn, kb, ke)
     producer.tail()
 

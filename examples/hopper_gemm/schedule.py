@@ -201,10 +201,12 @@ class StreamKSplit:
 
 @dataclass(frozen=True)
 class SplitK:
-    """Split-K in one wave: cluster ``c`` computes part ``c mod parts`` of cluster-tile ``c // parts``, the
-    k-tiles ``[part·K / parts, (part+1)·K / parts)`` (floors: the parts differ by at most one k-tile; a part
-    is empty only when K has fewer k-tiles than parts). The load warp, the math warpgroups, the fix-up's
-    flag counts and the CPU model all call these methods.
+    """Split-K on the last wave: the cluster-tiles of the whole waves are walked whole first (none where
+    the tiles are fewer than the clusters: all are split, one wave); then cluster ``c`` computes part
+    ``c mod parts`` of split tile ``c // parts`` (cluster-tile :meth:`first_split` + that), the k-tiles
+    ``[part·K / parts, (part+1)·K / parts)`` (floors: the parts differ by at most one k-tile; a part is
+    empty only when K has fewer k-tiles than parts). The load warp, the math warpgroups, the fix-up's flag
+    counts and the CPU model all call these methods.
 
     The fix-up (:mod:`hopper_gemm.split_k`) counts on one flag per CTA tile: every part adds 1 when its
     partial is posted, so :meth:`posted` means all are; every part but 0 adds 1 more once it has seen
@@ -213,8 +215,14 @@ class SplitK:
     parts: int
 
     def clusters(self, cluster_tiles: Any) -> Any:
-        """Clusters the launch needs: one per part of every cluster-tile."""
+        """Clusters a one-wave launch needs: one per part of every cluster-tile."""
         return cluster_tiles * self.parts
+
+    @staticmethod
+    def first_split(cluster_tiles: Any, clusters: Any) -> Any:
+        """The cluster-tiles walked whole before the split ones: the whole waves of ``clusters`` (0 in a
+        one-wave launch of :meth:`clusters`; all of them where the clusters divide the tiles)."""
+        return cluster_tiles // clusters * clusters
 
     def unit(self, cluster_id: Any, k_tiles: Any) -> tuple[Any, Any, Any, Any]:
         """(cluster-tile, part, first k-tile, end k-tile) of cluster ``cluster_id``."""

@@ -64,7 +64,7 @@ def split_k_unit(
     ``handles``: the (mainloop consumer, staging) handles, returned; ``workspace``: (flags, partials)."""
     consumer, staging = handles
     tile, part, kb, ke = SplitK(kernel.config.split_k).unit(grid.cluster_id, grid.k_tiles)
-    if tile < grid.cluster_tiles:  # always, with the launch clusters_to_launch sizes
+    if tile < grid.split_tiles():  # a cluster past the split tiles' parts has none (after whole waves)
         context = (copies, grid, args, regs, shared, workspace)
         consumer, staging = _part(kernel, epi, context, (consumer, staging), (tile, part, kb, ke))
     return consumer, staging
@@ -80,8 +80,8 @@ def _part(kernel: cutlass.Constexpr, epi: cutlass.Constexpr, context: Any, handl
     consumer, staging = handles
     flags, partials = workspace
     split = SplitK(cfg.split_k)
-    tile, part, kb, ke = unit
-    tm, tn = order.cta_tile(tile, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
+    tile, part, kb, ke = unit  # tile: the split tile's index (its flags and partials), after first_split
+    tm, tn = order.cta_tile(grid.first_split + tile, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
     if ke > kb:
         consumer, staging = mainloop(copies.tiled_mma, acc, a_frag, b_frag, consumer, ke - kb, staging)
         warpgroup.wait_group(0)

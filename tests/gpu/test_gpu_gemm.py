@@ -359,6 +359,35 @@ def test_split_k_matches_torch_and_repeats_bitwise(shape, tile, cluster, extra, 
     assert int(flags.count_nonzero()) == 0
 
 
+#: Split-K past one wave (128×256 c2×1 on the 66 clusters of an H100): the whole waves walked whole, then
+#: the last wave's tiles split. (cluster-tiles = whole waves + last; parts × last ≤ 66)
+SPLIT_K_TAIL_CASES = [
+    ((1536, 3072, 2048), 8),  # 72 = 66 + 6: 48 clusters of parts, 18 idle after their whole tile
+    ((3072, 3072, 1000), 4),  # 144 = 132 + 12: two whole waves; ragged K
+    ((2300, 2560, 520), 2),  # 90 = 66 + 24: ragged M, the last row of tiles part-full
+    ((3072, 2816, 512), 2),  # 132 = 2 × 66: no tile to split, every cluster walks whole tiles only
+]
+
+
+@pytest.mark.parametrize(
+    "shape,parts", SPLIT_K_TAIL_CASES, ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else str(v)
+)
+@pytest.mark.parametrize("bias", [False, True])
+def test_split_k_after_whole_waves_matches_torch_and_repeats_bitwise(shape, parts, bias):
+    """More cluster-tiles than the GPU holds at once: every resident cluster walks the whole waves, then
+    the last wave's tiles are split into ``parts`` and summed in parallel; NaN-poisoned output fully
+    written, bitwise equal over repeated launches, every flag back at zero."""
+    torch = _torch()
+    from hopper_gemm.config import GemmConfig
+    from hopper_gemm.launch import clusters_to_launch, resident_clusters, stream_k_workspace
+
+    config = GemmConfig(128, 256, 2, 1, "cooperative", split_k=parts)
+    assert clusters_to_launch(config, *shape[:2]) == resident_clusters(2)
+    _matches_and_repeats(config, shape, bias, 17, repeats=4)
+    flags, _ = stream_k_workspace(config, torch.device("cuda", torch.cuda.current_device()))
+    assert int(flags.count_nonzero()) == 0
+
+
 def test_split_k_refuses_a_grid_the_gpu_cannot_hold_at_once():
     """Every part waits for the tile's other parts: a split-K launch that would not be resident at once is
     a ValueError before anything launches."""
