@@ -1,12 +1,13 @@
-"""How full the last wave is: the measurement behind ``autotable.wave_balance`` and ``autotable.stream_k_pays``.
+"""How full the last wave is: the measurement behind ``autotable.wave_balance``, ``split_tail``, ``stream_k_pays``.
 
 For shapes past the fill rules (every SM has a tile), every contender of the two rules runs with
 programmatic dependent launch (as ``gemm()`` launches), interleaved with torch.matmul (``F.linear`` with a bias)
 in ``ROUNDS`` rounds of ``BATCH`` launches, rotating order, median; each is checked against torch once,
 and the whole comparison repeats ``--repeats`` times (a mid-size shape's torch time moves by up to 20 %
 between runs). The contenders: the cooperative 128×256 tile with the deferred epilogue (``coop``), the
-same with stream-K's remainder mode (``coop-sk``, long K only), ping-pong 128×192 (not with a bias: it
-spills) and 128×128, each in clusters 2×1 and 1×2.
+same with stream-K's remainder mode (``coop-sk``, long K only), split-K on the last wave (``coop-tail``,
+the rule's part count, where one fits), ping-pong 128×192 (not with a bias: it spills) and 128×128, each
+in clusters 2×1 and 1×2.
 
 One row per shape: its cooperative cluster-tiles as whole waves + the partial one on the GPU's clusters,
 torch's time, the rules' pick and its ratio, the best contender, and every ratio (ours / torch
@@ -52,8 +53,13 @@ SHAPES = [
     (4352, 4352, 8192, False),
     (6144, 1024, 2048, False),
     (3072, 2048, 2048, False),
+    (1536, 3072, 8192, False),
+    (3072, 1536, 8192, False),
+    (1536, 3072, 2048, False),
+    (3840, 3840, 8192, False),
+    (2560, 4096, 8192, False),
 ]
-COOP, COOP_SK = "coop", "coop-sk"
+COOP, COOP_SK, COOP_TAIL = "coop", "coop-sk", "coop-tail"
 P = Schedule.PINGPONG
 CANDIDATES = {
     COOP: COOPERATIVE_DEFERRED,
@@ -66,12 +72,17 @@ BATCH = 10
 WITHIN = 0.01
 
 
-def candidates_for(mnk: tuple[int, int, int], bias: bool) -> dict[str, GemmConfig]:
-    """The contenders of a shape, launched with PDL: stream-K only past ``SHORT_K`` (never taken below)."""
-    from hopper_gemm.autotable import SHORT_K
+def candidates_for(mnk: tuple[int, int, int], bias: bool, sms: int = 132) -> dict[str, GemmConfig]:
+    """The contenders of a shape, launched with PDL: stream-K only past ``SHORT_K`` (never taken below), and
+    split-K on the last wave where ``autotable.split_tail`` finds a part count (``coop-tail``)."""
+    from hopper_gemm.autotable import SHORT_K, split_tail
 
     names = [n for n in CANDIDATES if not (bias and n in BIAS_SPILLS) and not (n == COOP_SK and mnk[2] <= SHORT_K)]
-    return {name: CANDIDATES[name].with_(pdl=True) for name in names}
+    chosen = {name: CANDIDATES[name] for name in names}
+    tail = split_tail(mnk, sms)
+    if tail is not None:
+        chosen[COOP_TAIL] = tail[0]
+    return {name: config.with_(pdl=True) for name, config in chosen.items()}
 
 
 def name_of_pick(mnk: tuple[int, int, int], bias: bool, sms: int) -> str:
@@ -80,7 +91,7 @@ def name_of_pick(mnk: tuple[int, int, int], bias: bool, sms: int) -> str:
     from hopper_gemm.config import Problem
 
     chosen = pick(Problem("bf16", bias=bias), mnk, sms).with_(pdl=True, staging_in_ring=False)
-    return next((n for n, c in candidates_for(mnk, bias).items() if c == chosen), chosen.describe())
+    return next((n for n, c in candidates_for(mnk, bias, sms).items() if c == chosen), chosen.describe())
 
 
 def waves(mnk: tuple[int, int, int], sms: int) -> str:
@@ -103,7 +114,7 @@ def bench_shape(mnk: tuple[int, int, int], bias: bool, torch) -> dict[str, float
     ref = torch.nn.functional.linear(a.float(), w.float(), None if b is None else b.float())
     # torch.matmul without a bias, the baseline of every other GEMM benchmark here
     contenders = {"torch": (lambda: torch.nn.functional.linear(a, w, b)) if bias else (lambda: torch.matmul(a, w.t()))}
-    for name, config in candidates_for(mnk, bias).items():
+    for name, config in candidates_for(mnk, bias, torch.cuda.get_device_properties(0).multi_processor_count).items():
         out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
         launch = launcher(config, validate(a, w, bias=b, out=out), out)
         launch()

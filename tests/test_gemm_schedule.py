@@ -418,7 +418,15 @@ def test_wave_balance_weighs_each_tiles_wave_fill_by_its_merit_at_this_k():
     whichever scores best; a score is the wave fill (cluster-tiles over the whole waves they take), times
     1 + 0.03 × 2048 / K − reuse for ping-pong (128×192: 0.06, 128×128: 0.09; with a bias 0.08 × 2048 / K
     and no 128×192)."""
-    from hopper_gemm.autotable import COOPERATIVE_DEFERRED, PINGPONG_128x128, PINGPONG_128x192, pick, wave_fill
+    from hopper_gemm.autotable import (
+        COOPERATIVE_DEFERRED,
+        COOPERATIVE_128x256,
+        PINGPONG_128x128,
+        PINGPONG_128x192,
+        pick,
+        split_tail,
+        wave_fill,
+    )
     from hopper_gemm.config import Problem
 
     def picked(mnk, bias=False):
@@ -441,12 +449,24 @@ def test_wave_balance_weighs_each_tiles_wave_fill_by_its_merit_at_this_k():
     # 3072²: 144 cooperative cluster-tiles are 2.2 waves of 66; 384 ping-pong tiles 2.9 of 132
     assert picked((3072, 3072, 2048)) == PINGPONG_128x192
     assert picked((3072, 3072, 2048), bias=True) == PINGPONG_128x128
-    assert picked((3072, 3072, 8192)) == PINGPONG_128x192  # long K, too few waves for stream-K
+    # long K, too few waves for stream-K: split-K on the last wave, 12 tiles in 4 parts (ping-pong ties it)
+    assert picked((3072, 3072, 8192)) == COOPERATIVE_128x256.with_(split_k=4)
     assert picked((2048, 5120, 2048)) == PINGPONG_128x128  # fills 0.97 against 0.82 (128×192), 0.81
     # 128×128 with M the longer side: cluster 1×2 (A multicast) where the 8 column tiles pair evenly
     assert picked((6144, 1024, 2048)) == PINGPONG_128x128.with_(cluster_m=1, cluster_n=2)
     assert picked((6144, 1024, 2048), bias=True) == PINGPONG_128x128.with_(cluster_m=1, cluster_n=2)
     assert picked((3072, 3072, 2048)) == PINGPONG_128x192  # 128×192 keeps 2×1
+    # split-K on the last wave: 1536×3072×8192 is 72 cluster-tiles, 6 past one wave; 8 parts score
+    # 72 / (66 × (1 + 1/8 + 0.4 × 2048 / 8192)) = 0.89 against ping-pong 128×192's 0.73 × 0.9475
+    assert split_tail((1536, 3072, 8192))[0] == COOPERATIVE_128x256.with_(split_k=8)
+    assert split_tail((1536, 3072, 8192))[1] == 72 / (66 * (1 + 1 / 8 + 0.1))
+    assert picked((1536, 3072, 8192)) == COOPERATIVE_128x256.with_(split_k=8)
+    assert split_tail((1536, 3072, 2048))[0].split_k == 2  # 32 k-tiles: parts of at least 16
+    assert picked((1536, 3072, 2048)) == PINGPONG_128x192  # the fix-up weighs 4× as much at K = 2048
+    assert split_tail((3072, 3072, 8192))[0].split_k == 4  # 12 past 132: 8 parts would need 96 clusters
+    assert split_tail((4096, 4096, 4096)) is None  # 58 past 198: 116 clusters for 2 parts
+    assert split_tail((1024, 1024, 8192)) is None  # under a wave: split_k's class
+    assert split_tail((3072, 2816, 8192)) is None  # 132 = 2 whole waves
     assert picked((6144, 6144, 6144)).stream_k  # from 4 whole waves and a partial one at long K: stream-K
     assert not picked((6144, 6144, 2048)).stream_k  # never at short K: not measured there
 
@@ -743,3 +763,9 @@ def test_split_k_overrides_and_the_residency_fallback(monkeypatch):
     assert launch.without_unheld_split_k(config, 512, 1024).split_k == 2
     monkeypatch.setitem(launch._RESIDENT, (2, 0), 20)
     assert launch.without_unheld_split_k(config, 512, 1024).split_k == 1
+    # past one wave: the last wave's tiles × parts. 1536×3072: 72 cluster-tiles, 6 past 66 clusters × 8
+    tail = choose_config(bf16, (1536, 3072, 8192), "auto", None, None)
+    monkeypatch.setitem(launch._RESIDENT, (2, 0), 66)
+    assert tail.split_k == 8 and launch.without_unheld_split_k(tail, 1536, 3072).split_k == 8
+    monkeypatch.setitem(launch._RESIDENT, (2, 0), 60)  # 12 past 60: 8 parts need 96, 4 need 48
+    assert launch.without_unheld_split_k(tail, 1536, 3072).split_k == 4

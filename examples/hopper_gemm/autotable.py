@@ -175,6 +175,32 @@ PINGPONG_HIDDEN_EPILOGUE_BIAS = 0.08
 PINGPONG_REUSE_COST = ((PINGPONG_128x192, 0.06), (PINGPONG_128x128, 0.09))
 
 
+#: Split-K on the last wave's fix-up (each part posting the others' shares of its partial and adding
+#: theirs) as a share of a tile's time at K = SHORT_K; the share falls as K grows. H100, with PDL,
+#: 2026-11-26, from the unsplit cooperative tile's time: 0.06–0.17 of a tile at K = 8192 on six shapes
+#: (1536×3072, 3072², 2048×3072, 4352², 3840², 2560×4096), about 0.5 at K = 2048 (1536×3072).
+SPLIT_K_TAIL_FIXUP = 0.4
+
+
+def split_tail(mnk: tuple[int, int, int], sms: int = H100_SMS) -> tuple[GemmConfig, float] | None:
+    """Split-K on the last wave with the cooperative 128×256 tile (``GemmConfig.split_k`` past one wave),
+    and its score for :func:`wave_balance`: the most parts (8, 4, 2) whose last-wave tiles fit the
+    clusters and keep ``SPLIT_K_MIN_PART`` k-tiles each, scored as the cluster-tiles over the clusters'
+    turns: the whole waves, 1/parts of a tile and the fix-up (:data:`SPLIT_K_TAIL_FIXUP` × SHORT_K / K).
+    None under a wave (:func:`split_k`'s class), or where the waves are whole or no part count fits."""
+    m, n, k = mnk
+    clusters = max(1, sms // COOPERATIVE_128x256.cluster_size)
+    tiles = COOPERATIVE_128x256.cluster_tiles(m, n)
+    whole, last = divmod(tiles, clusters)
+    k_tiles = -(-k // COOPERATIVE_128x256.tile_k)
+    if whole and last:
+        for parts in (8, 4, 2):
+            if last * parts <= clusters and k_tiles // parts >= SPLIT_K_MIN_PART:
+                turns = whole + 1 / parts + SPLIT_K_TAIL_FIXUP * SHORT_K / k
+                return COOPERATIVE_128x256.with_(split_k=parts), tiles / (turns * clusters)
+    return None
+
+
 def wave_balance(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) -> GemmConfig:
     """The cooperative 128×256 tile (deferred epilogue) or a ping-pong tile of :data:`PINGPONG_REUSE_COST`,
     whichever scores best: its :func:`wave_fill`, ping-pong's times ``1 + hidden × SHORT_K / K − reuse``
@@ -194,6 +220,9 @@ def wave_balance(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = Fa
         score = wave_fill(pingpong, m, n, sms) * (1 + hidden * SHORT_K / k - reuse)
         if score > best_score:
             best, best_score = pingpong, score
+    tail = split_tail(mnk, sms)
+    if tail is not None and tail[1] > best_score:
+        return tail[0]
     return paired_along_the_shorter_side(best, m, n)
 
 

@@ -93,7 +93,7 @@ def clusters_to_launch(config: GemmConfig, m: int, n: int, device_index: int = 0
         if needed <= resident:
             return needed
         partial = tiles % resident
-        if partial * config.split_k > resident:
+        if not split_k_held(config, m, n, resident):
             raise ValueError(
                 f"GemmConfig.split_k = {config.split_k} is invalid for M×N = {m}×{n}: tiles of {config.tile_m}×"
                 f"{config.tile_n} in clusters of {config.cluster_m}×{config.cluster_n} make {tiles} cluster-tiles, "
@@ -127,10 +127,18 @@ def without_unheld_ring_staging(config: GemmConfig, m: int, n: int, device_index
     return config
 
 
+def split_k_held(config: GemmConfig, m: int, n: int, resident: int) -> bool:
+    """Whether ``resident`` clusters hold every part of ``config``'s split tiles at once: all cluster-tiles ×
+    ``split_k`` in one wave, or past one wave the last wave's tiles × ``split_k``."""
+    tiles = config.cluster_tiles(m, n)
+    return config.one_wave_clusters(m, n) <= resident or (tiles % resident) * config.split_k <= resident
+
+
 def without_unheld_split_k(config: GemmConfig, m: int, n: int, device_index: int = 0) -> GemmConfig:
-    """``config`` with ``split_k`` halved until this GPU holds every part at once (the table's rule counts
-    SMs / cluster size; a GPU may hold fewer clusters at once), 1 at the least."""
-    while config.split_k > 1 and config.one_wave_clusters(m, n) > resident_clusters(config.cluster_size, device_index):
+    """``config`` with ``split_k`` halved until this GPU holds every part at once (:func:`split_k_held`;
+    the table's rules count SMs / cluster size, and a GPU may hold fewer clusters at once), 1 at the least."""
+    resident = resident_clusters(config.cluster_size, device_index)
+    while config.split_k > 1 and not split_k_held(config, m, n, resident):
         config = config.with_(split_k=config.split_k // 2)
     return config
 

@@ -147,15 +147,16 @@ def test_auto_fill_picks_match_torch(mnk, bias):
 @pytest.mark.parametrize("mnk", [(3072, 3000, 4104), (2000, 5100, 2000), (2040, 2040, 2040)])
 @pytest.mark.parametrize("bias", [False, True])
 def test_auto_wave_balance_picks_match_torch(mnk, bias):
-    """Wave balance's three picks (ping-pong 128×192 at long K, 128×128, the cooperative tile) on ragged M,
-    N and K, with and without a bias (128×128 for 128×192 then)."""
+    """Wave balance's picks on ragged M, N and K, with and without a bias: ping-pong 128×192 at long K (with
+    a bias, where 128×192 spills, split-K on the last wave: 12 cluster-tiles past two waves in 4 parts),
+    ping-pong 128×128, the cooperative tile."""
     from hopper_gemm.autotable import wave_balance
 
     picked = wave_balance(mnk, bias=bias)
-    assert (picked.tile_n, picked.schedule.value) == {
-        (3072, 3000, 4104): (128 if bias else 192, "pingpong"),
-        (2000, 5100, 2000): (128, "pingpong"),
-        (2040, 2040, 2040): (256, "cooperative"),
+    assert (picked.tile_n, picked.schedule.value, picked.split_k) == {
+        (3072, 3000, 4104): (256, "cooperative", 4) if bias else (192, "pingpong", 1),
+        (2000, 5100, 2000): (128, "pingpong", 1),
+        (2040, 2040, 2040): (256, "cooperative", 1),
     }[mnk]
     _run(*mnk, "bf16", "nk", "auto", bias=bias)
 
@@ -178,8 +179,13 @@ def test_auto_split_k_picks_match_torch(mnk, bias, dtype):
     a, b = _inputs(*mnk, "bf16", "nk")
     _check(gemm(a, b, split_k=2, schedule="cooperative", tile=(128, 256)), _reference(a, b, "nk"), "bf16")
     assert torch.equal(gemm(a, b, split_k=1), gemm(a, b, split_k=1))
-    with pytest.raises(ValueError, match="split_k = 4 is invalid for M×N = 4096×"):
-        gemm(torch.empty(4096, 64, device="cuda", dtype=a.dtype), b[:, :64].contiguous(), split_k=4)
+    # 4096×1000 in 128×128 tiles, clusters 2×1: 128 cluster-tiles, 62 past one wave × 4 parts > 66 clusters
+    with pytest.raises(ValueError, match="split_k = 4 is invalid for M×N = 4096×1000"):
+        gemm(
+            torch.empty(4096, 64, device="cuda", dtype=a.dtype),
+            torch.empty(1000, 64, device="cuda", dtype=a.dtype),
+            split_k=4,
+        )
 
 
 @pytest.mark.parametrize("schedule", ["cooperative", "pingpong"])
