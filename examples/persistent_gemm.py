@@ -43,7 +43,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "or not (off); auto: the measured table",
     )
     p.add_argument(
-        "--split-k", type=int, help="cooperative: parts per tile, each on its own cluster (1: none); default: the table"
+        "--split-k",
+        type=int,
+        help="cooperative: parts per tile (past one wave: per tile of the last wave), each on its own "
+        "cluster (1: none); default: the table",
     )
     p.add_argument("--bias", action="store_true", help="add a per-column bias (compared with F.linear)")
     p.add_argument("--alpha", type=float, default=1.0)

@@ -294,7 +294,8 @@ def gemm(
     fp16/bf16 in and out, fp32 accumulation. ``schedule``: ``"auto"`` (the measured table),
     ``"cooperative"`` or ``"pingpong"``; ``tile`` / ``cluster`` / ``stream_k`` (cooperative: True splits
     the last wave and a half by k-tiles, ``"remainder"`` only the partial wave) / ``split_k`` (cooperative:
-    parts per tile, each on its own cluster, summed in parallel; 1 for none) override the table's choice.
+    parts per tile, each on its own cluster, summed in parallel; past one wave only the last wave's tiles;
+    1 for none) override the table's choice.
     ``pdl``: launch with programmatic dependent launch (:attr:`GemmConfig.pdl`): after another such
     launch this kernel's set-up overlaps that kernel's tail; after any other kernel nothing changes.
 

@@ -27,11 +27,12 @@ after ≥ 1 whole wave                                               0.97 → 1.
 (≤ 0.75 after ≥ 6), or                                             (ping-pong 128×192)
 any after ≥ 6
 otherwise                  :func:`wave_balance`: cooperative        4096³ 1.02, 1024×8192² 1.00–1.02,
-                           128×256 c2×1 (deferred epilogue) or      8192²×1024 1.11–1.14 (128×192: a tie),
-                           ping-pong 128×192 / 128×128 c2×1,        3072²×2048 0.80 → 1.00, 3072²×8192 0.75
-                           whichever fills the waves best, weighed  → 0.96, 2048×5120×2048 0.88 → 0.98,
-                           by ping-pong's merit at this K (hidden   2048³ 0.70 → 0.93 (was ping-pong at
-                           epilogue) and reuse cost                 K ≤ 2048)
+                           128×256 c2×1 (deferred epilogue),        8192²×1024 1.11–1.14 (128×192: a tie),
+                           ping-pong 128×192 / 128×128 c2×1 or      3072²×2048 0.80 → 1.00, 2048×5120×2048
+                           :func:`split_tail` (split-K on the last  0.88 → 0.98, 2048³ 0.70 → 0.93 (was
+                           wave), whichever fills the waves best,   ping-pong at K ≤ 2048); split-K on the
+                           weighed by ping-pong's merit at this K   last wave: 1536×3072×8192 0.75 → 0.95,
+                           and the split's fix-up                   3840²×8192 0.95 → 0.975
 =========================  ======================================  ==========================================
 
 Every ping-pong pick gets the staging in the ring where each CTA owns one tile
