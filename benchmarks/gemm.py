@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 from gpu_clocks import ClockSampler, smi_id  # noqa: E402
 from hopper_gemm.config import GemmConfig, Schedule  # noqa: E402
 from hopper_gemm.timing import time_interleaved  # noqa: E402
+from needs_gpu import cuda_torch  # noqa: E402
 from shape_arg import table_rows  # noqa: E402
 
 #: Issue 8's target per shape: ours / torch throughput at least this (the bias row against F.linear).
@@ -223,10 +224,8 @@ def main(argv: list[str] | None = None) -> int:
         "configuration twice, the PDL one named NAME+pdl, in the same interleaved rounds)",
     )
     args = parser.parse_args(argv)
-    import torch
-
-    if not torch.cuda.is_available():
-        print("no CUDA GPU: benchmarks/gemm.py needs one (the CPU tests compile the kernels)")
+    torch = cuda_torch("gemm.py", "the CPU tests compile the kernels")
+    if torch is None:
         return 0
     default = QUICK if args.quick else [n for n in CANDIDATES if n not in DIAGNOSTIC]
     names = args.configs.split(",") if args.configs else default

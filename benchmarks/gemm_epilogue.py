@@ -136,13 +136,12 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         if name not in CANDIDATES or CANDIDATES[name].schedule is not Schedule.COOPERATIVE:
             parser.error(f"--configs: {name!r} is not a cooperative configuration of benchmarks/gemm.py")
+    from needs_gpu import cuda_torch
     from shape_arg import parse_shapes
 
     shapes = parse_shapes(parser, args.shapes) if args.shapes else SHAPES
-    import torch
-
-    if not torch.cuda.is_available():
-        print("no CUDA GPU: benchmarks/gemm_epilogue.py needs one (tests/test_gemm_bench.py compiles the variants)")
+    torch = cuda_torch("gemm_epilogue.py", "tests/test_gemm_bench.py compiles the variants")
+    if torch is None:
         return 0
     print(f"device: {torch.cuda.get_device_name()}; bf16 randn; {ROUNDS}×{BATCH} launches, rotating order, median")
     variants = BIAS_VARIANTS if args.bias else VARIANTS

@@ -25,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from needs_gpu import cuda_torch  # noqa: E402
 from shape_arg import parse_shapes  # noqa: E402
 
 SHAPES = [(128, 1024, 1024), (256, 8192, 8192)]
@@ -94,12 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shapes", help="comma-separated MxNxK (default: 128x1024x1024,256x8192x8192)")
     args = parser.parse_args(argv)
     shapes = parse_shapes(parser, args.shapes) if args.shapes else SHAPES
-    try:
-        import torch
-    except ImportError:
-        torch = None
-    if torch is None or not torch.cuda.is_available():
-        print("no CUDA GPU: benchmarks/gemm_host.py needs one (tests/test_gemm_call_cache.py checks the cache)")
+    torch = cuda_torch("gemm_host.py", "tests/test_gemm_call_cache.py checks the cache")
+    if torch is None:
         return 0
     print(f"device: {torch.cuda.get_device_name()}; bf16 randn; {ROUNDS} rounds × {CALLS} calls, median")
     print(f"{'M×N×K':>16} {'contender':>14} {'host µs':>8} {'wall µs':>8} {'ratio':>6}")

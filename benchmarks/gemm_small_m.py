@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hopper_gemm.autotable import COOPERATIVE_DEFERRED, SMALL_M, SMALL_M_TILES, SMALL_N_TILES  # noqa: E402
 from hopper_gemm.config import GemmConfig, Schedule  # noqa: E402
+from needs_gpu import cuda_torch  # noqa: E402
 from shape_arg import parse_shapes  # noqa: E402
 
 SHAPES = [
@@ -177,12 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shapes", help="comma-separated MxNxK (default: the rules' tables)")
     args = parser.parse_args(argv)
     shapes = parse_shapes(parser, args.shapes) if args.shapes else SHAPES + SMALL_N_SHAPES + MID_SHAPES + SPLIT_K_SHAPES
-    try:
-        import torch
-    except ImportError:
-        torch = None
-    if torch is None or not torch.cuda.is_available():
-        print("no CUDA GPU: benchmarks/gemm_small_m.py needs one (tests/test_gemm_schedule.py checks the rule)")
+    torch = cuda_torch("gemm_small_m.py", "tests/test_gemm_schedule.py checks the rule")
+    if torch is None:
         return 0
     from hopper_gemm.autotable import pick
     from hopper_gemm.config import Problem

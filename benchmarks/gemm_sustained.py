@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from gemm import CANDIDATES, SHAPES, TARGETS, shape_inputs  # noqa: E402
 from gpu_clocks import ClockSampler, smi_id  # noqa: E402
+from needs_gpu import cuda_torch  # noqa: E402
 from shape_arg import table_rows  # noqa: E402
 
 SEGMENT_S = 0.8
@@ -130,12 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"--configs {unknown} are not in benchmarks/gemm.py's CANDIDATES")
     shapes = table_rows(parser, args.shapes, SHAPES) if args.shapes else SHAPES
-    try:
-        import torch
-    except ImportError:
-        torch = None
-    if torch is None or not torch.cuda.is_available():
-        print("no CUDA GPU: benchmarks/gemm_sustained.py needs one")
+    torch = cuda_torch("gemm_sustained.py")
+    if torch is None:
         return 0
     with ClockSampler(smi_id(torch, torch.cuda.current_device())) as sampler:
         if not sampler.available:

@@ -17,6 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
 from hopper_gemm.autotable import COOPERATIVE_128x256, PINGPONG_128x128  # noqa: E402
+from needs_gpu import cuda_torch  # noqa: E402
 
 SHAPE = (2048, 2048, 512)  # several short tiles per CTA: epilogues are a visible share
 
@@ -46,10 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=os.environ.get("OUT", "."))
     args = parser.parse_args(argv)
-    import torch
-
-    if not torch.cuda.is_available():
-        print("no CUDA GPU: benchmarks/gemm_trace.py needs one")
+    torch = cuda_torch("gemm_trace.py")
+    if torch is None:
         return 0
     from hopper_gemm.tracing import traced_run
 

@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hopper_gemm.autotable import COOPERATIVE_DEFERRED  # noqa: E402
 from hopper_gemm.config import GemmConfig, Schedule  # noqa: E402
+from needs_gpu import cuda_torch  # noqa: E402
 from shape_arg import parse_shapes  # noqa: E402
 
 #: (M, N, K, bias): the shapes of docs/gemm.md's wave-balance and stream-K tables (2026-11-26).
@@ -136,12 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.repeats < 1:
         parser.error(f"--repeats {args.repeats}: at least 1")
     shapes = [(*s, args.bias) for s in parse_shapes(parser, args.shapes)] if args.shapes else SHAPES
-    try:
-        import torch
-    except ImportError:
-        torch = None
-    if torch is None or not torch.cuda.is_available():
-        print("no CUDA GPU: benchmarks/gemm_waves.py needs one (tests/test_gemm_schedule.py checks the rules)")
+    torch = cuda_torch("gemm_waves.py", "tests/test_gemm_schedule.py checks the rules")
+    if torch is None:
         return 0
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     print(f"device: {torch.cuda.get_device_name()} ({sms} SMs); bf16 randn, with PDL; {ROUNDS}×{BATCH} launches,")
