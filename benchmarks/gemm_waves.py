@@ -104,7 +104,7 @@ def waves(mnk: tuple[int, int, int], sms: int) -> str:
 
 def bench_shape(mnk: tuple[int, int, int], bias: bool, torch) -> dict[str, float]:
     """torch's µs under "torch", and the ratio (torch time / ours) of every contender."""
-    from hopper_gemm.api import launcher, validate
+    from checked_launch import checked_launcher
     from hopper_gemm.timing import time_interleaved
 
     m, n, k = mnk
@@ -116,14 +116,7 @@ def bench_shape(mnk: tuple[int, int, int], bias: bool, torch) -> dict[str, float
     # torch.matmul without a bias, the baseline of every other GEMM benchmark here
     contenders = {"torch": (lambda: torch.nn.functional.linear(a, w, b)) if bias else (lambda: torch.matmul(a, w.t()))}
     for name, config in candidates_for(mnk, bias, torch.cuda.get_device_properties(0).multi_processor_count).items():
-        out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-        launch = launcher(config, validate(a, w, bias=b, out=out), out)
-        launch()
-        torch.cuda.synchronize()
-        err = ((out.float() - ref).abs().max() / ref.abs().max()).item()
-        if not err < 1e-2:  # NaN too: a tile never written
-            raise SystemExit(f"{name} at {mnk}: relative error {err} against torch")
-        contenders[name] = launch
+        contenders[name] = checked_launcher(config, (a, w, b), ref, f"{name} at {mnk}")
     times = time_interleaved(contenders, ROUNDS, BATCH, rotate=True)
     return {"torch": times["torch"]} | {name: times["torch"] / t for name, t in times.items() if name != "torch"}
 
