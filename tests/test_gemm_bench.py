@@ -36,3 +36,24 @@ def test_the_summary_finds_autos_pick_among_pdl_launches(monkeypatch):
     rows = [gemm.Row(shape[:3], "bf16", False, "pp128x128c21r", 1000.0, 980.0, 0.0)]
     assert "auto = pp128x128c21r 0.980, target ≥ 0.98 ✓" in gemm._auto(shape, rows, pdl=True)
     assert "not in this run" in gemm._auto(shape, rows, pdl=False)  # no configuration without PDL ran
+
+
+def test_autos_picks_for_the_issue_table_are_the_measured_ones():
+    """The issue's rows keep the configurations benchmarks/RESULTS.md measured for them: a new rule of the
+    table that moved one would need that row measured again."""
+    import gemm
+    from hopper_gemm.autotable import pick
+    from hopper_gemm.config import Problem
+
+    expected = {
+        (4096, 4096, 4096): "coop128x256c21d8",
+        (6144, 6144, 6144): "coop128x256c21skrd8",
+        (8192, 8192, 8192): "coop128x256c21skrd8",
+        (8192, 8192, 1024): "pp128x192c21",
+        (256, 8192, 8192): "pp128x128c21r",
+        (1024, 8192, 8192): "coop128x256c21d8",
+    }
+    for m, n, k, dtype, bias in gemm.SHAPES:
+        config = pick(Problem(dtype, bias=bias), (m, n, k))
+        name = expected.get((m, n, k), "coop128x256c21skrd8")  # the bias row: 8192²×4096
+        assert config == gemm.CANDIDATES[name], ((m, n, k), config.describe())
