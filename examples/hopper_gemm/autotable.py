@@ -203,10 +203,11 @@ def split_tail(mnk: tuple[int, int, int], sms: int = H100_SMS) -> tuple[GemmConf
 
 
 def wave_balance(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) -> GemmConfig:
-    """The cooperative 128×256 tile (deferred epilogue) or a ping-pong tile of :data:`PINGPONG_REUSE_COST`,
-    whichever scores best: its :func:`wave_fill`, ping-pong's times ``1 + hidden × SHORT_K / K − reuse``
-    (:data:`PINGPONG_HIDDEN_EPILOGUE`); the cooperative tile on a tie. For a short K, and for a long K
-    with too few waves for stream-K's remainder mode.
+    """The cooperative 128×256 tile (deferred epilogue), a ping-pong tile of :data:`PINGPONG_REUSE_COST` or
+    split-K on the last wave (:func:`split_tail`), whichever scores best: its :func:`wave_fill`, ping-pong's
+    times ``1 + hidden × SHORT_K / K − reuse`` (:data:`PINGPONG_HIDDEN_EPILOGUE`), split-K's own score; the
+    cooperative tile on a tie. For every shape past the fill rules where stream-K does not pay
+    (:func:`stream_k_pays`).
 
     H100, with PDL, ours / torch, cooperative → ping-pong: 3072²×2048 0.80 → 1.00 (144 cluster-tiles: 2.2
     waves of 66), 3072²×8192 0.75 → 0.96, 2048×5120×2048 0.89 → 0.97 (128×128), 6144×7168×2048 1.03 →
