@@ -85,13 +85,12 @@ SHORT_K = 2048
 #: 27/66) 0.85 → 0.77, 3072²×8192 (2 + 12/66) 0.76 → 0.68: each cluster's share of the split waves
 #: starts at a k-tile no other cluster is at, and its loads miss the L2 that a wave's share.
 STREAM_K_MIN_WAVES = 6
-#: The fullest partial wave the remainder mode (its tiles alone split, at least half a tile per cluster)
-#: pays on, before STREAM_K_MIN_WAVES whole waves (and from them: ..._MANY_WAVES); fuller, it saves too little of a tile
-#: for its fix-up. Unsplit → remainder mode: 2560²×8192 (1 + 34/66) 0.84 → 0.92 / 0.97, 3072×3584×8192
-#: (2 + 36/66) 0.88 → 0.97, 3328²×8192 (2 + 37/66) a tie, ×4096 +7 %, 6144³ (8 + 48/66) +1 … +3.5 %,
-#: 8192×6144×4096 (11 + 42/66) +0.8 %; 2304×3328×8192 (1 + 51/66) 1.01 → 0.85, 2816²×8192 (1 + 55/66)
-#: 1.00 → 0.82, 4096×5120×8192 (4 + 56/66) 1.02 → 0.95, 4096³ (3 + 58/66) −3 %, 4608²×8192 (4 + 60/66)
-#: 1.03 → 0.97, 7168²×8192 (10 + 58/66) 1.01 → 1.00.
+#: The fullest partial wave the remainder mode (its tiles alone split, at least half a tile per cluster) pays on:
+#: STREAM_K_MAX_FILL before STREAM_K_MIN_WAVES whole waves, STREAM_K_MAX_FILL_MANY_WAVES from them. Fuller, it saves too
+#: little of a tile for its fix-up. Unsplit → remainder mode: 2560²×8192 (1 + 34/66) 0.84 → 0.92 / 0.97, 3072×3584×8192
+#: (2 + 36/66) 0.88 → 0.97, 3328²×8192 (2 + 37/66) a tie, ×4096 +7 %, 6144³ (8 + 48/66) +1 … +3.5 %, 8192×6144×4096 (11
+#: + 42/66) +0.8 %; 2304×3328×8192 (1 + 51/66) 1.01 → 0.85, 2816²×8192 (1 + 55/66) 1.00 → 0.82, 4096×5120×8192 (4 +
+#: 56/66) 1.02 → 0.95, 4096³ (3 + 58/66) −3 %, 4608²×8192 (4 + 60/66) 1.03 → 0.97, 7168²×8192 (10 + 58/66) 1.01 → 1.00.
 STREAM_K_MAX_FILL = 0.6
 STREAM_K_MAX_FILL_MANY_WAVES = 0.75
 #: The table was measured on an H100 SXM: 132 SMs.
