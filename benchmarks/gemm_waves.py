@@ -5,7 +5,8 @@ programmatic dependent launch (as ``gemm()`` launches), interleaved with torch.m
 in ``ROUNDS`` rounds of ``BATCH`` launches, rotating order, median; each is checked against torch once,
 and the whole comparison repeats ``--repeats`` times (a mid-size shape's torch time moves by up to 20 %
 between runs). The contenders: the cooperative 128×256 tile with the deferred epilogue (``coop``), the
-same with stream-K's remainder mode (``coop-sk``, long K only), split-K on the last wave (``coop-tail``,
+same with stream-K's remainder mode (``coop-sk``, long K only) and its aligned mode (``coop-aligned``,
+where it splits), split-K on the last wave (``coop-tail``,
 the rule's part count, where one fits), ping-pong 128×192 (not with a bias: it spills) and 128×128, each
 in clusters 2×1 and 1×2.
 
@@ -31,7 +32,7 @@ from hopper_gemm.config import GemmConfig, Schedule  # noqa: E402
 from needs_gpu import cuda_torch  # noqa: E402
 from shape_arg import parse_shapes  # noqa: E402
 
-#: (M, N, K, bias): the shapes of docs/gemm.md's wave-balance and stream-K tables (2026-11-26).
+#: (M, N, K, bias): the shapes of docs/gemm.md's wave-balance, stream-K and aligned-split tables (2026-11-26).
 SHAPES = [
     (2048, 2048, 2048, False),
     (4096, 4096, 2048, False),
@@ -59,12 +60,17 @@ SHAPES = [
     (1536, 3072, 2048, False),
     (3840, 3840, 8192, False),
     (2560, 4096, 8192, False),
+    (3072, 1024, 8192, False),
+    (3072, 1024, 4096, False),
+    (1536, 2560, 8192, False),
+    (4096, 5120, 8192, False),
 ]
-COOP, COOP_SK, COOP_TAIL = "coop", "coop-sk", "coop-tail"
+COOP, COOP_SK, COOP_TAIL, COOP_ALIGNED = "coop", "coop-sk", "coop-tail", "coop-aligned"
 P = Schedule.PINGPONG
 CANDIDATES = {
     COOP: COOPERATIVE_DEFERRED,
     COOP_SK: COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_remainder=True),
+    COOP_ALIGNED: COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_aligned=True),
 } | {f"pp{tn}c{cm}{3 - cm}": GemmConfig(128, tn, cm, 3 - cm, P) for tn in (192, 128) for cm in (2, 1)}
 #: Ping-pong 128×192 spills with a bias term (``autotable.SMALL_M_BIAS_SPILLS``).
 BIAS_SPILLS = {"pp192c21", "pp192c12"}
@@ -74,11 +80,16 @@ WITHIN = 0.01
 
 
 def candidates_for(mnk: tuple[int, int, int], bias: bool, sms: int = 132) -> dict[str, GemmConfig]:
-    """The contenders of a shape, launched with PDL: stream-K only past ``SHORT_K`` (never taken below), and
-    split-K on the last wave where ``autotable.split_tail`` finds a part count (``coop-tail``)."""
+    """The contenders of a shape, launched with PDL: stream-K's remainder mode only past ``SHORT_K`` (never
+    taken below), its aligned mode where it splits a tile, and split-K on the last wave where
+    ``autotable.split_tail`` finds a part count (``coop-tail``)."""
     from hopper_gemm.autotable import SHORT_K, split_tail
+    from hopper_gemm.launch import stream_k_split
 
+    clusters = sms // COOPERATIVE_DEFERRED.cluster_size
+    aligned = stream_k_split(CANDIDATES[COOP_ALIGNED], mnk, clusters).sk_tiles > 0
     names = [n for n in CANDIDATES if not (bias and n in BIAS_SPILLS) and not (n == COOP_SK and mnk[2] <= SHORT_K)]
+    names = [n for n in names if n != COOP_ALIGNED or aligned]
     chosen = {name: CANDIDATES[name] for name in names}
     tail = split_tail(mnk, sms)
     if tail is not None:

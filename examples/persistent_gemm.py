@@ -37,10 +37,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--cluster", type=lambda s: tuple(int(x) for x in s.split("x")), help="e.g. 2x1")
     p.add_argument(
         "--stream-k",
-        choices=["auto", "on", "off", "remainder"],
+        choices=["auto", "on", "off", "remainder", "aligned"],
         default="auto",
         help="cooperative: split the last wave and a half by k-tiles (on), only the partial wave (remainder), "
-        "or not (off); auto: the measured table",
+        "the partial wave's tiles at one k, their later parts on the idle clusters (aligned), or not (off); "
+        "auto: the measured table",
     )
     p.add_argument(
         "--split-k",
@@ -56,7 +57,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--json", help="write the figures here")
     p.add_argument("--trace", help="draw a trace-mode timeline of 4 SMs to this PNG")
     args = p.parse_args(argv)
-    args.stream_k = {"auto": None, "on": True, "off": False, "remainder": "remainder"}[args.stream_k]
+    args.stream_k = {"auto": None, "on": True, "off": False}.get(args.stream_k, args.stream_k)
     return args
 
 
@@ -73,7 +74,8 @@ def no_gpu_report(args: argparse.Namespace, why: str = "") -> int:
     if config.stream_k:  # the fix-up between clusters, on a small walk of the same split arithmetic
         from hopper_gemm.stream_k_protocol import STREAM_K_BUGS, StreamKWalk, check_stream_k
 
-        walk = StreamKWalk(*STREAM_K_MODEL[config.stream_k_remainder], remainder=config.stream_k_remainder)
+        mode = "aligned" if config.stream_k_aligned else "remainder" if config.stream_k_remainder else "waves"
+        walk = StreamKWalk(*STREAM_K_MODEL[mode], remainder=config.stream_k_remainder, aligned=config.stream_k_aligned)
         print(
             f"stream-K fix-up (pipes.check; {walk.cluster_tiles} tiles on {walk.clusters} clusters, "
             f"{walk.k_tiles} k-tiles, {walk.launches} launches):"
@@ -98,9 +100,10 @@ def no_gpu_report(args: argparse.Namespace, why: str = "") -> int:
     return 0
 
 
-#: The walks the stream-K model checks in the compile-only report (by ``stream_k_remainder``): 7 tiles on
-#: 3 clusters, 3 k-tiles (two tiles split in two); 6 tiles on 4 clusters, 5 k-tiles (one in three).
-STREAM_K_MODEL = {False: (7, 3, 3), True: (6, 4, 5)}
+#: The walks the stream-K model checks in the compile-only report (by mode): 7 tiles on 3 clusters, 3
+#: k-tiles (two tiles split in two); 6 tiles on 4 clusters, 5 k-tiles (one in three); 2 tiles under a
+#: wave of 3 clusters, 7 k-tiles (leads of 6, one follower with both follow parts).
+STREAM_K_MODEL = {"waves": (7, 3, 3), "remainder": (6, 4, 5), "aligned": (2, 3, 7)}
 
 
 def torch_contender(a: Any, b_nk: Any, bias: Any, alpha: float) -> Callable[[], Any]:

@@ -245,6 +245,11 @@ def test_stream_k_posts_and_adds_partials_through_release_and_acquire(config):
         deep = report(config.with_(stream_k_remainder=True, stream_k_partials=partials), Problem("bf16"))
         assert deep.spill_bytes == 0 and not deep.wgmma_serialized
         assert len(re.findall(r"ld\.global\.v4\.b32", re.sub(r"//.*", "", deep.ptx))) == partials * vectors
+    # aligned: one follow part per split tile, so one slot posted and one added, as with whole-tile shares
+    aligned = report(config.with_(stream_k_aligned=True), Problem("bf16"))
+    assert aligned.spill_bytes == 0 and not aligned.wgmma_serialized
+    body = re.sub(r"//.*", "", aligned.ptx)
+    assert len(re.findall(r"st\.global\.v4\.b32", body)) == len(re.findall(r"ld\.global\.v4\.b32", body)) == vectors
     with pytest.raises(ValueError, match="stream_k"):
         GemmConfig(128, 128, 2, 1, Schedule.PINGPONG, stream_k=True)
     with pytest.raises(ValueError, match="stream_k_remainder = True is invalid"):

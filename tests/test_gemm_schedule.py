@@ -333,6 +333,111 @@ def test_the_stream_k_model_refuses_walks_with_nothing_to_fix_up():
         check_stream_k(StreamKWalk(7, 3, 3), bug="typo")
 
 
+@pytest.mark.parametrize(
+    "tiles,clusters,k_tiles",
+    [(48, 66, 128), (40, 66, 128), (48, 66, 64), (256, 66, 64), (65, 66, 128), (1, 66, 128), (132 + 7, 66, 96)]
+    + [(2, 3, 7), (5, 3, 7), (2, 4, 4), (3, 4, 8), (7, 8, 1), (7, 8, 2), (66, 66, 64), (0, 66, 64), (33, 66, 4)],
+)
+def test_the_aligned_split_keeps_every_cluster_at_the_same_k(tiles, clusters, k_tiles):
+    """AlignedSplit, walked as the kernel walks it: every (tile, k-tile) exactly once; the whole waves
+    whole; each tile of the partial wave a lead ``[0, lead)`` on cluster ``tile`` (same length for all:
+    the leads walk k in step) and, where something follows, one follow part ``[lead, K)`` on a cluster
+    the partial wave leaves idle, at most ``per_follower`` of them per cluster; ``lead`` the least that
+    balances a lead and its addition against a follower's parts and posts."""
+    from hopper_gemm.schedule import ALIGNED_ADD_K_TILES, ALIGNED_POST_K_TILES, AlignedSplit
+
+    split = AlignedSplit.of(tiles, clusters, k_tiles)
+    rem = tiles % clusters if split.lead < k_tiles else 0  # a lead of every k-tile: the tiles stay whole
+    assert (split.dp_tiles, split.sk_tiles) == (tiles - rem, rem)
+    units: dict[int, list] = {}
+    followers: dict[int, int] = {}
+    for cluster in range(clusters):
+        at, end = split.stream(cluster, k_tiles)
+        while at < end:
+            tile, kb, ke = split.unit(at, end, k_tiles)
+            part = split.part(at, tile, k_tiles)
+            units.setdefault(tile, []).append((kb, ke, part, cluster))
+            if part:
+                followers[cluster] = followers.get(cluster, 0) + 1
+            at += ke - kb
+    assert sorted(units) == list(range(rem))
+    for tile, parts in units.items():
+        parts.sort()
+        assert parts[0] == (0, split.lead, 0, tile)  # the lead, on its own cluster
+        assert len(parts) == 2 and parts[1][:3] == (split.lead, k_tiles, 1) and parts[1][3] >= rem
+        assert split.partials(tile, k_tiles) == 1
+    assert all(count <= split.per_follower for count in followers.values())
+    if rem and split.lead > 1:
+        q, add, post = split.per_follower, ALIGNED_ADD_K_TILES, ALIGNED_POST_K_TILES
+        assert split.lead + add >= q * (split.follow + post)
+        assert q * (split.follow + 1 + post) > split.lead - 1 + add  # one k-tile less would not balance
+
+
+@pytest.mark.parametrize("tiles,clusters,k_tiles", [(2, 3, 7), (5, 3, 7), (2, 4, 4)])
+def test_the_aligned_fix_up_passes_the_checker_and_planted_defects_do_not(tiles, clusters, k_tiles):
+    """hopper_gemm.stream_k_protocol with ``aligned``: (2, 3, 7) has one follower posting two tiles' follow
+    parts in turn, (5, 3, 7) whole tiles before them, over two stream-ordered launches."""
+    from hopper_gemm.stream_k_protocol import STREAM_K_BUGS, StreamKWalk, check_stream_k
+
+    walk = StreamKWalk(tiles, clusters, k_tiles, aligned=True)
+    report = check_stream_k(walk)
+    assert report.ok and report.exhaustive and "stream_k_aligned" in str(report), str(report)
+    for bug in STREAM_K_BUGS:
+        kinds = {f.kind.name for f in check_stream_k(walk, bug=bug).findings}
+        assert "AGENT_ERROR" in kinds or "READ_UNCOMMITTED" in kinds, (bug, kinds)
+    with pytest.raises(ValueError, match="split nothing"):
+        check_stream_k(StreamKWalk(7, 8, 1, aligned=True))  # a lead of the one k-tile: nothing follows
+    with pytest.raises(ValueError, match="aligned and remainder are two modes"):
+        check_stream_k(StreamKWalk(2, 3, 7, remainder=True, aligned=True))
+
+
+def test_the_aligned_split_is_asked_for_and_launched_on_every_resident_cluster(monkeypatch):
+    """``stream_k="aligned"`` (gemm, choose_config) and ``GemmConfig.stream_k_aligned``: with stream-K only,
+    not with the remainder mode; under a wave the launch takes every resident cluster (the followers)."""
+    from hopper_gemm import launch
+    from hopper_gemm.api import choose_config
+    from hopper_gemm.config import Problem
+
+    monkeypatch.setitem(launch._RESIDENT, (2, 0), 66)
+    aligned = choose_config(Problem("bf16"), (3072, 1024, 8192), "auto", None, None, stream_k="aligned")
+    assert aligned.stream_k and aligned.stream_k_aligned and not aligned.stream_k_remainder
+    assert "stream-K (aligned)" in aligned.describe()
+    # 48 cluster-tiles of 128 k-tiles on 66 clusters: leads of 99 k-tiles, 16 followers of three follow parts
+    assert launch.clusters_to_launch(aligned, 3072, 1024, k=8192) == 66
+    assert launch.stream_k_split(aligned, (3072, 1024, 8192), 66).lead == 99
+    assert launch.clusters_to_launch(aligned, 3072, 1024) == 48  # without k: no split known
+    assert launch.clusters_to_launch(aligned, 3072, 1024, k=64) == 48  # one k-tile: nothing follows
+    with pytest.raises(ValueError, match=r"stream_k_aligned = True is invalid: allowed False, or True with stream_k"):
+        GemmConfig(stream_k_aligned=True)
+    with pytest.raises(ValueError, match=r"stream_k_aligned = True is invalid"):
+        GemmConfig(stream_k=True, stream_k_remainder=True, stream_k_aligned=True)
+    with pytest.raises(ValueError, match=r"stream_k_aligned = 1 is invalid"):
+        GemmConfig(stream_k=True, stream_k_aligned=1)
+    with pytest.raises(ValueError, match=r"stream_k = 'align' is invalid: allowed None .* 'remainder' or 'aligned'"):
+        choose_config(Problem("bf16"), (3072, 1024, 8192), "auto", None, None, stream_k="align")
+
+
+def test_auto_takes_the_aligned_split_where_it_measured_ahead():
+    """``autotable.aligned_split`` among the wave balance's contenders (H100, with PDL, two repetitions, ours /
+    torch, unsplit → aligned): 3072×1024×8192 (48 cluster-tiles on 66 clusters) 0.815 → 0.894, ×4096 0.773 →
+    0.807, 2304×3328×8192 (1 + 51/66 waves) 0.999 → 1.054, 2816²×8192 (1 + 55/66) 1.002 → 1.029; kept
+    unsplit: 4096³ (3 + 58/66, leads of 61 of 64 k-tiles: a tie), 1536×2560×8192 (60/66 under a wave: 0.980
+    against 0.963), 4608²×8192 (4 + 60/66, a tie); the remainder mode where stream-K pays (6144³: a tie);
+    never at K ≤ 2048 (not measured)."""
+    from hopper_gemm.autotable import aligned_split, pick
+    from hopper_gemm.config import Problem
+
+    bf16 = Problem("bf16")
+    for mnk in ((3072, 1024, 8192), (3072, 1024, 4096), (2304, 3328, 8192), (2816, 2816, 8192), (3840, 3840, 8192)):
+        chosen = pick(bf16, mnk)
+        assert chosen.stream_k_aligned and chosen.deferred_chunks == 8 and (chosen.tile_m, chosen.tile_n) == (128, 256)
+    for mnk in ((4096, 4096, 4096), (1536, 2560, 8192), (4608, 4608, 8192)):
+        assert not pick(bf16, mnk).stream_k, mnk
+    assert pick(bf16, (6144, 6144, 6144)).stream_k_remainder
+    assert aligned_split((3072, 1024, 2048)) is None and aligned_split((4096, 4096, 4096)) is not None
+    assert aligned_split((256 * 33, 256 * 8, 4096)) is None  # 4 whole waves of 66: nothing to split
+
+
 def test_small_m_takes_the_largest_tile_that_fills_the_sms():
     """The fill rule (hopper_gemm.autotable): the tile of least streamed rows per SM (waves × (tile_m +
     tile_n) / the useful share of the rows), the larger on a tie; cluster 2×1 when M spans an even number

@@ -24,8 +24,13 @@ def test_every_pick_of_the_two_rules_is_a_contender():
         assert (name == gemm_waves.COOP_SK) == stream_k_pays(mnk)
         assert (gemm_waves.COOP_SK in gemm_waves.candidates_for(mnk, bias)) == (k > SHORT_K)
         assert not (bias and gemm_waves.BIAS_SPILLS & set(gemm_waves.candidates_for(mnk, bias)))
-    # the table holds each kind of pick: both tiles, the 1×2 cluster, stream-K and the cooperative tile
-    assert picks == {"coop", "coop-sk", "coop-tail", "pp192c21", "pp128c21", "pp128c12"}
+    # the table holds each kind of pick: both tiles, the 1×2 cluster, stream-K, the aligned split and the
+    # cooperative tile
+    assert picks == {"coop", "coop-sk", "coop-aligned", "coop-tail", "pp192c21", "pp128c21", "pp128c12"}
+    # the aligned split where it splits: under a wave and after whole waves; not where the waves are whole
+    candidates = gemm_waves.candidates_for
+    assert "coop-aligned" in candidates((3072, 1024, 8192), False) and "coop-aligned" in candidates((4096,) * 3, False)
+    assert "coop-aligned" not in candidates((256 * 33, 256 * 8, 4096), False)
     assert gemm_waves.candidates_for((1536, 3072, 8192), False)["coop-tail"].split_k == 8
     assert all(c.pdl for c in gemm_waves.candidates_for((4096, 4096, 4096), False).values())
     assert gemm_waves.waves((4096, 4096, 4096), 132) == "3 + 58/66"

@@ -16,6 +16,9 @@ from .call_cache import CachedCall, LaunchCache, call_key
 from .config import GemmConfig, Problem, Schedule
 from .schedule import SplitK
 
+#: What ``stream_k`` takes besides None (the table's choice).
+STREAM_K_CHOICES = (True, False, "remainder", "aligned")
+
 TORCH_DTYPES = ("fp16", "bf16")
 _ALIGN_BYTES = 16  # TMA: global addresses and row strides are multiples of 16 bytes
 
@@ -153,7 +156,8 @@ def choose_config(
     split_k: int | None = None,
 ) -> GemmConfig:
     """The configuration for a call: the measured table for ``schedule="auto"``, else what was asked;
-    ``stream_k`` True / False / ``"remainder"`` (only the partial wave split) and ``split_k`` (parts per
+    ``stream_k`` True / False / ``"remainder"`` (only the partial wave split) / ``"aligned"`` (the partial
+    wave's tiles split at one k, their later parts on the idle clusters) and ``split_k`` (parts per
     tile, 1: none) override the table's choice (None: keep it; a new tile or cluster drops the table's
     split-K, chosen for its own tile). ``sms``: the GPU's SM count (None: an H100's, what the table was
     measured on)."""
@@ -180,12 +184,17 @@ def choose_config(
     if cluster is not None:
         config = config.reshaped(cluster_m=int(cluster[0]), cluster_n=int(cluster[1]))
     if stream_k is not None:
-        if stream_k not in (True, False, "remainder") or isinstance(stream_k, int) and not isinstance(stream_k, bool):
+        if stream_k not in STREAM_K_CHOICES or isinstance(stream_k, int) and not isinstance(stream_k, bool):
             raise ValueError(
-                f"stream_k = {stream_k!r} is invalid: allowed None (the table's choice), True, False or 'remainder'"
+                f"stream_k = {stream_k!r} is invalid: allowed None (the table's choice), True, False, 'remainder' "
+                "or 'aligned'"
             )
         config = config.with_(
-            staging_in_ring=False, stream_k=bool(stream_k), stream_k_remainder=stream_k == "remainder", split_k=1
+            staging_in_ring=False,
+            stream_k=bool(stream_k),
+            stream_k_remainder=stream_k == "remainder",
+            stream_k_aligned=stream_k == "aligned",
+            split_k=1,
         )
     if split_k is not None:
         config = config.with_(staging_in_ring=False, deferred_chunks=0, split_k=split_k)
@@ -293,7 +302,8 @@ def gemm(
 
     fp16/bf16 in and out, fp32 accumulation. ``schedule``: ``"auto"`` (the measured table),
     ``"cooperative"`` or ``"pingpong"``; ``tile`` / ``cluster`` / ``stream_k`` (cooperative: True splits
-    the last wave and a half by k-tiles, ``"remainder"`` only the partial wave) / ``split_k`` (cooperative:
+    the last wave and a half by k-tiles, ``"remainder"`` only the partial wave, ``"aligned"`` the partial
+    wave's tiles each at one k, their later parts on the clusters that wave leaves idle) / ``split_k`` (cooperative:
     parts per tile, each on its own cluster, summed in parallel; past one wave only the last wave's tiles;
     1 for none) override the table's choice.
     ``pdl``: launch with programmatic dependent launch (:attr:`GemmConfig.pdl`): after another such

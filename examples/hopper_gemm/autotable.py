@@ -60,11 +60,13 @@ waves of 66 clusters). :func:`wave_balance` weighs the fill by what each tile do
 from __future__ import annotations
 
 from .config import GemmConfig, Problem, Schedule
-from .schedule import StreamKSplit
+from .schedule import ALIGNED_ADD_K_TILES, AlignedSplit, StreamKSplit
 
 COOPERATIVE_128x256 = GemmConfig(tile_m=128, tile_n=256, cluster_m=2, cluster_n=1, schedule=Schedule.COOPERATIVE)
 #: Auto's cooperative tile for long K: its epilogue deferred under the next tile, one subtile per k-tile.
 COOPERATIVE_DEFERRED = COOPERATIVE_128x256.with_(deferred_chunks=8)
+#: The same with the partial wave's tiles split at one k (:class:`~hopper_gemm.schedule.AlignedSplit`).
+COOPERATIVE_ALIGNED = COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_aligned=True)
 COOPERATIVE_256x128 = GemmConfig(
     tile_m=256, tile_n=128, cluster_m=1, cluster_n=2, schedule=Schedule.COOPERATIVE, epi_batch=4
 )
@@ -201,12 +203,37 @@ def split_tail(mnk: tuple[int, int, int], sms: int = H100_SMS) -> tuple[GemmConf
     return None
 
 
+#: What the aligned split costs beyond its model (a lead and its addition), in turns of a tile. H100, with PDL,
+#: 2026-11-26, measured turns less modelled: 0.02–0.05 after whole waves (2304×3328, 2816², 3840², 4608²,
+#: 4096×5120 at K = 8192; 6144³), 0.03–0.09 under a wave (3072×1024×{4096, 8192}, 2048×1536×8192,
+#: 2560×1024×8192), where the exposed epilogue and the ring's fill weigh on a one-tile kernel.
+ALIGNED_EXTRA_TURNS = 0.05
+
+
+def aligned_split(mnk: tuple[int, int, int], sms: int = H100_SMS) -> tuple[GemmConfig, float] | None:
+    """The cooperative 128×256 tile with the partial wave's tiles split at one k (``stream_k_aligned``), and
+    its score for :func:`wave_balance`: the cluster-tiles over the clusters' turns, the whole waves plus a
+    lead and its addition (:data:`~hopper_gemm.schedule.ALIGNED_ADD_K_TILES`) as a share of the tile's
+    k-tiles, plus :data:`ALIGNED_EXTRA_TURNS`. None at K ≤ ``SHORT_K`` (not measured there) and where it
+    splits nothing (whole waves, or a lead of every k-tile)."""
+    m, n, k = mnk
+    if k <= SHORT_K:
+        return None
+    clusters = max(1, sms // COOPERATIVE_ALIGNED.cluster_size)
+    tiles = COOPERATIVE_ALIGNED.cluster_tiles(m, n)
+    split = AlignedSplit.of(tiles, clusters, -(-k // COOPERATIVE_ALIGNED.tile_k))
+    if not split.sk_tiles:
+        return None
+    turns = split.dp_tiles // clusters + (split.lead + ALIGNED_ADD_K_TILES) / split.k_tiles + ALIGNED_EXTRA_TURNS
+    return COOPERATIVE_ALIGNED, tiles / (turns * clusters)
+
+
 def wave_balance(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) -> GemmConfig:
-    """The cooperative 128×256 tile (deferred epilogue), a ping-pong tile of :data:`PINGPONG_REUSE_COST` or
-    split-K on the last wave (:func:`split_tail`), whichever scores best: its :func:`wave_fill`, ping-pong's
-    times ``1 + hidden × SHORT_K / K − reuse`` (:data:`PINGPONG_HIDDEN_EPILOGUE`), split-K's own score; the
-    cooperative tile on a tie. For every shape past the fill rules where stream-K does not pay
-    (:func:`stream_k_pays`).
+    """The cooperative 128×256 tile (deferred epilogue), a ping-pong tile of :data:`PINGPONG_REUSE_COST`,
+    split-K on the last wave (:func:`split_tail`) or the aligned split (:func:`aligned_split`), whichever
+    scores best: its :func:`wave_fill`, ping-pong's times ``1 + hidden × SHORT_K / K − reuse``
+    (:data:`PINGPONG_HIDDEN_EPILOGUE`), the splits' own scores; the earlier on a tie. For every shape past
+    the fill rules where stream-K does not pay (:func:`stream_k_pays`).
 
     H100, with PDL, ours / torch, cooperative → ping-pong: 3072²×2048 0.80 → 1.00 (144 cluster-tiles: 2.2
     waves of 66), 3072²×8192 0.75 → 0.96, 2048×5120×2048 0.89 → 0.97 (128×128), 6144×7168×2048 1.03 →
@@ -221,9 +248,9 @@ def wave_balance(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = Fa
         score = wave_fill(pingpong, m, n, sms) * (1 + hidden * SHORT_K / k - reuse)
         if score > best_score:
             best, best_score = pingpong, score
-    tail = split_tail(mnk, sms)
-    if tail is not None and tail[1] > best_score:
-        return tail[0]
+    for split in (split_tail(mnk, sms), aligned_split(mnk, sms)):
+        if split is not None and split[1] > best_score:
+            best, best_score = split
     return paired_along_the_shorter_side(best, m, n)
 
 

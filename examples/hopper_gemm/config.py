@@ -96,7 +96,11 @@ class GemmConfig:
     only the partial wave's tiles when that gives every cluster at least half a tile (``StreamKSplit(remainder=True)``);
     ``stream_k_partials`` p (with it): at least 1/p of a tile instead, up to p partial sums per tile. Where the tiles
     are fewer than the clusters, that is split-K: the launch takes every resident cluster and each tile is cut into
-    about clusters / tiles parts. ``split_k`` s > 1 (cooperative): s clusters compute each cluster-tile, each a
+    about clusters / tiles parts. ``stream_k_aligned`` (with ``stream_k``, not ``stream_k_remainder``): the partial
+    wave's tiles are each split at one k-tile into a lead part, kept by its own cluster, and a follow part, which
+    the clusters that wave leaves idle take a few at a time (:class:`~hopper_gemm.schedule.AlignedSplit`): every
+    cluster then walks k in step, as whole tiles do; under a wave the launch takes every resident cluster too.
+    ``split_k`` s > 1 (cooperative): s clusters compute each cluster-tile, each a
     contiguous s-th of its k-tiles, and sum it in parallel through a global workspace: every part posts its fp32
     partial, waits for the tile's others, adds their values of its own s-th of the subtiles and stores those
     (:mod:`hopper_gemm.split_k`). With more cluster-tiles than that fits, the whole waves are walked whole and only
@@ -133,6 +137,7 @@ class GemmConfig:
     stream_k: bool = False
     stream_k_remainder: bool = False
     stream_k_partials: int = STREAM_K_PARTIALS
+    stream_k_aligned: bool = False
     split_k: int = 1
     epi_batch: int = 1
     deferred_chunks: int = 0
@@ -176,6 +181,11 @@ class GemmConfig:
             raise _bad(owner, "stream_k", self.stream_k, "True or False")
         if not isinstance(self.stream_k_remainder, bool) or (self.stream_k_remainder and not self.stream_k):
             raise _bad(owner, "stream_k_remainder", self.stream_k_remainder, "False, or True with stream_k = True")
+        aligned = self.stream_k_aligned
+        if not isinstance(aligned, bool) or (aligned and (not self.stream_k or self.stream_k_remainder)):
+            raise _bad(
+                owner, "stream_k_aligned", aligned, "False, or True with stream_k = True and stream_k_remainder = False"
+            )
         most, partials = STREAM_K_MOST_PARTIALS, self.stream_k_partials
         if (
             isinstance(partials, bool)
@@ -367,6 +377,7 @@ class GemmConfig:
             + (f" epilogue {self.epi_tile[0]}×{self.epi_n}" if self.epi_n != 32 else "")
             + (" stream-K" if self.stream_k else "")
             + (" (remainder)" if self.stream_k_remainder else "")
+            + (" (aligned)" if self.stream_k_aligned else "")
             + (f" up to {self.stream_k_partials} partials" if self.stream_k_partials != STREAM_K_PARTIALS else "")
             + (f" split-K in {self.split_k}" if self.split_k > 1 else "")
             + (f" {self.epi_batch} subtiles per acquire" if self.epi_batch > 1 else "")

@@ -113,7 +113,7 @@ from .kernel_parts import Copies, Shared, SmemLayouts, TileGrid
 from .load_warp import load, load_atom
 from .mainloop import mainloop
 from .roles import BLOCK_THREADS, LOAD_REGISTERS, MATH_FIRST_WARP, MMA_REGISTERS, declare
-from .schedule import SplitK, StreamKSplit, TileOrder
+from .schedule import SplitK, TileOrder, stream_k_split
 from .split_k import split_k_unit
 from .stream_k import split_phase
 
@@ -344,9 +344,7 @@ class GemmKernel:
         k_tiles = (copies.tma_a.shape[1] + cfg.tile_k - 1) // cfg.tile_k
         split = None
         if cutlass.const_expr(cfg.stream_k):
-            split = StreamKSplit.of(
-                cluster_tiles, clusters, k_tiles, remainder=cfg.stream_k_remainder, partials=cfg.stream_k_partials
-            )
+            split = stream_k_split(cfg, cluster_tiles, clusters, k_tiles)
         first_split = None
         if cutlass.const_expr(cfg.split_k > 1):
             first_split = SplitK.first_split(cluster_tiles, clusters)

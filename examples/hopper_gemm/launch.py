@@ -102,21 +102,20 @@ def clusters_to_launch(config: GemmConfig, m: int, n: int, device_index: int = 0
                 "(every part of a tile waits for the others: all must be resident)"
             )
         return resident
-    under_a_wave = config.stream_k_remainder and k is not None and tiles < resident
+    under_a_wave = (config.stream_k_remainder or config.stream_k_aligned) and k is not None and tiles < resident
     if under_a_wave and stream_k_split(config, (m, n, k), resident).sk_tiles:
         return resident
     return max(1, min(tiles, resident))
 
 
 def stream_k_split(config: GemmConfig, mnk: tuple[int, int, int], clusters: int) -> Any:
-    """The :class:`~hopper_gemm.schedule.StreamKSplit` the kernel computes for ``mnk`` on ``clusters``
+    """The split (:func:`~hopper_gemm.schedule.stream_k_split`) the kernel computes for ``mnk`` on ``clusters``
     clusters (host ints: the same function)."""
-    from .schedule import StreamKSplit, ceil_div
+    from .schedule import ceil_div
+    from .schedule import stream_k_split as split_of
 
     m, n, k = mnk
-    k_tiles = ceil_div(k, config.tile_k)
-    remainder, partials = config.stream_k_remainder, config.stream_k_partials
-    return StreamKSplit.of(config.cluster_tiles(m, n), clusters, k_tiles, remainder=remainder, partials=partials)
+    return split_of(config, config.cluster_tiles(m, n), clusters, ceil_div(k, config.tile_k))
 
 
 def without_unheld_ring_staging(config: GemmConfig, m: int, n: int, device_index: int = 0) -> GemmConfig:

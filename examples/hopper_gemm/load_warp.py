@@ -17,7 +17,7 @@ from cutlass.cute.nvgpu import cpasync
 from pipes.cute import read_once_policy
 
 from .kernel_parts import Copies, LoadSources, Shared
-from .schedule import SplitK, StreamKSplit
+from .schedule import SplitK
 
 
 @cute.jit
@@ -53,7 +53,7 @@ def load(kernel: cutlass.Constexpr, decl: cutlass.Constexpr, copies: Copies, sha
     if cutlass.const_expr(cfg.stream_k):  # the split phase: this cluster's share of k-tiles
         at, end = grid.split.stream(grid.cluster_id, grid.k_tiles)
         while at < end:
-            tile, kb, ke = StreamKSplit.unit(at, end, grid.k_tiles)
+            tile, kb, ke = grid.split.unit(at, end, grid.k_tiles)
             linear = grid.split.dp_tiles + tile
             tm, tn = order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
             producer = load_k_tiles(cfg, producer, sources, tm, tn, kb, ke)

@@ -39,6 +39,10 @@ def _min(a: Any, b: Any) -> Any:
     return cutlass.min(a, b)
 
 
+def _max(a: Any, b: Any) -> Any:
+    return a + b - _min(a, b)
+
+
 def ceil_div(a: Any, b: int) -> Any:
     return (a + b - 1) // b
 
@@ -197,6 +201,108 @@ class StreamKSplit:
         """Which part of split ``tile`` the unit starting at stream position ``at`` is: 0 for the one with
         k-tile 0 (it stores the tile), 1 … :meth:`partials` for the others (each posts partial slot part−1)."""
         return at // self.share - (tile * k_tiles) // self.share
+
+
+#: The aligned split's fix-up in k-tiles of a cooperative 128×256 tile (H100: a k-tile 0.69 µs, posting a
+#: partial 3.4 µs, adding one 4.1 µs; ``RESULTS.md``, stream-K's split phase timed from inside): what
+#: :meth:`AlignedSplit.of` balances a lead's k-tiles against its followers'.
+ALIGNED_POST_K_TILES = 5
+ALIGNED_ADD_K_TILES = 6
+
+
+@dataclass(frozen=True)
+class AlignedSplit:
+    """Stream-K with every cluster at the same k (``GemmConfig.stream_k_aligned``): the partial wave's ``R``
+    cluster-tiles are split at one k-tile ``lead`` into a *lead* part (k-tiles ``[0, lead)``, its own cluster,
+    which adds the other part and stores the tile) and a *follow* part (``[lead, K)``); the ``C − R``
+    clusters the partial wave leaves idle take the follow parts ``per_follower`` tiles at a time, one
+    after another. Under a wave (no whole tile before), every tile is split so::
+
+        clusters 0 … R−1     lead of tile c:          k 0 ──────────────────▶ lead   add, store
+        clusters R, R+1, …   follow of tiles q·j …:   k lead ──▶ K │ lead ──▶ K │ …  (post each)
+
+    :class:`StreamKSplit`'s shares start wherever the stream cuts them: each cluster loads k-tiles no other
+    is at, and where the operands outgrow the L2 they come from DRAM again (3072×1024×8192, 48 tiles on
+    66 clusters: 0.60 of torch, the unsplit tile 0.81). Here the leads walk k in step as whole tiles
+    do, and so do the followers among themselves. ``lead`` balances a lead plus one addition against
+    ``per_follower`` follow parts, each followed by its post (:data:`ALIGNED_POST_K_TILES`,
+    :data:`ALIGNED_ADD_K_TILES`); where that leaves no follow part (a short K, many tiles per follower) the
+    tiles stay whole (``sk_tiles`` 0). Leads wait only for followers, which wait for nothing: no cycle.
+
+    The same interface as :class:`StreamKSplit` (``dp_tiles``, ``sk_tiles``, :meth:`stream`, :meth:`unit`,
+    :meth:`partials`, :meth:`part`), on the stream of the leads end to end followed by the follow parts
+    end to end; plain ``+ - * //`` and ``min`` on ints or CuTe DSL integers.
+    """
+
+    dp_tiles: Any  # cluster-tiles walked whole, first
+    sk_tiles: Any  # cluster-tiles split, after them (R)
+    lead: Any  # k-tiles of each split tile's lead part
+    per_follower: Any  # follow parts per idle cluster (q)
+    k_tiles: Any
+
+    @staticmethod
+    def slots() -> int:
+        """Partial slots per split tile: its one follow part."""
+        return 1
+
+    @classmethod
+    def of(cls, cluster_tiles: Any, clusters: Any, k_tiles: Any) -> AlignedSplit:
+        full = cluster_tiles // clusters
+        rem = cluster_tiles - full * clusters
+        per_follower = ceil_div(rem, _max(clusters - rem, 1))
+        # lead + add = q · (K − lead + post), rounded up; at least 1, at most K (then nothing follows)
+        balanced = ceil_div(per_follower * (k_tiles + ALIGNED_POST_K_TILES) - ALIGNED_ADD_K_TILES, per_follower + 1)
+        lead = _min(k_tiles, _max(balanced, 1))
+        split = rem * _min(k_tiles - lead, 1)  # nothing follows a lead of every k-tile: no split
+        return cls(cluster_tiles - split, split, lead, per_follower, k_tiles)
+
+    @property
+    def follow(self) -> Any:
+        """k-tiles of each split tile's follow part (0: the split tiles stay whole)."""
+        return self.k_tiles - self.lead
+
+    def stream(self, cluster_id: Any, k_tiles: Any) -> tuple[Any, Any]:
+        """``[begin, end)`` of this cluster's positions: its lead, or its run of follow parts (empty for
+        the clusters past the followers needed, and for all without a split)."""
+        leads = self.sk_tiles * self.lead
+        follower = _min(cluster_id // _max(self.sk_tiles, 1), 1)  # 0 for a lead's cluster
+        j = follower * (cluster_id - self.sk_tiles)
+        first = j * self.per_follower
+        begin = (1 - follower) * cluster_id * self.lead + follower * (leads + first * self.follow)
+        end_follow = leads + _min(self.sk_tiles, first + self.per_follower) * self.follow
+        end = (1 - follower) * (cluster_id + 1) * self.lead + follower * end_follow
+        return begin, _min(end, leads + self.sk_tiles * self.follow)
+
+    def unit(self, at: Any, end: Any, k_tiles: Any) -> tuple[Any, Any, Any]:
+        """The unit at stream position ``at`` (< ``end``): (split tile, first k-tile, end k-tile)."""
+        leads = self.sk_tiles * self.lead
+        following = _min(at // _max(leads, 1), 1)
+        lead_tile = at // self.lead
+        off = following * (at - leads)
+        follow_tile = off // _max(self.follow, 1)
+        tile = (1 - following) * lead_tile + following * follow_tile
+        kb = (1 - following) * (at - lead_tile * self.lead) + following * (self.lead + off - follow_tile * self.follow)
+        limit = (1 - following) * self.lead + following * k_tiles
+        return tile, kb, _min(limit, kb + end - at)
+
+    def partials(self, tile: Any, k_tiles: Any) -> Any:
+        """Partial sums the lead of split ``tile`` adds: 1, or 0 where nothing follows."""
+        return _min(self.follow, 1)
+
+    def part(self, at: Any, tile: Any, k_tiles: Any) -> Any:
+        """0 for a lead, 1 for a follow part (it posts slot 0)."""
+        return _min(at // _max(self.sk_tiles * self.lead, 1), 1)
+
+
+def stream_k_split(config: Any, cluster_tiles: Any, clusters: Any, k_tiles: Any) -> Any:
+    """The split a ``stream_k`` configuration walks: :class:`AlignedSplit` with ``stream_k_aligned``, else
+    :class:`StreamKSplit` (``stream_k_remainder``, ``stream_k_partials``). The kernel, the launch and
+    the CPU model all call it."""
+    if config.stream_k_aligned:
+        return AlignedSplit.of(cluster_tiles, clusters, k_tiles)
+    return StreamKSplit.of(
+        cluster_tiles, clusters, k_tiles, remainder=config.stream_k_remainder, partials=config.stream_k_partials
+    )
 
 
 @dataclass(frozen=True)

@@ -188,7 +188,7 @@ def _unit(
     flags, partials = stream_k_args
     # (partial slots per split tile, accumulators per thread, math threads)
     shape = (_slots(cfg), cute.size(acc), 128 * cfg.warpgroups_per_tile)
-    tile, kb, ke = StreamKSplit.unit(at, end, k_tiles)
+    tile, kb, ke = split.unit(at, end, k_tiles)
     linear = split.dp_tiles + tile
     tm, tn = order.cta_tile(linear, clusters_m, clusters_n, cta_m, cta_n)
     consumer, staging = mainloop(copies.tiled_mma, acc, a_frag, b_frag, consumer, ke - kb, staging, held)

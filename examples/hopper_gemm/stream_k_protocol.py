@@ -2,8 +2,9 @@
 
 Each cluster is one agent (its CTAs and math threads act together: the kernel's named barrier before
 one thread's release, and after one thread's acquire, makes the cluster's 256 threads one party at
-GPU scope). Per launch, an agent walks exactly what :class:`~hopper_gemm.schedule.StreamKSplit` gives
-its cluster — the same code the kernel runs — and per split unit:
+GPU scope). Per launch, an agent walks exactly what :class:`~hopper_gemm.schedule.StreamKSplit` (or,
+``aligned``, :class:`~hopper_gemm.schedule.AlignedSplit`) gives its cluster — the same code the kernel
+runs — and per split unit:
 
 * a unit with later k-tiles of a tile (``kb > 0``, part 1 … ``partials``) writes its partial slot (an
   error if the part has none: its slot would be the next tile's) and adds 1 to the tile's flag
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from pipes.check import Agent, Ctx, ModelCounter, Protocol, Report, Scope, check
 
 from .config import STREAM_K_PARTIALS
-from .schedule import StreamKSplit
+from .schedule import AlignedSplit, StreamKSplit
 
 STREAM_K_BUGS = ("no_wait", "no_reset")
 GPU = Scope.GPU
@@ -35,7 +36,8 @@ GPU = Scope.GPU
 @dataclass(frozen=True)
 class StreamKWalk:
     """What the model walks: ``cluster_tiles`` tiles of ``k_tiles`` k-tiles on ``clusters`` clusters over
-    ``launches`` launches, split as ``StreamKSplit(remainder=remainder, partials=partials)`` splits them."""
+    ``launches`` launches, split as ``StreamKSplit(remainder=remainder, partials=partials)`` splits them, or
+    ``AlignedSplit`` with ``aligned``."""
 
     cluster_tiles: int
     clusters: int
@@ -43,6 +45,7 @@ class StreamKWalk:
     launches: int = 2
     remainder: bool = False
     partials: int = STREAM_K_PARTIALS
+    aligned: bool = False
 
 
 def stream_k_protocol(walk: StreamKWalk, bug: str | None = None) -> Protocol:
@@ -52,14 +55,19 @@ def stream_k_protocol(walk: StreamKWalk, bug: str | None = None) -> Protocol:
     cluster_tiles, clusters, k_tiles, launches = walk.cluster_tiles, walk.clusters, walk.k_tiles, walk.launches
     if min(cluster_tiles, clusters, k_tiles, launches) < 1:
         raise ValueError(f"tiles, clusters, k-tiles, launches = {cluster_tiles, clusters, k_tiles, launches}: >= 1")
-    split = StreamKSplit.of(cluster_tiles, clusters, k_tiles, remainder=walk.remainder, partials=walk.partials)
+    if walk.aligned and walk.remainder:
+        raise ValueError("StreamKWalk: aligned and remainder are two modes: at most one")
+    if walk.aligned:
+        split = AlignedSplit.of(cluster_tiles, clusters, k_tiles)
+        slots = AlignedSplit.slots()
+    else:
+        split = StreamKSplit.of(cluster_tiles, clusters, k_tiles, remainder=walk.remainder, partials=walk.partials)
+        slots = StreamKSplit.slots(walk.remainder, walk.partials)
     if split.sk_tiles == 0:
         raise ValueError(
-            f"{cluster_tiles} tiles on {clusters} clusters split nothing (whole waves, or fewer tiles than "
-            "clusters): nothing to check"
+            f"{cluster_tiles} tiles on {clusters} clusters split nothing (whole waves; in the wave mode, fewer "
+            "tiles than clusters; aligned, a lead of every k-tile): nothing to check"
         )
-
-    slots = StreamKSplit.slots(walk.remainder, walk.partials)
 
     def cluster(c: int):
         def run(ctx: Ctx) -> None:
@@ -68,7 +76,7 @@ def stream_k_protocol(walk: StreamKWalk, bug: str | None = None) -> Protocol:
                     ctx.wait_counter("ended", (e - 1) * clusters, scope=GPU)
                 at, end = split.stream(c, k_tiles)
                 while at < end:
-                    tile, kb, ke = StreamKSplit.unit(at, end, k_tiles)
+                    tile, kb, ke = split.unit(at, end, k_tiles)
                     if kb > 0:
                         part = split.part(at, tile, k_tiles)
                         # The kernel writes slot part − 1 of the tile's `slots`: one more would be the next tile's.
@@ -97,7 +105,8 @@ def stream_k_protocol(walk: StreamKWalk, bug: str | None = None) -> Protocol:
     counters = [ModelCounter("ended")] + [ModelCounter(f"flag{t}") for t in range(split.sk_tiles)]
     initial = {("partial", t, p): ("before launch 1", t, p) for t in range(split.sk_tiles) for p in range(1, slots + 1)}
     deeper = f"_{walk.partials}" if walk.remainder and walk.partials != STREAM_K_PARTIALS else ""
-    label = "stream_k" + ("_remainder" if walk.remainder else "") + deeper + (f"_{bug}" if bug else "")
+    mode = "_aligned" if walk.aligned else "_remainder" if walk.remainder else ""
+    label = "stream_k" + mode + deeper + (f"_{bug}" if bug else "")
     return Protocol(label, agents, [], counters=counters, initial=initial)
 
 

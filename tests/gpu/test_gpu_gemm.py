@@ -310,6 +310,46 @@ def test_stream_k_matches_torch_and_repeats_bitwise(shape, tile, cluster, bias, 
     assert int(flags.count_nonzero()) == 0  # every split tile's flag was consumed and reset
 
 
+#: Aligned stream-K (128×256 c2×1): 4096³ leads of 61 of 64 k-tiles, 8 follow parts per follower; ragged
+#: (2 waves + 12 tiles of 16 k-tiles: leads of 8); under a wave, ragged (48 tiles of 129 k-tiles: leads of
+#: 99, three follow parts each); 1024²×256 (16 tiles of 4 k-tiles under a wave: leads of 2); one k-tile
+#: (nothing follows: whole tiles).
+ALIGNED_SHAPES = [(4096, 4096, 4096), STREAM_K_SHAPES[1], (3000, 1000, 8200), (1024, 1024, 256), STREAM_K_SHAPES[2]]
+
+
+@pytest.mark.parametrize("shape", ALIGNED_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize(
+    "tile,cluster,extra",
+    [((128, 256), (2, 1), {"deferred_chunks": 8}), ((128, 256), (2, 1), {}), ((256, 128), (1, 2), {})]
+    + [((128, 256), (2, 2), {})],
+    ids=["128x256c21d8", "128x256c21", "256x128c12", "128x256c22"],
+)
+@pytest.mark.parametrize("bias", [False, True])
+def test_aligned_stream_k_matches_torch_and_repeats_bitwise(shape, tile, cluster, extra, bias):
+    """``stream_k_aligned``: each split tile's lead adds its one follow part, posted by a cluster the partial
+    wave left idle: NaN-poisoned output fully written, within the bound of fp32, bitwise over repeated
+    launches, and every flag back at zero."""
+    torch = _torch()
+    from hopper_gemm.config import GemmConfig
+    from hopper_gemm.launch import stream_k_workspace
+
+    config = GemmConfig(*tile, *cluster, "cooperative", stream_k=True, stream_k_aligned=True, **extra)
+    _matches_and_repeats(config, shape, bias, 6, repeats=4)
+    flags, _ = stream_k_workspace(config, torch.device("cuda", torch.cuda.current_device()))
+    assert int(flags.count_nonzero()) == 0
+
+
+@pytest.mark.parametrize("mnk", [(3000, 1000, 8200), (2300, 3300, 4104)])
+@pytest.mark.parametrize("bias", [False, True])
+def test_auto_aligned_picks_match_torch(mnk, bias):
+    """Auto's aligned split, ragged: under a wave (48 cluster-tiles on 66 clusters) and after one (1 + 51/66)."""
+    from hopper_gemm.autotable import pick
+    from hopper_gemm.config import Problem
+
+    assert pick(Problem("bf16", bias=bias), mnk).stream_k_aligned
+    _run(*mnk, "bf16", "nk", "auto", bias=bias)
+
+
 @pytest.mark.parametrize("mnk", [(2500, 2560, 4104), (5100, 5120, 2056)])
 def test_auto_stream_k_picks_match_torch(mnk):
     """Auto's stream-K picks: the partial wave alone after one whole wave (100 cluster-tiles = 66 + 34),
