@@ -82,6 +82,7 @@ CANDIDATES = {
     "coop128x256c21skrd4": GemmConfig(128, 256, 2, 1, C, stream_k=True, stream_k_remainder=True, deferred_chunks=4),
     "coop128x256c21skrd8": GemmConfig(128, 256, 2, 1, C, stream_k=True, stream_k_remainder=True, deferred_chunks=8),
     "coop128x256c21skrb4": GemmConfig(128, 256, 2, 1, C, stream_k=True, stream_k_remainder=True, epi_batch=4),
+    "coop128x256c21skad8": GemmConfig(128, 256, 2, 1, C, stream_k=True, stream_k_aligned=True, deferred_chunks=8),
     "coop256x128c12sk": GemmConfig(256, 128, 1, 2, C, stream_k=True),
     "coop128x256c21sk": GemmConfig(128, 256, 2, 1, C, stream_k=True),
     "coop256x128c12skr": GemmConfig(256, 128, 1, 2, C, stream_k=True, stream_k_remainder=True),

@@ -28,11 +28,13 @@ after ≥ 1 whole wave                                               0.97 → 1.
 any after ≥ 6
 otherwise                  :func:`wave_balance`: cooperative        4096³ 1.02, 1024×8192² 1.00–1.02,
                            128×256 c2×1 (deferred epilogue),        8192²×1024 1.11–1.14 (128×192: a tie),
-                           ping-pong 128×192 / 128×128 c2×1 or      3072²×2048 0.80 → 1.00, 2048×5120×2048
+                           ping-pong 128×192 / 128×128 c2×1,        3072²×2048 0.80 → 1.00, 2048×5120×2048
                            :func:`split_tail` (split-K on the last  0.88 → 0.98, 2048³ 0.70 → 0.93 (was
-                           wave), whichever fills the waves best,   ping-pong at K ≤ 2048); split-K on the
-                           weighed by ping-pong's merit at this K   last wave: 1536×3072×8192 0.75 → 0.95,
-                           and the split's fix-up                   3840²×8192 0.95 → 0.975
+                           wave) or :func:`aligned_split`,          ping-pong at K ≤ 2048); split-K on the
+                           whichever fills the waves best,          last wave: 1536×3072×8192 0.75 → 0.95,
+                           weighed by ping-pong's merit at this K   3840²×8192 0.95 → 0.975; aligned:
+                           and the splits' fix-ups                  3072×1024×8192 0.78 → 0.88, 2304×3328×
+                                                                    8192 1.02 → 1.07, 4352²×8192 1.00 → 1.02
 =========================  ======================================  ==========================================
 
 Every ping-pong pick gets the staging in the ring where each CTA owns one tile

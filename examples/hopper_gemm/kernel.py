@@ -54,8 +54,9 @@ ordered barrier alternates the two warpgroups at the tensor cores and at the epi
 warpgroup's epilogue runs under the other's MMAs. Peers (multicast) release every CTA of the
 cluster that wrote into their slot; the pipes object derives who from the cluster shape.
 
-``stream_k`` (:class:`~hopper_gemm.schedule.StreamKSplit`): after the whole waves, the load warp and the
-math warpgroups walk the same units of this cluster's share of k-tiles; a tile split between two
+``stream_k`` (:class:`~hopper_gemm.schedule.StreamKSplit`, or :class:`~hopper_gemm.schedule.AlignedSplit`
+with ``stream_k_aligned``): after the whole waves, the load warp and the math warpgroups walk the same
+units of this cluster's share of k-tiles (its lead, or its follow parts); a tile split between two
 clusters is summed through a global workspace, the only synchronization here outside pipes objects
 (global flags between clusters; modelled in ``hopper_gemm.stream_k_protocol``).
 

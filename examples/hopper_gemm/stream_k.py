@@ -22,7 +22,8 @@ cluster split their tiles at the same k-tile, each with its own partials. A part
 accumulators' register order, so the units (same thread index, same fragment) need no coordinates:
 value ``i`` of math thread ``t`` lives at ``(i // 4) · 4 · threads + 4 · t + i % 4`` of its slot. Up to
 ``GemmConfig.stream_k_partials`` slots per tile in remainder mode (its shares are at least that fraction
-of a tile), one otherwise. The flag counts the posted parts and the storing unit puts
+of a tile), one otherwise (with ``stream_k_aligned`` the follow part's: a follower's units all post, and
+a lead, its cluster's only unit, adds). The flag counts the posted parts and the storing unit puts
 it back to 0 (the next launch is stream-ordered after this one). This is CUTLASS's ``GenericBarrier``
 pattern (``__syncthreads`` then one thread's ``red.release.gpu``; one thread's ``ld.acquire.gpu`` then
 ``__syncthreads``).
