@@ -353,9 +353,12 @@ def test_the_aligned_split_keeps_every_cluster_at_the_same_k(tiles, clusters, k_
     followers: dict[int, int] = {}
     for cluster in range(clusters):
         at, end = split.stream(cluster, k_tiles)
+        first = True
         while at < end:
             tile, kb, ke = split.unit(at, end, k_tiles)
             part = split.part(at, tile, k_tiles)
+            assert first or part == 1  # a lead is its cluster's only unit: stream_k.split_phase relies on it
+            first = False
             units.setdefault(tile, []).append((kb, ke, part, cluster))
             if part:
                 followers[cluster] = followers.get(cluster, 0) + 1
@@ -369,8 +372,9 @@ def test_the_aligned_split_keeps_every_cluster_at_the_same_k(tiles, clusters, k_
     assert all(count <= split.per_follower for count in followers.values())
     if rem and split.lead > 1:
         q, add, post = split.per_follower, ALIGNED_ADD_K_TILES, ALIGNED_POST_K_TILES
-        assert split.lead + add >= q * (split.follow + post)
-        assert q * (split.follow + 1 + post) > split.lead - 1 + add  # one k-tile less would not balance
+        follow = split.follow(k_tiles)
+        assert split.lead + add >= q * (follow + post)
+        assert q * (follow + 1 + post) > split.lead - 1 + add  # one k-tile less would not balance
 
 
 @pytest.mark.parametrize("tiles,clusters,k_tiles", [(2, 3, 7), (5, 3, 7), (2, 4, 4)])

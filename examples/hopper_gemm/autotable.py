@@ -223,10 +223,11 @@ def aligned_split(mnk: tuple[int, int, int], sms: int = H100_SMS) -> tuple[GemmC
         return None
     clusters = max(1, sms // COOPERATIVE_ALIGNED.cluster_size)
     tiles = COOPERATIVE_ALIGNED.cluster_tiles(m, n)
-    split = AlignedSplit.of(tiles, clusters, -(-k // COOPERATIVE_ALIGNED.tile_k))
+    k_tiles = -(-k // COOPERATIVE_ALIGNED.tile_k)
+    split = AlignedSplit.of(tiles, clusters, k_tiles)
     if not split.sk_tiles:
         return None
-    turns = split.dp_tiles // clusters + (split.lead + ALIGNED_ADD_K_TILES) / split.k_tiles + ALIGNED_EXTRA_TURNS
+    turns = split.dp_tiles // clusters + (split.lead + ALIGNED_ADD_K_TILES) / k_tiles + ALIGNED_EXTRA_TURNS
     return COOPERATIVE_ALIGNED, tiles / (turns * clusters)
 
 

@@ -238,7 +238,6 @@ class AlignedSplit:
     sk_tiles: Any  # cluster-tiles split, after them (R)
     lead: Any  # k-tiles of each split tile's lead part
     per_follower: Any  # follow parts per idle cluster (q)
-    k_tiles: Any
 
     @staticmethod
     def slots() -> int:
@@ -254,40 +253,38 @@ class AlignedSplit:
         balanced = ceil_div(per_follower * (k_tiles + ALIGNED_POST_K_TILES) - ALIGNED_ADD_K_TILES, per_follower + 1)
         lead = _min(k_tiles, _max(balanced, 1))
         split = rem * _min(k_tiles - lead, 1)  # nothing follows a lead of every k-tile: no split
-        return cls(cluster_tiles - split, split, lead, per_follower, k_tiles)
+        return cls(cluster_tiles - split, split, lead, per_follower)
 
-    @property
-    def follow(self) -> Any:
+    def follow(self, k_tiles: Any) -> Any:
         """k-tiles of each split tile's follow part (0: the split tiles stay whole)."""
-        return self.k_tiles - self.lead
+        return k_tiles - self.lead
 
     def stream(self, cluster_id: Any, k_tiles: Any) -> tuple[Any, Any]:
         """``[begin, end)`` of this cluster's positions: its lead, or its run of follow parts (empty for
         the clusters past the followers needed, and for all without a split)."""
-        leads = self.sk_tiles * self.lead
+        leads, follow = self.sk_tiles * self.lead, k_tiles - self.lead
         follower = _min(cluster_id // _max(self.sk_tiles, 1), 1)  # 0 for a lead's cluster
-        j = follower * (cluster_id - self.sk_tiles)
-        first = j * self.per_follower
-        begin = (1 - follower) * cluster_id * self.lead + follower * (leads + first * self.follow)
-        end_follow = leads + _min(self.sk_tiles, first + self.per_follower) * self.follow
+        first = follower * (cluster_id - self.sk_tiles) * self.per_follower
+        begin = (1 - follower) * cluster_id * self.lead + follower * (leads + first * follow)
+        end_follow = leads + _min(self.sk_tiles, first + self.per_follower) * follow
         end = (1 - follower) * (cluster_id + 1) * self.lead + follower * end_follow
-        return begin, _min(end, leads + self.sk_tiles * self.follow)
+        return begin, _min(end, leads + self.sk_tiles * follow)
 
     def unit(self, at: Any, end: Any, k_tiles: Any) -> tuple[Any, Any, Any]:
         """The unit at stream position ``at`` (< ``end``): (split tile, first k-tile, end k-tile)."""
-        leads = self.sk_tiles * self.lead
+        leads, follow = self.sk_tiles * self.lead, k_tiles - self.lead
         following = _min(at // _max(leads, 1), 1)
         lead_tile = at // self.lead
         off = following * (at - leads)
-        follow_tile = off // _max(self.follow, 1)
+        follow_tile = off // _max(follow, 1)
         tile = (1 - following) * lead_tile + following * follow_tile
-        kb = (1 - following) * (at - lead_tile * self.lead) + following * (self.lead + off - follow_tile * self.follow)
+        kb = (1 - following) * (at - lead_tile * self.lead) + following * (self.lead + off - follow_tile * follow)
         limit = (1 - following) * self.lead + following * k_tiles
         return tile, kb, _min(limit, kb + end - at)
 
     def partials(self, tile: Any, k_tiles: Any) -> Any:
         """Partial sums the lead of split ``tile`` adds: 1, or 0 where nothing follows."""
-        return _min(self.follow, 1)
+        return _min(k_tiles - self.lead, 1)
 
     def part(self, at: Any, tile: Any, k_tiles: Any) -> Any:
         """0 for a lead, 1 for a follow part (it posts slot 0)."""

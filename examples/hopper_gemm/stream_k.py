@@ -103,6 +103,19 @@ def poll_flag(flag: cute.Pointer, at_least: Any) -> None:
 
 
 @cute.jit
+def _post(cfg: cutlass.Constexpr, acc: cute.Tensor, post: Any, shape: cutlass.Constexpr, part: Any) -> None:
+    """Post ``acc`` as part ``part`` of its tile: into slot ``part − 1`` of the tile's slots in the remainder
+    mode, slot 0 otherwise (one slot per tile). ``post``: (partials, flags, CTA split tile, math thread,
+    barrier)."""
+    partials, flags, mine_tile, math_tidx, barrier = post
+    slot = 0
+    if cutlass.const_expr(cfg.stream_k_remainder):
+        slot = part - 1
+    mine = partial_slot(partials, mine_tile, slot, math_tidx, shape)
+    save_partial(acc, mine, flags + mine_tile, math_tidx, barrier)
+
+
+@cute.jit
 def _add(acc: cute.Tensor, mine: cute.Tensor) -> None:
     for i in cutlass.range(cute.size(acc), unroll_full=True):
         acc[i] = acc[i] + mine[i]
@@ -162,8 +175,10 @@ def split_phase(
             at, consumer, staging = _unit(kernel, context, stores, (consumer, staging), at, end, (deferred, *held))
         else:
             staging = flush(deferred, staging, held_tm, held_tn)
+    # Aligned, a lead is its cluster's only unit and came first above: the rest only post (less code live).
+    posts_only = kernel.config.stream_k_aligned and deferred is not None
     while at < end:
-        at, consumer, staging = _unit(kernel, context, stores, (consumer, staging), at, end)
+        at, consumer, staging = _unit(kernel, context, stores, (consumer, staging), at, end, posts_only=posts_only)
     return staging
 
 
@@ -176,9 +191,11 @@ def _unit(
     at: Any,
     end: Any,
     held: Any = None,
+    posts_only: cutlass.Constexpr = False,
 ) -> tuple[Any, Any, Any]:
     """The split unit at stream position ``at``: its k-loop (the ``held`` tile's deferred chunks under it),
-    then a posted partial or the tile's fix-up and store. Returns (next position, consumer, staging)."""
+    then a posted partial or the tile's fix-up and store (``posts_only``: a unit known to post). Returns
+    (next position, consumer, staging)."""
     # The kernel object itself must stay out of the run-time loop (the DSL would try to carry it).
     cfg, order, terms = kernel.config, kernel.order, kernel.terms
     copies, walk, args, regs, shared, stream_k_args = context
@@ -196,12 +213,13 @@ def _unit(
     warpgroup.wait_group(0)
     consumer.release()
     mine_tile = tile * cfg.cluster_size + rank
-    if kb > 0:  # later k-tiles of the tile: its storing unit adds them
-        slot = 0  # one slot per tile unless the shares are under a tile
-        if cutlass.const_expr(cfg.stream_k_remainder):
-            slot = split.part(at, tile, k_tiles) - 1
-        mine = partial_slot(partials, mine_tile, slot, math_tidx, shape)
-        save_partial(acc, mine, flags + mine_tile, math_tidx, shared.epilogue_barrier)
+    post = (partials, flags, mine_tile, math_tidx, shared.epilogue_barrier)
+    # A trace-time test apart from the run-time one: joined by `or`, the DSL would compile the fix-up
+    # below for units that only post, and its registers spilled (aligned, with a bias: 32 bytes).
+    if cutlass.const_expr(posts_only):  # noqa: SIM114
+        _post(cfg, acc, post, shape, split.part(at, tile, k_tiles))
+    elif kb > 0:  # later k-tiles of the tile: its storing unit adds them
+        _post(cfg, acc, post, shape, split.part(at, tile, k_tiles))
     else:
         count = split.partials(tile, k_tiles)
         if count > 0:
