@@ -196,6 +196,11 @@ def test_without_a_gpu_the_example_reports_resources(capsys, monkeypatch, torch_
     out = capsys.readouterr().out
     assert "cooperative tile 128×128×64 cluster 1×2 raster m/8 split-K in 2" in out
     assert "pipes.check split_k_2: OK" in out and "planted early_reset: DEADLOCK" in out
+    # auto's aligned split (48 cluster-tiles on 66 clusters): its fix-up checked on the aligned model
+    assert persistent_gemm.main(["--m", "3072", "--n", "1024", "--k", "8192", "--bias"]) == 0
+    out = capsys.readouterr().out
+    assert "stream-K (aligned)" in out and "spills        : 0 bytes" in out
+    assert "pipes.check stream_k_aligned: OK" in out and "planted no_wait  : AGENT_ERROR" in out
     # bad input: one line naming it, exit status 2, no traceback
     assert persistent_gemm.main(["--m", "1024", "--n", "1024", "--k", "8192", "--split-k", "3"]) == 2
     err = capsys.readouterr().err
