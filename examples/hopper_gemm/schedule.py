@@ -246,6 +246,7 @@ class AlignedSplit:
 
     @classmethod
     def of(cls, cluster_tiles: Any, clusters: Any, k_tiles: Any) -> AlignedSplit:
+        """The split of ``cluster_tiles`` tiles of ``k_tiles`` k-tiles on ``clusters`` clusters."""
         full = cluster_tiles // clusters
         rem = cluster_tiles - full * clusters
         per_follower = ceil_div(rem, _max(clusters - rem, 1))
@@ -262,7 +263,7 @@ class AlignedSplit:
     def stream(self, cluster_id: Any, k_tiles: Any) -> tuple[Any, Any]:
         """``[begin, end)`` of this cluster's positions: its lead, or its run of follow parts (empty for
         the clusters past the followers needed, and for all without a split)."""
-        leads, follow = self.sk_tiles * self.lead, k_tiles - self.lead
+        leads, follow = self.sk_tiles * self.lead, self.follow(k_tiles)
         follower = _min(cluster_id // _max(self.sk_tiles, 1), 1)  # 0 for a lead's cluster
         first = follower * (cluster_id - self.sk_tiles) * self.per_follower
         begin = (1 - follower) * cluster_id * self.lead + follower * (leads + first * follow)
@@ -272,8 +273,8 @@ class AlignedSplit:
 
     def unit(self, at: Any, end: Any, k_tiles: Any) -> tuple[Any, Any, Any]:
         """The unit at stream position ``at`` (< ``end``): (split tile, first k-tile, end k-tile)."""
-        leads, follow = self.sk_tiles * self.lead, k_tiles - self.lead
-        following = _min(at // _max(leads, 1), 1)
+        leads, follow = self.sk_tiles * self.lead, self.follow(k_tiles)
+        following = self.part(at, None, k_tiles)
         lead_tile = at // self.lead
         off = following * (at - leads)
         follow_tile = off // _max(follow, 1)
@@ -284,10 +285,10 @@ class AlignedSplit:
 
     def partials(self, tile: Any, k_tiles: Any) -> Any:
         """Partial sums the lead of split ``tile`` adds: 1, or 0 where nothing follows."""
-        return _min(k_tiles - self.lead, 1)
+        return _min(self.follow(k_tiles), 1)
 
     def part(self, at: Any, tile: Any, k_tiles: Any) -> Any:
-        """0 for a lead, 1 for a follow part (it posts slot 0)."""
+        """0 for a lead, 1 for a follow part (it posts slot 0): whether ``at`` is past the leads."""
         return _min(at // _max(self.sk_tiles * self.lead, 1), 1)
 
 
