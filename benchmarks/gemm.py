@@ -83,6 +83,16 @@ CANDIDATES = {
     "coop128x256c21skrd8": GemmConfig(128, 256, 2, 1, C, stream_k=True, stream_k_remainder=True, deferred_chunks=8),
     "coop128x256c21skrb4": GemmConfig(128, 256, 2, 1, C, stream_k=True, stream_k_remainder=True, epi_batch=4),
     "coop128x256c21skad8": GemmConfig(128, 256, 2, 1, C, stream_k=True, stream_k_aligned=True, deferred_chunks=8),
+    # the tile order (raster direction, band width) of auto's cooperative picks
+    "coop128x256c21g4d8": GemmConfig(128, 256, 2, 1, C, group=4, deferred_chunks=8),
+    "coop128x256c21g16d8": GemmConfig(128, 256, 2, 1, C, group=16, deferred_chunks=8),
+    "coop128x256c21rnd8": GemmConfig(128, 256, 2, 1, C, raster="n", deferred_chunks=8),
+    "coop128x256c21skrg16d8": GemmConfig(
+        128, 256, 2, 1, C, group=16, stream_k=True, stream_k_remainder=True, deferred_chunks=8
+    ),
+    "coop128x256c21skrrnd8": GemmConfig(
+        128, 256, 2, 1, C, raster="n", stream_k=True, stream_k_remainder=True, deferred_chunks=8
+    ),
     "coop256x128c12sk": GemmConfig(256, 128, 1, 2, C, stream_k=True),
     "coop128x256c21sk": GemmConfig(128, 256, 2, 1, C, stream_k=True),
     "coop256x128c12skr": GemmConfig(256, 128, 1, 2, C, stream_k=True, stream_k_remainder=True),
