@@ -72,9 +72,10 @@ def cute_operands(a: Any, b_nk: Any, c: Any, bias: Any) -> tuple[Any, Any, Any, 
 
 def clusters_to_launch(config: GemmConfig, m: int, n: int, device_index: int = 0, k: int | None = None) -> int:
     """Persistent grid: one cluster per resident slot, never more than there are cluster-tiles, except
-    where the k-loop is split: a ``stream_k_remainder`` configuration with fewer cluster-tiles than
-    resident clusters takes every resident cluster where that splits its tiles (:func:`stream_k_split`,
-    which needs ``k``); ``split_k`` = s takes one cluster per part (cluster-tiles × s) where the GPU holds
+    where the k-loop is split: a ``stream_k_remainder`` or ``stream_k_aligned`` configuration with fewer
+    cluster-tiles than resident clusters takes every resident cluster where that splits its tiles
+    (:func:`stream_k_split`, which needs ``k``; the aligned split's followers are the clusters past the
+    tiles); ``split_k`` = s takes one cluster per part (cluster-tiles × s) where the GPU holds
     them all at once, else every resident cluster, which walk the whole waves and then split the partial
     wave's tiles: a ``ValueError`` where those tiles × s are more clusters than it holds.
 
