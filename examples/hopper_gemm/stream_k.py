@@ -45,7 +45,7 @@ from .deferred_store import flush, hold
 from .epilogue import apply_terms
 from .epilogue_store import offset_coords, store_tile
 from .mainloop import mainloop
-from .schedule import StreamKSplit
+from .schedule import AlignedSplit, StreamKSplit
 
 #: A partial not posted after this long traps instead of hanging the GPU (a broken split).
 TIMEOUT_NS = 2_000_000_000
@@ -129,9 +129,11 @@ def workspace_words(split_tiles: int, config: Any) -> tuple[int, int]:
 
 
 def _slots(config: Any) -> int:
-    """Partial slots per CTA tile: one per part with split-K."""
+    """Partial slots per CTA tile: one per part with split-K, else what the configuration's split holds."""
     if config.split_k > 1:
         return config.split_k
+    if config.stream_k_aligned:
+        return AlignedSplit.slots()
     return StreamKSplit.slots(config.stream_k_remainder, config.stream_k_partials)
 
 
