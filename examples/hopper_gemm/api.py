@@ -247,17 +247,19 @@ def _kernel_arguments(config: GemmConfig, ops: Operands, out: Any, bias_stand_in
     return head
 
 
-def launcher(config: GemmConfig, ops: Operands, out: Any) -> Any:
+def launcher(config: GemmConfig, ops: Operands, out: Any, *, kernel: Any = None) -> Any:
     """A no-argument callable that launches ``config``'s kernel for ``ops`` into ``out`` on the current
     stream (compiled once per configuration; arguments converted once, :class:`~.prepared.PreparedLaunch`:
     a call costs ~5 µs of host time instead of the DSL's 40–66 µs of per-call conversion; stream-K's workspace
-    attached).
+    attached). ``kernel``: a compiled variant of ``config``'s kernel to launch instead (a benchmark's
+    experiment, ``benchmarks/gemm_ceiling.py``); None: :func:`compiled`'s.
     With ``stream_k``, call it on the stream that was current when it was built: the workspace belongs to
     that stream, so launches on another stream could race with that stream's own stream-K launches."""
     from .launch import current_stream, current_stream_handle
     from .prepared import PreparedLaunch
 
-    kernel = compiled(config, ops.problem)
+    if kernel is None:
+        kernel = compiled(config, ops.problem)
     head = _kernel_arguments(config, ops, out)
     prepared = PreparedLaunch.build(kernel, head, current_stream())
     if prepared is None:  # a DSL whose argument list this does not know: its own (slower) call
