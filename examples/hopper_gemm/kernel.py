@@ -110,7 +110,7 @@ from .config import GemmConfig, Problem, Schedule
 from .deferred_store import WARP_ROWS, DeferredStore, flush, hold
 from .epilogue import EpilogueArgs, apply_terms, load_operands, terms_for
 from .epilogue_store import EpilogueStage, offset_coords, store_tile
-from .kernel_parts import Copies, Shared, SmemLayouts, TileGrid
+from .kernel_parts import Copies, Shared, SmemLayouts, SplitContext, TileGrid
 from .load_warp import load, load_atom
 from .mainloop import mainloop
 from .roles import BLOCK_THREADS, LOAD_REGISTERS, MATH_FIRST_WARP, MMA_REGISTERS, declare
@@ -454,15 +454,11 @@ class GemmKernel:
                 # The other warpgroup reuses the staging buffers next: no store may still read them.
                 staging.tail()
                 order.arrive()
+        split = SplitContext(copies, grid, args, (acc, a_frag, b_frag, coords, math_tidx), shared, stream_k_args)
         if cutlass.const_expr(cfg.stream_k):  # the split phase (cooperative only); it stores the held tile
-            regs = (acc, a_frag, b_frag, coords, math_tidx)
-            handles, held = (consumer, staging), (held_tm, held_tn)
-            staging = split_phase(self, copies, grid, args, regs, handles, (epi, deferred), shared, stream_k_args, held)
+            staging = split_phase(self, (epi, deferred), split, (consumer, staging), (held_tm, held_tn))
         elif cutlass.const_expr(cfg.split_k > 1):  # this cluster's part of its tile, summed with the others
-            regs = (acc, a_frag, b_frag, coords, math_tidx)
-            consumer, staging = split_k_unit(
-                self, copies, grid, args, regs, (consumer, staging), epi, shared, stream_k_args
-            )
+            consumer, staging = split_k_unit(self, epi, split, (consumer, staging))
         elif cutlass.const_expr(deferred is not None):
             staging = flush(deferred, staging, held_tm, held_tn)
         if cutlass.const_expr(comm is not None):  # comm hook: end-of-stream once every store is complete

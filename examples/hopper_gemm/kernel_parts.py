@@ -7,6 +7,20 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 
+class SplitContext(NamedTuple):
+    """What the math warpgroups' split work (stream-K's units, split-K's part) reads beside the handles it
+    threads through: the copies (for the tiled MMA), the tile grid (stream-K: plain values of it), the
+    epilogue terms' arguments, the math registers ``(acc, a_frag, b_frag, coords, math_tidx)``, shared
+    memory and the ``(flags, partials)`` workspace."""
+
+    copies: Any
+    grid: Any
+    args: Any
+    regs: Any
+    shared: Any
+    workspace: Any
+
+
 class Copies(NamedTuple):
     """The host-built operands of the copies and the MMA: the tiled MMA, and the TMA atom and tensor of
     A, B (loads) and C (stores)."""

@@ -43,6 +43,7 @@ from cutlass.cute.nvgpu import warpgroup
 
 from .epilogue import apply_terms
 from .epilogue_store import offset_coords, store_tile
+from .kernel_parts import SplitContext
 from .mainloop import mainloop
 from .schedule import SplitK
 from .stream_k import partial_slot, poll_flag
@@ -50,30 +51,22 @@ from .stream_k import partial_slot, poll_flag
 
 @cute.jit
 def split_k_unit(
-    kernel: cutlass.Constexpr,
-    copies: Any,
-    grid: Any,
-    args: Any,
-    regs: Any,
-    handles: Any,
-    epi: cutlass.Constexpr,
-    shared: Any,
-    workspace: Any,
+    kernel: cutlass.Constexpr, epi: cutlass.Constexpr, context: SplitContext, handles: Any
 ) -> tuple[Any, Any]:
-    """This cluster's part of its tile (the table above). ``regs``: (acc, a_frag, b_frag, coords, math_tidx);
-    ``handles``: the (mainloop consumer, staging) handles, returned; ``workspace``: (flags, partials)."""
+    """This cluster's part of its tile (the table above). ``handles``: the (mainloop consumer, staging)
+    handles, returned."""
     consumer, staging = handles
-    tile, part, kb, ke = SplitK(kernel.config.split_k).unit(grid.cluster_id, grid.k_tiles)
-    if tile < grid.split_tiles():  # a cluster past the split tiles' parts has none (after whole waves)
-        context = (copies, grid, args, regs, shared, workspace)
+    tile, part, kb, ke = SplitK(kernel.config.split_k).unit(context.grid.cluster_id, context.grid.k_tiles)
+    if tile < context.grid.split_tiles():  # a cluster past the split tiles' parts has none (after whole waves)
         consumer, staging = _part(kernel, epi, context, (consumer, staging), (tile, part, kb, ke))
     return consumer, staging
 
 
 @cute.jit
-def _part(kernel: cutlass.Constexpr, epi: cutlass.Constexpr, context: Any, handles: Any, unit: Any) -> tuple[Any, Any]:
-    """Part ``unit`` = (tile, part, first k-tile, end k-tile) of its tile; ``context``: split_k_unit's
-    (copies, grid, args, regs, shared, workspace)."""
+def _part(
+    kernel: cutlass.Constexpr, epi: cutlass.Constexpr, context: SplitContext, handles: Any, unit: Any
+) -> tuple[Any, Any]:
+    """Part ``unit`` = (tile, part, first k-tile, end k-tile) of its tile."""
     copies, grid, args, regs, shared, workspace = context
     cfg, order, terms = kernel.config, kernel.order, kernel.terms
     acc, a_frag, b_frag, coords, math_tidx = regs

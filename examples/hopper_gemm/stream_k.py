@@ -44,6 +44,7 @@ from pipes.cute import trap
 from .deferred_store import flush, hold
 from .epilogue import apply_terms
 from .epilogue_store import offset_coords, store_tile
+from .kernel_parts import SplitContext
 from .mainloop import mainloop
 from .schedule import AlignedSplit, StreamKSplit
 
@@ -142,34 +143,25 @@ __all__ = ["add_partials", "partial_slot", "poll_flag", "save_partial", "workspa
 
 @cute.jit
 def split_phase(
-    kernel: cutlass.Constexpr,
-    copies: Any,
-    grid: Any,
-    args: Any,
-    regs: Any,
-    handles: Any,
-    stores: cutlass.Constexpr,
-    shared: Any,
-    stream_k_args: Any,
-    held: Any = None,
+    kernel: cutlass.Constexpr, stores: cutlass.Constexpr, context: SplitContext, handles: Any, held: Any = None
 ) -> Any:
     """The math warpgroups' stream-K phase (``kernel.math`` after its whole tiles): this cluster's share
     of k-tiles, unit by unit (:class:`StreamKSplit`). A unit with the tile's last k-tiles posts a partial
     (:func:`save_partial`); the unit with k-tile 0 adds the others' partials if the tile is split
     (:func:`add_partials`) and stores the tile. Returns the staging handle.
 
-    ``regs``: (acc, a_frag, b_frag, coords, math_tidx); ``handles``: the (mainloop consumer, staging)
-    handles; ``stores``: (the staged epilogue, the deferred one or None); ``stream_k_args``: the (flags,
-    partials) workspace; ``held``: with a deferred epilogue, the (tm, tn) of the last whole tile, still
-    held: its chunks go out under the first unit's k-tiles (at once when the share is empty). A split
-    tile's own epilogue is stored at once: the storing unit is the last of its share."""
+    ``handles``: the (mainloop consumer, staging) handles; ``stores``: (the staged epilogue, the deferred
+    one or None); ``held``: with a deferred epilogue, the (tm, tn) of the last whole tile, still held: its
+    chunks go out under the first unit's k-tiles (at once when the share is empty). A split tile's own
+    epilogue is stored at once: the storing unit is the last of its share."""
     _, deferred = stores
     consumer, staging = handles
+    grid = context.grid
     rank = grid.cta_n * kernel.config.cluster_m + grid.cta_m
     # Plain values, not the TileGrid: a call inside the branch below rebuilds the (mutable) object it is
     # given in place, and the loop after the branch would then read values of the branch's region.
     walk = (grid.k_tiles, grid.split, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n, rank)
-    context = (copies, walk, args, regs, shared, stream_k_args)
+    context = context._replace(grid=walk)
     at, end = grid.split.stream(grid.cluster_id, grid.k_tiles)
     if cutlass.const_expr(deferred is not None):
         held_tm, held_tn = held
