@@ -5,8 +5,9 @@ with torch.matmul (``F.linear`` with a bias) in ``ROUNDS`` rounds of ``BATCH`` l
 median:
 
 - ``ours``: the kernel as it is (checked against torch once);
-- ``L2-resident``: every load of a tile reads that tile's first k-tile again, so the same wgmmas run on
-  real operand tiles that stay in L2 (no DRAM reads after the first, every TMA load still made);
+- ``L2-resident``: every load of a tile reads the first k-tile of its range again (the tile's, or a
+  stream-K unit's), so the same wgmmas run on real operand tiles that stay in L2 (no DRAM reads after
+  the first, every TMA load still made);
 - ``no loads``: after the first ring fill the load warp arms each stage's full barrier with 0 bytes and
   copies nothing, so the wgmmas re-read the random k-tiles the ring holds (no operand traffic at all).
 
