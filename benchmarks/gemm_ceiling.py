@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from gemm import SHAPES as ISSUE_ROWS  # noqa: E402
 from gemm import TARGETS, shape_inputs  # noqa: E402
-from needs_gpu import cuda_torch  # noqa: E402
+from needs_gpu import cuda_torch, device_with_sms  # noqa: E402
 from shape_arg import parse_shapes  # noqa: E402
 
 #: (M, N, K, dtype, bias): issue 8's rows with a 1.05 target, and 8192³ bf16 for comparison.
@@ -134,8 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     from hopper_gemm.autotable import pick
     from hopper_gemm.config import Problem
 
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    print(f"device: {torch.cuda.get_device_name()} ({sms} SMs); randn, auto's pick with PDL; {ROUNDS}×{BATCH}")
+    device, sms = device_with_sms(torch)
+    print(f"device: {device}; randn, auto's pick with PDL; {ROUNDS}×{BATCH}")
     print("launches interleaved, median; ratio = ours / torch.matmul (F.linear with a bias) throughput")
     print(f"| shape | dtype | auto's pick | torch µs | ours | {L2_RESIDENT} | {NO_LOADS} | operand traffic's share |")
     print("|---|---|---|---|---|---|---|---|")

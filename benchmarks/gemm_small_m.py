@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hopper_gemm.autotable import COOPERATIVE_DEFERRED, SMALL_M, SMALL_M_TILES, SMALL_N_TILES  # noqa: E402
 from hopper_gemm.config import GemmConfig, Schedule  # noqa: E402
-from needs_gpu import cuda_torch  # noqa: E402
+from needs_gpu import cuda_torch, device_with_sms  # noqa: E402
 from shape_arg import parse_shapes  # noqa: E402
 
 SHAPES = [
@@ -177,8 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     from hopper_gemm.autotable import pick
     from hopper_gemm.config import Problem
 
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    print(f"device: {torch.cuda.get_device_name()} ({sms} SMs); bf16 randn; {ROUNDS}×{BATCH} launches, median")
+    device, sms = device_with_sms(torch)
+    print(f"device: {device}; bf16 randn; {ROUNDS}×{BATCH} launches, median")
     print(f"ratio = ours / torch.matmul throughput; old = {OLD} for small M (before the fill rule), {COOP} else")
     print("(auto before the turned and mid-size rules), whole for split-K's shapes (auto without split-K); the")
     print("rule's pick: its tile and cluster, not the ring staging")

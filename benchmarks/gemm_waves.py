@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hopper_gemm.autotable import COOPERATIVE_DEFERRED  # noqa: E402
 from hopper_gemm.config import GemmConfig, Schedule  # noqa: E402
-from needs_gpu import cuda_torch  # noqa: E402
+from needs_gpu import cuda_torch, device_with_sms  # noqa: E402
 from shape_arg import parse_shapes  # noqa: E402
 
 #: (M, N, K, bias): the shapes of docs/gemm.md's wave-balance, stream-K and aligned-split tables (2026-11-26).
@@ -144,8 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     torch = cuda_torch("gemm_waves.py", "tests/test_gemm_schedule.py checks the rules")
     if torch is None:
         return 0
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    print(f"device: {torch.cuda.get_device_name()} ({sms} SMs); bf16 randn, with PDL; {ROUNDS}×{BATCH} launches,")
+    device, sms = device_with_sms(torch)
+    print(f"device: {device}; bf16 randn, with PDL; {ROUNDS}×{BATCH} launches,")
     print(f"median, {args.repeats} repetitions (a / b); ratio = ours / torch.matmul (F.linear with a bias) throughput")
     hits = 0
     for m, n, k, bias in shapes:

@@ -16,3 +16,10 @@ def cuda_torch(script: str, checked_by: str = "") -> Any | None:
         print(f"no CUDA GPU: benchmarks/{script} needs one" + (f" ({checked_by})" if checked_by else ""))
         return None
     return torch
+
+
+def device_with_sms(torch: Any) -> tuple[str, int]:
+    """The GPU's name with its SM count, as the tables' ``device:`` line shows it (``"NVIDIA H100 80GB
+    HBM3 (132 SMs)"``), and that count, which picks the schedules."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    return f"{torch.cuda.get_device_name()} ({sms} SMs)", sms

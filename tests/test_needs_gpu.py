@@ -25,3 +25,12 @@ def test_without_a_gpu_the_main_returns_zero(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "torch", fake)
     assert gemm_waves.main([]) == 0
     assert capsys.readouterr().out.startswith("no CUDA GPU: benchmarks/gemm_waves.py needs one")
+
+
+def test_the_device_line_names_the_gpu_and_its_sms():
+    from needs_gpu import device_with_sms
+
+    props = types.SimpleNamespace(multi_processor_count=132)
+    cuda = types.SimpleNamespace(get_device_properties=lambda i: props, get_device_name=lambda: "NVIDIA H100 80GB HBM3")
+    fake = types.SimpleNamespace(cuda=cuda)
+    assert device_with_sms(fake) == ("NVIDIA H100 80GB HBM3 (132 SMs)", 132)
