@@ -77,7 +77,7 @@ def no_gpu_report(args: argparse.Namespace) -> int:
     print("  " + fused_resources(config, problem, comm).line())
     if comm.pushes:
         print("  " + alone_resources(config, comm, args.dtype).line())
-    decl = declare(config, problem, comm=CommRole.for_gemm(comm, config))
+    decl = declare(config, problem, comm=CommRole(comm, config))
     print("pipeline protocol (pipes.check, a CPU model of the kernel's declarations; 4 tiles of 3 subtiles):")
     engine = {"engine": "copy"} if comm.counts_steps and comm.transport is not Transport.PEER else {}
     if engine:

@@ -103,7 +103,7 @@ def test_copy_engine_variant_counts_tiles_and_copies_nothing(fused, config):
     r = fused("host", config, "bf16", "copy")
     assert r.spill_bytes == 0, r.line()
     assert not r.wgmma_serialized
-    assert re.search(r"(atom|red)\.global\.sys\.release\.add\.u32", r.ptx)
+    assert re.search(r"red\.release\.sys\.global\.add\.u32", r.ptx)  # a reduction: no value comes back
     assert "ld.global.cg.v4" not in r.ptx and "st.global.v4" not in r.ptx  # no SM copy of any tile
     assert "st.release.sys.global.b32" in r.ptx  # the per-CTA start/end flags the host watches
     assert re.search(r"cp\.async\.bulk\.wait_group\s+0;", r.ptx)  # counted only once the stores are complete
@@ -112,8 +112,8 @@ def test_copy_engine_variant_counts_tiles_and_copies_nothing(fused, config):
 def test_copy_engine_plan_covers_c_exactly_once():
     """plan_steps' byte rectangles, applied to a C with a padded row stride, rebuild C in the receive buffer
     (rows past C's edge untouched), each element written once; every tile is in one step."""
-    from hopper_gemm.schedule import TileOrder
-    from tile_comm.copy_engine import plan_steps
+    from pipes.comm import plan_steps
+    from pipes.tile_order import TileOrder
 
     for order, (m, n), tile in [
         (TileOrder(1, 2, "m", 8), (1000, 1320), (256, 128)),
@@ -209,17 +209,23 @@ def test_comm_only_kernels_compile():
 
 # --- errors before anything compiles ------------------------------------------------------------------
 def test_configuration_errors_are_clear():
+    from hopper_gemm.comm_hook import check_comm
     from hopper_gemm.kernel import GemmKernel
     from tile_comm.role import CommRole
 
+    from pipes.tile_order import TileOrder
+
+    role = CommRole(CommConfig("host"), COOP_256x128)
     with pytest.raises(ValueError, match="cooperative schedule"):
-        GemmKernel(PINGPONG, Problem("bf16"), comm=CommRole(CommConfig("host")))
+        GemmKernel(PINGPONG, Problem("bf16"), comm=role)
+    with pytest.raises(TypeError, match="must be a pipes.cute.comm.CommHook"):
+        GemmKernel(COOP_256x128, Problem("bf16"), comm=object())
     with pytest.raises(ValueError, match="tile_n = 192"):
-        CommRole(CommConfig("host")).check(GemmConfig(128, 192, 1, 1, Schedule.COOPERATIVE))
+        CommRole(CommConfig("host"), GemmConfig(128, 192, 1, 1, Schedule.COOPERATIVE))
     with pytest.raises(ValueError, match="pdl must be False with a comm role"):
-        GemmKernel(COOP_256x128.with_(pdl=True), Problem("bf16"), comm=CommRole(CommConfig("host")))
+        GemmKernel(COOP_256x128.with_(pdl=True), Problem("bf16"), comm=role)
     with pytest.raises(ValueError, match="staging_in_ring must be False with a comm role"):
-        GemmKernel(COOP_256x128.with_(staging_in_ring=True), Problem("bf16"), comm=CommRole(CommConfig("host")))
+        GemmKernel(COOP_256x128.with_(staging_in_ring=True), Problem("bf16"), comm=role)
     with pytest.raises(ValueError, match="allowed \\['host', 'local', 'none', 'peer'\\]"):
         CommConfig("carrier-pigeon")
     assert CommConfig("peer").scope == "sys"
@@ -238,15 +244,13 @@ def test_configuration_errors_are_clear():
         CommConfig("host", engine="dma")
     with pytest.raises(ValueError, match="ship_blocks must be 1"):
         CommConfig("host", engine="copy", ship_blocks=2)
-    with pytest.raises(ValueError, match="needs the GEMM's TileOrder"):
-        CommRole(CommConfig("host", engine="copy"))
     with pytest.raises(ValueError, match="stream_k = True"):
-        CommRole(CommConfig("local")).check(COOP_256x128.with_(stream_k=True))
+        check_comm(COOP_256x128.with_(stream_k=True))
     with pytest.raises(ValueError, match="needs epi_batch = 1, not 4"):
-        CommRole(CommConfig("local")).check(COOP_256x128.with_(epi_batch=4))
-    role = CommRole.for_gemm(CommConfig("host", engine="copy"), COOP_256x128)
-    with pytest.raises(ValueError, match="counts tiles into the steps"):
-        role.check(COOP_256x128.with_(group=4))
+        check_comm(COOP_256x128.with_(epi_batch=4))
+    # The copy engine's steps are the GEMM's own walk: the role takes its order from the GEMM it serves.
+    role = CommRole(CommConfig("host", engine="copy", step_rows=2), COOP_256x128.with_(group=4))
+    assert role.order == TileOrder(1, 2, "m", 4, step_depth=2) == role.shipper.spec.order
     assert CommConfig.default("host").engine.value == "copy" and CommConfig.default("local").engine.value == "sm"
     assert CommConfig.default("local").unroll == 2 and CommConfig.default("host").unroll == 4  # measured (config.py)
     assert CommConfig.default("host").step_rows == 2 and CommConfig.default("local").step_rows == 1
@@ -302,18 +306,18 @@ def test_receiver_rejects_pageable_and_misshapen_buffers():
 
 
 def test_epochs_wrap_never_to_zero_and_keep_alternating_parity():
-    from tile_comm.args import _u32_as_i32
-    from tile_comm.await_flags import inbox_token
     from tile_comm.receiver import Receiver
+
+    from pipes.epoch import as_int32, parity_token
 
     rx = Receiver(Transport.LOCAL, 1, 1, 128, 256, None, None, None, None, epoch=0xFFFFFFFE)
     epochs = [rx.next_epoch() for _ in range(4)]
     # Past 0xFFFFFFFF the next epoch is 2, not 1: consecutive epochs keep alternating parity, so the
     # copy engine's two-GPU tokens alternate across the wrap too.
     assert epochs == [0xFFFFFFFF, 2, 3, 4]
-    tokens = [inbox_token(e) for e in [0xFFFFFFFE, *epochs]]
+    tokens = [parity_token(e) for e in [0xFFFFFFFE, *epochs]]
     assert all(a != b for a, b in zip(tokens, tokens[1:], strict=False)) and set(tokens) == {1, 2}
-    assert _u32_as_i32(0xFFFFFFFF) == -1 and _u32_as_i32(5) == 5
+    assert as_int32(0xFFFFFFFF) == -1 and as_int32(5) == 5
 
 
 # --- the protocol through pipes.check --------------------------------------------------------------------
@@ -325,7 +329,7 @@ def test_the_kernels_declarations_pass_the_checker(transport, slots, lag):
     from tile_comm.role import CommRole
 
     comm = CommConfig(transport, slots=slots, lag=lag)
-    decl = declare(COOP_256x128, Problem("bf16"), comm=CommRole(comm))
+    decl = declare(COOP_256x128, Problem("bf16"), comm=CommRole(comm, COOP_256x128))
     report = check_declarations(decl, comm.scope)
     assert report.ok and report.exhaustive, str(report)
 
@@ -338,7 +342,7 @@ def test_the_copy_engine_protocol_passes_the_checker(slots, lag):
     from tile_comm.role import CommRole
 
     comm = CommConfig("host", slots=slots, lag=lag, engine="copy")
-    decl = declare(COOP_256x128, Problem("bf16"), comm=CommRole.for_gemm(comm, COOP_256x128))
+    decl = declare(COOP_256x128, Problem("bf16"), comm=CommRole(comm, COOP_256x128))
     report = check_declarations(decl, "sys", engine="copy")
     assert report.ok and report.exhaustive, str(report)
 
@@ -352,7 +356,7 @@ def test_planted_copy_engine_defects_are_found(bug):
     from pipes.check import FindingKind
 
     comm = CommConfig("host", engine="copy")
-    decl = declare(COOP_256x128, Problem("bf16"), comm=CommRole.for_gemm(comm, COOP_256x128))
+    decl = declare(COOP_256x128, Problem("bf16"), comm=CommRole(comm, COOP_256x128))
     report = check_declarations(decl, "sys", engine="copy", bug=bug)
     assert not report.ok
     assert report.findings[0].kind is FindingKind.READ_UNCOMMITTED, str(report)
@@ -366,7 +370,7 @@ def test_planted_defects_are_found(bug):
 
     from pipes.check import FindingKind
 
-    decl = declare(COOP_256x128, Problem("bf16"), comm=CommRole(CommConfig("host")))
+    decl = declare(COOP_256x128, Problem("bf16"), comm=CommRole(CommConfig("host"), COOP_256x128))
     report = check_declarations(decl, "sys", bug=bug)
     assert not report.ok
     assert report.findings[0].kind is FindingKind.READ_UNCOMMITTED, str(report)
@@ -487,8 +491,8 @@ def test_host_consumer_reads_one_flag_per_step():
 
 
 def test_copy_engine_flag_covers_its_steps_tiles():
-    from hopper_gemm.schedule import TileOrder
-    from tile_comm.copy_engine import plan_steps, step_of_tiles
+    from pipes.comm import plan_steps, step_of_tiles
+    from pipes.tile_order import TileOrder
 
     order = TileOrder(1, 2, "m", 3)
     index = step_of_tiles(order, 5, 9)

@@ -12,7 +12,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
 from hopper_gemm.config import SMEM_CAPACITY, GemmConfig, Problem, Schedule  # noqa: E402
-from hopper_gemm.schedule import TileOrder, ceil_div  # noqa: E402
+
+from pipes.tile_order import TileOrder, ceil_div  # noqa: E402
 
 
 def visits(order: TileOrder, tiles_m: int, tiles_n: int, clusters: int) -> Counter:

@@ -25,8 +25,9 @@ def test_rotation_puts_the_other_ranks_block_first():
 
 def test_the_first_row_block_is_computed_first():
     # Raster "n" walks bands of cluster rows: every tile of block 0 comes before any tile of block 1.
-    from hopper_gemm.schedule import TileOrder
     from tile_comm.peer import PEER_GEMM
+
+    from pipes.tile_order import TileOrder
 
     order = TileOrder(PEER_GEMM.cluster_m, PEER_GEMM.cluster_n, PEER_GEMM.raster, PEER_GEMM.group)
     tiles_m, tiles_n = 8192 // PEER_GEMM.tile_m, 8192 // PEER_GEMM.tile_n
@@ -82,7 +83,7 @@ def test_the_cross_gpu_flag_chain_needs_a_system_scope_release():
     """The chain the peer transport relies on, in pipes.check: a tile stored, its flag released, read
     by an agent on the other device. A GPU-scope release does not reach that reader."""
     from pipes.check import Scope, check
-    from pipes.check.catalogue.scopes import epilogue_comm
+    from pipes.check.catalogue import epilogue_comm
 
     clean = check(epilogue_comm(transport="peer", release=Scope.SYSTEM))
     assert clean.ok and clean.exhaustive, str(clean)
@@ -93,9 +94,10 @@ def test_the_cross_gpu_flag_chain_needs_a_system_scope_release():
 def test_the_copy_engine_peer_gemm_finishes_the_other_block_first_in_whole_row_bands():
     """Raster "m" over full-width bands: each step is one row band of C, and the steps of block 0 (the other
     rank's rows) come first in the walk, numbered 0 … half − 1: the shipper plans exactly those."""
-    from hopper_gemm.schedule import TileOrder
-    from tile_comm.copy_engine import plan_steps
     from tile_comm.peer import copy_engine_config
+
+    from pipes.comm import plan_steps
+    from pipes.tile_order import TileOrder
 
     m = n = 8192
     config = copy_engine_config(n)
@@ -127,7 +129,7 @@ def test_the_copy_engine_peer_kernel_counts_block_0_only():
     config = copy_engine_config(8192)
     r = fused_resources(config, Problem("bf16"), CommConfig(Transport.PEER, ship_blocks=WORLD, engine="copy"))
     assert r.spill_bytes == 0
-    assert re.search(r"(atom|red)\.global\.sys\.release\.add\.u32", r.ptx)
+    assert re.search(r"red\.release\.sys\.global\.add\.u32", r.ptx)
     assert "st.global.v4" not in r.ptx  # no tile bytes leave through the SMs
     everything = fused_resources(config, Problem("bf16"), CommConfig(Transport.PEER, engine="copy"))
     assert r.ptx != everything.ptx  # the block filter is code
@@ -169,9 +171,10 @@ def test_the_owner_awaits_the_step_the_other_rank_raises_for_each_tile():
     """The inbox flag of each tile of this rank's block is the step in which the other rank's walk (over
     its own rotated C, whose first block is this rank's) computed those rows: the flag its shipper raises."""
     from tile_comm.config import CommConfig
-    from tile_comm.copy_engine import step_of_tiles
     from tile_comm.peer import copy_engine_config
     from tile_comm.role import inbox_step, own_block_start, shipping_order
+
+    from pipes.comm import step_of_tiles
 
     for (m, n), depth in itertools.product(((8192, 8192), (4096, 2048), (2048, 2048), (2560, 2048)), (1, 2, 3)):
         config = copy_engine_config(n)

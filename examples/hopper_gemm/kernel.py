@@ -27,10 +27,10 @@ only with ``comm``,    (``CommConfig.slots`` slots of (tm, tn)): after every lan
 cooperative)           acquire before a tile's first TMA         lag``); empty[s]: 1 (elected lane of
                        store, commit(tm, tn) after its last      the comm warp after its warp sync)
                        staging commit, tail() after the last
-``comm`` (warp 1,      ← ``tiles``: wait, meta → (tm, tn), ship  (flags: examples/tile_comm/ship.py;
+``comm`` (warp 1,      ← ``tiles``: wait, meta → (tm, tn), ship  (flags: pipes.cute.comm.ReadyFlags;
 setmaxnreg 40)         the tile, publish its ready flag (or,     copy engine: one red.release.sys per
                        with the copy engine, count it into its   tile on its step's counter,
-                       step), release; ends on end-of-stream     tile_comm/copy_engine.py)
+                       step), release; ends on end-of-stream     pipes.cute.comm.StepCounters)
 ``mma`` with           a split tile's unit with its last         ``flags[s]``: 1 ``atom.release.gpu``
 ``stream_k``           k-tiles → ``partials[s]`` in global       by thread 0 after the ``epilogue``
 (cooperative)          memory → the unit with k-tile 0, which    NamedBarrier (256); the storing
@@ -64,13 +64,14 @@ clusters is summed through a global workspace, the only synchronization here out
 walk this cluster's one part of one tile, summed with the other parts in parallel
 (``hopper_gemm.split_k_protocol`` models it).
 
-``comm`` (a ``tile_comm.CommRole``; examples/epilogue_comm.py): the storing warp's ``commit`` closes one
-more bulk group after the staging ring's per-subtile groups and waits ``cp.async.bulk.wait_group lag``
-(no ``.read``). Every tile contributes at least one group, so the ``lag`` newest groups belong to the
-``lag`` newest tiles at most: every tile ``lag`` commits old is complete in global memory when its
-notify arrives (``lag = 0``: the tile itself). The staging ring's ``.read`` waits count the same
-groups and stay correct (an empty group completes at once). Without ``comm`` (None) none of this code
-is emitted: the kernel is the GEMM alone.
+``comm`` (any ``pipes.cute.comm.CommHook``: the library's ``TileShipper``, or ``tile_comm.CommRole`` of
+examples/epilogue_comm.py; ``hopper_gemm.comm_hook`` says which configurations can host one): the
+storing warp's ``commit`` closes one more bulk group after the staging ring's per-subtile groups and
+waits ``cp.async.bulk.wait_group lag`` (no ``.read``). Every tile contributes at least one group, so
+the ``lag`` newest groups belong to the ``lag`` newest tiles at most: every tile ``lag`` commits old is
+complete in global memory when its notify arrives (``lag = 0``: the tile itself). The staging ring's
+``.read`` waits count the same groups and stay correct (an empty group completes at once). Without
+``comm`` (None) none of this code is emitted: the kernel is the GEMM alone.
 
 ``pdl`` (programmatic dependent launch): after the barrier init every thread executes
 ``griddepcontrol.wait`` (the previous grid has completed and its memory is visible) before any global
@@ -105,7 +106,10 @@ from pipes.cute import (
     init_pipelines,
     storage_words,
 )
+from pipes.cute.comm import CommHook
+from pipes.tile_order import TileOrder
 
+from .comm_hook import adds_partials, check_comm
 from .config import GemmConfig, Problem, Schedule
 from .deferred_store import WARP_ROWS, DeferredStore, flush, hold
 from .epilogue import EpilogueArgs, apply_terms, load_operands, terms_for
@@ -114,7 +118,7 @@ from .kernel_parts import Copies, Shared, SmemLayouts, SplitContext, TileGrid
 from .load_warp import load, load_atom
 from .mainloop import mainloop
 from .roles import BLOCK_THREADS, LOAD_REGISTERS, MATH_FIRST_WARP, MMA_REGISTERS, declare
-from .schedule import SplitK, TileOrder, stream_k_split
+from .schedule import SplitK, stream_k_split
 from .split_k import split_k_unit
 from .stream_k import split_phase
 
@@ -125,32 +129,19 @@ class GemmKernel:
     """One compiled configuration. ``__call__`` is the ``@cute.jit`` host function to compile."""
 
     def __init__(
-        self, config: GemmConfig, problem: Problem, trace: TraceLayout | None = None, comm: Any = None
+        self, config: GemmConfig, problem: Problem, trace: TraceLayout | None = None, comm: CommHook | None = None
     ) -> None:
         self.config = config
         self.trace = trace
         self.problem = problem
-        self.comm = comm  # comm hook: a tile_comm.CommRole, or None
+        self.comm = comm  # comm hook (pipes.cute.comm.CommHook), or None
+        if comm is not None:
+            if not isinstance(comm, CommHook):
+                raise TypeError(f"comm must be a pipes.cute.comm.CommHook, got {type(comm).__name__}")
+            check_comm(config)
         # (producer warpgroup, math warpgroups) setmaxnreg: a comm role may ask for more in the producer
         # warpgroup; 128 × producer + 256 × math must stay within the SM's 64K registers.
-        self.registers = getattr(comm, "registers", None) or (LOAD_REGISTERS, MMA_REGISTERS)
-        if comm is not None:
-            comm.check(config)
-            if config.pdl:
-                raise ValueError(
-                    "GemmConfig.pdl must be False with a comm role (that pairing is neither built nor tested: "
-                    "the comm role's flags would be read by a grid that started before the previous one ended)"
-                )
-            if config.staging_in_ring:
-                raise ValueError(
-                    "GemmConfig.staging_in_ring must be False with a comm role (that pairing is neither built nor "
-                    "tested: the comm role's notifications follow the staging buffers of their own)"
-                )
-            if config.deferred_chunks:
-                raise ValueError(
-                    "GemmConfig.deferred_chunks must be 0 with a comm role: the storing warp's bulk groups tell "
-                    "the comm role a tile is stored, and the deferred epilogue stores from every math warp"
-                )
+        self.registers = (comm.registers if comm is not None else None) or (LOAD_REGISTERS, MMA_REGISTERS)
         self.decl = declare(config, problem, comm=comm)
         self.ab_stages, self.epi_stages = config.stages(problem)
         self.terms = terms_for(problem)
@@ -360,7 +351,7 @@ class GemmKernel:
             # comm hook: the communication warp (a trace-time test, then the run-time role test)
             if cutlass.const_expr(self.comm is not None):  # noqa: SIM102
                 if decl.layout.is_role("comm"):
-                    self.comm.run(decl.notify, c, comm_args, cfg.tile_m, cfg.tile_n)
+                    self.comm.run(decl.notify, c, comm_args)
         else:
             cute.arch.setmaxregister_increase(self.registers[1])
             math_wg = warp // 4 - 1
@@ -438,17 +429,17 @@ class GemmKernel:
             _trace(tracer, TraceEvent.WAIT)
             if cutlass.const_expr(len(self.terms) > 0):
                 apply_terms(self.terms, acc, origin, args, loaded)
-            if cutlass.const_expr(comm is not None and comm.adds_received):  # comm hook: the owner's reduction
+            if cutlass.const_expr(adds_partials(comm)):  # comm hook: the owner's reduction
                 comm.add_received(acc, thr_mma, comm_args, tm, tn, (grid.clusters_m, grid.clusters_n), n, tile_shape)
             if cutlass.const_expr(comm is not None):  # comm hook: a notify slot before the first TMA store
-                notify = comm.begin_tile(notify, epi.is_storer, comm_args, tm, tn, n, cfg.tile_n)
+                notify = comm.begin_tile(notify, epi.is_storer, comm_args, tm, tn, n)
             if cutlass.const_expr(deferred is not None):
                 hold(deferred, acc)  # stored under the next tile's first k-tiles
                 held_tm, held_tn = tm, tn
             else:
                 staging = store_tile(epi, acc, staging, tm, tn)
             if cutlass.const_expr(comm is not None):  # comm hook: commit (tm, tn) after the last staging commit
-                notify = comm.end_tile(notify, epi.is_storer, comm_args, tm, tn, n, cfg.tile_n)
+                notify = comm.end_tile(notify, epi.is_storer, comm_args, tm, tn, n)
             _trace(tracer, TraceEvent.RELEASE)
             if cutlass.const_expr(pingpong):
                 # The other warpgroup reuses the staging buffers next: no store may still read them.

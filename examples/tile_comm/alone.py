@@ -14,18 +14,20 @@ import cutlass
 import cutlass.cute as cute
 from cutlass import Int32
 from hopper_gemm.config import GemmConfig
-from hopper_gemm.schedule import TileOrder
+
+from pipes.cute.comm import TileCopy
+from pipes.tile_order import TileOrder
 
 from .args import DeviceArgs
 from .config import CommConfig
-from .ship import WARP, cta_event, geometry, push_tile
+from .ship import WARP, cta_event, push_tile
 
 
 class CommAlone:
     """``__call__(c, clusters, stream, comm_args)``: ship every tile of ``c`` (M, N) as the fused kernel would."""
 
     def __init__(self, gemm: GemmConfig, comm: CommConfig) -> None:
-        geometry(gemm.tile_m, gemm.tile_n)
+        TileCopy(gemm.tile_m, gemm.tile_n, comm.unroll, comm.pace_ns)  # ValueError for a tile it cannot copy
         self.gemm = gemm
         self.comm = comm
         self.order = TileOrder(gemm.cluster_m, gemm.cluster_n, gemm.raster, gemm.group)

@@ -30,6 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pipes.epoch import as_int32
+
 #: ``options`` bits.
 OPT_STAMPS = 1
 OPT_CREDITS = 2
@@ -85,7 +87,7 @@ def kernel_args(addresses: Addresses, out_dtype: str, epoch: int, delay_ns: int 
         make_ptr(cutlass.Uint32, addresses.credits, gmem, assumed_align=4),
         make_ptr(cutlass.Int64, addresses.stamps, gmem, assumed_align=8),
         make_ptr(cutlass.Uint32, addresses.counters, gmem, assumed_align=4),
-        cutlass.Int32(_u32_as_i32(epoch)),
+        cutlass.Int32(as_int32(epoch)),
         cutlass.Int32(delay_ns),
         cutlass.Int32(options),
         make_ptr(element, addresses.inbox or addresses.dst, gmem, assumed_align=16),
@@ -97,12 +99,6 @@ def fake_kernel_args(out_dtype: str) -> tuple:
     """Arguments for compiling without a GPU (the addresses are never dereferenced)."""
     fake = Addresses(*(_FAKE_ADDRESS,) * 6)
     return kernel_args(fake, out_dtype, epoch=1)
-
-
-def _u32_as_i32(value: int) -> int:
-    """An epoch (uint32, wraps) as the Int32 the kernel takes; the flags store its bits unchanged."""
-    value &= 0xFFFFFFFF
-    return value - (1 << 32) if value >= 1 << 31 else value
 
 
 @dataclass

@@ -49,12 +49,12 @@ def _alone_args(out_dtype: str) -> tuple:
 
 
 def fused_kernel_object(gemm: GemmConfig, problem: Problem, comm: CommConfig) -> Any:
-    """The GEMM with the communication warp (``GemmKernel(comm=CommRole(comm))``), not compiled."""
+    """The GEMM with the communication warp (``GemmKernel(comm=CommRole(comm, gemm))``), not compiled."""
     from hopper_gemm.kernel import GemmKernel
 
     from .role import CommRole
 
-    return GemmKernel(gemm, problem, comm=CommRole.for_gemm(comm, gemm))
+    return GemmKernel(gemm, problem, comm=CommRole(comm, gemm))
 
 
 @functools.cache

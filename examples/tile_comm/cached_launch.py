@@ -19,7 +19,7 @@ from typing import Any
 
 from hopper_gemm.prepared import Cell, PreparedLaunch
 
-from .args import _u32_as_i32
+from pipes.epoch import as_int32
 
 #: From the end of the address list: the stream, then the communication tuple's 11 leaves (kernel_args).
 _STREAM, _EPOCH, _DELAY, _OPTIONS = -12, -5, -4, -3
@@ -47,4 +47,4 @@ class CachedLaunch:
         return None if prepared is None else cls(prepared)
 
     def __call__(self, stream: int, epoch: int, delay_ns: int = 0, options: int = 0) -> None:
-        self.prepared(stream, epoch=_u32_as_i32(epoch), delay_ns=delay_ns, options=options)
+        self.prepared(stream, epoch=as_int32(epoch), delay_ns=delay_ns, options=options)

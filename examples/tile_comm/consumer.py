@@ -1,12 +1,9 @@
-"""The host thread that consumes tiles as they land in page-locked memory while the kernel still runs.
+"""The host side of examples/epilogue_comm.py: checksum every tile as it lands, note when, watch the CTAs.
 
-It polls the ready flags (per tile, or per step with the copy engine: ``Receiver.flag_index``); a tile
-whose flag holds this launch's epoch is complete (the device
-released the flag at system scope after the tile's data, and x86 keeps this thread's loads in program
-order: flag, then data). It checksums the tile then and there, records when (``time.perf_counter_ns``),
-and with ``credits`` hands the tile back (``credits[tile] = epoch``), which a launch with
-``OPT_CREDITS`` waits for before overwriting the tile. The per-CTA start/end flags give the host-side
-start and end of the kernel.
+The polling, the flag arithmetic, the credits and the clean stop are the library's
+:class:`pipes.comm.TileConsumer`; this adds what the example measures: each tile's checksum taken the
+moment its flag appears (``perf_counter_ns``), and the kernel's start and end as the host sees them (the
+per-CTA start/end flags the comm warps publish).
 
 The checksums taken as tiles land are compared, after the kernel, with the checksums of the final
 buffer: a tile read before its data had landed shows up as a mismatch (a stale or torn tile).
@@ -14,12 +11,13 @@ buffer: a tile read before its data had landed shows up as a mismatch (a stale o
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from pipes.comm import TileConsumer, reached_all
 
 from .receiver import Receiver
 
@@ -60,7 +58,7 @@ class Consumption:
         return lines
 
 
-class HostConsumer(threading.Thread):
+class HostConsumer:
     """Consume launches ``epochs`` (in order) of ``receiver`` (a ``host`` receiver) on a host thread.
 
     ``ctas``: CTAs per launch (their end flags mark the kernel's end). ``delay_s``: sleep after each
@@ -79,70 +77,61 @@ class HostConsumer(threading.Thread):
         timeout_s: float = 60.0,
     ) -> None:
         epochs = [epochs] if isinstance(epochs, int) else list(epochs)
-        super().__init__(name=f"host-consumer-{epochs[0]}", daemon=True)
         self.receiver = receiver
         self.ctas = ctas
         self.delay_s = delay_s
-        self.credits = credits
-        self.timeout_s = timeout_s
         tiles = receiver.tiles
         self.results = [Consumption(e, np.full(tiles, -1, np.int64), np.zeros(tiles, np.uint64)) for e in epochs]
-        self.started_polling = threading.Event()
-        self.completed = 0  # launches fully consumed so far (a launcher may throttle on it)
+        self._by_epoch = {out.epoch: out for out in self.results}
+        self._cta_words = receiver.ctas.numpy().view(np.uint32)[: 2 * ctas]
+        self.thread = TileConsumer(
+            receiver.flags.numpy(),
+            epochs,
+            self._landed,
+            covers=receiver.flag_index,
+            credits=receiver.credits.numpy() if credits else None,
+            one_at_a_time=delay_s > 0,
+            on_poll=self._watch_ctas,
+            timeout_s=timeout_s,
+        )
+        self.started_polling = self.thread.started_polling
 
     @property
     def result(self) -> Consumption:
         """The first (or only) launch's consumption."""
         return self.results[0]
 
-    def run(self) -> None:
-        deadline = time.monotonic() + self.timeout_s
-        self.started_polling.set()
-        for out in self.results:
-            try:
-                if not self._consume(out, deadline):
-                    return
-                self.completed += 1
-            except Exception as exc:  # noqa: BLE001 - reported by verify(), not lost with the thread
-                out.errors.append(f"host consumer failed: {type(exc).__name__}: {exc}")
-                return
+    @property
+    def completed(self) -> int:
+        """Launches fully consumed so far (a launcher may throttle on it)."""
+        return self.thread.completed
 
-    def _consume(self, out: Consumption, deadline: float) -> bool:
-        rx = self.receiver
-        flags = rx.flags.numpy().view(np.uint32)
-        covering = np.arange(rx.tiles) if rx.flag_index is None else rx.flag_index
-        ctas = rx.ctas.numpy().view(np.uint32)[: 2 * self.ctas]
-        credits = rx.credits.numpy().view(np.uint32)
-        epoch = np.uint32(out.epoch)
-        pending = np.ones(rx.tiles, dtype=bool)
-        while pending.any() or out.end_ns < 0:
-            now = time.perf_counter_ns()
-            if out.start_ns < 0 and _reached(ctas[0::2], epoch).any():
-                out.start_ns = now
-            # Before any checksumming: a batch of ready tiles takes this thread milliseconds.
-            if out.end_ns < 0 and _reached(ctas[1::2], epoch).all():
-                out.end_ns = now
-            # A flag past this epoch means a later launch rewrote the tile (no credits): taken and reported.
-            ready = np.flatnonzero(_reached(flags[covering], epoch) & pending)
-            if ready.size:
-                if self.delay_s > 0:
-                    ready = ready[:1]  # a slow receiver takes one tile at a time
-                out.seen_ns[ready] = now
-                out.checksums[ready] = rx.checksums(ready)
-                pending[ready] = False
-                if self.credits:
-                    credits[ready] = epoch  # after the reads above: the tile may be overwritten now
-                if self.delay_s > 0:
-                    time.sleep(self.delay_s)
-            if not ready.size:
-                time.sleep(0)  # hand the GIL over: the launching thread may still be queueing copies
-            if time.monotonic() > deadline:
-                out.errors.append(
-                    f"timed out after {self.timeout_s:.0f} s: {int(pending.sum())} tile(s) never flagged with "
-                    f"epoch {out.epoch} (first missing: {np.flatnonzero(pending)[:8].tolist()})"
-                )
-                return False
-        return True
+    def start(self) -> None:
+        self.thread.start()
+
+    def join(self, timeout: float | None = None) -> None:
+        self.thread.join(timeout)
+        # The kernel's end may be seen only after the last tile: wait for it briefly, as before.
+        deadline = time.monotonic() + 5.0
+        for out in self.results:
+            while out.end_ns < 0 and not self.thread.errors and time.monotonic() < deadline:
+                self._watch_ctas(out.epoch)
+                time.sleep(1e-4)
+
+    def _watch_ctas(self, epoch: int) -> None:
+        out = self._by_epoch[epoch]
+        now = time.perf_counter_ns()
+        if out.start_ns < 0 and reached_all(self._cta_words[0::2], epoch).any():
+            out.start_ns = now
+        if out.end_ns < 0 and reached_all(self._cta_words[1::2], epoch).all():
+            out.end_ns = now
+
+    def _landed(self, tiles: np.ndarray, epoch: int) -> None:
+        out = self._by_epoch[epoch]
+        out.seen_ns[tiles] = time.perf_counter_ns()
+        out.checksums[tiles] = self.receiver.checksums(tiles)
+        if self.delay_s > 0:
+            time.sleep(self.delay_s)
 
     def verify(self, expected: Sequence[np.ndarray] | np.ndarray | None = None) -> list[str]:
         """The checksums taken as tiles landed against ``expected`` (per launch, per tile; default: the
@@ -152,7 +141,7 @@ class HostConsumer(threading.Thread):
             expected = [rx.checksums()]
         elif isinstance(expected, np.ndarray):
             expected = [expected]
-        problems: list[str] = []
+        problems = [f"host consumer: {e}" for e in self.thread.errors]
         for out, want in zip(self.results, expected, strict=True):
             problems += [f"epoch {out.epoch}: {e}" for e in out.errors]
             bad = np.flatnonzero(want != out.checksums)
@@ -162,8 +151,3 @@ class HostConsumer(threading.Thread):
                     f"(stale, torn or overwritten; first: {bad[:8].tolist()})"
                 )
         return problems
-
-
-def _reached(values: np.ndarray, epoch: np.uint32) -> np.ndarray:
-    """``values ≥ epoch`` on wrapping uint32 epochs (within 2³¹ of each other)."""
-    return (values - epoch).view(np.int32) >= 0

@@ -10,7 +10,7 @@ operands as ``hopper_gemm.api.validate`` checks them, N a multiple of 8 (16-byte
 cooperative schedule, a page-locked receive buffer for ``host``.
 
 With engine ``copy`` (the default for ``host``) a launch is the kernel plus the copy engine's queued
-steps (:mod:`tile_comm.copy_engine`); the receive buffer is then C itself, row-major (``rows`` layout).
+steps (:class:`pipes.comm.CopyEngineShipper`); the receive buffer is then C itself, row-major (``rows`` layout).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ COOPERATIVE_FALLBACK = GemmConfig(tile_m=256, tile_n=128, cluster_m=1, cluster_n
 
 def default_config(m: int, n: int, k: int, dtype: str = "bf16", comm: CommConfig | None = None) -> GemmConfig:
     """The measured table's configuration for the shape if it is cooperative and unsplit, else the
-    cooperative fallback (every tile must be stored whole by its own CTA: ``CommRole.check``).
+    cooperative fallback (every tile must be stored whole by its own CTA: ``hopper_gemm.comm_hook.check_comm``).
 
     With the copy engine (``comm.counts_steps``) the raster band spans C's full width (``group`` = every
     cluster column, at most 64): each step is then whole rows of C, one contiguous DMA. Measured on the
@@ -60,7 +60,7 @@ def default_config(m: int, n: int, k: int, dtype: str = "bf16", comm: CommConfig
 def full_width_band(config: GemmConfig, m: int, n: int) -> GemmConfig:
     """``config`` walking raster ``m`` in one band as wide as C (at most 64 cluster columns): each step
     of the walk is then whole rows of C."""
-    from hopper_gemm.schedule import TileOrder, ceil_div
+    from pipes.tile_order import TileOrder, ceil_div
 
     tiles = (ceil_div(m, config.tile_m), ceil_div(n, config.tile_n))
     _, clusters_n = TileOrder.of(config).cluster_grid(*tiles)
@@ -100,9 +100,12 @@ class EpilogueComm:
         if n % 8:
             raise ValueError(f"N = {n} is invalid with a communication warp: allowed a multiple of 8 (16-byte vectors)")
         config = config if config is not None else default_config(m, n, ops.mnk[2], ops.problem.dtype, comm)
+        from hopper_gemm.comm_hook import check_comm
+
         from .role import CommRole
 
-        CommRole.for_gemm(comm, config).check(config)
+        check_comm(config)
+        CommRole(comm, config)  # raises for a tile its comm warp cannot copy
         config.stages(ops.problem)  # raises if it does not fit
         self.m, self.n = m, n
         self.config, self.comm, self.problem = config, comm, ops.problem
@@ -110,7 +113,8 @@ class EpilogueComm:
         layout = "rows" if comm.counts_steps else "tiles"
         flag_index = None
         if comm.counts_steps:  # one ready flag per step of the walk
-            from .copy_engine import step_of_tiles
+            from pipes.comm import step_of_tiles
+
             from .role import shipping_order
 
             flag_index = step_of_tiles(shipping_order(comm, config), -(-m // config.tile_m), -(-n // config.tile_n))
@@ -213,12 +217,11 @@ class EpilogueComm:
 
     @property
     def shipper(self) -> Any:
-        """Engine ``copy``: the :class:`~tile_comm.copy_engine.CopyEngineShipper` (None otherwise)."""
+        """Engine ``copy``: the :class:`pipes.comm.CopyEngineShipper` (None otherwise)."""
         if self._shipper is None and self.comm.counts_steps:
-            from .copy_engine import CopyEngineShipper
             from .role import shipping_order
 
-            self._shipper = CopyEngineShipper(
+            self._shipper = copy_engine_shipper(
                 self.receiver,
                 self.out,
                 shipping_order(self.comm, self.config),
@@ -248,3 +251,17 @@ class EpilogueComm:
         c = from_dlpack(self.out, assumed_align=16).mark_layout_dynamic(leading_dim=1)
         self._alone(c, cutlass.Int32(self.clusters), current_stream(), self.comm_args(epoch, stamps=stamps))
         return epoch
+
+
+def copy_engine_shipper(receiver: Receiver, c: Any, order: Any, streams: int, *, rows: int, peer: bool) -> Any:
+    """The library's :class:`~pipes.comm.CopyEngineShipper` of C's first ``rows`` rows into ``receiver``
+    (layout ``rows``), counting into the receiver's step counters; ``peer``: parity-token flags and the
+    launch credit of the two-GPU protocol."""
+    from pipes.comm import CopyEngineShipper, CopyTarget, plan_steps
+
+    if receiver.layout != "rows" or c.device.type != "cuda":
+        raise ValueError("the copy engine ships a CUDA C into a receiver of layout 'rows'")
+    steps = plan_steps(order, rows, c.shape[1], (receiver.tile_m, receiver.tile_n), c.element_size(), c.stride(0))
+    addresses = receiver.addresses()
+    target = CopyTarget(receiver.data, addresses.flags, addresses.credits, receiver.counters)
+    return CopyEngineShipper(c, target, steps, streams, token_flags=peer)

@@ -25,8 +25,10 @@ from typing import Any
 
 from hopper_gemm.config import GemmConfig, Schedule
 
+from pipes.epoch import as_int32, parity_token
+
 from .args import MAX_TRACED_CTAS, stamp_words
-from .await_flags import AWAIT_TIMEOUT_NS, inbox_token
+from .await_flags import AWAIT_TIMEOUT_NS
 from .config import DEFAULT_STEP_ROWS, CommConfig, Engine, Transport
 from .receiver import Receiver
 from .role import shipping_order
@@ -118,7 +120,7 @@ def peer_receiver(buffers: PeerBuffers, m: int, n: int, config: GemmConfig, comm
     block as rows of C, a flag per step (``comm.step_rows`` row bands)."""
     import torch
 
-    from .copy_engine import step_of_tiles
+    from pipes.comm import step_of_tiles
 
     tiles_m, tiles_n = m // config.tile_m, n // config.tile_n
     device = buffers.data.device
@@ -276,18 +278,11 @@ class TensorParallelGemmRS:
 
         flags = make_ptr(cutlass.Uint32, self.flags.data_ptr(), cutlass.cute.AddressSpace.gmem, assumed_align=4)
         # The copy engine raises its flags to the launch's parity token, the comm warps to the epoch.
-        value = _as_i32(inbox_token(epoch)) if self.engine is Engine.COPY else _as_i32(epoch)
+        value = cutlass.Int32(as_int32(parity_token(epoch) if self.engine is Engine.COPY else epoch))
         compiled()(flags, cutlass.Int32(self.awaited), value, cutlass.Int64(AWAIT_TIMEOUT_NS), current_stream())
 
     def _give_credit(self, epoch: int) -> None:
         """After consuming a launch: the sender may overwrite the inbox. Engine ``sm``: every tile's credit
         becomes the epoch (the comm warp waits for ``≥ epoch − 1``); engine ``copy``: ``credits[0] = 1``, the
         binary semaphore the other GPU's copy work takes before its first copy of the next launch."""
-        self.credits.fill_(1 if self.engine is Engine.COPY else int(_as_i32(epoch)))
-
-
-def _as_i32(epoch: int) -> Any:
-    import cutlass
-
-    epoch &= 0xFFFFFFFF
-    return cutlass.Int32(epoch - (1 << 32) if epoch >= 1 << 31 else epoch)
+        self.credits.fill_(1 if self.engine is Engine.COPY else as_int32(epoch))

@@ -15,18 +15,20 @@ comm=CommRole(...))``): its ``tiles`` StoreNotifyPipeline (slots, lag, readers) 
   to the receiver, releases the tile's ready flag at the transport's scope (``store_counter``: an
   ``st.release`` of the epoch), ``release``; ends on end-of-stream.
 * the receiver — ``host`` on the host (``sys``), or ``receiver`` in another cluster of the device
-  (``gpu``): acquires each ready flag at that scope, then reads the tile.
+  (``gpu``): acquires each ready flag at that scope, then reads the tile
+  (:func:`pipes.check.host_reader`; the flags are :class:`pipes.check.ModelReadyFlags`).
 
 With ``engine="copy"`` (the copy engine ships; ``host``, or ``local`` whose readers then acquire at ``sys``)
 the last two change:
 
 * ``comm`` adds 1 to its tile's *step* counter with a system-scope release (``red.release.sys``) and
   moves nothing;
-* ``copy`` — the copy engine's stream: per step, waits until the step's counter holds all its tiles
-  (``cuStreamWaitValue32``, an acquire), reads the step's tiles of C, writes them to the receiver, then
-  raises the step's ready flag (``cuStreamWriteValue32`` with its memory barrier: a release). The copy
-  engine is outside the PTX memory model; it is modelled where only system-scope operations reach it
-  (an agent off the SMs, placed with the host), which is what the kernel assumes by counting at ``.sys``;
+* ``copy`` — the copy engine's stream (:func:`pipes.check.copy_stream`): per step, waits until the step's
+  counter holds all its tiles (``cuStreamWaitValue32``, an acquire), reads the step's tiles of C, writes
+  them to the receiver, then raises the step's ready flag to the launch's parity token
+  (``cuStreamWriteValue32`` with its memory barrier: a release). The copy engine is outside the PTX memory
+  model; it is modelled where only system-scope operations reach it (an agent off the SMs, placed with
+  the host), which is what the kernel assumes by counting at ``.sys``;
 * the host acquires each step's flag, then reads the step's tiles.
 
 Sizes are cut down (``tiles`` tiles of ``subtiles`` subtiles) so the exploration is exhaustive; the
@@ -36,17 +38,36 @@ counts, depths and lag are the kernel's. ``bug`` plants a defect to show what th
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from typing import Any
 
-from pipes.check import END_OF_STREAM, Agent, Ctx, ModelBarrier, ModelCounter, Protocol, Report, Scope, check, model_of
+from pipes.check import (
+    END_OF_STREAM,
+    Agent,
+    Ctx,
+    ModelBarrier,
+    ModelReadyFlags,
+    ModelStepCounters,
+    Protocol,
+    Report,
+    Scope,
+    check,
+    copy_stream,
+    host_reader,
+    model_of,
+)
 from pipes.check.staging import StagingHandle
+from pipes.epoch import FIRST
 
-#: Planted defects. ``narrow_scope``: the flag released one scope narrower than the receiver needs.
-BUGS = ("flag_before_data", "notify_on_read", "no_proxy_fence", "narrow_scope")
+#: Planted defects. ``narrow_scope``: the flag released one scope narrower than the receiver needs;
+#: ``no_fence``: no fence between the tile's data and its flag (engine ``copy``: no memory barrier before
+#: the copy stream's flag write) — a relaxed flag write, which publishes nothing.
+BUGS = ("flag_before_data", "notify_on_read", "no_proxy_fence", "narrow_scope", "no_fence")
 SCOPES = {"cta": Scope.CTA, "gpu": Scope.GPU, "sys": Scope.SYSTEM}
 NARROWER = {"sys": "gpu", "gpu": "cta"}
 WRITERS = ("store", "epi")
-EPOCH = 1
+#: The launch the model ships (one launch: the first epoch of a sequence).
+EPOCH = FIRST
 
 
 #: Tiles per step in the copy engine's model (the kernel's steps hold a raster band's row of tiles).
@@ -81,8 +102,9 @@ def comm_protocol(
     staging = decl.staging
     sync = f"{staging.name}_sync"
     flag_scope = NARROWER.get(scope) if bug == "narrow_scope" else scope
+    fenced = bug != "no_fence"
 
-    def expected(tile: int) -> tuple:
+    def expected(tile: int, epoch: int = EPOCH) -> tuple:
         return tuple((tile, sub, w) for sub in range(subtiles) for w in range(len(WRITERS)))
 
     def writer(w: int):
@@ -110,74 +132,66 @@ def comm_protocol(
     def tile_parts(ctx: Ctx, tile: int) -> tuple:
         return tuple(ctx.read_global((("C", tile, sub), w)) for sub in range(subtiles) for w in range(len(WRITERS)))
 
-    def count(ctx: Ctx) -> None:  # engine copy: the comm warp counts each tile into its step
+    def ship(ctx: Ctx, tile: int, parts: tuple) -> None:
+        ctx.write_global(("dst", tile), parts)
+
+    def received(ctx: Ctx, tile: int) -> tuple:
+        return ctx.read_global(("dst", tile))
+
+    def notified(ctx: Ctx) -> Iterator[int]:  # the comm warp's tiles: wait, meta, …, release; end of stream
         c = ctx.consumer(pipe)
         while (tile := ctx.read_meta(pipe, c.wait())) is not END_OF_STREAM:
-            ctx.signal(f"step{tile // STEP_TILES}", 1, scope=SCOPES[flag_scope])
+            yield tile
             c.release()
         c.release()
-
-    def copy_engine(ctx: Ctx) -> None:
-        for step in range(tiles // STEP_TILES):
-            ctx.wait_counter(f"step{step}", STEP_TILES, scope=Scope.SYSTEM)
-            first = step * STEP_TILES
-            parts = [tile_parts(ctx, t) for t in range(first, first + STEP_TILES)]
-            if bug == "flag_before_data":
-                ctx.store_counter(f"ready{step}", EPOCH, scope=Scope.SYSTEM)
-            for t, got in enumerate(parts, start=first):
-                ctx.write_global(("dst", t), got)
-            if bug != "flag_before_data":
-                ctx.store_counter(f"ready{step}", EPOCH, scope=Scope.SYSTEM)
-
-    def receive_steps(ctx: Ctx) -> None:
-        for step in range(tiles // STEP_TILES):
-            ctx.wait_counter(f"ready{step}", EPOCH, scope=Scope.SYSTEM)
-            for tile in range(step * STEP_TILES, (step + 1) * STEP_TILES):
-                got = ctx.read_global(("dst", tile))
-                assert got == expected(tile), f"{ctx.name}: tile {tile} arrived as {got!r}"
-
-    def comm(ctx: Ctx) -> None:
-        c = ctx.consumer(pipe)
-        while (tile := ctx.read_meta(pipe, c.wait())) is not END_OF_STREAM:
-            if scope is not None:
-                parts = tuple(
-                    ctx.read_global((("C", tile, sub), w)) for sub in range(subtiles) for w in range(len(WRITERS))
-                )
-                if bug == "flag_before_data":
-                    ctx.store_counter(f"ready{tile}", EPOCH, scope=SCOPES[flag_scope])
-                ctx.write_global(("dst", tile), parts)
-                if bug != "flag_before_data":
-                    ctx.store_counter(f"ready{tile}", EPOCH, scope=SCOPES[flag_scope])
-            c.release()
-        c.release()
-
-    def receive(ctx: Ctx) -> None:
-        for tile in range(tiles):
-            ctx.wait_counter(f"ready{tile}", EPOCH, scope=SCOPES[scope])
-            got = ctx.read_global(("dst", tile))
-            assert got == expected(tile), f"{ctx.name}: tile {tile} arrived as {got!r}"
 
     agents = [Agent(name, writer(w)) for w, name in enumerate(WRITERS)]
-    counters = []
+    barriers = [ModelBarrier(sync, len(WRITERS))]
     if engine == "copy":
-        steps = tiles // STEP_TILES
-        agents += [
-            Agent("comm", count),
-            Agent("copy", copy_engine, device="host"),
-            Agent("host", receive_steps, device="host"),
-        ]
-        counters = [ModelCounter(f"step{s}") for s in range(steps)] + [ModelCounter(f"ready{s}") for s in range(steps)]
-        label = "epilogue_comm_copy" + (f"_{bug}" if bug else "")
-        return Protocol(label, agents, [notify], barriers=[ModelBarrier(sync, len(WRITERS))], counters=counters)
-    agents.append(Agent("comm", comm))
-    if scope is not None:
-        # The host for a system-scope transport; another CTA's kernel (another cluster) for a GPU-scope one.
-        agents.append(
-            Agent("host", receive, device="host") if scope == "sys" else Agent("receiver", receive, cluster=1)
+        steps = ModelStepCounters("step", tiles // STEP_TILES, STEP_TILES, scope=SCOPES[flag_scope])
+        ready = ModelReadyFlags("ready", steps.steps, Scope.SYSTEM, holds="parity_token")
+
+        def count(ctx: Ctx) -> None:  # the comm warp counts each tile into its step
+            for tile in notified(ctx):
+                steps.count(ctx, tile // STEP_TILES)
+
+        copy = copy_stream(
+            "copy", steps, ready, tile_parts, ship, epoch=EPOCH, barrier=fenced, flag_first=bug == "flag_before_data"
         )
-        counters = [ModelCounter(f"ready{t}") for t in range(tiles)]
+        host = host_reader("host", ready, received, expected, tiles_per_flag=STEP_TILES, epochs=(EPOCH,))
+        agents += [Agent("comm", count), copy, host]
+        label = "epilogue_comm_copy" + (f"_{bug}" if bug else "")
+        counters = (*steps.counters(), *ready.counters())
+        return Protocol(label, agents, [notify], barriers=barriers, counters=counters)
+
     label = "epilogue_comm" + (f"_{bug}" if bug else "")
-    return Protocol(label, agents, [notify], barriers=[ModelBarrier(sync, len(WRITERS))], counters=counters)
+    if scope is None:  # nothing is shipped: the comm warp only drains the notifications
+
+        def drain(ctx: Ctx) -> None:
+            for _ in notified(ctx):
+                pass
+
+        return Protocol(label, [*agents, Agent("comm", drain)], [notify], barriers=barriers)
+    ready = ModelReadyFlags("ready", tiles, SCOPES[flag_scope])
+
+    def comm(ctx: Ctx) -> None:
+        for tile in notified(ctx):
+            parts = tile_parts(ctx, tile)
+            if bug == "flag_before_data":
+                ready.publish(ctx, tile, EPOCH)
+            ship(ctx, tile, parts)
+            if bug != "flag_before_data":
+                ready.publish(ctx, tile, EPOCH, fenced=fenced)
+
+    # The host for a system-scope transport; another CTA's kernel (another cluster) for a GPU-scope one.
+    if scope == "sys":
+        receiver = host_reader("host", ready, received, expected, epochs=(EPOCH,))
+    else:
+        receiver = host_reader(
+            "receiver", ready, received, expected, epochs=(EPOCH,), scope=SCOPES[scope], device=0, cluster=1
+        )
+    agents += [Agent("comm", comm), receiver]
+    return Protocol(label, agents, [notify], barriers=barriers, counters=ready.counters())
 
 
 def check_declarations(decl: Any, scope: str | None, **options: Any) -> Report:

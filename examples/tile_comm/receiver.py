@@ -21,6 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from pipes.comm import device_pointer
+from pipes.epoch import as_int32, next_epoch
+
 from .args import MAX_TRACED_CTAS, Addresses, stamp_words
 from .config import Transport
 
@@ -32,21 +35,6 @@ def _torch() -> Any:
     import torch
 
     return torch
-
-
-def device_pointer(tensor: Any) -> int:
-    """The address the device uses for ``tensor``: its own for CUDA tensors, the mapped one for pinned host memory."""
-    if tensor.device.type == "cuda":
-        return tensor.data_ptr()
-    from cuda.bindings import runtime as cudart
-
-    err, attrs = cudart.cudaPointerGetAttributes(tensor.data_ptr())
-    if int(err) != 0 or attrs.type != cudart.cudaMemoryType.cudaMemoryTypeHost:
-        raise ValueError(
-            "the host buffer is not page-locked memory the device can reach (allocate it with "
-            f"torch.empty(..., pin_memory=True)); cudaPointerGetAttributes: {err}, type {getattr(attrs, 'type', None)}"
-        )
-    return int(attrs.devicePointer)
 
 
 @dataclass
@@ -153,14 +141,14 @@ class Receiver:
         return self._addresses
 
     def next_epoch(self) -> int:
-        """A fresh epoch (:func:`successor` of the last)."""
-        self.epoch = successor(self.epoch)
+        """A fresh epoch (:func:`pipes.epoch.next_epoch` of the last)."""
+        self.epoch = next_epoch(self.epoch)
         return self.epoch
 
     def acknowledge_all(self) -> None:
         """Credit every tile up to the current epoch (launches no host thread consumed): a later launch
         with credits then waits only for what is consumed from now on."""
-        self.credits.fill_(self.epoch - (1 << 32) if self.epoch >= 1 << 31 else self.epoch)
+        self.credits.fill_(as_int32(self.epoch))
 
     def untiled(self, m: int, n: int) -> Any:
         """The received tiles as the (m, n) matrix (a copy, on the receiver's memory)."""
@@ -193,13 +181,6 @@ class Receiver:
         else:
             blocks = raw.reshape(self.tiles, -1)[index]
         return np.ascontiguousarray(blocks).reshape(len(index), -1).view(np.uint64).sum(axis=1, dtype=np.uint64)
-
-
-def successor(epoch: int) -> int:
-    """The epoch after ``epoch``: uint32, never 0 (the value of a fresh flag), and of the other parity even
-    where it wraps (0xFFFFFFFF → 2): the copy engine's two-GPU flags alternate by parity
-    (:func:`tile_comm.await_flags.inbox_token`)."""
-    return (epoch + 1) & 0xFFFFFFFF or 2
 
 
 def _validate_data(transport: Transport, data: Any, shape: tuple[int, ...], dtype: Any, device: Any) -> None:

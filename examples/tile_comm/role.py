@@ -1,38 +1,34 @@
-"""The communication role in the GEMM: the storing warp's hand-off calls and the communication warp's loop.
+"""The communication role in our GEMM: the library's comm role plus what this example measures and adds.
 
-:class:`CommRole` is what ``hopper_gemm.kernel.GemmKernel(config, problem, comm=CommRole(...))`` takes.
-The kernel calls it at six places and nowhere else:
+:class:`CommRole` is a :class:`pipes.cute.comm.CommHook` (``GemmKernel(config, problem, comm=role)``).
+The hand-off itself is the library's :class:`~pipes.cute.comm.TileShipper` (the ``tiles``
+StoreNotifyPipeline between the storing warp and warp 1, its acquire/commit/tail); the role adds:
 
-* ``declare``: a :class:`~pipes.cute.StoreNotifyPipeline` ``tiles`` (producer ``store`` = the storing
-  warp, consumer ``comm`` = warp 1 of the producer warpgroup) and the two roles in the role layout;
-* ``begin_tile`` / ``end_tile`` around each tile's epilogue, in the math warps (they act in the storing
-  warp only): ``acquire`` a slot before the tile's first TMA store, ``commit(tm, tn)`` after its last
-  staging commit;
+* the storing warp's and the comm warp's ``%globaltimer`` stamps (the ``--trace`` picture) and the
+  per-CTA start/end flags the host watches (:mod:`.ship`);
+* ``ship_blocks``: only the first of several row blocks leaves (the two-GPU reduce-scatter);
 * ``add_received`` before each tile's epilogue, in every math thread (``CommConfig.adds_received``
-  only): for a tile of this rank's row block, wait for its step's flag in the inbox, add the other
-  rank's partial to the accumulators;
-* ``finish`` after the last tile: ``tail()`` (end-of-stream, then every release);
-* ``run``: the communication warp's loop (``wait``, ``meta``, ship, publish, ``release`` until the
-  end-of-stream slot).
+  only, a :class:`hopper_gemm.comm_hook.ReceivesPartials`): for a tile of this rank's row block, wait
+  for its step's flag in the inbox, add the other rank's partial to the accumulators.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import cutlass
 import cutlass.cute as cute
-from cutlass import Float32, Int64
-from hopper_gemm.schedule import TileOrder
+from cutlass import Float32
+from hopper_gemm.config import GemmConfig
 
-from pipes import ArrivalUnit, Completion, PipelineSpec, Role
 from pipes.cute import StoreNotifyPipeline, TraceStatic, Warps
+from pipes.cute.comm import ReadyFlags, ShipSpec, TileCopy, TileShipper
+from pipes.epoch import parity_token
+from pipes.tile_order import TileOrder
 
 from .args import EPI_BEGIN, EPI_END, DeviceArgs
-from .await_flags import AWAIT_TIMEOUT_NS, await_flag, inbox_token
 from .config import CommConfig
-from .ship import count_tile, cta_event, geometry, push_tile, tile_stamp
+from .ship import count_tile, cta_event, push_tile, tile_stamp
 
 #: Warp 1 of the producer warpgroup (warp 0 loads A and B; warps 2-3 idle under setmaxnreg 40).
 COMM_WARP = 1
@@ -40,19 +36,26 @@ PIPELINE = "tiles"
 
 
 class CommRole(TraceStatic):
-    """The communication warp of the cooperative GEMM, for one :class:`~tile_comm.config.CommConfig`."""
+    """The communication warp of the cooperative GEMM ``gemm``, for one :class:`~tile_comm.config.CommConfig`."""
 
-    def __init__(self, config: CommConfig | None = None, order: TileOrder | None = None) -> None:
-        """``order``: the GEMM's tile order (engine ``copy`` counts tiles into its steps)."""
-        self.config = config if config is not None else CommConfig()
-        if self.config.counts_steps and order is None:
-            raise ValueError("CommRole with engine 'copy' needs the GEMM's TileOrder (order=TileOrder.of(config))")
-        self.order = order
-
-    @classmethod
-    def for_gemm(cls, config: CommConfig, gemm_config: Any) -> CommRole:
-        """The role for one GEMM configuration (its tile order comes along)."""
-        return cls(config, shipping_order(config, gemm_config))
+    def __init__(self, config: CommConfig, gemm: GemmConfig) -> None:
+        self.config = config
+        self.gemm = gemm
+        self.order = shipping_order(config, gemm)
+        engine = "copy" if config.counts_steps else ("sm" if config.pushes else "none")
+        copy = TileCopy(gemm.tile_m, gemm.tile_n, config.unroll, config.pace_ns) if config.pushes else None
+        spec = ShipSpec(
+            (gemm.tile_m, gemm.tile_n),
+            engine,
+            config.scope or "gpu",
+            config.slots,
+            config.lag,
+            copy,
+            self.order if config.counts_steps else None,
+            COMM_WARP,
+            PIPELINE,
+        )
+        self.shipper = TileShipper(spec)
 
     @property
     def registers(self) -> tuple[int, int] | None:
@@ -60,64 +63,24 @@ class CommRole(TraceStatic):
         the comm warp (128 × 56 + 256 × 224 = 64,512 ≤ 65,536; the GEMM uses 168); None: the GEMM's own."""
         return (56, 224) if self.config.unroll > 4 else None
 
-    def check(self, gemm_config: Any) -> None:
-        """``ValueError`` unless the GEMM configuration can hand tiles to a communication warp."""
-        if gemm_config.schedule.value != "cooperative":
-            raise ValueError(
-                f"the communication warp needs the cooperative schedule, not {gemm_config.schedule.value!r}: "
-                "bulk async-groups are per thread, so one warp must issue every TMA store of the CTA and be "
-                "the store-notify producer (ping-pong stores from both math warpgroups)"
-            )
-        if getattr(gemm_config, "stream_k", False) or getattr(gemm_config, "split_k", 1) > 1:
-            raise ValueError(
-                "the communication warp needs every tile stored once, whole, by its own CTA: stream_k = True "
-                "and split_k > 1 split tiles between clusters (use a configuration without either)"
-            )
-        if getattr(gemm_config, "epi_batch", 1) != 1:
-            raise ValueError(
-                f"the communication warp needs epi_batch = 1, not {gemm_config.epi_batch}: the fused store/notify "
-                "protocol (tile_comm.protocol) is checked with one staging buffer per acquire"
-            )
-        if self.config.counts_steps and self.order != shipping_order(self.config, gemm_config):
-            raise ValueError(
-                f"the comm role counts tiles into the steps of {self.order}, "
-                f"but the GEMM walks {shipping_order(self.config, gemm_config)}"
-            )
-        _, _, steps = geometry(gemm_config.tile_m, gemm_config.tile_n)
-        if steps % self.config.unroll:
-            raise ValueError(f"CommConfig.unroll = {self.config.unroll} must divide the {steps} copy steps per tile")
-
     def declare(self, roles: dict[str, Warps], storing_warp: int) -> tuple[StoreNotifyPipeline, dict[str, Warps]]:
         """The store→notify pipeline and the role layout with ``store`` and ``comm`` added."""
-        spec = PipelineSpec(
-            PIPELINE,
-            self.config.slots,
-            producer=Role("store", ArrivalUnit.ELECTED_PER_WARP),
-            consumers=Role("comm", ArrivalUnit.ELECTED_PER_WARP),
-            completion=Completion.STORE_COMPLETE,
-        )
-        notify = StoreNotifyPipeline(spec, lag=self.config.lag, meta_fields=2)
-        return notify, {**roles, "comm": Warps(COMM_WARP), "store": Warps(storing_warp)}
+        return self.shipper.declare(roles, storing_warp)
 
     # --- the storing warp (called in every math warp; only the storing warp acts) ---------------
     @cute.jit
-    def begin_tile(
-        self, producer: Any, is_storer: Any, packed: Any, tm: Any, tn: Any, n: Any, tile_n: cutlass.Constexpr
-    ) -> Any:
+    def begin_tile(self, producer: Any, is_storer: Any, packed: Any, tm: Any, tn: Any, columns: Any) -> Any:
         """Before the tile's first TMA store: a free slot of the ring (back-pressure from the comm warp)."""
         if is_storer:
-            _tile_stamp(DeviceArgs.of(packed), tm, tn, n, tile_n, EPI_BEGIN)
-            producer.acquire()
-        return producer
+            _tile_stamp(DeviceArgs.of(packed), tm, tn, columns, self.gemm.tile_n, EPI_BEGIN)
+        return self.shipper.begin_tile(producer, is_storer, packed, tm, tn, columns)
 
     @cute.jit
-    def end_tile(
-        self, producer: Any, is_storer: Any, packed: Any, tm: Any, tn: Any, n: Any, tile_n: cutlass.Constexpr
-    ) -> Any:
+    def end_tile(self, producer: Any, is_storer: Any, packed: Any, tm: Any, tn: Any, columns: Any) -> Any:
         """After the tile's last staging commit: close its bulk groups, wait ``lag``, notify (tm, tn)."""
+        producer = self.shipper.end_tile(producer, is_storer, packed, tm, tn, columns)
         if is_storer:
-            producer.commit(tm, tn)
-            _tile_stamp(DeviceArgs.of(packed), tm, tn, n, tile_n, EPI_END)
+            _tile_stamp(DeviceArgs.of(packed), tm, tn, columns, self.gemm.tile_n, EPI_END)
         return producer
 
     # --- every math thread (adds_received only) ---------------------------------------------------
@@ -155,8 +118,9 @@ class CommRole(TraceStatic):
         if (tm >= block) & (tn * tile_n < n):
             step = inbox_step(self.order, tm, tn, clusters_m, clusters_n)
             if cute.arch.lane_idx() == 0:
-                now = cute.arch.globaltimer()
-                await_flag(args.inbox_flags, step, inbox_token(args.epoch), now, Int64(AWAIT_TIMEOUT_NS), False)
+                # No printf in a kernel with wgmma (ptxas would serialize every wgmma): trap without a message.
+                inbox = ReadyFlags(args.inbox_flags, "sys", "inbox")
+                inbox.wait(step, parity_token(args.epoch), exact=True, report=False)
             cute.arch.sync_warp()
             row_stride = cute.assume(n, divby=8)
             inbox = cute.make_tensor(args.inbox, cute.make_layout((block * tile_m, n), stride=(row_stride, 1)))
@@ -166,16 +130,14 @@ class CommRole(TraceStatic):
     @cute.jit
     def finish(self, producer: Any, is_storer: Any) -> None:
         """After the last tile: every store complete, the last notifications, end-of-stream, every release."""
-        if is_storer:
-            producer.tail()
+        self.shipper.finish(producer, is_storer)
 
     # --- the communication warp ------------------------------------------------------------------
     @cute.jit
-    def run(
-        self, notify: Any, c: cute.Tensor, packed: Any, tile_m: cutlass.Constexpr, tile_n: cutlass.Constexpr
-    ) -> None:
+    def run(self, notify: Any, c: cute.Tensor, packed: Any) -> None:
         """Ship every tile the storing warp notifies until end-of-stream (whole warp 1)."""
         cfg = self.config
+        tile_m, tile_n = self.gemm.tile_m, self.gemm.tile_n
         args = DeviceArgs.of(packed)
         cta_event(args, cfg, 0)
         consumer = notify.consumer()
@@ -205,7 +167,7 @@ class CommRole(TraceStatic):
 def shipping_order(config: CommConfig, gemm_config: Any) -> TileOrder:
     """The GEMM's tile order with the copy engine's steps: ``config.step_rows`` band rows per step. The comm
     warp counts into these steps, the copy engine ships them, the owner awaits their flags."""
-    return dataclasses.replace(TileOrder.of(gemm_config), step_depth=config.step_rows)
+    return TileOrder.of(gemm_config, step_depth=config.step_rows)
 
 
 def own_block_start(order: TileOrder, clusters_m: Any) -> Any:

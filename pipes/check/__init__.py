@@ -31,6 +31,7 @@ with a numbered interleaving that :func:`replay` reproduces.
 
 from .barrier import BarrierState, FlagState
 from .bridge import model_of, ordered_protocol, stream_protocol
+from .comm import ModelCredits, ModelReadyFlags, ModelStepCounters, copy_stream, host_reader
 from .context import Ctx
 from .counter import CounterState
 from .explore import check, replay, search
@@ -58,6 +59,11 @@ __all__ = [
     "Place",
     "Scope",
     "Agent",
+    "ModelCredits",
+    "ModelReadyFlags",
+    "ModelStepCounters",
+    "copy_stream",
+    "host_reader",
     "BarrierState",
     "CounterState",
     "Ctx",

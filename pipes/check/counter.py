@@ -14,6 +14,8 @@ One immutable value per counter; every operation returns a new one.
   a flag whose tokens alternate (launch parity), where "at least" would not mean "this launch's".
 * ``store(value)`` overwrites the value (``st.release``), as an epoch flag does; readers then learn what
   the storer knew.
+* A *relaxed* signal or store (a flag written without the fence before it, a copy engine's flag write
+  without its memory barrier) changes the value the same way but publishes nothing.
 
 Every release carries its agent's place and scope (:mod:`pipes.check.scope`): a reader learns only what
 releases that reach it published, through an acquire whose scope includes the releaser. Releases that
@@ -35,6 +37,9 @@ class Release(NamedTuple):
     scope: Scope
     who: str
     knowledge: Knowledge
+    relaxed: bool = False
+    """A relaxed store or add: ``knowledge`` is what it would have published, had it been a release; it
+    publishes nothing (kept so a hazard it fails to prevent can name it)."""
 
 
 Releases = tuple[Release, ...]
@@ -42,7 +47,7 @@ Releases = tuple[Release, ...]
 
 def _add(releases: Releases, release: Release) -> Releases:
     for index, old in enumerate(releases):
-        if old[:3] == release[:3]:
+        if old[:3] == release[:3] and old.relaxed == release.relaxed:
             merged = old._replace(knowledge=join(old.knowledge, release.knowledge))
             return (*releases[:index], merged, *releases[index + 1 :])
     return (*releases, release)
@@ -52,6 +57,8 @@ def visible(releases: Releases, reader: Place, acquire: Scope) -> Knowledge:
     """What a reader at ``reader`` acquiring with scope ``acquire`` learns from ``releases``."""
     learned = EMPTY_KNOWLEDGE
     for release in releases:
+        if release.relaxed:
+            continue
         if reaches(release.scope, release.place, reader) and reaches(acquire, reader, release.place):
             learned = join(learned, release.knowledge)
     return learned

@@ -72,20 +72,28 @@ class SyncOps:
         self.emit(FlagWait(self._flag(flag), flag, self.name, "wait_flag"))
 
     # -- counters -----------------------------------------------------------------------------------
-    def signal(self, counter: str, by: int = 1, scope: Scope | None = None) -> None:
+    def signal(self, counter: str, by: int = 1, scope: Scope | None = None, relaxed: bool = False) -> None:
         """Add ``by`` to ``counter`` with release semantics (Ascend ``set_cross_flag``; ``red.release.add``).
 
-        ``scope`` defaults to the device's (``.gpu``; system scope for a host agent).
+        ``scope`` defaults to the device's (``.gpu``; system scope for a host agent). ``relaxed``: a relaxed
+        add (``red.relaxed``, no fence before it): it counts, but a waiter that sees it learns nothing.
         """
         index = self._counter(counter)
         scope = self._release(scope)
-        self.emit(CounterSignal(index, counter, self._count(by, "by"), self.name, "signal", scope))
+        by = self._count(by, "by")
+        self.emit(CounterSignal(index, counter, by, self.name, "signal", scope, self._relaxed(relaxed)))
 
-    def store_counter(self, counter: str, value: int, scope: Scope | None = None) -> None:
-        """Store ``value`` into ``counter`` with release semantics (``st.release`` of an epoch or ready flag)."""
+    def store_counter(self, counter: str, value: int, scope: Scope | None = None, relaxed: bool = False) -> None:
+        """Store ``value`` into ``counter`` with release semantics (``st.release`` of an epoch or ready flag).
+
+        ``relaxed``: a relaxed store instead — a flag written without the fence (or a copy engine's memory
+        barrier) before it. Readers see the value, but it publishes nothing: a reader that acquires it and
+        reads the data the flag stands for is not ordered after that data's write.
+        """
         index = self._counter(counter)
         value = self._count(value, "value", 0)
-        self.emit(CounterStore(index, counter, value, self.name, "store_counter", self._release(scope)))
+        scope = self._release(scope)
+        self.emit(CounterStore(index, counter, value, self.name, "store_counter", scope, self._relaxed(relaxed)))
 
     def take(self, counter: str, scope: Scope | None = None) -> None:
         """Block while ``counter`` is 0, then take one (Ascend ``wait_cross_flag``; a semaphore acquire)."""
@@ -159,6 +167,11 @@ class SyncOps:
         if not isinstance(scope, Scope):
             raise ProtocolError(f"{self.name}: scope = {scope!r} is invalid: allowed a pipes.check.Scope")
         return scope
+
+    def _relaxed(self, relaxed: Any) -> bool:
+        if not isinstance(relaxed, bool):
+            raise ProtocolError(f"{self.name}: relaxed = {relaxed!r} is invalid: allowed True or False")
+        return relaxed
 
     def _release(self, scope: Scope | None) -> Scope:
         return default_release(self.place) if scope is None else self._scope(scope)

@@ -168,16 +168,21 @@ def _uncommitted(cell: str) -> str:
     return "a read of a slot whose data was not committed"
 
 
+_NO_CREDIT = (
+    "the reader released nothing after its read that the writer acquired (such as a credit handing the buffer back)"
+)
+
+
 def _unreleased(cell: str) -> str:
     """Why a write came too early for an earlier read, in the terms of what the cell is."""
     if _is_global(cell):
-        return "nothing orders that read before this write"
+        return f"nothing orders that read before this write: {_NO_CREDIT}"
     return "the slot was not released after that read"
 
 
 def _handed_back(cell: str) -> str:
     if _is_global(cell):
-        return "the overwrite is not ordered after this read"
+        return f"the overwrite is not ordered after this read: {_NO_CREDIT}"
     return "the slot was handed back before the read finished"
 
 

@@ -113,7 +113,7 @@ class Move:
 
     def _execute(self, agent: int, node: int, op: Any) -> Any:
         result = self._perform(agent, node, op)
-        if type(op) in _RELEASES:
+        if type(op) in _RELEASES and not getattr(op, "relaxed", False):
             count = len(self.machine.names)
             reads = 1 << agent | 1 << (mem.REREAD * count + agent)
             self.knowledge[agent] = mem.mark_released(self.knowledge[agent], reads, 1 << (mem.RELEASED * count + agent))
@@ -207,7 +207,7 @@ class Move:
         return None
 
     def _release(self, agent: int, op: Any) -> mc.Release:
-        return mc.Release(self.machine.layout.places[agent], op.scope, op.who, self.knowledge[agent])
+        return mc.Release(self.machine.layout.places[agent], op.scope, op.who, self.knowledge[agent], op.relaxed)
 
     def _acquire(self, agent: int, releases: mc.Releases, scope: sc.Scope) -> None:
         learned = mc.visible(releases, self.machine.layout.places[agent], scope)
@@ -277,9 +277,18 @@ class Move:
         return cell.value
 
     def _narrow_note(self, agent: int, cell: str, version: int) -> str:
-        """Name a release that carried the write but was too narrow to reach this reader (a scope bug)."""
+        """Name a release that carried the write but was relaxed (a missing fence or memory barrier) or too
+        narrow to reach this reader (a scope bug)."""
         reader = self.machine.layout.places[agent]
         layout = self.machine.layout
+        for declared, counter in zip(layout.counters, self.counters, strict=True):
+            for release in counter.published:
+                if release.relaxed and mem.lookup(release.knowledge, cell)[0] >= version:
+                    return (
+                        f" — {release.who}'s write of {declared.name} (now {counter.value}) came after this write, but "
+                        "the flag write was relaxed (no fence / memory barrier before it): it publishes nothing, so "
+                        f"an acquire of {declared.name} orders nothing before this read"
+                    )
         candidates = []
         for index, bar in enumerate(self.barriers):
             for who, scope, knowledge in bar.narrow:

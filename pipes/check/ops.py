@@ -30,6 +30,10 @@ def _require_hashable(value: Any, what: str) -> None:
         raise ProtocolError(f"{what} {value!r} is not hashable: use a tuple, number or string") from None
 
 
+def _ordering(scope: Scope, relaxed: bool) -> str:
+    return f"relaxed{scope.ptx}: publishes nothing" if relaxed else f"release{scope.ptx}"
+
+
 def _completion(completion: int | None) -> str:
     return "" if completion is None else f", completion #{completion}"
 
@@ -151,12 +155,14 @@ class CounterSignal:
     who: str
     call: str
     scope: Scope = Scope.GPU
+    relaxed: bool = False
+    """A relaxed add (no fence or memory barrier before it): it counts, but publishes nothing."""
 
     sync: ClassVar[bool] = True
     branching: ClassVar[bool] = False
 
     def describe(self) -> str:
-        return f"{self.call}: signal {self.counter_name} +{self.by} [release{self.scope.ptx}]"
+        return f"{self.call}: signal {self.counter_name} +{self.by} [{_ordering(self.scope, self.relaxed)}]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,12 +175,14 @@ class CounterStore:
     who: str
     call: str
     scope: Scope = Scope.GPU
+    relaxed: bool = False
+    """A relaxed store (no fence or memory barrier before it): readers see the value, but it publishes nothing."""
 
     sync: ClassVar[bool] = True
     branching: ClassVar[bool] = False
 
     def describe(self) -> str:
-        return f"{self.call}: store {self.counter_name} = {self.value} [release{self.scope.ptx}]"
+        return f"{self.call}: store {self.counter_name} = {self.value} [{_ordering(self.scope, self.relaxed)}]"
 
 
 @dataclass(frozen=True, slots=True)

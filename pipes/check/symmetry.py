@@ -303,7 +303,7 @@ class Symmetry:
 
         def release(r: Any) -> Hashable:
             who = names[rename[index[r.who]]] if r.who in index else r.who
-            return (r.place, r.scope, who, know(r.knowledge))
+            return (r.place, r.scope, who, know(r.knowledge), r.relaxed)
 
         return (
             counter.value,

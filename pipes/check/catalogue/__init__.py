@@ -9,7 +9,8 @@ corrected twin (``Entry.twin``) that checks clean. The tests run them all; the b
 * :mod:`.raw` — hand-written synchronisation: raw mbarriers, counters (Ascend cross-core flags, GPU flags)
 * :mod:`.tma` — several TMA loads completing one stage; hand-written mbarrier + TMA code
 * :mod:`.cluster` — a CTA per agent: multicast loads, remote arrives and their scope
-* :mod:`.scopes` — the ``epilogue_comm`` chain: ready flags released at the scope the receiver needs
+* :mod:`.comm` — shipping tiles: the ``epilogue_comm`` chain (ready flags released at the scope the receiver
+  needs, fenced), the copy engine's steps, back-to-back launches with credits
 * :mod:`.launch` — memory a previous kernel left; programmatic dependent launch
 * :mod:`.counts` — arrival counts and quorums that do not add up, reported before exploring
 """
@@ -17,7 +18,8 @@ corrected twin (``Entry.twin``) that checks clean. The tests run them all; the b
 from __future__ import annotations
 
 from ..report import FindingKind
-from . import cluster, counts, launch, raw, scopes, tma
+from . import cluster, comm, counts, launch, raw, tma
+from .comm import comm_launches, copy_engine_comm, epilogue_comm
 from .entry import Entry
 from .pipelines import (
     TILE_BYTES,
@@ -33,7 +35,6 @@ from .pipelines import (
     tma_pipeline,
     token_pipeline,
 )
-from .scopes import epilogue_comm
 
 __all__ = [
     "BAD",
@@ -44,8 +45,10 @@ __all__ = [
     "ascend_double_buffer",
     "ascend_set_twice",
     "async_pipeline",
+    "comm_launches",
     "consumer_warpgroups",
     "consumer_warps",
+    "copy_engine_comm",
     "epilogue_comm",
     "fan_out",
     "handoff",
@@ -69,7 +72,7 @@ GOOD = [
     *raw.GOOD,
     *tma.GOOD,
     *cluster.GOOD,
-    *scopes.GOOD,
+    *comm.GOOD,
     *launch.GOOD,
     *counts.GOOD,
 ]
@@ -175,7 +178,7 @@ BAD = [
     *raw.BAD,
     *tma.BAD,
     *cluster.BAD,
-    *scopes.BAD,
+    *comm.BAD,
     *launch.BAD,
     *counts.BAD,
 ]

@@ -1,35 +1,36 @@
-"""Engine ``copy``: the GPU's copy engines ship each finished step of tiles to pinned host memory.
+"""The copy engines ship each finished *step* of tiles while the kernel that computes them still runs.
 
-The communication warp moves no bytes: for every finished tile it adds 1 to its step's counter in device
-memory (``red.release.sys``, :func:`tile_comm.ship.count_tile`). A *step* is the rectangle of tiles the
-GEMM's walk computes together (:meth:`hopper_gemm.schedule.TileOrder.step`): one row of a raster band,
-so its rows of C are one 2-D block (``tile_m`` rows of up to ``group × cluster_n × tile_n`` columns). Per
-launch, on the launching stream before the kernel: the step counters to 0 and the launch's epoch into a
-device word; after the kernel, per step and in walk order, on ``copy_streams`` streams in turn::
+The comm warp moves no bytes: for every finished tile it adds 1 to its step's counter in device memory
+(``red.release.sys``, :class:`pipes.cute.comm.StepCounters`). A *step* is the rectangle of tiles the
+kernel's walk computes together (:meth:`pipes.tile_order.TileOrder.step`): one row of a raster band,
+so its rows of the output are one 2-D block. Per launch, on the launching stream before the kernel: the
+step counters to 0 and the launch's epoch into a device word; after the kernel, per step and in walk
+order, on ``streams`` copy streams in turn::
 
-    cuStreamWaitValue32(counter[step] ≥ tiles of the step)                # the step is complete in C
-    [cuStreamBatchMemOp: wait credits[tile] ≥ epoch − 1 for its tiles]   # only with credits
-    cudaMemcpyAsync(C's rows → the same rows of the receive buffer)      # 2-D if not whole rows
-    cuStreamBatchMemOp: memory barrier (system scope)
-    cudaMemcpyAsync(epoch word → flags[step])                            # 4 bytes
+    cuStreamWaitValue32(counter[step] ≥ tiles of the step)                # the step is complete
+    [cuStreamBatchMemOp: wait credits[tile] reached previous(epoch)]     # only with credits
+    cudaMemcpyAsync(the step's rows → the same rows of the receive buffer) # 2-D if not whole rows
+    cuStreamBatchMemOp: memory barrier (system scope)                    # data before flag
+    cudaMemcpyAsync(epoch word → flags[step])                             # 4 bytes
+
+With ``token_flags`` (two GPUs) each flag is instead raised to the launch's
+:func:`~pipes.epoch.parity_token` with one fenced ``cuStreamWriteValue32``, and the launch first takes
+the receiver's binary credit (``credits[0]``: wait for 1, write 0).
 
 None of these values changes between launches (the epoch travels through the device word), so the
 sequence is captured once into a CUDA graph and each launch replays it with one call; queued call by
-call it cost ~17 µs of host time per step, enough to make a launch host-bound (2×H200, 2026-11-24).
+call it cost ~17 µs of host time per step, enough to make a launch host-bound (2×H200, measured
+2026-11-24). The SMs never stall on PCIe or NVLink writes, so the kernel's mainloop keeps its speed.
 
-The copies run on DMA engines, so the SMs never stall on PCIe writes and the GEMM's mainloop keeps its
-speed (the warp-pushed ``sm`` engine slows it by up to 70 %). The host reads a tile after seeing its flag,
-as with the ``sm`` engine (stream order and the barrier put the flag after the copy's data); one flag
-covers a step's tiles (``Receiver.flag_index``): each barrier costs about a microsecond, so a flag per
-tile would add ~16 µs per step on the H100.
-
-The copy work waits on an event recorded *before* the kernel (after the resets), and the launching stream
-waits for it before its next work: the next launch cannot reset the counters or overwrite C while a copy
-still reads it, and whatever follows on the stream sees the data at the receiver.
+The copy work waits on an event recorded *before* the kernel (after the resets), and the launching
+stream waits for it before its next work: the next launch cannot reset the counters or overwrite the
+source while a copy still reads it, and whatever follows on the stream sees the data at the receiver.
 
 Deadlock-freedom: the streams wait only on counters the running kernel advances; the kernel waits on
-nothing the streams do. Queue the waits after the kernel's launch call: the call loads the kernel's module,
-and loading a module while a stream waits on a counter nobody advances would wait forever.
+nothing the streams do. Queue the waits after the kernel's launch call: the call loads the kernel's
+module, and loading a module while a stream waits on a counter nobody advances would wait forever.
+Set ``CUDA_DEVICE_MAX_CONNECTIONS=32`` before CUDA starts when several shippers run at once: a stream
+blocked in a counter wait stalls every stream that shares its hardware queue.
 """
 
 from __future__ import annotations
@@ -39,10 +40,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from hopper_gemm.schedule import TileOrder
 
-from .await_flags import inbox_token
-from .receiver import successor
+from ..epoch import next_epoch, parity_token, previous
+from ..tile_order import TileOrder
 
 #: Operations per ``cuStreamBatchMemOp`` call (the driver's limit is 256).
 BATCH = 128
@@ -50,10 +50,11 @@ BATCH = 128
 
 @dataclass(frozen=True)
 class Step:
-    """One step's copy: a 2-D block of C (byte offsets from C's and the receive buffer's starts)."""
+    """One step's copy: a 2-D block of the source (byte offsets from the source's and the receive
+    buffer's starts)."""
 
     index: int
-    tiles: tuple[int, ...]  # tile indices (tm·tiles_n + tn) inside C
+    tiles: tuple[int, ...]  # tile indices (tm·tiles_n + tn) inside the output
     src_offset: int
     dst_offset: int
     width_bytes: int
@@ -67,13 +68,21 @@ def step_of_tiles(order: TileOrder, tiles_m: int, tiles_n: int) -> np.ndarray:
     return np.asarray(order.step(tm, tn, clusters_m, clusters_n), dtype=np.int64)
 
 
-def plan_steps(order: TileOrder, m: int, n: int, tile: tuple[int, int], elem_bytes: int, ldc: int) -> list[Step]:
-    """Every step of an ``m × n`` output in walk order. ``ldc``: C's row stride in elements; the receive
-    buffer's rows are whole tiles wide (``tiles_n × tile_n`` elements)."""
+def plan_steps(
+    order: TileOrder,
+    m: int,
+    n: int,
+    tile: tuple[int, int],
+    elem_bytes: int,
+    ldc: int,
+    dst_ld: int | None = None,
+) -> list[Step]:
+    """Every step of an ``m × n`` output in walk order. ``ldc``: the output's row stride in elements;
+    ``dst_ld``: the receive buffer's (default whole tiles wide, ``tiles_n × tile_n``)."""
     tile_m, tile_n = tile
     tiles_m, tiles_n = -(-m // tile_m), -(-n // tile_n)
     clusters_m, clusters_n = order.cluster_grid(tiles_m, tiles_n)
-    dst_ld = tiles_n * tile_n
+    dst_ld = tiles_n * tile_n if dst_ld is None else dst_ld
     steps = []
     for index in range(order.steps(clusters_m, clusters_n)):
         rows, cols = order.step_tiles(index, tiles_m, tiles_n)
@@ -111,65 +120,73 @@ def _check(err: Any, what: str) -> None:
         raise RuntimeError(f"{what} failed: {err}")
 
 
+@dataclass(frozen=True)
+class CopyTarget:
+    """Where a :class:`CopyEngineShipper` ships to and what it signals with.
+
+    ``data``: the receive buffer (a torch tensor: device, pinned host or a peer GPU's symmetric memory;
+    rows laid out as the source's). ``flags``, ``credits``: device-visible addresses of ``uint32`` words
+    (one flag per step, one credit per tile; :meth:`pipes.comm.Receiver.flags_address`). ``counters``: a
+    device ``int32`` tensor, one step counter per step, that the comm warps count into.
+    """
+
+    data: Any
+    flags: int
+    credits: int
+    counters: Any
+
+
 class CopyEngineShipper:
-    """Queues the copy engine's work for one fused launcher: C (device) → ``receiver`` (``rows`` layout).
+    """Queues the copy engines' work for one launcher: ``src`` (device) → ``target.data``, step by step.
 
     A launch is :meth:`begin` (before the kernel, on the launching stream: the step counters back to 0,
     the launch's epoch into a device word, the start event), the kernel, then :meth:`ship` (the copy
     work on the copy streams after the start event; the launching stream waits for it). The copy work has
     the same values every launch (each step waits for its own tile count; the flag copies read the epoch
-    word), so it is captured once into a CUDA graph and each launch replays it with one call. Measured
-    on 2×H200 (2026-11-24): queuing 16 steps as separate calls took ~17 µs of host time per step, which
-    delayed each step's copy past its band's completion and made the launch host-bound.
+    word), so it is captured once into a CUDA graph and each launch replays it with one call.
     """
 
     def __init__(
-        self,
-        receiver: Any,
-        c: Any,
-        order: TileOrder,
-        streams: int,
-        *,
-        rows: int | None = None,
-        peer: bool = False,
+        self, src: Any, target: CopyTarget, steps: list[Step], streams: int = 2, *, token_flags: bool = False
     ) -> None:
-        """``rows``: ship C's first ``rows`` rows only (default: all; the two-GPU reduce-scatter ships the
-        row block the other GPU owns). ``peer``: the two-GPU protocol: before its first copy, a launch
-        takes the receiver's ``credits[0]`` (waits for 1, writes 0; the other GPU writes 1 there once it
-        has consumed the previous launch), and each flag is raised to the launch's parity token
-        (:func:`~tile_comm.await_flags.inbox_token`) with a fenced ``cuStreamWriteValue32``, so launches
-        must take consecutive epochs."""
+        """``steps``: :func:`plan_steps` of the kernel's tile order. ``streams``: copy streams the steps
+        alternate over (a second stream's copy hides the first one's wait-and-flag gap).
+        ``token_flags``: the two-GPU protocol: a launch first takes ``credits[0]`` (waits for 1, writes 0;
+        the receiving GPU writes 1 once it has consumed the previous launch) and each flag is raised to
+        the launch's :func:`~pipes.epoch.parity_token` with a fenced ``cuStreamWriteValue32``; launches
+        must then take consecutive epochs."""
         import torch
         from cuda.bindings import driver as cu
 
-        if receiver.layout != "rows" or c.device.type != "cuda":
-            raise ValueError("the copy engine ships a CUDA C into a receiver of layout 'rows'")
-        self.receiver = receiver
-        self.c = c
-        self.streams = _streams(c.device.index or 0, streams)
-        m, n = c.shape
-        m = m if rows is None else rows
-        self.steps = plan_steps(order, m, n, (receiver.tile_m, receiver.tile_n), c.element_size(), c.stride(0))
-        if len(self.steps) > receiver.counters.numel():
-            raise ValueError(f"{len(self.steps)} steps but the receiver holds {receiver.counters.numel()} counters")
-        addresses = receiver.addresses()
+        if getattr(src, "device", None) is None or src.device.type != "cuda" or src.dim() != 2:
+            raise ValueError("CopyEngineShipper ships a 2-D CUDA tensor (the kernel's output)")
+        if isinstance(streams, bool) or not isinstance(streams, int) or not 1 <= streams <= 8:
+            raise ValueError(f"streams = {streams!r} is invalid: allowed an int in [1, 8]")
+        if target.data.element_size() != src.element_size():
+            raise ValueError(f"the receive buffer holds {target.data.dtype}, the source {src.dtype}: they must match")
+        if len(steps) > target.counters.numel():
+            raise ValueError(f"{len(steps)} steps but the target holds {target.counters.numel()} counters")
+        self.target = target
+        self.src = src
+        self.streams = _streams(src.device.index or 0, streams)
+        self.steps = steps
         self._cu = cu
-        self._src = c.data_ptr()
-        self._dst = receiver.data.data_ptr()
-        self._pitches = (c.stride(0) * c.element_size(), receiver.data.stride(0) * receiver.data.element_size())
+        self._src = src.data_ptr()
+        self._dst = target.data.data_ptr()
+        self._pitches = (src.stride(0) * src.element_size(), target.data.stride(0) * target.data.element_size())
         # Whole rows on both sides: one linear copy. Measured on 2×H200 (2026-11-24): a 2-D copy costs
         # ~130 ns per row per stream (a 256-row step took ~33 µs whether its rows were 8 or 16 KiB).
         self._linear = [s.width_bytes == self._pitches[0] == self._pitches[1] for s in self.steps]
-        self._counters = addresses.counters
+        self._counters = target.counters.data_ptr()
         self._counter_bytes = 4 * (max(s.index for s in self.steps) + 1) if self.steps else 0
-        self._counter = [cu.CUdeviceptr(addresses.counters + 4 * s.index) for s in self.steps]
+        self._counter = [cu.CUdeviceptr(self._counters + 4 * s.index) for s in self.steps]
         # One ready flag per step: every queued write carries a system-wide memory barrier (~1 µs each).
-        self._flag = [addresses.flags + 4 * s.index for s in self.steps]
+        self._flag = [target.flags + 4 * s.index for s in self.steps]
         # The launch's epoch, which every flag copy reads (so the copy work's values never change).
-        self._epoch_word = torch.zeros(1, dtype=torch.int32, device=c.device)
-        self._credit_waits = [self._credit_batches(addresses.credits, s.tiles) for s in self.steps]
-        self._launch_credit = cu.CUdeviceptr(addresses.credits) if peer else None
-        self._peer = peer
+        self._epoch_word = torch.zeros(1, dtype=torch.int32, device=src.device)
+        self._credit_waits = [self._credit_batches(target.credits, s.tiles) for s in self.steps]
+        self._launch_credit = cu.CUdeviceptr(target.credits) if token_flags else None
+        self._peer = token_flags
         self._last_epoch: int | None = None
         self._start, self._done = _event(), _event()
         self._forks = [_event() for _ in self.streams]
@@ -181,7 +198,8 @@ class CopyEngineShipper:
         self._timing = _Timing.create(len(self.steps))
 
     def _credit_batches(self, credits: int, tiles: tuple[int, ...]) -> list[list[Any]]:
-        """``credits[tile] ≥ value`` waits for ``tiles``, as ``cuStreamBatchMemOp`` lists of at most :data:`BATCH`."""
+        """``credits[tile] ≥ value`` waits for ``tiles`` (``CU_STREAM_WAIT_VALUE_GEQ`` compares cyclically, as
+        :func:`~pipes.epoch.reached`), in ``cuStreamBatchMemOp`` lists of at most :data:`BATCH`."""
         cu = self._cu
         params = []
         for tile in tiles:
@@ -200,13 +218,13 @@ class CopyEngineShipper:
         import torch
         from cuda.bindings import runtime as cudart
 
-        if self._peer and self._last_epoch is not None and epoch != successor(self._last_epoch):
+        if self._peer and self._last_epoch is not None and epoch != next_epoch(self._last_epoch):
             raise ValueError(
                 f"epoch {epoch} after {self._last_epoch}: the two-GPU flags alternate two tokens by parity, so "
-                f"launches must take consecutive epochs (Receiver.next_epoch: {successor(self._last_epoch)})"
+                f"launches must take consecutive epochs (pipes.epoch.next_epoch: {next_epoch(self._last_epoch)})"
             )
         self._last_epoch = epoch
-        launching = torch.cuda.current_stream(self.c.device).cuda_stream
+        launching = torch.cuda.current_stream(self.src.device).cuda_stream
         _check(cudart.cudaMemsetAsync(self._counters, 0, self._counter_bytes, launching)[0], "cudaMemsetAsync")
         word = self._cu.CUdeviceptr(self._epoch_word.data_ptr())
         handle = self._cu.CUstream(launching)
@@ -223,12 +241,12 @@ class CopyEngineShipper:
         import torch
         from cuda.bindings import runtime as cudart
 
-        launching = torch.cuda.current_stream(self.c.device)
+        launching = torch.cuda.current_stream(self.src.device)
         side = self.streams[0].cuda_stream
         _check(cudart.cudaStreamWaitEvent(side, self._start, 0)[0], "cudaStreamWaitEvent")
         if self.timed:  # right after the kernel's launch: its end
             _record(self._timing.kernel_end, launching.cuda_stream)
-        token = inbox_token(epoch) if self._peer else 0
+        token = parity_token(epoch) if self._peer else 0
         if credits:
             self._queue(waits, credit_epoch=epoch, timed=self.timed, token=token)
         else:
@@ -283,7 +301,7 @@ class CopyEngineShipper:
             if credit_epoch is not None:
                 for params in self._credit_waits[i]:
                     for p in params:
-                        p.waitValue.value = (credit_epoch - 1) & 0xFFFFFFFF
+                        p.waitValue.value = previous(credit_epoch) & 0xFFFFFFFF  # GEQ compares cyclically
                     _check(cu.cuStreamBatchMemOp(handle, len(params), params, 0)[0], "cuStreamBatchMemOp")
             dst, src = self._dst + step.dst_offset, self._src + step.src_offset
             width, rows = step.width_bytes, step.rows

@@ -1,0 +1,62 @@
+"""What the GEMM lets a comm role do: the library's :class:`~pipes.cute.comm.CommHook`, and one extra.
+
+Any :class:`~pipes.cute.comm.CommHook` (the library's :class:`~pipes.cute.comm.TileShipper`, or
+``tile_comm.CommRole``) ships this GEMM's tiles; :func:`check_comm` says which configurations can host
+one. A hook that is also a :class:`ReceivesPartials` is called once more per tile, in every math thread
+before the tile's epilogue, to add what another GPU sent for it (the two-GPU reduce-scatter's owner).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from .config import GemmConfig, Schedule
+
+
+@runtime_checkable
+class ReceivesPartials(Protocol):
+    """A comm hook that adds a received partial of tile (tm, tn) to the accumulators before its epilogue."""
+
+    def add_received(
+        self, acc: Any, thr_mma: Any, args: Any, tm: Any, tn: Any, clusters: tuple[Any, Any], n: Any, tile: Any
+    ) -> None: ...
+
+
+def adds_partials(comm: Any) -> bool:
+    """Whether ``comm`` adds received partials in the epilogue (a :class:`ReceivesPartials` that says so)."""
+    return isinstance(comm, ReceivesPartials) and bool(comm.adds_received)
+
+
+def check_comm(config: GemmConfig) -> None:
+    """``ValueError`` unless ``config`` can hand every tile to a comm warp through the storing warp."""
+    if config.schedule is not Schedule.COOPERATIVE:
+        raise ValueError(
+            f"the communication warp needs the cooperative schedule, not {config.schedule.value!r}: "
+            "bulk async-groups are per thread, so one warp must issue every TMA store of the CTA and be "
+            "the store-notify producer (ping-pong stores from both math warpgroups)"
+        )
+    if config.stream_k or config.split_k > 1:
+        raise ValueError(
+            "the communication warp needs every tile stored once, whole, by its own CTA: stream_k = True "
+            "and split_k > 1 split tiles between clusters (use a configuration without either)"
+        )
+    if config.epi_batch != 1:
+        raise ValueError(
+            f"the communication warp needs epi_batch = 1, not {config.epi_batch}: the fused store/notify "
+            "protocol (tile_comm.protocol) is checked with one staging buffer per acquire"
+        )
+    if config.pdl:
+        raise ValueError(
+            "GemmConfig.pdl must be False with a comm role (that pairing is neither built nor tested: "
+            "the comm role's flags would be read by a grid that started before the previous one ended)"
+        )
+    if config.staging_in_ring:
+        raise ValueError(
+            "GemmConfig.staging_in_ring must be False with a comm role (that pairing is neither built nor "
+            "tested: the comm role's notifications follow the staging buffers of their own)"
+        )
+    if config.deferred_chunks:
+        raise ValueError(
+            "GemmConfig.deferred_chunks must be 0 with a comm role: the storing warp's bulk groups tell "
+            "the comm role a tile is stored, and the deferred epilogue stores from every math warp"
+        )

@@ -1,0 +1,39 @@
+"""pipes.comm: the host half of shipping tiles while a kernel runs (the device half: :mod:`pipes.cute.comm`).
+
+* :class:`Epochs` — a fresh epoch per launch (:mod:`pipes.epoch` is the arithmetic, shared with the
+  device code and the CPU models);
+* :class:`Receiver` — receive buffer, ready flags and credits in page-locked host memory
+  (:meth:`Receiver.host`), this GPU's memory (:meth:`Receiver.on_device`) or another GPU's
+  (:class:`PeerChannel`, torch symmetric memory), validated when made;
+* :class:`CopyEngineShipper` — the copy engines ship each finished step of tiles (step counters, copy
+  streams, one captured CUDA graph per launch variant, a ready flag per step);
+* :class:`TileConsumer` — a host thread that calls a function per tile as it lands, grants credits and
+  stops cleanly;
+* :func:`ship_args` — the comm role's run-time arguments for one launch into a receiver.
+
+``import pipes`` never needs torch; these objects do, and say so when it is missing.
+"""
+
+from .args import fake_ship_args, ship_args
+from .consumer import TileConsumer
+from .copy_engine import CopyEngineShipper, CopyTarget, Step, plan_steps, step_of_tiles
+from .epochs import Epochs, reached_all
+from .peer import PeerChannel
+from .receivers import KINDS, Receiver, device_pointer
+
+__all__ = [
+    "KINDS",
+    "CopyEngineShipper",
+    "CopyTarget",
+    "Epochs",
+    "PeerChannel",
+    "Receiver",
+    "Step",
+    "TileConsumer",
+    "device_pointer",
+    "fake_ship_args",
+    "plan_steps",
+    "reached_all",
+    "ship_args",
+    "step_of_tiles",
+]
