@@ -70,7 +70,7 @@ class TileConsumer(threading.Thread):
         self.errors: list[str] = []
         self.completed = 0  # launches fully consumed so far
         self.started_polling = threading.Event()
-        self._stop = threading.Event()
+        self._stopping = threading.Event()
 
     @classmethod
     def of(
@@ -91,7 +91,7 @@ class TileConsumer(threading.Thread):
 
     def stop(self) -> None:
         """Ask the thread to return at its next poll."""
-        self._stop.set()
+        self._stopping.set()
 
     def run(self) -> None:
         deadline = time.monotonic() + self.timeout_s
@@ -100,7 +100,7 @@ class TileConsumer(threading.Thread):
         for epoch in self.epochs:
             pending = np.ones(self.tiles, dtype=bool)
             while pending.any():
-                if self._stop.is_set():
+                if self._stopping.is_set():
                     return
                 if self.on_poll is not None:
                     self.on_poll(epoch)
