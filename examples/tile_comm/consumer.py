@@ -109,6 +109,9 @@ class HostConsumer:
     def start(self) -> None:
         self.thread.start()
 
+    def is_alive(self) -> bool:
+        return self.thread.is_alive()
+
     def join(self, timeout: float | None = None) -> None:
         self.thread.join(timeout)
         # The kernel's end may be seen only after the last tile: wait for it briefly, as before.

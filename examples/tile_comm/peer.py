@@ -36,7 +36,6 @@ from .role import shipping_order
 WORLD = 2
 #: Cooperative 256×128 with raster "n": bands of cluster *rows*, so the first row block's tiles finish first.
 PEER_GEMM = GemmConfig(256, 128, 1, 2, Schedule.COOPERATIVE, raster="n", group=8)
-_ALIGN = 256
 #: Row bands per copy-engine step (``CommConfig.step_rows``): 8 MiB steps at N = 8192.
 STEP_ROWS = DEFAULT_STEP_ROWS[Transport.PEER]
 
@@ -64,10 +63,6 @@ def check_shape(m: int, n: int, config: GemmConfig) -> None:
         )
 
 
-def _round(nbytes: int) -> int:
-    return (nbytes + _ALIGN - 1) // _ALIGN * _ALIGN
-
-
 @dataclass
 class PeerBuffers:
     """This rank's receive buffer (tiles of its row block, tile-major) and words (flags, CTA flags,
@@ -81,37 +76,17 @@ class PeerBuffers:
 
     @classmethod
     def create(cls, m: int, n: int, config: GemmConfig, dtype: Any, device: Any, group: Any) -> PeerBuffers:
-        import torch
-        import torch.distributed as dist
+        """Both ranks' buffers through the library's :class:`pipes.comm.PeerChannel` (collective): the
+        data is this rank's row block as tiles, the words the receiver's flags, CTA flags and credits."""
+        from pipes.comm import PeerChannel
 
         tiles_m, tiles_n = m // config.tile_m, n // config.tile_n
         received = (tiles_m // WORLD) * tiles_n
-        element = torch.empty((), dtype=dtype).element_size()
-        data_bytes = _round(received * config.tile_m * config.tile_n * element)
         words = 2 * tiles_m * tiles_n + 2 * MAX_TRACED_CTAS
-        total = data_bytes + _round(4 * words)
-        try:
-            import torch.distributed._symmetric_memory as symm_mem
-        except ImportError as exc:
-            raise RuntimeError(f"torch.distributed._symmetric_memory is unavailable: {exc}") from exc
-        name = group.group_name if group is not None else dist.group.WORLD.group_name
-        if hasattr(symm_mem, "enable_symm_mem_for_group"):
-            symm_mem.enable_symm_mem_for_group(name)
-        local = symm_mem.empty(total, dtype=torch.uint8, device=device)
-        local.zero_()
-        handle = symm_mem.rendezvous(local, name)
-        peer = handle.get_buffer(1 - dist.get_rank(group), (total,), torch.uint8, 0)
-        torch.cuda.synchronize(device)
-        dist.barrier(group)
-
-        def split(buf: Any) -> tuple[Any, Any]:
-            data = buf[:data_bytes].view(dtype)[: received * config.tile_m * config.tile_n]
-            data = data.view(received, config.tile_m, config.tile_n)
-            return data, buf[data_bytes : data_bytes + 4 * words].view(torch.int32)
-
-        data, words_t = split(local)
-        peer_data, peer_words = split(peer)
-        return cls(data, words_t, peer_data, peer_words, "torch symmetric memory")
+        shape = (received, config.tile_m, config.tile_n)
+        channel = PeerChannel.create(shape, dtype, flags=words, credits=1, group=group, device=device)
+        inbox, outbox = channel.inbox, channel.outbox
+        return cls(inbox.data, inbox.flags, outbox.data, outbox.flags, "torch symmetric memory")
 
 
 def peer_receiver(buffers: PeerBuffers, m: int, n: int, config: GemmConfig, comm: CommConfig) -> Receiver:
