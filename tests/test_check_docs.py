@@ -46,3 +46,21 @@ def test_protocol_page_parity_table_matches_the_core():
     assert rows["slot"] == [position(k, 2, PRODUCER_START_PHASE)[0] for k in range(6)]
     assert rows["producer"] == [position(k, 2, PRODUCER_START_PHASE)[1] for k in range(6)]
     assert rows["consumer"] == [position(k, 2, CONSUMER_START_PHASE)[1] for k in range(6)]
+
+
+def test_comm_page_examples_run_and_print_what_the_page_shows(capsys):
+    """docs/comm.md: every ```python block runs, in order, and each output block shown right after one is
+    what it prints (timings aside)."""
+    text = (DOCS / "comm.md").read_text()
+    pairs = re.findall(r"```python\n(.*?)```\n+```\n(.*?)```", text, flags=re.S)
+    blocks = python_blocks(text)
+    assert len(blocks) >= 4 and len(pairs) >= 3
+    namespace = {}
+    shown_after = dict(pairs)
+    for block in blocks:
+        exec(compile(block, "docs/comm.md", "exec"), namespace)
+        printed = capsys.readouterr().out
+        if block in shown_after:
+            untimed = lambda s: re.sub(r"\d+\.\d\d s\b", "T s", s)  # noqa: E731
+            for line in shown_after[block].splitlines():
+                assert untimed(line) in untimed(printed), f"docs/comm.md shows a line nothing prints: {line!r}"

@@ -126,7 +126,7 @@ class CopyTarget:
 
     ``data``: the receive buffer (a torch tensor: device, pinned host or a peer GPU's symmetric memory;
     rows laid out as the source's). ``flags``, ``credits``: device-visible addresses of ``uint32`` words
-    (one flag per step, one credit per tile; :meth:`pipes.comm.Receiver.flags_address`). ``counters``: a
+    (one flag per step, one credit per tile; :meth:`pipes.comm.Receiver.addresses`). ``counters``: a
     device ``int32`` tensor, one step counter per step, that the comm warps count into.
     """
 
