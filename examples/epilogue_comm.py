@@ -8,9 +8,12 @@
 The persistent Hopper GEMM (examples/hopper_gemm, cooperative schedule) TMA-stores each output tile and
 commits (tm, tn) to a ``pipes.cute.StoreNotifyPipeline``; warp 1 of the producer warpgroup waits for
 it, ships the tile and releases a per-tile ready flag (the launch's epoch) at the scope the receiver
-needs, while the math warpgroups compute the next tiles. Transports: ``host`` (page-locked host memory,
-system scope; a host thread checksums tiles as they land), ``local`` (a second device buffer, GPU
-scope), ``none`` (the comm warp consumes tiles and ships nothing). Engines (``--engine``): ``copy``
+needs, while the math warpgroups compute the next tiles. The flags, credits, copies, the copy-engine
+shipper and the host consumer are the comm library's (``pipes.cute.comm``, ``pipes.comm``;
+docs/comm.md); examples/tile_comm adds what is specific to this GEMM and its measurements.
+Transports: ``host`` (page-locked host memory, system scope; a host thread checksums tiles as they
+land), ``local`` (a second device buffer, GPU scope), ``none`` (the comm warp consumes tiles and ships
+nothing). Engines (``--engine``): ``copy``
 (``host``'s default: the comm warp counts finished tiles per step and the GPU's copy engines DMA each
 complete step) or ``sm`` (the comm warp copies the tile itself, 16-byte loads and stores).
 Without a GPU it compiles every kernel for sm_90a, reports their resources and checks the pipeline
@@ -28,6 +31,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from tile_comm.config import IMPLEMENTED, CommConfig, Engine, Transport  # noqa: E402
+
+from pipes.epoch import as_int32  # noqa: E402
 
 
 def comm_config(args: argparse.Namespace) -> CommConfig:
@@ -151,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
         got = fused.receiver.untiled(args.m, args.n).to(fused.out.device)
         same = torch.equal(got, fused.out)
         flags = fused.receiver.tile_flags()
-        advanced = int((flags == _as_i32(epoch)).sum())
+        advanced = int((flags == as_int32(epoch)).sum())
         ok &= same and advanced == fused.receiver.tiles
         print(f"  receiver == C bit for bit: {same}; flags at epoch {epoch}: {advanced}/{fused.receiver.tiles}")
     if args.check:
@@ -188,10 +193,6 @@ def run(args: argparse.Namespace) -> int:
         Path(args.json).write_text(json.dumps(figures, indent=1, default=str))
     print("OK" if ok else "FAILED")
     return 0 if ok else 1
-
-
-def _as_i32(epoch: int) -> int:
-    return epoch - (1 << 32) if epoch >= 1 << 31 else epoch
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,6 +10,9 @@ block into its band, and the GPU's copy engines DMA every complete band over NVL
 rank's symmetric-memory buffer, raising the band's flag there; ``sm``: the communication warps store
 every tile themselves. ``--reduce epilogue`` (default, engine copy): the owner's GEMM waits for each
 band's flag in its epilogue and adds the band before storing; ``pass``: a torch add after the GEMM.
+The symmetric-memory buffers (``pipes.comm.PeerChannel``), the copy engine's steps and parity-token flags
+(``pipes.comm.CopyEngineShipper``), the step counts and the bounded flag waits (``pipes.cute.comm``) are
+the comm library's (docs/comm.md).
 
 Rank r holds the K-slice A[:, K_r], B[:, K_r] (K split in two); the result on rank r is row block r of
 C = A·Bᵀ. Contenders, timed in one run and interleaved (both ranks in lockstep): torch.matmul per GPU,
