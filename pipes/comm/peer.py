@@ -9,6 +9,7 @@ every rank calls it with the same arguments.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,8 +52,10 @@ class PeerChannel:
         data_bytes = _round(elements * torch.empty((), dtype=dtype).element_size())
         total = data_bytes + _round(4 * flags) + _round(4 * credits)
         name = group.group_name if group is not None else dist.group.WORLD.group_name
-        if hasattr(symm_mem, "enable_symm_mem_for_group"):
-            symm_mem.enable_symm_mem_for_group(name)
+        if hasattr(symm_mem, "enable_symm_mem_for_group"):  # needed before torch 2.11, deprecated since
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)
+                symm_mem.enable_symm_mem_for_group(name)
         local = symm_mem.empty(total, dtype=torch.uint8, device=device)
         local.zero_()
         handle = symm_mem.rendezvous(local, name)

@@ -71,6 +71,8 @@ class Receiver:
         if self.kind not in KINDS:
             raise ValueError(f"Receiver.kind = {self.kind!r} is invalid: allowed one of {KINDS}")
         self.device = torch.device(self.device)
+        if self.device.type == "cuda" and self.device.index is None:  # "cuda": the current device, by index
+            self.device = torch.device("cuda", torch.cuda.current_device())
         if self.device.type != "cuda":
             raise ValueError(f"Receiver.device = {self.device} is invalid: allowed the sending CUDA device")
         for name in ("data", "flags", "credits"):
