@@ -134,10 +134,12 @@ def test_comm_warps_alone_ship_the_same_bytes():
 
 
 def test_copy_engine_ships_steps_while_the_kernel_runs():
-    """16 CTAs walk 8 waves of tiles: the host sees the first steps land long before the last CTA ends."""
+    """16 CTAs walk 8 waves of tiles: the host sees the first steps land long before the last CTA ends.
+    K is long enough (a few ms) that the host thread polls many times while the kernel runs, also when the
+    launching thread holds the interpreter for the launch calls."""
     from tile_comm.consumer import HostConsumer
 
-    a, b = _operands(2048, 2048, 4096)
+    a, b = _operands(2048, 2048, 16384)
     fused = _launcher(a, b, "host", max_clusters=8)
     assert fused.shipper is not None and fused.ctas == 16
     fused.launch()
