@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import sys
+import warnings
 from datetime import timedelta
 from pathlib import Path
 
@@ -229,8 +230,10 @@ def _torch_fused(a_r, b_r):  # noqa: ANN001, ANN202
         import torch.distributed._symmetric_memory as symm_mem
 
         name = dist.group.WORLD.group_name
-        if hasattr(symm_mem, "enable_symm_mem_for_group"):
-            symm_mem.enable_symm_mem_for_group(name)
+        if hasattr(symm_mem, "enable_symm_mem_for_group"):  # needed before torch 2.11, deprecated since
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)
+                symm_mem.enable_symm_mem_for_group(name)
         op = torch.ops.symm_mem.fused_matmul_reduce_scatter
         bt = b_r.t()  # (K_r, N): the op computes A @ B
         op(a_r, bt, "sum", 0, name)
