@@ -26,12 +26,12 @@ reader → comm   credit per tile                                1 grant per til
 Persistent CTAs walk tiles ``bid, bid + grid, …``: the comm warp ships tile t while ``xform`` scales t + 1.
 Receivers (``pipes.comm``): ``host`` (page-locked memory, system scope; a host thread checksums each tile as
 it lands and grants its credit), ``device`` (this GPU, GPU scope), ``peer`` (the other GPU, system scope).
-Without a GPU: compiles for sm_90a, prints registers and spills, proves the protocol with pipes.check.
+Without a GPU: compiles for sm_90a, prints registers and spills, proves the protocol with pipes.check
+(examples/ship_tiles_proof.py: the same pipelines as CPU models, with planted defects).
 """
 
 # No `from __future__ import annotations` here: cute.struct and cute.kernel read their annotations as objects.
 import argparse
-import dataclasses
 import functools
 import os
 import re
@@ -48,19 +48,6 @@ from cutlass.cute.nvgpu import cpasync
 from cutlass.cute.runtime import from_dlpack, make_fake_stream, make_fake_tensor
 
 from pipes import ArrivalUnit, Completion, PipelineSpec, Role
-from pipes.check import (
-    END_OF_STREAM,
-    Agent,
-    ModelCounter,
-    ModelCredits,
-    ModelReadyFlags,
-    Protocol,
-    Scope,
-    check,
-    host_reader,
-    model_of,
-)
-from pipes.check.staging import StagingHandle
 from pipes.comm import Epochs, PeerChannel, Receiver, TileConsumer, fake_ship_args, ship_args
 from pipes.cute import (
     NamedBarrierAllocator,
@@ -71,8 +58,8 @@ from pipes.cute import (
     init_pipelines,
     storage_words,
 )
-from pipes.cute.comm import SCOPES, ShipSpec, TileShipper, needed_scope
-from pipes.epoch import FIRST, as_int32
+from pipes.cute.comm import ShipSpec, TileShipper
+from pipes.epoch import as_int32
 
 try:
     import torch
@@ -189,69 +176,6 @@ def compile_kernel(scope: str = "sys", remarks: bool = False):
     registers = int(re.search(r"Used (\d+) registers", text).group(1)) if remarks else None
     spills = sum(int(b) for b in re.findall(r"(\d+) bytes spill (?:stores|loads)", text)) if remarks else None
     return compiled, compiled.artifacts.PTX, registers, spills
-
-
-# --- the protocol on the CPU: pipes.check explores every interleaving -------------------------------------------
-BUGS = ("notify_on_read", "no_proxy_fence", "narrow_scope", "no_credits")
-
-
-def protocol(receiver: str = "host", bug: str | None = None, tiles: int = 3) -> Protocol:
-    """The kernel's own ``tiles`` pipeline (``model_of``; one per launch) between the storing warp (staging
-    buffer, proxy fence, TMA store, commit) and the comm warp (credit, copy, flag at the receiver's scope), and
-    the receiver reading every tile of each launch and granting its credit. Launch i + 1's warps start once
-    launch i's have ended (stream order: the ``launched`` counter). ``bug``: one of :data:`BUGS`."""
-    kernel = ShipTiles(needed_scope(receiver))  # the declarations; nothing compiles
-    need = Scope(SCOPES.index(kernel.shipper.spec.scope))  # the reader's: sys for host and peer, gpu for device
-    scope = Scope(need - 1) if bug == "narrow_scope" else need  # the flags' release
-    model = model_of(kernel.notify)
-    if bug == "notify_on_read":  # the stock .read wait: the smem source was read, the global writes may not be done
-        model = dataclasses.replace(model, notify_on="smem_read")
-    rings = [dataclasses.replace(model, spec=dataclasses.replace(model.spec, name=f"tiles{i}")) for i in range(2)]
-    flags, credits = ModelReadyFlags("ready", tiles, scope), ModelCredits("credit", tiles, need)
-    epochs = [FIRST, FIRST + 1]
-
-    def store(ctx) -> None:
-        for i, epoch in enumerate(epochs):
-            if i:
-                ctx.wait_counter("launched", at_least=2 * i, scope=Scope.GPU)
-            p = ctx.producer(rings[i].spec.name)
-            st = StagingHandle(ctx, "y_staging", STAGING, None, "no_fence" if bug == "no_proxy_fence" else None)
-            for t in range(tiles):
-                p.acquire()  # begin_tile
-                slot = st.acquire()
-                st.write(slot, (t, epoch))
-                st.publish()
-                st.store(slot, ("Y", t))
-                p.commit(t)  # end_tile: commit_group, wait_group LAG without .read, notify
-                st.state.advance()  # committed_by: the staging commit only moves its cursor
-            p.tail()  # finish
-            st.tail()
-            ctx.signal("launched", 1, scope=Scope.GPU)
-
-    def comm(ctx) -> None:
-        for i, epoch in enumerate(epochs):
-            if i:
-                ctx.wait_counter("launched", at_least=2 * i, scope=Scope.GPU)
-            c, name = ctx.consumer(rings[i].spec.name), rings[i].spec.name
-            while (t := ctx.read_meta(name, c.wait())) is not END_OF_STREAM:
-                if bug != "no_credits":
-                    credits.wait(ctx, t, epoch, scope=need)  # Credits.wait
-                ctx.write_global(("dst", t), ctx.read_global(("Y", t)))  # TileCopy
-                flags.publish(ctx, t, epoch)  # ReadyFlags.publish
-                c.release()
-            c.release()
-            ctx.signal("launched", 1, scope=Scope.GPU)
-
-    where = {"host": {}, "device": {"device": 0, "cluster": 1}, "peer": {"device": 1}}[receiver]
-    read, want = (lambda ctx, t: ctx.read_global(("dst", t))), (lambda t, e: (t, e))
-    reader = host_reader(receiver, flags, read, want, epochs=epochs, credits=credits, scope=need, **where)
-    counters = (*flags.counters(), *credits.counters(), ModelCounter("launched"))
-    name = f"ship_tiles_{receiver}" + (f"_{bug}" if bug else "")
-    return Protocol(name, [Agent("store", store), Agent("comm", comm), reader], rings, counters=counters)
-
-
-def prove(receiver: str = "host", bug: str | None = None):
-    return check(protocol(receiver, bug))
 
 
 # --- the host side (torch and a Hopper GPU) ------------------------------------------------------------------------
@@ -404,20 +328,6 @@ def _rank(rank: int, argv: list[str] | None) -> None:
         raise SystemExit(1)
 
 
-def no_gpu_report(args: argparse.Namespace) -> int:
-    scope = needed_scope(args.receiver)
-    print("no CUDA GPU here: compiling for sm_90a instead (nothing runs)")
-    _, _, registers, spills = compile_kernel(scope, remarks=True)
-    print(f"  ShipTiles, {args.receiver} receiver, flags at {scope} scope: {registers} registers, spills {spills} B")
-    print(f"protocol (pipes.check; storing warp, comm warp, {args.receiver} reader, credits; 2 launches × 3 tiles):")
-    report = prove(args.receiver)
-    print("  " + str(report).splitlines()[0])
-    for bug in BUGS:
-        found = prove(args.receiver, bug).findings
-        print(f"  planted {bug:<15}: {found[0].kind.name if found else 'nothing found'}")
-    return 0 if report.ok else 1
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--m", "--rows", dest="m", type=int, default=1024)
@@ -433,6 +343,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ship_tiles.py: error: {error}", file=sys.stderr)
         return 2
     if torch is None or not torch.cuda.is_available():
+        from ship_tiles_proof import no_gpu_report  # compile for sm_90a and prove the protocol instead
+
         return no_gpu_report(args)
     return run_peer(args, argv) if args.receiver == "peer" else run(args)
 

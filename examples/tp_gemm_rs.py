@@ -1,6 +1,6 @@
 """Two GPUs: tensor-parallel GEMM + reduce-scatter, the other rank's rows shipped as they finish.
 
-    torchrun --nproc-per-node 2 examples/tp_gemm_rs.py --m 8192 --n 8192 --k 4096 --check --bench
+    torchrun --nproc-per-node 2 examples/tp_gemm_rs.py --rows 8192 --cols 8192 --k 4096 --check --bench
     python examples/tp_gemm_rs.py --check          # spawns the two processes itself
     python examples/tp_gemm_rs.py --engine sm --check --bench   # the comm warps store the tiles themselves
     python examples/epilogue_comm.py --transport peer --check   # the same
@@ -40,8 +40,8 @@ REL_BOUND = 2e-2  # bf16 output, a bf16 partial added (ours) vs fp32 reference
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--m", type=int)
-    p.add_argument("--n", type=int)
+    p.add_argument("--m", "--rows", dest="m", type=int)  # --rows/--cols under torchrun (it takes --m, --n)
+    p.add_argument("--n", "--cols", dest="n", type=int)
     p.add_argument("--k", type=int, help="the full K (each rank holds K/2)")
     p.add_argument("--check", action="store_true")
     p.add_argument("--bench", action="store_true")

@@ -16,6 +16,7 @@ sys.path.insert(0, str(ROOT / "examples"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import ship_tiles as st  # noqa: E402
+import ship_tiles_proof as proof  # noqa: E402
 from ptx_check import kernel_body, path_states  # noqa: E402
 
 SCOPE = {"host": "sys", "device": "gpu", "peer": "sys"}
@@ -138,9 +139,9 @@ def test_the_comm_warp_reads_tiles_only_after_a_barrier_wait():
 # --- the protocol -----------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("receiver", st.RECEIVERS)
 def test_the_protocol_passes_the_checker(receiver):
-    report = st.prove(receiver)
+    report = proof.prove(receiver)
     assert report.ok and report.exhaustive, str(report)
-    names = {a.name for a in st.protocol(receiver).agents}
+    names = {a.name for a in proof.protocol(receiver).agents}
     assert names == {"store", "comm", receiver}
 
 
@@ -155,13 +156,13 @@ def test_the_protocol_passes_the_checker(receiver):
 )
 @pytest.mark.parametrize("receiver", ["host", "device"])
 def test_planted_defects_are_found(receiver, bug, kind):
-    report = st.prove(receiver, bug)
+    report = proof.prove(receiver, bug)
     assert not report.ok and report.findings[0].kind.name == kind, str(report)
 
 
 def test_the_protocol_uses_the_kernels_own_declarations():
     kernel = st.ShipTiles("sys")
-    proto = st.protocol("host")
+    proto = proof.protocol("host")
     assert [p.spec.stages for p in proto.pipelines] == [kernel.notify.spec.stages] * 2 == [st.SLOTS] * 2
     assert {p.lag for p in proto.pipelines} == {kernel.notify.lag} == {st.LAG}
     assert kernel.shipper.spec.scope == "sys" and st.ShipTiles("gpu").shipper.spec.scope == "gpu"
