@@ -31,14 +31,8 @@ Without a GPU: compiles for sm_90a, prints registers and spills, proves the prot
 """
 
 # No `from __future__ import annotations` here: cute.struct and cute.kernel read their annotations as objects.
-import argparse
 import functools
-import os
-import re
-import sys
-import tempfile
 import time
-from pathlib import Path
 
 import cutlass
 import cutlass.cute as cute
@@ -48,7 +42,7 @@ from cutlass.cute.nvgpu import cpasync
 from cutlass.cute.runtime import from_dlpack, make_fake_stream, make_fake_tensor
 
 from pipes import ArrivalUnit, Completion, PipelineSpec, Role
-from pipes.comm import Epochs, PeerChannel, Receiver, TileConsumer, fake_ship_args, ship_args
+from pipes.comm import Epochs, Receiver, TileConsumer, fake_ship_args, ship_args
 from pipes.cute import (
     NamedBarrierAllocator,
     RoleLayout,
@@ -161,21 +155,18 @@ class ShipTiles:
             staged.tail()
 
 
-@functools.cache
-def compile_kernel(scope: str = "sys", remarks: bool = False):
-    """``(compiled, ptx, registers, spill_bytes)`` for sm_90a, no GPU needed; one compile serves every M, N
-    (registers and spills: None unless ``remarks``)."""
+def fake_arguments(scope: str = "sys") -> tuple:
+    """``(kernel, arguments)`` to compile with no GPU: symbolic M and N, so one compile serves every shape."""
     m, n = cute.sym_int32(), cute.sym_int32()
     x, y = (make_fake_tensor(BFloat16, (m, n), (cute.sym_int64(), 1), assumed_align=16) for _ in range(2))
-    with tempfile.TemporaryDirectory() as tmp:  # --keep-ptx writes here, not into the checkout
-        options = f"--gpu-arch sm_90a --keep-ptx --dump-dir {tmp}"
-        options += f" remarks{{ptx}} --remark-output {tmp}/remarks.yaml" if remarks else ""
-        args = (x, y, Float32(1.0), Int32(1), make_fake_stream(), fake_ship_args(BFloat16))
-        compiled = cute.compile(ShipTiles(scope), *args, options=options)
-        text = Path(tmp, "remarks.yaml").read_text() if remarks else ""
-    registers = int(re.search(r"Used (\d+) registers", text).group(1)) if remarks else None
-    spills = sum(int(b) for b in re.findall(r"(\d+) bytes spill (?:stores|loads)", text)) if remarks else None
-    return compiled, compiled.artifacts.PTX, registers, spills
+    return ShipTiles(scope), (x, y, Float32(1.0), Int32(1), make_fake_stream(), fake_ship_args(BFloat16))
+
+
+@functools.cache
+def compile_kernel(scope: str = "sys"):
+    """The kernel compiled for sm_90a (no GPU needed) for a receiver whose flags need ``scope``."""
+    kernel, arguments = fake_arguments(scope)
+    return cute.compile(kernel, *arguments, options="--gpu-arch sm_90a")
 
 
 # --- the host side (torch and a Hopper GPU) ------------------------------------------------------------------------
@@ -218,7 +209,7 @@ class Sender:
             got, want = f"{x.dtype} {tuple(x.shape)} on {x.device}", f"{y.dtype} {tuple(y.shape)} on {y.device}"
             raise ValueError(f"x is {got}: allowed a contiguous tensor of {want}")
         if self.compiled is None:
-            self.compiled = compile_kernel(self.receiver.scope)[0]
+            self.compiled = compile_kernel(self.receiver.scope)
         epoch = self.epochs.next() if epoch is None else epoch
         xt, yt = (from_dlpack(t, assumed_align=16).mark_layout_dynamic(leading_dim=1) for t in (x, y))
         stream = driver.CUstream(torch.cuda.current_stream(y.device).cuda_stream)
@@ -257,97 +248,7 @@ def ship(sender: Sender, x, alphas, delay_s: float = 0.0, timeout_s: float = 120
     return landed
 
 
-# --- the command line ----------------------------------------------------------------------------------------------
-def alphas_of(args: argparse.Namespace) -> list[float]:
-    return [args.alpha * (1 + (i % 4) / 4) for i in range(args.launches)]  # consecutive launches ship other tiles
+if __name__ == "__main__":  # the command line: examples/ship_tiles_cli.py
+    from ship_tiles_cli import main
 
-
-def make_x(m: int, n: int, seed: int = 0):
-    return torch.randn(m, n, device="cuda", dtype=torch.bfloat16, generator=torch.Generator("cuda").manual_seed(seed))
-
-
-def run(args: argparse.Namespace) -> int:
-    tiles, make = args.m // TM * (args.n // TN), Receiver.host if args.receiver == "host" else Receiver.on_device
-    receiver = make((tiles, TM, TN), torch.bfloat16, flags=tiles, credits=tiles)
-    sender = Sender(receiver, args.m, args.n)
-    x, alphas = make_x(args.m, args.n), alphas_of(args)
-    compile_kernel(receiver.scope)  # before the clock starts (cached: the first launch finds it)
-    start = time.perf_counter()
-    landed = ship(sender, x, alphas)
-    seconds = time.perf_counter() - start
-    same = torch.equal(landed, torch.stack([checksums(expected(x, a)).cpu() for a in alphas]))
-    exact = torch.equal(sender.receiver.data.to(x.device), expected(x, alphas[-1]))
-    shape = f"{args.m}×{args.n} bf16, {tiles} tiles of {TM}×{TN} on {sender.grid} CTAs"
-    print(f"{torch.cuda.get_device_name()}: Y = alpha·X, {shape}, {args.receiver} receiver")
-    reader = "a receiving thread, credits" if args.receiver == "host" else "a checksum kernel after each"
-    print(f"  {args.launches} launches in {seconds * 1e3:.1f} ms ({reader})")
-    print(f"  each tile's checksum as it landed == expected: {same}; receive buffer bit for bit: {exact}")
-    if args.check:
-        exact &= torch.equal(sender.y, (x.float() * alphas[-1]).to(torch.bfloat16))
-        print(f"  check: Y == torch (x.float() * alpha).bfloat16() bit for bit: {exact}")
-    print("OK" if same and exact else "FAILED")
-    return 0 if same and exact else 1
-
-
-def run_peer(args: argparse.Namespace, argv: list[str] | None) -> int:
-    """Two ranks ship to each other's inbox (``PeerChannel``); each checks what arrived from the other."""
-    import torch.distributed as dist
-
-    if "RANK" not in os.environ:  # not under torchrun: spawn the two ranks
-        if torch.cuda.device_count() < 2:
-            print(f"--receiver peer needs 2 GPUs; {torch.cuda.device_count()} visible here: nothing run")
-            return 0
-        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-        os.environ.setdefault("MASTER_PORT", "29531")
-        torch.multiprocessing.spawn(_rank, args=(argv,), nprocs=2, join=True)
-        return 0
-    rank = int(os.environ["RANK"])
-    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
-    dist.init_process_group("nccl", device_id=torch.device("cuda", torch.cuda.current_device()))
-    tiles = args.m // TM * (args.n // TN)
-    channel = PeerChannel.create((tiles, TM, TN), torch.bfloat16, flags=tiles, credits=tiles)
-    sender, inbox = Sender(channel.outbox, args.m, args.n), channel.inbox
-    mine, theirs = make_x(args.m, args.n, seed=rank), make_x(args.m, args.n, seed=1 - rank)
-    ok = True
-    for alpha in alphas_of(args):
-        epoch = sender.launch(mine, alpha, credits=True)
-        torch.cuda.synchronize()
-        dist.barrier()  # both kernels have ended: the other rank's tiles are in my inbox
-        ok &= torch.equal(inbox.data, expected(theirs, alpha)) and bool((inbox.flags == as_int32(epoch)).all())
-        inbox.grant_all(epoch)  # consumed: the other rank's next launch may overwrite my inbox
-        torch.cuda.synchronize()
-        dist.barrier()
-    print(f"rank {rank}: {args.launches} launches; the other rank's tiles in my inbox bit for bit: {ok}")
-    dist.destroy_process_group()
-    return 0 if ok else 1
-
-
-def _rank(rank: int, argv: list[str] | None) -> None:
-    os.environ.update(RANK=str(rank), WORLD_SIZE="2", LOCAL_RANK=str(rank))
-    if main(argv):
-        raise SystemExit(1)
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--m", "--rows", dest="m", type=int, default=1024)
-    p.add_argument("--n", "--cols", dest="n", type=int, default=2048)
-    p.add_argument("--alpha", type=float, default=0.5)
-    p.add_argument("--receiver", choices=RECEIVERS, default="host")
-    p.add_argument("--launches", type=int, default=3)
-    p.add_argument("--check", action="store_true", help="also compare Y with torch bit for bit")
-    args = p.parse_args(argv)
-    try:
-        check_input(args.m, args.n, args.receiver, args.launches)
-    except ValueError as error:
-        print(f"ship_tiles.py: error: {error}", file=sys.stderr)
-        return 2
-    if torch is None or not torch.cuda.is_available():
-        from ship_tiles_proof import no_gpu_report  # compile for sm_90a and prove the protocol instead
-
-        return no_gpu_report(args)
-    return run_peer(args, argv) if args.receiver == "peer" else run(args)
-
-
-if __name__ == "__main__":
     raise SystemExit(main())

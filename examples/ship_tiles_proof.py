@@ -6,10 +6,9 @@ at the receiver's scope) and the receiver (acquire, read, grant), over two launc
 :data:`BUGS` to show what the checker reports.
 """
 
-import argparse
 import dataclasses
 
-from ship_tiles import STAGING, ShipTiles, compile_kernel
+from ship_tiles import STAGING, ShipTiles
 
 from pipes.check import (
     END_OF_STREAM,
@@ -87,17 +86,3 @@ def protocol(receiver: str = "host", bug: str | None = None, tiles: int = 3) -> 
 
 def prove(receiver: str = "host", bug: str | None = None):
     return check(protocol(receiver, bug))
-
-
-def no_gpu_report(args: argparse.Namespace) -> int:
-    scope = needed_scope(args.receiver)
-    print("no CUDA GPU here: compiling for sm_90a instead (nothing runs)")
-    _, _, registers, spills = compile_kernel(scope, remarks=True)
-    print(f"  ShipTiles, {args.receiver} receiver, flags at {scope} scope: {registers} registers, spills {spills} B")
-    print(f"protocol (pipes.check; storing warp, comm warp, {args.receiver} reader, credits; 2 launches × 3 tiles):")
-    report = prove(args.receiver)
-    print("  " + str(report).splitlines()[0])
-    for bug in BUGS:
-        found = prove(args.receiver, bug).findings
-        print(f"  planted {bug:<15}: {found[0].kind.name if found else 'nothing found'}")
-    return 0 if report.ok else 1

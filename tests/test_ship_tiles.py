@@ -16,6 +16,7 @@ sys.path.insert(0, str(ROOT / "examples"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import ship_tiles as st  # noqa: E402
+import ship_tiles_cli as cli  # noqa: E402
 import ship_tiles_proof as proof  # noqa: E402
 from ptx_check import kernel_body, path_states  # noqa: E402
 
@@ -24,8 +25,8 @@ SCOPE = {"host": "sys", "device": "gpu", "peer": "sys"}
 
 def _compiled(receiver: str):
     """(PTX, registers, spill bytes) of the kernel for ``receiver`` (compiled once per scope: functools.cache)."""
-    _, ptx, registers, spills = st.compile_kernel(SCOPE[receiver], remarks=True)
-    return ptx, registers, spills
+    report = cli.compile_report(SCOPE[receiver])
+    return report.ptx, report.registers, report.spills
 
 
 def _code(ptx: str) -> str:
@@ -173,7 +174,7 @@ def test_the_protocol_uses_the_kernels_own_declarations():
 @pytest.mark.usefixtures("torch_without_gpu")
 @pytest.mark.parametrize("receiver", st.RECEIVERS)
 def test_without_a_gpu_main_compiles_reports_and_proves(capsys, receiver):
-    assert st.main(["--receiver", receiver]) == 0
+    assert cli.main(["--receiver", receiver]) == 0
     out = capsys.readouterr().out
     assert "no CUDA GPU here: compiling for sm_90a instead" in out
     assert re.search(rf"flags at {SCOPE[receiver]} scope: \d+ registers, spills 0 B", out), out
@@ -198,14 +199,15 @@ def test_bad_input_is_a_clear_value_error(args, message):
 
 
 def test_bad_command_lines_exit_2_before_compiling(capsys, monkeypatch):
-    monkeypatch.setattr(st, "compile_kernel", lambda *a, **k: pytest.fail("compiled despite bad input"))
-    assert st.main(["--m", "100"]) == 2
+    monkeypatch.setattr(cli, "compile_kernel", lambda *a, **k: pytest.fail("compiled despite bad input"))
+    monkeypatch.setattr(cli, "compile_report", lambda *a, **k: pytest.fail("compiled despite bad input"))
+    assert cli.main(["--m", "100"]) == 2
     assert "M = 100 is invalid" in capsys.readouterr().err
-    assert st.main(["--launches", "0"]) == 2
-    assert st.main(["--rows", "64", "--cols", "96"]) == 2  # the spellings torchrun leaves alone
+    assert cli.main(["--launches", "0"]) == 2
+    assert cli.main(["--rows", "64", "--cols", "96"]) == 2  # the spellings torchrun leaves alone
     assert "N = 96 is invalid" in capsys.readouterr().err
     with pytest.raises(SystemExit):  # argparse: not a receiver kind
-        st.main(["--receiver", "pigeon"])
+        cli.main(["--receiver", "pigeon"])
 
 
 def test_receivers_of_the_wrong_shape_or_dtype_are_refused_before_compiling(monkeypatch):

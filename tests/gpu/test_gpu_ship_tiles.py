@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples"))
 
 import ship_tiles as st  # noqa: E402
+import ship_tiles_cli as cli  # noqa: E402
 
 M, N = 256, 512  # 4 × 4 tiles of 64 × 128
 
@@ -62,7 +63,7 @@ def test_every_tile_arrives_bit_for_bit(kind):
     torch = _torch()
     from pipes.epoch import as_int32
 
-    sender, x = _sender(kind), st.make_x(M, N, seed=1)
+    sender, x = _sender(kind), cli.make_x(M, N, seed=1)
     sender.y.fill_(float("nan"))
     landed = st.ship(sender, x, [0.75], timeout_s=60)
     _synchronize()
@@ -80,7 +81,7 @@ def test_thousand_back_to_back_launches_see_no_stale_tile(kind):
     """Consecutive launches ship different tiles (alpha cycles through 4 values): a tile the reader saw from
     the launch before, or one overwritten while it read it, fails the per-launch checksum."""
     torch = _torch()
-    sender, x = _sender(kind), st.make_x(M, N, seed=2)
+    sender, x = _sender(kind), cli.make_x(M, N, seed=2)
     alphas = [0.5 * (1 + (i % 4) / 4) for i in range(1000)]
     start = time.perf_counter()
     landed = st.ship(sender, x, alphas, timeout_s=240)
@@ -94,7 +95,7 @@ def test_thousand_back_to_back_launches_see_no_stale_tile(kind):
 def test_slowed_host_reader_still_gets_every_tile():
     """The reader takes one tile at a time and sleeps 5 ms on each, far slower than the GPU: the comm warps of
     the next launches wait for its credits, and every tile of every launch arrives as that launch shipped it."""
-    sender, x = _sender("host"), st.make_x(M, N, seed=3)
+    sender, x = _sender("host"), cli.make_x(M, N, seed=3)
     alphas = [0.5, 0.625, 0.75, 0.875]
     landed = st.ship(sender, x, alphas, delay_s=0.005, timeout_s=120, one_at_a_time=True)
     _synchronize()
