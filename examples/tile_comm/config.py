@@ -9,8 +9,9 @@ launch epoch and the debugging knobs are run-time arguments (:mod:`tile_comm.arg
   **GPU** scope (the reader is another kernel or a later one on this device).
 * ``none``  — the communication warp waits for each tile and releases it, moving nothing: the notify
   machinery alone, to measure what it costs.
-* ``peer``  — reserved for another GPU's memory through ``torch.distributed`` symmetric memory (issue 12):
-  the same code as ``host`` (a destination pointer, a flag pointer, system scope), other pointers.
+* ``peer``  — another GPU's memory through ``torch.distributed`` symmetric memory (``pipes.comm.PeerChannel``;
+  examples/tp_gemm_rs.py): the same code as ``host`` (a destination pointer, a flag pointer, system scope),
+  other pointers.
 
 The scope is data of the transport, not a code path: :attr:`CommConfig.scope` picks the ``fence`` and
 the ``st.release`` modifiers, nothing else differs between ``host``, ``local`` and ``peer``.
@@ -52,7 +53,7 @@ class Engine(str, enum.Enum):
 #: Transports this example implements (``peer`` runs through :mod:`tile_comm.peer`, two GPUs).
 IMPLEMENTED = (Transport.HOST, Transport.LOCAL, Transport.NONE, Transport.PEER)
 #: ``pace_ns`` each transport gets unless told otherwise: pushing to pinned host memory at full speed
-#: slows the GEMM's mainloop (H100, run 8 of 2026-11-23: 4096×4096×16384 E 0.21 unpaced, 0.35 at 2000 ns,
+#: slows the GEMM's mainloop (H100, measured 2026-11-23: 4096×4096×16384 E 0.21 unpaced, 0.35 at 2000 ns,
 #: 0.45 at 4000 ns); device-memory pushes do not interfere.
 DEFAULT_PACE_NS: dict[Transport, int] = {Transport.HOST: 4000, Transport.LOCAL: 0, Transport.NONE: 0, Transport.PEER: 0}
 #: ``unroll`` each transport gets unless told otherwise. ``local``: 2, measured on the H100 (2026-11-24,

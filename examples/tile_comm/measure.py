@@ -57,7 +57,7 @@ class Overlap:
 
     @property
     def regret(self) -> float:
-        """R: what shipping costs the GEMM (against the fused kernel shipping nothing, as issue 9 defines it)."""
+        """R: what shipping costs the GEMM (against the fused kernel shipping nothing)."""
         return self.us["fused"] / self.us["gemm_none"] - 1
 
     def as_dict(self) -> dict[str, Any]:
@@ -160,8 +160,8 @@ def measure(
 @dataclass
 class PairedCost:
     """How much longer one kernel takes than another of the same power profile, ``what`` describing the
-    pair (paired rounds: ``hopper_gemm.timing.time_paired``): the narrow questions of issue 9's last two
-    rows, which a 7-way interleave answers with the contenders' power states mixed in."""
+    pair (paired rounds: ``hopper_gemm.timing.time_paired``): 'none' against the GEMM alone, and R, small
+    differences that a 7-way interleave answers with the contenders' power states mixed in."""
 
     device: str
     shape: tuple[int, int, int]
