@@ -335,3 +335,17 @@ def test_dsl_side_epoch_arithmetic_matches_python():
     ptx = _compile(lambda flags, e: ReadyFlags(flags, "sys").wait(0, previous(e), report=False), _gmem(), Int32(2))
     body = kernel_body(ptx)
     assert any(re.match(r"setp\.eq\.(s|b)32", i) for i in body)  # previous(): the FIRST → 0xFFFFFFFF case
+
+
+def test_the_host_side_imports_neither_cutlass_nor_torch():
+    """``import pipes.comm`` (and the scope and epoch facts) stays light: torch and CuTe DSL load on use."""
+    import subprocess
+
+    code = (
+        "import sys; import pipes.comm, pipes.epoch, pipes.memory_scope, pipes.tile_order; "
+        "print(sorted(m for m in ('torch', 'cutlass') if m in sys.modules))"
+    )
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -27,12 +27,11 @@ from typing import Any
 import numpy as np
 
 from ..epoch import as_int32
+from ..memory_scope import check_reaches, needed_scope
 from ._torch import require_torch
 from .epochs import reached_all
 
 KINDS = ("host", "peer", "device")
-_SCOPE = {"host": "sys", "peer": "sys", "device": "gpu"}
-_ORDER = ("cta", "cluster", "gpu", "sys")
 
 
 def device_pointer(tensor: Any) -> int:
@@ -121,17 +120,11 @@ class Receiver:
     @property
     def scope(self) -> str:
         """The scope the sender must release this receiver's flags at (and the reader acquire them)."""
-        return _SCOPE[self.kind]
+        return needed_scope(self.kind)
 
     def check_scope(self, scope: str) -> None:
         """``ValueError`` unless flags released at ``scope`` order the data for this receiver's reader."""
-        if scope not in _ORDER:
-            raise ValueError(f"scope = {scope!r} is invalid: allowed one of {_ORDER}")
-        if _ORDER.index(scope) < _ORDER.index(self.scope):
-            raise ValueError(
-                f"scope = {scope!r} is not allowed for a {self.kind} receiver: its reader is outside the {scope!r} "
-                f"scope, so a release there orders nothing for it (allowed {self.scope!r} or wider)"
-            )
+        check_reaches(scope, self.kind)
 
     def addresses(self) -> tuple[int, int, int]:
         """Device-visible ``(data, flags, credits)`` addresses."""

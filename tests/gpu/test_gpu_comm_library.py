@@ -15,7 +15,7 @@ def test_receivers_check_their_memory_and_scope():
     assert host.scope == "sys" and host.data.is_pinned() and host.device.index is not None
     device = Receiver.on_device((4, 64, 128), torch.bfloat16, flags=4)  # "cuda": the current device, by index
     assert device.scope == "gpu" and device.device == torch.device("cuda", torch.cuda.current_device())
-    with pytest.raises(ValueError, match="scope = 'gpu' is not allowed for a host receiver.*allowed 'sys'"):
+    with pytest.raises(ValueError, match="scope = 'gpu' is too narrow for a host receiver.*allowed 'sys'"):
         host.check_scope("gpu")
     device.check_scope("sys")  # wider than needed is correct
     words = torch.zeros(4, dtype=torch.int32)
