@@ -638,3 +638,27 @@ def test_cached_launch_swaps_exactly_the_per_launch_arguments():
             return None
 
     assert CachedLaunch.build(OtherLayout(), operands, cu.CUstream(0xABC0), comm_args) is None
+
+
+def test_the_gemm_takes_the_librarys_own_comm_role():
+    """Any CommHook ships the GEMM's tiles: the library's TileShipper (engine sm, host scope) compiles into
+    it with the library's own run-time arguments, no spills, its flags released at system scope."""
+    import cutlass
+    from cutlass.cute.runtime import make_fake_stream
+    from hopper_gemm.comm_hook import adds_partials
+    from hopper_gemm.kernel import GemmKernel
+    from hopper_gemm.launch import fake_operands
+    from hopper_gemm.report import compile_with_remarks
+
+    from pipes.comm import fake_ship_args
+    from pipes.cute.comm import ShipSpec, TileShipper
+
+    role = TileShipper(ShipSpec((COOP_256x128.tile_m, COOP_256x128.tile_n), engine="sm", scope="sys"))
+    assert not adds_partials(role)
+    kernel = GemmKernel(COOP_256x128, Problem("bf16"), comm=role)
+    args = (*fake_operands(Problem("bf16")), cutlass.Float32(1.0), cutlass.Int32(1), make_fake_stream())
+    compiled, remarks = compile_with_remarks(kernel, (*args, fake_ship_args(cutlass.BFloat16)))
+    ptx = compiled.artifacts.PTX
+    assert not re.search(r"[1-9]\d* bytes spill", remarks)
+    assert "st.release.sys.global.b32" in ptx and "fence.acq_rel.sys" in ptx and "ld.global.cg.v4" in ptx
+    assert _unsynced_releases(ptx) == []

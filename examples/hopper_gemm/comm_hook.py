@@ -15,7 +15,10 @@ from .config import GemmConfig, Schedule
 
 @runtime_checkable
 class ReceivesPartials(Protocol):
-    """A comm hook that adds a received partial of tile (tm, tn) to the accumulators before its epilogue."""
+    """A comm hook that adds a received partial of tile (tm, tn) to the accumulators before its epilogue
+    (when ``adds_received``: the same role may be configured without)."""
+
+    adds_received: bool
 
     def add_received(
         self, acc: Any, thr_mma: Any, args: Any, tm: Any, tn: Any, clusters: tuple[Any, Any], n: Any, tile: Any
@@ -24,7 +27,7 @@ class ReceivesPartials(Protocol):
 
 def adds_partials(comm: Any) -> bool:
     """Whether ``comm`` adds received partials in the epilogue (a :class:`ReceivesPartials` that says so)."""
-    return isinstance(comm, ReceivesPartials) and bool(comm.adds_received)
+    return isinstance(comm, ReceivesPartials) and comm.adds_received
 
 
 def check_comm(config: GemmConfig) -> None:

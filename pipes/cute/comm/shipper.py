@@ -23,7 +23,7 @@ contiguous elements at ``dst + t·tile_m·tile_n``; its flag is ``flags[t]``, it
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import cutlass
@@ -80,7 +80,7 @@ class ShipSpec:
     copy: TileCopy | None = None
     order: TileOrder | None = None
     comm_warp: int = 1
-    name: str = field(default="tiles")
+    name: str = "tiles"
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
