@@ -149,6 +149,17 @@ def test_exact_wait_compares_equality_and_reached_wait_a_signed_difference():
     assert any(i.startswith("sub.s32") for i in cyclic) and any(re.match(r"setp\.(lt|ge)\.s32", i) for i in cyclic)
 
 
+def test_try_wait_is_one_acquire_load_and_no_loop():
+    @cute.jit
+    def body(flags, epoch):
+        if ReadyFlags(flags, "gpu").try_wait(Int32(1), epoch):
+            cute.arch.store(flags, Uint32(7))
+
+    ptx = _compile(body, _gmem(), Int32(FIRST))
+    assert ptx.count("ld.acquire.gpu.global.b32") == 1 and "%globaltimer" not in ptx and "trap;" not in ptx
+    assert "nanosleep" not in ptx
+
+
 def test_credit_wait_is_bounded_and_grant_is_a_release_of_the_epoch():
     def body(credits, epoch):
         Credits(credits, "sys").wait(Int32(2), epoch)

@@ -6,6 +6,7 @@ Use (inside a ``@cute.jit`` function; the pointer is ``uint32`` words in global 
     ...                                  # every lane of the warp stores its part of tile t
     ready.publish(t, epoch)              # whole warp: fence.acq_rel.sys, bar.warp.sync, lane 0 st.release.sys
     ready.wait(t, epoch)                 # one thread: ld.acquire.sys until reached(flag, epoch), else trap
+    if ready.try_wait(t, epoch): ...     # one acquire load, no waiting
 
     steps = StepCounters(counters_ptr)
     steps.count(step)                    # whole warp: lane 0 red.release.sys.add 1 (a copy engine waits on it)
@@ -74,6 +75,12 @@ class ReadyFlags:
     def load(self, index: Any) -> Int32:
         """``flags[index]`` with an acquire at the flags' scope."""
         return Int32(cute.arch.load(self.flags + index, Uint32, sem="acquire", scope=self.scope))
+
+    @cute.jit
+    def try_wait(self, index: Any, value: Any, exact: cutlass.Constexpr[bool] = False) -> Any:
+        """One acquire load of ``flags[index]``: whether it has reached ``value`` (``exact``: equals it). On
+        True the data released before the flag is visible to this thread, as after :meth:`wait`."""
+        return _seen(self.load(index), Int32(value), exact)
 
     @cute.jit
     def wait(
