@@ -377,6 +377,9 @@ def tma_multicast_cutlass(stages: int, blocks: int):
                 )
                 pipe.producer_commit(state)
                 state.advance()
+            # The stock code's last step, and the one that keeps a multicast launch alive: wait for every
+            # slot's empty barrier, so no peer CTA's remote release can land after this CTA has exited.
+            pipe.producer_tail(state)
         if warp >= 4:
             state = cpipe.make_pipeline_state(cpipe.PipelineUserType.Consumer, stages)
             total = Int32(0)
@@ -427,6 +430,7 @@ def tma_multicast_pipes(stages: int, blocks: int, consumer: Role | None = None):
                     mcast_mask=cutlass.Int16(MC_MASK),
                 )
                 producer.commit()
+            producer.tail()  # every slot released, the peer CTA's remote releases included, before exit
         if warp >= 4:
             consumer_ = ops.consumer()
             total = Int32(0)
