@@ -24,13 +24,13 @@ import inspect
 import textwrap
 import time
 
+import ascend_handwritten
 import numpy as np
+from ascend_handwritten import SEQUENTIAL_IDS, VARIANTS, HandIds, handwritten_simulator
 
 from pipes.ascend import EventIdAllocator, EventIdError, EventIdRules, Keying, Sym
 from pipes.ascend.emit import AscendCBuilder, StandInT, TileLangBuilder
-from pipes.ascend.kernels import handwritten
 from pipes.ascend.kernels.attention import AttentionBug, attention_simulator
-from pipes.ascend.kernels.handwritten import SEQUENTIAL_IDS, VARIANTS, HandIds, handwritten_simulator
 from pipes.ascend.kernels.pingpong import PingPongBug, pingpong_gemm, pingpong_simulator, symbolic_tiles
 
 RULES = EventIdRules(framework_preset=False)
@@ -96,8 +96,8 @@ def show_code() -> str:
 
 
 def request_loop() -> list[str]:
-    """The request's loop body, as kept verbatim in pipes.ascend.kernels.handwritten."""
-    source = inspect.getsource(handwritten.handwritten_pingpong)
+    """The request's loop body, as kept verbatim in examples/ascend_handwritten.py."""
+    source = inspect.getsource(ascend_handwritten.handwritten_pingpong)
     body = source.split("# ---- the request, verbatim ----")[1].split("# ---- end of the request ----")[0]
     lines = [line.split("#")[0].rstrip() for line in textwrap.dedent(body).splitlines()]
     return [line.strip() for line in lines if line.strip()][1:]  # drop the `for` line

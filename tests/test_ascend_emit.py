@@ -6,9 +6,10 @@ from __future__ import annotations
 import contextlib
 import re
 
+from ascend_handwritten import PRIMED, HandIds, handwritten_simulator
+
 from pipes.ascend import CoreType, EventIdAllocator, EventIdRules, Keying, Pipe, Sym, cross_core_pipeline
 from pipes.ascend.emit import AscendCBuilder, StandInT, TileLangBuilder
-from pipes.ascend.kernels.handwritten import PRIMED, HandIds, handwritten_simulator
 from pipes.ascend.kernels.pingpong import (
     PingPongProblem,
     pingpong_gemm,

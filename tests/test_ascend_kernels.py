@@ -10,10 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from pipes.ascend import EventIdRules, Keying
-from pipes.ascend.kernels.attention import AttentionBug, attention_simulator
-from pipes.ascend.kernels.handwritten import (
+from ascend_handwritten import (  # examples/: test material, not library code
     AS_WRITTEN,
     PRESET_L0AB,
     PRIMED,
@@ -23,6 +20,9 @@ from pipes.ascend.kernels.handwritten import (
     HandIds,
     handwritten_simulator,
 )
+
+from pipes.ascend import EventIdRules, Keying
+from pipes.ascend.kernels.attention import AttentionBug, attention_simulator
 from pipes.ascend.kernels.pingpong import PingPongBug, pingpong_simulator
 from pipes.ascend.sim import Kind, Severity
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from ascend_handwritten import PRIMED, VARIANTS, handwritten_simulator
+
 from pipes.ascend import EventIdRules
 from pipes.ascend.kernels.attention import AttentionBug, attention_simulator
-from pipes.ascend.kernels.handwritten import PRIMED, VARIANTS, handwritten_simulator
 from pipes.ascend.kernels.pingpong import PingPongBug, pingpong_simulator
 from pipes.ascend.sim.exhaustive import replay
 from pipes.check import FindingKind

@@ -1,2 +1,3 @@
-"""Reference kernels written against the adapter: the requested cube ping-pong, the hand-written
-schedule it replaces (for comparison in the simulator), and a cube→vector cross-core pipeline."""
+"""Reference kernels written against the adapter: the requested cube ping-pong and a cube→vector
+cross-core pipeline (the hand-written schedule the ping-pong replaces is example material:
+examples/ascend_handwritten.py)."""

@@ -1,5 +1,8 @@
 """The user's hand-written ping-pong schedule from ``requests/ascend-pingpong.md``, run as written.
 
+Example material, not library code: examples/ascend_gemm_pingpong.py runs it in the simulator beside the
+schedule pipes generates, so a reader sees which ways of priming and draining the hand-written loop work.
+
 The loop body below is the request's sketch verbatim (only indentation and the argument plumbing are
 ours), so the simulator judges exactly what the user wrote. The sketch shows neither how Q reaches L1
 nor the priming and draining "outside the loop"; :class:`HandVariant` supplies the usual ways of
@@ -11,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..events import EventIdRules, Keying
-from .pingpong import DEFAULT_SHAPE, PingPongProblem, PingPongShape, PingPongTiles, sim_tiles
+from pipes.ascend.events import EventIdRules, Keying
+from pipes.ascend.kernels.pingpong import DEFAULT_SHAPE, PingPongProblem, PingPongShape, PingPongTiles, sim_tiles
 
 
 @dataclass(frozen=True)
@@ -139,7 +142,7 @@ def handwritten_simulator(
     seed: int = 0,
 ) -> Any:
     """A simulator with the hand-written schedule recorded on its cube core."""
-    from ..sim import Simulator
+    from pipes.ascend.sim import Simulator
 
     sim = Simulator(EventIdRules(framework_preset=framework_preset, keying=flag_keying))
     tiles = sim_tiles(sim, PingPongProblem.random(batch_iters, shape, seed), shape)
