@@ -1,14 +1,9 @@
 """The pipelines the CuTe test kernels declare, checked on the CPU from their own specs (pipes.check.bridge)."""
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from pipes import ArrivalUnit, Completion, PipelineSpec, Role, SpecError  # noqa: E402
-from pipes.check import ModelPipeline, Protocol, check, model_of, ordered_protocol, stream_protocol  # noqa: E402
+from pipes import ArrivalUnit, Completion, PipelineSpec, Role, SpecError
+from pipes.check import ModelPipeline, Protocol, check, model_of, ordered_protocol, stream_protocol
 
 
 def kernel_pipelines():

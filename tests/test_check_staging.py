@@ -1,19 +1,15 @@
 """pipes.check.staging: the CPU checker runs a kernel's own TmaStoreStaging declaration, and catches each
 planted defect of the staging protocol with the finding that names it."""
 
-import sys
 from pathlib import Path
 
+import cute_kernels_staging as cks
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-import cute_kernels_staging as cks  # noqa: E402
-
-from pipes import SpecError  # noqa: E402
-from pipes.check import FindingKind, check, replay  # noqa: E402
-from pipes.check.staging import staging_protocol  # noqa: E402
-from pipes.cute import TmaStoreStaging  # noqa: E402
+from pipes import SpecError
+from pipes.check import FindingKind, check, replay
+from pipes.check.staging import staging_protocol
+from pipes.cute import TmaStoreStaging
 
 
 @pytest.mark.parametrize("stages", [1, 2, 3])

@@ -5,13 +5,9 @@ from __future__ import annotations
 
 import sys
 import types
-from pathlib import Path
 
 import numpy as np
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
 
 class _Tensor:

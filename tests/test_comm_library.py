@@ -17,16 +17,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
 os.environ.setdefault("CUTE_DSL_ARCH", "sm_90a")
 
-import cutlass  # noqa: E402
-import cutlass.cute as cute  # noqa: E402
-from cutlass import Int32, Uint32  # noqa: E402
-from ptx_check import kernel_body, path_states  # noqa: E402
+import cutlass
+import cutlass.cute as cute
+from cutlass import Int32, Uint32
+from ptx_check import kernel_body, path_states
 
-from pipes.comm import Epochs, TileConsumer, plan_steps, reached_all, step_of_tiles  # noqa: E402
-from pipes.cute.comm import (  # noqa: E402
+from pipes.comm import Epochs, TileConsumer, plan_steps, reached_all, step_of_tiles
+from pipes.cute.comm import (
     SCOPES,
     Credits,
     ReadyFlags,
@@ -37,8 +36,8 @@ from pipes.cute.comm import (  # noqa: E402
     check_reaches,
     needed_scope,
 )
-from pipes.epoch import FIRST, FRESH, MASK, as_int32, next_epoch, parity_token, previous, reached  # noqa: E402
-from pipes.tile_order import TileOrder  # noqa: E402
+from pipes.epoch import FIRST, FRESH, MASK, as_int32, next_epoch, parity_token, previous, reached
+from pipes.tile_order import TileOrder
 
 OPTIONS = "--gpu-arch sm_90a --keep-ptx"
 

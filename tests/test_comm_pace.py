@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
 
 def test_pace_adds_one_nanosleep_per_copy_step_and_nothing_else():

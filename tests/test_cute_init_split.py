@@ -4,20 +4,14 @@ at trace time."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
+import cute_kernels as ck
+import cutlass
+import cutlass.cute as cute
 import pytest
+from ptx_check import kernel_body
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-import cute_kernels as ck  # noqa: E402
-import cutlass  # noqa: E402
-import cutlass.cute as cute  # noqa: E402
-from ptx_check import kernel_body  # noqa: E402
-
-from pipes import ArrivalUnit, Completion, PipelineSpec, ProtocolError, Role  # noqa: E402
-from pipes.cute import Multicast, TmaLoadPipeline, init_pipelines, init_pipelines_arrive  # noqa: E402
+from pipes import ArrivalUnit, Completion, PipelineSpec, ProtocolError, Role
+from pipes.cute import Multicast, TmaLoadPipeline, init_pipelines, init_pipelines_arrive
 
 PROLOGUE = 7  # a global store the prologue makes between the arrive and the wait
 

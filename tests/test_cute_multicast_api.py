@@ -4,20 +4,15 @@ no-multicast shapes accepted, and the per-thread multi-peer release flagged (512
 from __future__ import annotations
 
 import re
-import sys
 import warnings
-from pathlib import Path
 
+import cute_kernels as ck
+import cutlass
+import cutlass.cute as cute
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-import cute_kernels as ck  # noqa: E402
-import cutlass  # noqa: E402
-import cutlass.cute as cute  # noqa: E402
-
-from pipes import ArrivalUnit, Completion, PipelineSpec, PipesPerformanceWarning, Role, SpecError  # noqa: E402
-from pipes.cute import Multicast, TmaLoadPipeline, init_pipelines  # noqa: E402
+from pipes import ArrivalUnit, Completion, PipelineSpec, PipesPerformanceWarning, Role, SpecError
+from pipes.cute import Multicast, TmaLoadPipeline, init_pipelines
 
 
 def _spec(consumer: Role) -> PipelineSpec:

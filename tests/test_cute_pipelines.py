@@ -9,21 +9,16 @@ from __future__ import annotations
 
 import os
 import re
-import sys
-from pathlib import Path
 
+import cute_kernels as ck
+import cutlass
+import cutlass.cute as cute
 import pytest
+from cutlass import Int32, Int64
+from ptx_check import kernel_body, loops, path_states
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-import cute_kernels as ck  # noqa: E402
-import cutlass  # noqa: E402
-import cutlass.cute as cute  # noqa: E402
-from cutlass import Int32, Int64  # noqa: E402
-from ptx_check import kernel_body, loops, path_states  # noqa: E402
-
-from pipes import ArrivalUnit, Completion, PipelineSpec, ProtocolError, Role, SpecError  # noqa: E402
-from pipes.cute import (  # noqa: E402
+from pipes import ArrivalUnit, Completion, PipelineSpec, ProtocolError, Role, SpecError
+from pipes.cute import (
     AsyncPipeline,
     RoleLayout,
     StoreNotifyPipeline,

@@ -7,20 +7,15 @@ runs on a kernel that lacks what it looks for, so a vacuous check fails.
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 
+import cute_kernels as ck
+import cute_kernels_staging as cks
 import pytest
+from cutlass import Int32
+from ptx_check import kernel_body, loops, path_states
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-import cute_kernels as ck  # noqa: E402
-import cute_kernels_staging as cks  # noqa: E402
-from cutlass import Int32  # noqa: E402
-from ptx_check import kernel_body, loops, path_states  # noqa: E402
-
-from pipes import ArrivalUnit, Completion, PipelineSpec, Role, SpecError  # noqa: E402
-from pipes.cute import TmaStoreStaging  # noqa: E402
+from pipes import ArrivalUnit, Completion, PipelineSpec, Role, SpecError
+from pipes.cute import TmaStoreStaging
 
 GRID, TILES = 2, 10
 

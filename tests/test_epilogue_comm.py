@@ -6,7 +6,6 @@ do not), and the host-side pieces (receiver, consumer, timeline, figures) behave
 from __future__ import annotations
 
 import re
-import sys
 import threading
 import time
 from pathlib import Path
@@ -15,8 +14,6 @@ import numpy as np
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-sys.path.insert(0, str(EXAMPLES))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hopper_gemm.config import GemmConfig, Problem, Schedule  # noqa: E402
 from ptx_check import kernel_body, path_states  # noqa: E402

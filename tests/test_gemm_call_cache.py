@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 import threading
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-
-from hopper_gemm.call_cache import CachedCall, LaunchCache, call_key  # noqa: E402
+from hopper_gemm.call_cache import CachedCall, LaunchCache, call_key
 
 
 class FakeTensor:

@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import re
 import sys
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
 STAGE_BYTES = (128 + 256) * 64 * 2  # one A and one B k-tile of the cooperative 128×256×64 tile, bf16
 

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-sys.path.insert(0, str(EXAMPLES))
 
 from hopper_gemm.config import STREAM_K_PARTIALS, GemmConfig, Problem, Schedule  # noqa: E402
 

@@ -4,14 +4,11 @@ kernel's wgmmas (so none is timed as a kernel ptxas emptied), and takes away exa
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT / "examples"))
 
 
 def _count(pattern: str, text: str) -> int:

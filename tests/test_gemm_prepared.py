@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 import ctypes
-import sys
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-
-from hopper_gemm.prepared import PreparedLaunch, read_cell  # noqa: E402
+from hopper_gemm.prepared import PreparedLaunch, read_cell
 
 
 class FakeExecutor:

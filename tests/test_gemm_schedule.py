@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
+from hopper_gemm.config import SMEM_CAPACITY, GemmConfig, Problem, Schedule
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-
-from hopper_gemm.config import SMEM_CAPACITY, GemmConfig, Problem, Schedule  # noqa: E402
-
-from pipes.tile_order import TileOrder, ceil_div  # noqa: E402
+from pipes.tile_order import TileOrder, ceil_div
 
 
 def visits(order: TileOrder, tiles_m: int, tiles_n: int, clusters: int) -> Counter:

@@ -6,18 +6,13 @@ the multicast consumer release (ELECTED_PER_WARP: 16 arrivals per stage, like th
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 
+import cutlass.cute as cute
+import handoff
+import handoff_kernels as hk
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-
-import cutlass.cute as cute  # noqa: E402
-import handoff  # noqa: E402
-import handoff_kernels as hk  # noqa: E402
-from cutlass import Int32  # noqa: E402
-from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream  # noqa: E402
+from cutlass import Int32
+from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream
 
 BLOCKS = 2
 HINTED = re.compile(r"mbarrier\.try_wait\.parity[^\n]*, \d{5,};")

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import sys
 import types
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 
 def test_without_torch_a_benchmark_says_it_needs_a_gpu(monkeypatch, capsys):

@@ -5,13 +5,9 @@ from __future__ import annotations
 
 import itertools
 import re
-import sys
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
 
 def test_rotation_puts_the_other_ranks_block_first():

@@ -6,14 +6,11 @@ without a GPU reports and proves, and bad input fails with a clear error before 
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "examples"))
-sys.path.insert(0, str(ROOT / "tests"))
 
 import ship_tiles as st  # noqa: E402
 import ship_tiles_cli as cli  # noqa: E402

@@ -3,12 +3,8 @@ anything compiles or launches, and the fast argument path hands the compiled pro
 DSL's own argument conversion."""
 
 import ctypes
-import sys
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 torch = pytest.importorskip("torch")
 

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from examples.streaming.bench import Row  # noqa: E402
 from examples.streaming.plan import Op, Store  # noqa: E402

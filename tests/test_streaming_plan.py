@@ -1,13 +1,8 @@
 """The streaming kernels' plans (examples/streaming/plan.py): geometry, budgets, errors. Pure Python."""
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from examples.streaming.plan import (  # noqa: E402
+from examples.streaming.plan import (
     SMEM_PER_CTA,
     SMEM_PER_SM,
     SMEM_RESERVED_PER_CTA,

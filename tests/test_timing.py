@@ -3,12 +3,7 @@ and the median and quartiles are of those ratios (the GPU timing itself is stubb
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
 
 def test_paired_rounds_alternate_and_report_the_median_ratio(monkeypatch):
