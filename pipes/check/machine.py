@@ -61,6 +61,11 @@ class Machine:
         grids = self.layout.grids
         #: Per agent: the agents of earlier grids (the launches it depends on), as a bitmask.
         self.earlier = [sum(1 << b for b, g in enumerate(grids) if g < grids[a]) for a in range(len(grids))]
+        hosted: dict[sc.Place, int] = {}
+        for agent, place in enumerate(self.layout.places):
+            hosted[place] = hosted.get(place, 0) | 1 << agent
+        #: Per barrier: the agents placed in its CTA, as a bitmask (0: a CTA that hosts no agent never exits).
+        self.residents = [hosted.get(place, 0) for place in self.layout.barrier_places]
 
     # -- worlds ----------------------------------------------------------------------------------
     def initial(self) -> World:
@@ -86,6 +91,23 @@ class Machine:
     def finished(self, world: World) -> int:
         """Bitmask of the agents whose function returned."""
         return sum(1 << a for a, node in enumerate(world.positions) if type(self.trees[a].op(node)) is Done)
+
+    def exited(self, world: World, barrier: int, visitor: int) -> str | None:
+        """Whether ``barrier``'s CTA has exited — every agent placed in it finished — when ``visitor`` (an agent
+        of another CTA) writes into it: the message naming what landed, or None while the CTA still runs."""
+        residents = self.residents[barrier]
+        if not residents or residents >> visitor & 1:
+            return None
+        members = [a for a in range(len(self.names)) if residents >> a & 1]
+        if any(type(self.trees[a].op(world.positions[a])) is not Done for a in members):
+            return None
+        return (
+            f"{self.layout.barrier_places[barrier]}, after every agent of that CTA finished "
+            f"({', '.join(self.names[a] for a in members)}): the CTA has exited, and a remote arrive or write into "
+            "an exited CTA's shared memory fails the launch (unspecified launch failure) — the CTA's producer must "
+            "wait for every slot's empty barrier before it exits: producer.tail(); for a hand-written pipeline, the "
+            "same wait or a cluster barrier before exit"
+        )
 
     def reader_names(self, mask: int) -> str:
         count = len(self.names)

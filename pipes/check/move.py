@@ -233,6 +233,11 @@ class Move:
         self.knowledge[agent] = mem.join(self.knowledge[agent], bar.published)
 
     def _arrive(self, agent: int, op: Arrive) -> None:
+        exited = self.machine.exited(self.world, op.barrier, agent)
+        if exited:
+            raise mem.Hazard(
+                "REMOTE_AFTER_EXIT", f"{op.who}, in {op.call}, arrives remotely on {op.barrier_name} {exited}"
+            )
         bar = self.barriers[op.barrier]
         judged = mb.arrival_problem(bar, op.completion, op.count)
         if judged:
@@ -346,6 +351,14 @@ class Move:
     def land(self, label: str) -> None:
         load = self.loads.pop(label)
         self.cells_touched = True
+        exited = self.machine.exited(self.world, load.barrier, load.agent) if load.agent >= 0 else None
+        if exited:
+            self.lines.append(f"TMA load issued by {load.issuer} lands in {load.cell} and {load.barrier_name}")
+            raise mem.Hazard(
+                "REMOTE_AFTER_EXIT",
+                f"the multicast TMA load issued by {load.issuer} writes {load.cell} and completes its bytes on "
+                f"{load.barrier_name} {exited}",
+            )
         self.lines.append(
             f"TMA load issued by {load.issuer} lands: writes {load.cell} = {load.value!r}, "
             f"completes {load.nbytes} B on {load.barrier_name}"

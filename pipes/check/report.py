@@ -28,6 +28,9 @@ class FindingKind(enum.Enum):
     ARRIVAL_COUNT = (
         "a barrier's expected arrivals do not match the agents declared to arrive on it (found before exploring)"
     )
+    REMOTE_AFTER_EXIT = (
+        "a remote arrive or multicast TMA write into a peer CTA after every agent of that CTA finished (it has exited)"
+    )
     CREDITS_LEFT = "signals left untaken on a counter at exit (harmless to this kernel)"
     ILLEGAL_FLAG = "a flag the target does not have: an illegal pipe pair, an id out of range (Ascend)"
     FLAG_CAUTION = "a legal but risky flag: an explicit reserved id, one id from one source pipe to two pipes (Ascend)"

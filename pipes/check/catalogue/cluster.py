@@ -14,12 +14,14 @@ from .entry import Entry
 HALF = 8192
 
 
-def multicast_mainloop(k_blocks: int = 2, stages: int = 2, peers: int = 2) -> Protocol:
+def multicast_mainloop(k_blocks: int = 2, stages: int = 2, peers: int = 2, tail: bool = True) -> Protocol:
     """A 2-CTA cluster mainloop: each CTA's TMA producer loads half of the shared tile and multicasts it
     into both CTAs' slot (completing its bytes on both ``full[s]``); each CTA's math warpgroup reads both
     halves and releases the slot on both CTAs' ``empty[s]`` — the peer's remotely, at cluster scope —
     because the peer's producer writes into its slot too. ``peers``: what the consumer role declares
-    (2 is right: each CTA's ``empty[s]`` collects both CTAs' releases)."""
+    (2 is right: each CTA's ``empty[s]`` collects both CTAs' releases). ``tail=False``: the producers skip
+    ``producer.tail()``, so a CTA may exit while the peer's consumer still has to arrive on its ``empty[s]``
+    — the remote arrive lands in an exited CTA (on an H100: an unspecified launch failure)."""
     spec = PipelineSpec(
         "mainloop",
         stages,
@@ -36,7 +38,8 @@ def multicast_mainloop(k_blocks: int = 2, stages: int = 2, peers: int = 2) -> Pr
                 slot = p.acquire()
                 ctx.load("mainloop", slot, ("B", k, cta), nbytes=HALF, part=f"half{cta}", multicast=True)
                 p.commit()
-            p.tail()
+            if tail:
+                p.tail()
 
         return run
 
@@ -55,7 +58,8 @@ def multicast_mainloop(k_blocks: int = 2, stages: int = 2, peers: int = 2) -> Pr
         Agent("mma1", mma, cta=1),
     ]
     model = ModelPipeline(spec, fence_reads=False, ctas=(0, 1), multicast=True)
-    return Protocol("multicast_mainloop" + ("" if peers == 2 else f"_peers{peers}"), agents, [model])
+    name = "multicast_mainloop" + ("" if peers == 2 else f"_peers{peers}") + ("" if tail else "_no_tail")
+    return Protocol(name, agents, [model])
 
 
 def cluster_warps(k_blocks: int = 1, stages: int = 2, warps: int = 4) -> Protocol:
@@ -100,7 +104,8 @@ def cluster_warps(k_blocks: int = 1, stages: int = 2, warps: int = 4) -> Protoco
 def dsmem_relay(scope: Scope = Scope.CLUSTER, rounds: int = 2) -> Protocol:
     """A relay across the cluster: a warp in CTA 0 writes a tile into CTA 1's shared memory (modelled as
     the global cell ``('dsmem', 1, r)``) and arrives on CTA 1's ``ready`` barrier; CTA 1's warp waits and
-    reads it, then hands the buffer back on CTA 0's ``free`` barrier. A remote arrive must release at
+    reads it, then hands the buffer back on CTA 0's ``free`` barrier, which the sender waits for once more
+    before it exits (a remote arrive into an exited CTA fails the launch). A remote arrive must release at
     cluster scope; ``scope=Scope.CTA`` orders nothing for CTA 1."""
 
     def sender(ctx: Ctx) -> None:
@@ -108,6 +113,8 @@ def dsmem_relay(scope: Scope = Scope.CLUSTER, rounds: int = 2) -> Protocol:
             ctx.wait("free", (r & 1) ^ 1, completion=r - 1)
             ctx.write_global(("dsmem", 1), ("tile", r))
             ctx.arrive("ready", 1, completion=r, scope=scope)
+        # The last hand-back too: CTA 0 must not exit before the receiver's remote arrive on its ``free``.
+        ctx.wait("free", (rounds - 1) & 1, completion=rounds - 1)
 
     def receiver(ctx: Ctx) -> None:
         for r in range(rounds):
@@ -176,6 +183,20 @@ GOOD = [
 ]
 
 BAD = [
+    Entry(
+        "multicast_mainloop_no_tail",
+        "the TMA producers skip producer.tail(): a CTA exits before the peer's remote release on its empty[s]",
+        lambda: multicast_mainloop(tail=False),
+        FindingKind.REMOTE_AFTER_EXIT,
+        (
+            "mma1 (consumer 'mma' of mainloop), in consumer_release, arrives remotely on mainloop.empty[0]@cta0",
+            "in CTA 0 of cluster 0",
+            "after every agent of that CTA finished (tma0, mma0)",
+            "unspecified launch failure",
+            "producer.tail()",
+        ),
+        twin="multicast_mainloop",
+    ),
     Entry(
         "dsmem_relay_cta_scope",
         "a remote arrive released at CTA scope: the peer CTA's reader is not ordered after the write",
