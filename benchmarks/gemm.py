@@ -11,7 +11,7 @@ Every configuration's output is also checked against torch once per shape.
     python benchmarks/gemm.py --json out.json
 
 Prints the device name, one row per (shape, configuration), the SM clock and board power ``nvidia-smi``
-read over each shape's rounds (the card's state moves every ratio; benchmarks/gemm_sustained.py runs each
+read over each shape's rounds (the card's state moves every ratio; benchmarks/studies/gemm_sustained.py runs each
 contender alone instead), and a summary of the best per shape.
 """
 

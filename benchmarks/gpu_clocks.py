@@ -4,7 +4,7 @@
 background; ``window(t0, t1)`` averages the samples whose timestamps fall in ``[t0, t1]``
 (``time.time()`` seconds). Under a power cap the clock a kernel gets depends on the kernel: two GEMMs
 timed back to back in short batches share one clock, while each run on its own for a second settles at
-its own (benchmarks/gemm_sustained.py). ``power.draw`` is the driver's one-second average: windows much
+its own (benchmarks/studies/gemm_sustained.py). ``power.draw`` is the driver's one-second average: windows much
 shorter than a second of steady load read low; the SM clock is a sample. ``capped`` is the share of
 samples in which the driver's SW power cap was holding the clock below the one requested
 (``clocks_throttle_reasons.sw_power_cap``, a name old and new drivers know): on the runner's H100s

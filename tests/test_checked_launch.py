@@ -1,4 +1,4 @@
-"""benchmarks/checked_launch.py on the CPU: a contender that leaves a tile unwritten, or computes the wrong
+"""benchmarks/studies/checked_launch.py on the CPU: a contender that leaves a tile unwritten, or computes the wrong
 values, stops the benchmark by name; a right one comes back launched once (torch stood in by numpy)."""
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""benchmarks/gemm_ceiling.py: its two load-warp variants compile for sm_90a as described (CPU), compute
-what their k-tiles imply (GPU), and bad arguments are refused by name."""
+"""benchmarks/studies/gemm_ceiling.py: its two load-warp variants compile for sm_90a as described (CPU), compute
+what their k-tiles imply (GPU), and an unknown variant is refused by name (its command line:
+tests/test_benchmark_cli.py)."""
 
 from __future__ import annotations
 
 import re
-import sys
 
 import pytest
 
@@ -53,20 +53,6 @@ def test_an_unknown_variant_is_refused_by_name():
 
     with pytest.raises(ValueError, match=r"variant 'hot' is invalid: allowed \('L2-resident', 'no loads'\)"):
         gemm_ceiling.variant_load_k_tiles("hot")
-
-
-@pytest.mark.parametrize(
-    ("argv", "message"),
-    [(["--shapes", "4096x4096"], "each entry needs three extents"), (["--dtype", "fp8"], "invalid choice: 'fp8'")],
-)
-def test_bad_arguments_are_refused_by_name(argv, message, capsys, monkeypatch):
-    import gemm_ceiling
-
-    monkeypatch.setitem(sys.modules, "torch", None)
-    with pytest.raises(SystemExit) as exit_info:
-        gemm_ceiling.main(argv)
-    assert exit_info.value.code == 2
-    assert message in capsys.readouterr().err
 
 
 def _gpu_case(variant):

@@ -1,4 +1,4 @@
-"""benchmarks/gemm_epilogue.py without a GPU: every variant compiles for sm_90a, keeps all of the full
+"""benchmarks/studies/gemm_epilogue.py without a GPU: every variant compiles for sm_90a, keeps all of the full
 kernel's wgmmas (so none is timed as a kernel ptxas emptied), and takes away exactly what it says."""
 
 from __future__ import annotations

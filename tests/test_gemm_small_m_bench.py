@@ -1,8 +1,7 @@
-"""benchmarks/gemm_small_m.py without a GPU: its candidates are the rule's, bad shapes are refused by name."""
+"""benchmarks/studies/gemm_small_m.py without a GPU: its candidates are the rule's (its command line:
+tests/test_benchmark_cli.py)."""
 
 from __future__ import annotations
-
-import pytest
 
 
 def test_every_pick_of_the_rules_is_a_candidate():
@@ -28,12 +27,3 @@ def test_every_pick_of_the_rules_is_a_candidate():
         assert candidates[gemm_small_m.WHOLE] == whole_tiles(Problem("bf16"), shape).with_(staging_in_ring=False)
         if shape not in below:
             assert gemm_small_m.name_of(pick(Problem("bf16"), shape)) in candidates
-
-
-@pytest.mark.parametrize("shapes", ["64x64", "0x1024x64", "64xAx64"])
-def test_malformed_shapes_are_refused_by_name(shapes, capsys):
-    import gemm_small_m
-
-    with pytest.raises(SystemExit):
-        gemm_small_m.main(["--shapes", shapes])
-    assert "--shapes" in capsys.readouterr().err

@@ -1,4 +1,5 @@
-"""benchmarks/gemm_sustained.py and its clock sampler without a GPU: parsing, windows, the ratios, errors."""
+"""benchmarks/studies/gemm_sustained.py and its clock sampler (benchmarks/gpu_clocks.py) without a GPU: parsing,
+windows, the ratios, errors (its command line: tests/test_benchmark_cli.py)."""
 
 from __future__ import annotations
 
@@ -51,31 +52,6 @@ def test_the_ratio_and_its_equal_clock_scaling():
     assert v.ratio_at_equal_clocks == pytest.approx(200 / (190 * 1425 / 1500))
     med = median_segment([Segment(3, 30, 300, 1.0), Segment(1, 10, 100, 0.5), Segment(2, 20, 200, 0.0)])
     assert med == Segment(2, 20, 200, 0.5)
-
-
-@pytest.mark.usefixtures("torch_without_gpu")
-def test_without_a_gpu_it_says_so_and_exits_0(capsys):
-    import gemm_sustained
-
-    assert gemm_sustained.main(["--shapes", "4096x4096x4096"]) == 0
-    assert "no CUDA GPU" in capsys.readouterr().out
-
-
-@pytest.mark.parametrize(
-    "argv, word",
-    [
-        (["--shapes", "1x2x3"], "--shapes"),
-        (["--segment", "0.1"], "--segment"),
-        (["--repeats", "0"], "--repeats"),
-        (["--configs", "coop128x256c21d8,nosuch"], "nosuch"),
-    ],
-)
-def test_bad_arguments_are_refused_by_name(argv, word, capsys):
-    import gemm_sustained
-
-    with pytest.raises(SystemExit):
-        gemm_sustained.main(argv)
-    assert word in capsys.readouterr().err
 
 
 def test_nvidia_smi_names_the_device_by_uuid_when_torch_has_one():

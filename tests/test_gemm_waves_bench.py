@@ -1,8 +1,7 @@
-"""benchmarks/gemm_waves.py without a GPU: every pick of its shapes is a contender, bad input is refused."""
+"""benchmarks/studies/gemm_waves.py without a GPU: every pick of its shapes is a contender (its command line:
+tests/test_benchmark_cli.py)."""
 
 from __future__ import annotations
-
-import pytest
 
 
 def test_every_pick_of_the_two_rules_is_a_contender():
@@ -28,12 +27,3 @@ def test_every_pick_of_the_two_rules_is_a_contender():
     assert gemm_waves.candidates_for((1536, 3072, 8192), False)["coop-tail"].split_k == 8
     assert all(c.pdl for c in gemm_waves.candidates_for((4096, 4096, 4096), False).values())
     assert gemm_waves.waves((4096, 4096, 4096), 132) == "3 + 58/66"
-
-
-@pytest.mark.parametrize("argv", [["--shapes", "64x64"], ["--repeats", "0"]])
-def test_bad_arguments_are_refused_by_name(argv, capsys):
-    import gemm_waves
-
-    with pytest.raises(SystemExit):
-        gemm_waves.main(argv)
-    assert argv[0] in capsys.readouterr().err

@@ -1,4 +1,5 @@
-"""benchmarks/needs_gpu.py: a GPU benchmark without torch, or without a GPU, says so in one line."""
+"""benchmarks/needs_gpu.py: a GPU benchmark without torch, or without a GPU, says so in one line (each
+benchmark's own main: tests/test_benchmark_cli.py)."""
 
 from __future__ import annotations
 
@@ -10,18 +11,10 @@ def test_without_torch_a_benchmark_says_it_needs_a_gpu(monkeypatch, capsys):
     from needs_gpu import cuda_torch
 
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
-    assert cuda_torch("gemm_waves.py", "tests/test_gemm_schedule.py checks the rules") is None
+    assert cuda_torch("studies/gemm_waves.py", "tests/test_gemm_schedule.py checks the rules") is None
     out = capsys.readouterr().out
-    assert out == "no CUDA GPU: benchmarks/gemm_waves.py needs one (tests/test_gemm_schedule.py checks the rules)\n"
-
-
-def test_without_a_gpu_the_main_returns_zero(monkeypatch, capsys):
-    import gemm_waves
-
-    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(is_available=lambda: False))
-    monkeypatch.setitem(sys.modules, "torch", fake)
-    assert gemm_waves.main([]) == 0
-    assert capsys.readouterr().out.startswith("no CUDA GPU: benchmarks/gemm_waves.py needs one")
+    want = "no CUDA GPU: benchmarks/studies/gemm_waves.py needs one (tests/test_gemm_schedule.py checks the rules)\n"
+    assert out == want
 
 
 def test_the_device_line_names_the_gpu_and_its_sms():

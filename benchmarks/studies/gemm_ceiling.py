@@ -17,26 +17,22 @@ wgmmas, the epilogue and its stores, stream-K's partials) is the kernel's own. T
 compiling. One row per shape: torch's time and the three ratios (ours / torch throughput), and the share
 of our time the operand traffic costs (1 − ours / no loads).
 
-    python benchmarks/gemm_ceiling.py [--shapes 4096x4096x4096,...] [--dtype bf16] [--bias]
+    python benchmarks/studies/gemm_ceiling.py [--shapes 4096x4096x4096,...] [--dtype bf16] [--bias]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import sys
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 from unittest import mock
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from gemm import SHAPES as ISSUE_ROWS  # noqa: E402
-from gemm import TARGETS, shape_inputs  # noqa: E402
-from needs_gpu import cuda_torch, device_with_sms  # noqa: E402
-from shape_arg import parse_shapes  # noqa: E402
+import _paths  # noqa: F401
+from gemm import SHAPES as ISSUE_ROWS
+from gemm import TARGETS, shape_inputs
+from needs_gpu import cuda_torch, device_with_sms
+from shape_arg import parse_shapes
 
 #: (M, N, K, dtype, bias): issue 8's rows with a 1.05 target, and 8192³ bf16 for comparison.
 SHAPES = [row for row in ISSUE_ROWS if TARGETS[row[:3]] >= 1.05 or row == (8192, 8192, 8192, "bf16", False)]
@@ -128,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bias", action="store_true", help="with a bias term (the --shapes given)")
     args = parser.parse_args(argv)
     rows = [(*s, args.dtype, args.bias) for s in parse_shapes(parser, args.shapes)] if args.shapes else SHAPES
-    torch = cuda_torch("gemm_ceiling.py", "tests/test_gemm_ceiling_bench.py compiles its variants")
+    torch = cuda_torch("studies/gemm_ceiling.py", "tests/test_gemm_ceiling_bench.py compiles its variants")
     if torch is None:
         return 0
     from hopper_gemm.autotable import pick

@@ -1,8 +1,8 @@
 """What the cooperative GEMM's epilogue costs: the shipped kernel against variants that take parts of it away.
 
-    python benchmarks/gemm_epilogue.py                       # 4096³, 6144³, 8192²×1024 bf16, 256×128 c1×2
-    python benchmarks/gemm_epilogue.py --shapes 4096x4096x4096 --configs coop128x256c21
-    python benchmarks/gemm_epilogue.py --bias --shapes 8192x8192x4096 --configs coop128x256c21skrd8
+    python benchmarks/studies/gemm_epilogue.py                       # 4096³, 6144³, 8192²×1024 bf16, 256×128 c1×2
+    python benchmarks/studies/gemm_epilogue.py --shapes 4096x4096x4096 --configs coop128x256c21
+    python benchmarks/studies/gemm_epilogue.py --bias --shapes 8192x8192x4096 --configs coop128x256c21skrd8
 
 Variants (only ``full`` computes the right result; the others exist to be timed):
 
@@ -31,18 +31,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import sys
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+import _paths  # noqa: F401
+import cutlass
+import cutlass.cute as cute
+from cutlass import Float32
 
-import cutlass  # noqa: E402
-import cutlass.cute as cute  # noqa: E402
-from cutlass import Float32  # noqa: E402
-
-from pipes.cute import TmaStoreStaging, TmaStoreStagingProducer  # noqa: E402
+from pipes.cute import TmaStoreStaging, TmaStoreStagingProducer
 
 VARIANTS = ("full", "one-subtile", "no-read-wait", "no-barrier")
 #: Variants of a problem with a bias term (``--bias``).
@@ -128,7 +125,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--configs", default="coop256x128c12", help="comma-separated cooperative CANDIDATES")
     parser.add_argument("--bias", action="store_true", help="a bias term (torch: F.linear); variants full, bias-inline")
     args = parser.parse_args(argv)
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     from gemm import CANDIDATES
     from hopper_gemm.config import Schedule
 
@@ -140,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     from shape_arg import parse_shapes
 
     shapes = parse_shapes(parser, args.shapes) if args.shapes else SHAPES
-    torch = cuda_torch("gemm_epilogue.py", "tests/test_gemm_bench.py compiles the variants")
+    torch = cuda_torch("studies/gemm_epilogue.py", "tests/test_gemm_epilogue_bench.py compiles the variants")
     if torch is None:
         return 0
     print(f"device: {torch.cuda.get_device_name()}; bf16 randn; {ROUNDS}×{BATCH} launches, rotating order, median")

@@ -11,22 +11,18 @@ launches: the throughput measured is then the host's. Per contender and shape th
 the launch rather than reuse a conversion; ``dsl call`` is the compiled kernel called directly, which
 converts every argument every call (what ``gemm()`` did before the cache).
 
-    python benchmarks/gemm_host.py [--shapes 128x1024x1024,256x8192x8192]
+    python benchmarks/studies/gemm_host.py [--shapes 128x1024x1024,256x8192x8192]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from needs_gpu import cuda_torch  # noqa: E402
-from shape_arg import parse_shapes  # noqa: E402
+import _paths  # noqa: F401
+from needs_gpu import cuda_torch
+from shape_arg import parse_shapes
 
 SHAPES = [(128, 1024, 1024), (256, 8192, 8192)]
 CALLS = 200
@@ -95,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shapes", help="comma-separated MxNxK (default: 128x1024x1024,256x8192x8192)")
     args = parser.parse_args(argv)
     shapes = parse_shapes(parser, args.shapes) if args.shapes else SHAPES
-    torch = cuda_torch("gemm_host.py", "tests/test_gemm_call_cache.py checks the cache")
+    torch = cuda_torch("studies/gemm_host.py", "tests/test_gemm_call_cache.py checks the cache")
     if torch is None:
         return 0
     print(f"device: {torch.cuda.get_device_name()}; bf16 randn; {ROUNDS} rounds × {CALLS} calls, median")

@@ -1,7 +1,7 @@
 """One launch of the GEMM and of torch.matmul for Nsight Compute (``ncu``) to profile side by side.
 
     ncu --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \\
-        --section WarpStateStats --launch-skip 2 python benchmarks/gemm_profile.py --m 4096 --n 4096 --k 4096
+        --section WarpStateStats --launch-skip 2 python benchmarks/studies/gemm_profile.py --m 4096 --n 4096 --k 4096
 
 Each contender runs twice for warm-up, then once more (the profiled launch). ``--raster`` / ``--group``
 change the tile order of the configuration (``GemmConfig.raster``, ``group``), launched directly; the L2
@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import argparse
 import functools
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+import _paths  # noqa: F401
 
 
 def _pair(text: str | None) -> tuple[int, int] | None:

@@ -9,22 +9,18 @@ otherwise (N above 512 too: cooperative 128×128 in either cluster); split-K's s
 pick and 128×128 split-K in 2 or 4 parts, 128×192 in 2, either cluster. One row per shape: torch's
 time, the old choice, the rule's pick, the best candidate, and every ratio (ours / torch throughput).
 
-    python benchmarks/gemm_small_m.py [--shapes 128x8192x8192,8192x256x8192,...]
+    python benchmarks/studies/gemm_small_m.py [--shapes 128x8192x8192,8192x256x8192,...]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from hopper_gemm.autotable import COOPERATIVE_DEFERRED, SMALL_M, SMALL_M_TILES, SMALL_N_TILES  # noqa: E402
-from hopper_gemm.config import GemmConfig, Schedule  # noqa: E402
-from needs_gpu import cuda_torch, device_with_sms  # noqa: E402
-from shape_arg import parse_shapes  # noqa: E402
+import _paths  # noqa: F401
+from hopper_gemm.autotable import COOPERATIVE_DEFERRED, SMALL_M, SMALL_M_TILES, SMALL_N_TILES
+from hopper_gemm.config import GemmConfig, Schedule
+from needs_gpu import cuda_torch, device_with_sms
+from shape_arg import parse_shapes
 
 SHAPES = [
     (128, 8192, 8192),
@@ -171,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shapes", help="comma-separated MxNxK (default: the rules' tables)")
     args = parser.parse_args(argv)
     shapes = parse_shapes(parser, args.shapes) if args.shapes else SHAPES + SMALL_N_SHAPES + MID_SHAPES + SPLIT_K_SHAPES
-    torch = cuda_torch("gemm_small_m.py", "tests/test_gemm_schedule.py checks the rule")
+    torch = cuda_torch("studies/gemm_small_m.py", "tests/test_gemm_schedule.py checks the rule")
     if torch is None:
         return 0
     from hopper_gemm.autotable import pick

@@ -8,8 +8,8 @@ the time per launch (CUDA events around the whole segment), and the SM clock and
 ours / torch throughput, and that ratio scaled by torch's clock over ours — what the ratio would be at
 equal clocks if both were compute-bound (not so at 256×8192², where torch is bound by memory).
 
-    python benchmarks/gemm_sustained.py [--shapes 4096x4096x4096] [--segment 0.8] [--repeats 3]
-    python benchmarks/gemm_sustained.py --shapes 4096x4096x4096 --configs coop256x128c12d8,coop128x256c21d8
+    python benchmarks/studies/gemm_sustained.py [--shapes 4096x4096x4096] [--segment 0.8] [--repeats 3]
+    python benchmarks/studies/gemm_sustained.py --shapes 4096x4096x4096 --configs coop256x128c12d8,coop128x256c21d8
 
 Ours is ``gemm()`` as a user calls it ("auto": the table's configuration, programmatic dependent launch),
 and with ``--configs`` also those configurations of benchmarks/gemm.py's CANDIDATES (held launchers, with
@@ -21,19 +21,15 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from gemm import CANDIDATES, SHAPES, TARGETS, shape_inputs  # noqa: E402
-from gpu_clocks import ClockSampler, smi_id  # noqa: E402
-from needs_gpu import cuda_torch  # noqa: E402
-from shape_arg import table_rows  # noqa: E402
+import _paths  # noqa: F401
+from gemm import CANDIDATES, SHAPES, TARGETS, shape_inputs
+from gpu_clocks import ClockSampler, smi_id
+from needs_gpu import cuda_torch
+from shape_arg import table_rows
 
 SEGMENT_S = 0.8
 SETTLE_S = 0.2
@@ -131,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"--configs {unknown} are not in benchmarks/gemm.py's CANDIDATES")
     shapes = table_rows(parser, args.shapes, SHAPES) if args.shapes else SHAPES
-    torch = cuda_torch("gemm_sustained.py")
+    torch = cuda_torch("studies/gemm_sustained.py")
     if torch is None:
         return 0
     with ClockSampler(smi_id(torch, torch.cuda.current_device())) as sampler:

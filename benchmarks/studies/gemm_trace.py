@@ -1,6 +1,6 @@
 """Trace-mode timelines of the GEMM, cooperative vs ping-pong, for the docs (needs a Hopper GPU).
 
-    python benchmarks/gemm_trace.py [--out DIR]    # DIR defaults to $OUT or the working directory
+    python benchmarks/studies/gemm_trace.py [--out DIR]    # DIR defaults to $OUT or the working directory
 
 Draws ``gemm_trace_<schedule>.png`` (2 SMs each: the load warp's slots, each math warp's k-tiles,
 epilogues and ping-pong turns) and prints, per schedule, how much of the kernel the math warps spent
@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-
-from hopper_gemm.autotable import COOPERATIVE_128x256, PINGPONG_128x128  # noqa: E402
-from needs_gpu import cuda_torch  # noqa: E402
+import _paths  # noqa: F401
+from hopper_gemm.autotable import COOPERATIVE_128x256, PINGPONG_128x128
+from needs_gpu import cuda_torch
 
 SHAPE = (2048, 2048, 512)  # several short tiles per CTA: epilogues are a visible share
 
@@ -47,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=os.environ.get("OUT", "."))
     args = parser.parse_args(argv)
-    torch = cuda_torch("gemm_trace.py")
+    torch = cuda_torch("studies/gemm_trace.py")
     if torch is None:
         return 0
     from hopper_gemm.tracing import traced_run

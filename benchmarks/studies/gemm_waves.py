@@ -15,22 +15,18 @@ torch's time, the rules' pick and its ratio, the best contender, and every ratio
 throughput, one per repetition). The last line counts the shapes where the pick was the best or within
 1 % of it (mean over repetitions).
 
-    python benchmarks/gemm_waves.py [--shapes 3072x3072x2048,...] [--bias] [--repeats 2]
+    python benchmarks/studies/gemm_waves.py [--shapes 3072x3072x2048,...] [--bias] [--repeats 2]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from hopper_gemm.autotable import COOPERATIVE_DEFERRED  # noqa: E402
-from hopper_gemm.config import GemmConfig, Schedule  # noqa: E402
-from needs_gpu import cuda_torch, device_with_sms  # noqa: E402
-from shape_arg import parse_shapes  # noqa: E402
+import _paths  # noqa: F401
+from hopper_gemm.autotable import COOPERATIVE_DEFERRED
+from hopper_gemm.config import GemmConfig, Schedule
+from needs_gpu import cuda_torch, device_with_sms
+from shape_arg import parse_shapes
 
 #: (M, N, K, bias): the shapes of docs/gemm.md's wave-balance, stream-K and aligned-split tables (2026-11-26).
 SHAPES = [
@@ -141,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.repeats < 1:
         parser.error(f"--repeats {args.repeats}: at least 1")
     shapes = [(*s, args.bias) for s in parse_shapes(parser, args.shapes)] if args.shapes else SHAPES
-    torch = cuda_torch("gemm_waves.py", "tests/test_gemm_schedule.py checks the rules")
+    torch = cuda_torch("studies/gemm_waves.py", "tests/test_gemm_schedule.py checks the rules")
     if torch is None:
         return 0
     device, sms = device_with_sms(torch)

@@ -252,7 +252,7 @@ def launcher(config: GemmConfig, ops: Operands, out: Any, *, kernel: Any = None)
     stream (compiled once per configuration; arguments converted once, :class:`~.prepared.PreparedLaunch`:
     a call costs ~5 µs of host time instead of the DSL's 40–66 µs of per-call conversion; stream-K's workspace
     attached). ``kernel``: a compiled variant of ``config``'s kernel to launch instead (a benchmark's
-    experiment, ``benchmarks/gemm_ceiling.py``); None: :func:`compiled`'s.
+    experiment, ``benchmarks/studies/gemm_ceiling.py``); None: :func:`compiled`'s.
     With ``stream_k``, call it on the stream that was current when it was built: the workspace belongs to
     that stream, so launches on another stream could race with that stream's own stream-K launches."""
     from .launch import current_stream, current_stream_handle

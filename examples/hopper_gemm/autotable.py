@@ -13,7 +13,7 @@ sides ≥ 256                4 or 2 parts per tile in one wave (else  0.67 → 0
 M ≤ 512                    :func:`small_m`: ping-pong, the tile of  128×8192² 0.74 → 0.96, 128×4096² 0.57 →
                            least :func:`small_m_cost`; cluster 2×1  1.05, 384×6144×8192 0.57 → 0.81;
                            for an even number of row tiles          256×8192² 0.97–0.99 (benchmarks/
-                                                                    gemm_small_m.py)
+                                                                    studies/gemm_small_m.py)
 N ≤ 512                    :func:`small_n`: the same rule turned    8192×256×8192 0.66 → 1.02, 4096×128×8192
                            (cluster 1×2), unless the cooperative    0.37 → 0.98, 8192×256×1024 0.98 → 1.30
                            tile streams no more rows per SM
