@@ -6,7 +6,7 @@
 Each contender runs twice for warm-up, then once more (the profiled launch). ``--raster`` / ``--group``
 change the tile order of the configuration (``GemmConfig.raster``, ``group``), launched directly; the L2
 request coalescer's merges (``lrc__request_sectors_op_read_coalescing_achieved_type_hardware``) show how
-close in time the clusters ask for the same operand tiles (RESULTS.md, fourteenth session).
+close in time the clusters ask for the same operand tiles (RESULTS.md, "Nsight Compute: 4096³ and 256×8192²").
 """
 
 from __future__ import annotations
