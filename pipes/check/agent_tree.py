@@ -17,8 +17,9 @@ from typing import Any
 
 from ..errors import ProtocolError
 from .context import Ctx
+from .layout import Layout
 from .ops import Crash, Done, Start
-from .protocol import Agent, Layout
+from .protocol import Agent
 
 ROOT = 0
 

@@ -14,17 +14,18 @@ from typing import Any
 
 from ..errors import ProtocolError
 from ..participants import Consumer, Producer
+from .ctx_base import CtxBase
 from .ctx_data import PROXIES, DataOps, global_cell, shared_cell
 from .ctx_sync import SyncOps
+from .layout import Layout
 from .ordered import OrderedTurn
 from .pipeline import ModelPipelineOps
-from .protocol import Layout
 from .scope import Place
 
 __all__ = ["PROXIES", "Ctx", "global_cell", "shared_cell"]
 
 
-class Ctx(DataOps, SyncOps):
+class Ctx(CtxBase, DataOps, SyncOps):
     """What an agent works with. Pipeline handles are the core ones over the model backend::
 
     def epilogue(ctx):
@@ -39,16 +40,8 @@ class Ctx(DataOps, SyncOps):
     """
 
     def __init__(self, name: str, layout: Layout, emit: Callable[[Any], Any], place: Place | None = None) -> None:
-        self.name = name
-        self.layout = layout
-        self.place = place if place is not None else Place()
-        #: Low level: hand one operation record (pipes.check.ops) to the checker, get its result.
-        self.emit = emit
+        super().__init__(name, layout, emit, place)
         self._views: dict[tuple[str, str], ModelPipelineOps] = {}
-        #: The pipeline roles this agent played so far: (pipeline, "producer" or consumer role, CTA).
-        self.joined: set[tuple[str, str, int]] = set()
-        #: The ordered-barrier groups it took turns as: (order, group).
-        self.turns: set[tuple[str, int]] = set()
 
     # -- pipelines ----------------------------------------------------------------------------
     def pipeline(self, name: str, role: str | None = None) -> ModelPipelineOps:

@@ -18,8 +18,8 @@ from .scope import Place
 
 if TYPE_CHECKING:
     from .declarations import ModelPipeline
+    from .layout import Layout
     from .pipeline import ModelPipelineOps
-    from .protocol import Layout
 
 PROXIES = ("generic", "async")
 

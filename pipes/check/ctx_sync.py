@@ -27,7 +27,7 @@ from .ops import (
 from .scope import Place, Scope, default_release
 
 if TYPE_CHECKING:
-    from .protocol import Layout
+    from .layout import Layout
 
 
 class SyncOps:

@@ -17,8 +17,8 @@ from . import barrier as mb
 from . import bulk
 from . import counter as mc
 from . import memory as mem
-from . import scope as sc
-from .agent_tree import ROOT, AgentTree
+from .agent_tree import ROOT
+from .facts import MachineFacts
 from .move import Move
 from .ops import (
     CounterTake,
@@ -31,13 +31,13 @@ from .ops import (
     TryWait,
     Wait,
 )
-from .protocol import Protocol, compile_layout
+from .protocol import Protocol
 from .symmetry import Symmetry, classes_of
 from .world import Outcome, Problem, World
 
 
-class Machine:
-    """Moves and their effects for one protocol."""
+class Machine(MachineFacts):
+    """Moves and their effects for one protocol (the facts it reads are a :class:`~pipes.check.facts.MachineFacts`)."""
 
     def __init__(
         self,
@@ -47,25 +47,10 @@ class Machine:
         symmetry: bool = True,
         excluded: frozenset[tuple[int, ...]] = frozenset(),
     ) -> None:
-        self.protocol = protocol
-        self.layout = compile_layout(protocol)
-        self.trees = [AgentTree(agent, self.layout, max_ops) for agent in protocol.agents]
-        self.names = [agent.name for agent in protocol.agents]
-        self.agent_index = {name: i for i, name in enumerate(self.names)}
-        self.reduction = reduction
-        self._interned: dict[Any, Any] = {}
-        self._reach: dict[tuple[Any, int, int], bool] = {}
+        super().__init__(protocol, reduction, max_ops)
         classes = classes_of(protocol.agents, excluded) if symmetry else []
         #: Interchangeable agents explored as one orbit (None: every agent counts on its own).
         self.symmetry = Symmetry(self, classes) if classes else None
-        grids = self.layout.grids
-        #: Per agent: the agents of earlier grids (the launches it depends on), as a bitmask.
-        self.earlier = [sum(1 << b for b, g in enumerate(grids) if g < grids[a]) for a in range(len(grids))]
-        hosted: dict[sc.Place, int] = {}
-        for agent, place in enumerate(self.layout.places):
-            hosted[place] = hosted.get(place, 0) | 1 << agent
-        #: Per barrier: the agents placed in its CTA, as a bitmask (0: a CTA that hosts no agent never exits).
-        self.residents = [hosted.get(place, 0) for place in self.layout.barrier_places]
 
     # -- worlds ----------------------------------------------------------------------------------
     def initial(self) -> World:
@@ -87,36 +72,6 @@ class Machine:
         from .ctx_data import global_cell
 
         return [(global_cell(key), value) for key, value in self.protocol.initial]
-
-    def finished(self, world: World) -> int:
-        """Bitmask of the agents whose function returned."""
-        return sum(1 << a for a, node in enumerate(world.positions) if type(self.trees[a].op(node)) is Done)
-
-    def exited(self, world: World, barrier: int, visitor: int) -> str | None:
-        """Whether ``barrier``'s CTA has exited — every agent placed in it finished — when ``visitor`` (an agent
-        of another CTA) writes into it: the message naming what landed, or None while the CTA still runs."""
-        residents = self.residents[barrier]
-        if not residents or residents >> visitor & 1:
-            return None
-        members = [a for a in range(len(self.names)) if residents >> a & 1]
-        if any(type(self.trees[a].op(world.positions[a])) is not Done for a in members):
-            return None
-        return (
-            f"{self.layout.barrier_places[barrier]}, after every agent of that CTA finished "
-            f"({', '.join(self.names[a] for a in members)}): the CTA has exited, and a remote arrive or write into "
-            "an exited CTA's shared memory fails the launch (unspecified launch failure) — the CTA's producer must "
-            "wait for every slot's empty barrier before it exits: producer.tail(); for a hand-written pipeline, the "
-            "same wait or a cluster barrier before exit"
-        )
-
-    def reader_names(self, mask: int) -> str:
-        count = len(self.names)
-        kinds = {0: "{}", 1: "{}'s TMA store", 2: "{} (fenced)", mem.REREAD: "{} (after its release)"}
-        names = []
-        for bit in range((mem.REREAD + 1) * count):
-            if mask >> bit & 1 and bit // count in kinds:
-                names.append(kinds[bit // count].format(self.names[bit % count]))
-        return ", ".join(names)
 
     # -- what can happen ----------------------------------------------------------------------------
     def moves(self, world: World) -> tuple[list[str], Problem | None]:
@@ -190,20 +145,9 @@ class Machine:
 
         return [Finding(FindingKind.ARRIVAL_COUNT, p.message, p.lines, ()) for p in count_problems(self)]
 
-    def reaches(self, scope: sc.Scope, agent: int, barrier: int) -> bool:
-        """Whether ``agent``'s release at ``scope`` reaches ``barrier``'s CTA (memoised: it runs on every arrive)."""
-        key = (scope, agent, barrier)
-        known = self._reach.get(key)
-        if known is None:
-            known = self._reach[key] = sc.reaches(scope, self.layout.places[agent], self.layout.barrier_places[barrier])
-        return known
-
     def key(self, world: World) -> Any:
         """What the search keeps visited: the world, or its canonical key under symmetry."""
         return world if self.symmetry is None else self.symmetry.key(world)
-
-    def intern(self, value: Any) -> Any:
-        return self._interned.setdefault(value, value)
 
     # -- messages ----------------------------------------------------------------------------------
     def _deadlock_message(self, world: World, ops: list[Any]) -> str:

@@ -40,7 +40,7 @@ from .ops import (
 from .world import Load, Problem, World
 
 if TYPE_CHECKING:
-    from .machine import Machine
+    from .facts import MachineFacts
 
 _RELEASES = (Arrive, CounterSignal, CounterStore, FlagSet)
 """Operations that publish what their agent did before them."""
@@ -49,7 +49,7 @@ _RELEASES = (Arrive, CounterSignal, CounterStore, FlagSet)
 class Move:
     """A mutable copy of a world while one move runs."""
 
-    def __init__(self, machine: Machine, world: World) -> None:
+    def __init__(self, machine: MachineFacts, world: World) -> None:
         self.machine = machine
         self.world = world
         self.positions = list(world.positions)

@@ -12,17 +12,17 @@ from typing import TYPE_CHECKING
 
 from ..errors import ProtocolError
 from ..state import CONSUMER_START_PHASE, PRODUCER_START_PHASE, PipelineState
+from .declarations import ModelOrder
 from .ops import Arrive, Wait
-from .protocol import ModelOrder
 
 if TYPE_CHECKING:
-    from .context import Ctx
+    from .ctx_base import CtxBase
 
 
 class OrderedTurn:
     """``wait()`` for this group's turn in the next section; ``arrive()`` to hand the turn on."""
 
-    def __init__(self, ctx: Ctx, order: ModelOrder, barriers: tuple[int, ...], group: int) -> None:
+    def __init__(self, ctx: CtxBase, order: ModelOrder, barriers: tuple[int, ...], group: int) -> None:
         if isinstance(group, bool) or not isinstance(group, int) or not 0 <= group < order.groups:
             raise ProtocolError(
                 f"ModelOrder({order.name!r}) group = {group!r} is invalid: allowed [0, {order.groups - 1}]"

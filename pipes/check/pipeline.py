@@ -45,8 +45,8 @@ from .ops import Arrive, BulkCommit, BulkWait, Fence, FlagSet, FlagWait, TryWait
 from .scope import Scope
 
 if TYPE_CHECKING:
-    from .context import Ctx
-    from .protocol import Layout
+    from .ctx_base import CtxBase
+    from .layout import Layout
 
 
 def meta_cell(pipe: str, slot: int, at: str = "") -> str:
@@ -64,7 +64,7 @@ class ModelPipelineOps:
     plays ``spec.producer``. Each arrival counts ``unit.arrivals × peers`` of the role.
     """
 
-    def __init__(self, ctx: Ctx, model: ModelPipeline, layout: Layout, consumer_role: Role) -> None:
+    def __init__(self, ctx: CtxBase, model: ModelPipeline, layout: Layout, consumer_role: Role) -> None:
         self.spec: PipelineSpec = model.spec
         self.model = model
         self._ctx = ctx

@@ -1,12 +1,12 @@
 """What the checker checks: a :class:`Protocol` of agents and what they share (declared in
 :mod:`pipes.check.declarations`). :func:`compile_layout` numbers barriers, flags and counters once, for
-the model state to index.
+the model state to index (a :class:`~pipes.check.layout.Layout`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import invalid
@@ -21,6 +21,7 @@ from .declarations import (
     ModelOrder,
     ModelPipeline,
 )
+from .layout import Layout
 from .scope import Place
 
 if TYPE_CHECKING:
@@ -135,46 +136,6 @@ class Protocol:
             except TypeError:
                 raise invalid(owner, "initial", {key: value}, "hashable keys and values") from None
         object.__setattr__(self, "initial", tuple(initial.items()))
-
-
-@dataclass
-class Layout:
-    """The numbering of every barrier and flag of a protocol, and how pipelines map onto them."""
-
-    barrier_names: list[str] = field(default_factory=list)
-    barrier_expected: list[int] = field(default_factory=list)
-    barrier_places: list[Place] = field(default_factory=list)
-    flag_names: list[str] = field(default_factory=list)
-    flag_initially_set: list[bool] = field(default_factory=list)
-    pipelines: dict[str, ModelPipeline] = field(default_factory=dict)
-    full: dict[tuple[str, int], tuple[int, ...]] = field(default_factory=dict)
-    """Per (pipeline, CTA), per slot: the full barrier id (the flag id for FLAG pipelines)."""
-    empty: dict[tuple[str, int], tuple[int, ...]] = field(default_factory=dict)
-    orders: dict[str, tuple[ModelOrder, tuple[int, ...]]] = field(default_factory=dict)
-    barrier_ids: dict[str, int] = field(default_factory=dict)
-    flag_ids: dict[str, int] = field(default_factory=dict)
-    counters: list[ModelCounter] = field(default_factory=list)
-    counter_ids: dict[str, int] = field(default_factory=dict)
-    places: list[Place] = field(default_factory=list)
-    """Per agent: where it runs."""
-    grids: list[int] = field(default_factory=list)
-    """Per agent: its launch (0 first; a later grid depends on the earlier ones)."""
-
-    def add_barrier(self, name: str, expected: int, place: Place | None = None) -> int:
-        self.barrier_ids[name] = len(self.barrier_names)
-        self.barrier_names.append(name)
-        self.barrier_expected.append(expected)
-        self.barrier_places.append(place if place is not None else Place())
-        return self.barrier_ids[name]
-
-    def add_flag(self, name: str, initially_set: bool) -> int:
-        self.flag_ids[name] = len(self.flag_names)
-        self.flag_names.append(name)
-        self.flag_initially_set.append(initially_set)
-        return self.flag_ids[name]
-
-    def is_flag_pipeline(self, pipe: str) -> bool:
-        return self.pipelines[pipe].spec.completion is Completion.FLAG
 
 
 def compile_layout(protocol: Protocol) -> Layout:

@@ -22,7 +22,7 @@ from .ops import Done
 
 if TYPE_CHECKING:
     from .declarations import ModelPipeline
-    from .machine import Machine
+    from .facts import MachineFacts
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def count_problems(machine: Machine) -> list[CountProblem]:
+def count_problems(machine: MachineFacts) -> list[CountProblem]:
     """Every count mismatch of ``machine``'s protocol (runs each agent's first steps once)."""
     conclusive = True
     for tree in machine.trees:
@@ -61,11 +61,11 @@ def _last(tree, node: int) -> int:
     return node
 
 
-def _players(machine: Machine, pipe: str, side: str, cta: int) -> list[str]:
+def _players(machine: MachineFacts, pipe: str, side: str, cta: int) -> list[str]:
     return [machine.names[a] for a, tree in enumerate(machine.trees) if (pipe, side, cta) in tree.joined]
 
 
-def _pipeline(machine: Machine, model: ModelPipeline, conclusive: bool) -> list[CountProblem]:
+def _pipeline(machine: MachineFacts, model: ModelPipeline, conclusive: bool) -> list[CountProblem]:
     spec = model.spec
     layout = machine.layout
     used = any(
@@ -116,7 +116,7 @@ def _pipeline(machine: Machine, model: ModelPipeline, conclusive: bool) -> list[
     return problems
 
 
-def _units(machine: Machine, players: list[str]) -> int:
+def _units(machine: MachineFacts, players: list[str]) -> int:
     """Units arriving per phase: agents that take turns on one ordered barrier count once (they alternate)."""
     orders: set[str] = set()
     alone = 0
@@ -158,7 +158,7 @@ def _judge(
     return [CountProblem(message, lines)]
 
 
-def _orders(machine: Machine, conclusive: bool) -> list[CountProblem]:
+def _orders(machine: MachineFacts, conclusive: bool) -> list[CountProblem]:
     problems = []
     for name, (order, barriers) in machine.layout.orders.items():
         groups = {
@@ -177,7 +177,7 @@ def _orders(machine: Machine, conclusive: bool) -> list[CountProblem]:
     return problems
 
 
-def _raw(machine: Machine) -> list[CountProblem]:
+def _raw(machine: MachineFacts) -> list[CountProblem]:
     problems = []
     for barrier in machine.protocol.barriers:
         if barrier.arrivers is None:

@@ -33,7 +33,7 @@ from . import memory as mem
 from .ops import Crash, Done
 
 if TYPE_CHECKING:
-    from .machine import Machine
+    from .facts import MachineFacts
     from .protocol import Agent
     from .world import World
 
@@ -126,7 +126,7 @@ class _Renaming:
 class Symmetry:
     """Canonical keys of worlds for one machine's interchangeable agents."""
 
-    def __init__(self, machine: Machine, classes: list[tuple[int, ...]]) -> None:
+    def __init__(self, machine: MachineFacts, classes: list[tuple[int, ...]]) -> None:
         self.machine = machine
         self.classes = classes
         count = len(machine.names)

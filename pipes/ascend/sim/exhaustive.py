@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...check.explore import search
 from ...check.report import Finding, FindingKind, Report, Severity
@@ -45,12 +45,10 @@ from ...check.world import Outcome, Problem
 from .counters import CrossCoreCounters, Dropped
 from .diagnosis import Diagnoses, Kind
 from .diagnosis import Severity as SimSeverity
-from .machine import Access, Machine, _Flag
-from .program import Op
+from .machine import Machine
+from .machine_state import Access, Flag
+from .program import Op, Recording
 from .verdict import check_exit, explain_deadlock
-
-if TYPE_CHECKING:
-    from .simulator import Simulator
 
 _LOCAL = (Op.DATA, Op.BARRIER, Op.BARRIER_ALL)
 """Instructions that touch only their own pipe's order and the data: independent of every other pipe's."""
@@ -106,8 +104,8 @@ class AscendModel:
     """The explorer's hardware model of one recorded :class:`Simulator` program (a machine in the sense of
     :func:`pipes.check.explore.search`). A world is a hashable snapshot of the simulator machine's state."""
 
-    def __init__(self, sim: Simulator) -> None:
-        sim._static_checks()
+    def __init__(self, sim: Recording) -> None:
+        sim.static_checks()
         self.sim = sim
         self.machine = Machine(sim, None, values=False)
         self._instr = {(p.index, i.seq): i for p in sim.programs for i in p.instrs}
@@ -234,7 +232,7 @@ class AscendModel:
             [Access(region, write, agent, counter, at(i)) for region, write, agent, counter, i in tensor]
             for tensor in records
         ]
-        m.flags = {k: _Flag(list(clock), at(setter), preset) for k, clock, setter, preset in flags}
+        m.flags = {k: Flag(list(clock), at(setter), preset) for k, clock, setter, preset in flags}
         m.merged = {k: [(at(a), at(b)) for a, b in v] for k, v in merged}
         counters, partials, dropped = cross
         m.cross = CrossCoreCounters(
@@ -260,7 +258,7 @@ class AscendModel:
         return [
             f"{run.name} starts"
             for run in self.machine.pipes
-            if run.head < len(run.queue) and self.machine._can_start(run)
+            if run.head < len(run.queue) and self.machine.can_start(run)
         ]
 
     def moves(self, world: tuple) -> tuple[list[str], Problem | None]:
@@ -289,12 +287,12 @@ class AscendModel:
         name = label.rsplit(" ", 1)[0]
         run = self.machine.pipes[self.names.index(name)]
         line = run.queue[run.head]
-        self.machine._start(run)
+        self.machine.start(run)
         # A finish only enables later steps (it writes values, which are not modelled, and frees the pipe):
         # finishing at once loses no schedule's hazard or deadlock, and halves the moves.
         while run.inflight:
-            self.machine._finish(run)
-        self.machine._collect()
+            self.machine.finish(run)
+        self.machine.collect()
         text = f"{run.name}: {self.machine.where(line)}"
         problems = [p for p in _problems(self.machine.found) if FindingKind[p.kind].severity is Severity.ERROR]
         return Outcome(self.snapshot(), [text], problems[0] if problems else None)
@@ -321,13 +319,13 @@ class AscendModel:
         return found
 
 
-def prove(sim: Simulator, *, max_states: int = 200_000, max_findings: int = 8, name: str = "ascend program") -> Report:
+def prove(sim: Recording, *, max_states: int = 200_000, max_findings: int = 8, name: str = "ascend program") -> Report:
     """Explore every schedule of ``sim``'s recorded program (up to ``max_states`` model states) with the
     engine that checks pipeline protocols; a clean, exhaustive report is a proof for this program."""
     return search(AscendModel(sim), name, max_states=max_states, max_findings=max_findings)
 
 
-def replay(sim: Simulator, schedule: list[str] | tuple[str, ...]) -> Finding | None:
+def replay(sim: Recording, schedule: list[str] | tuple[str, ...]) -> Finding | None:
     """Re-run one of :func:`prove`'s interleavings (a finding's ``schedule``); the finding it hits."""
     from ...check.explore import _replay
 

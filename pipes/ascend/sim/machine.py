@@ -14,117 +14,31 @@ up as wrong data.
 
 from __future__ import annotations
 
-from collections import deque
-from typing import TYPE_CHECKING, Any
-
 import numpy as np
 
-from ..events import Keying
-from ..pairs import CoreType, Pipe
+from ..pairs import CoreType
 from .buffers import View, contains, overlaps
-from .counters import CrossCoreCounters
-from .diagnosis import Diagnoses, Diagnosis, Kind, RunResult
-from .program import Instr, Op
+from .diagnosis import Kind, RunResult
+from .machine_state import Access, Flag, MachineState, PipeRun, join
+from .program import Instr, Op, Recording
+from .schedule import Schedule
 from .verdict import check_exit, explain_deadlock, report_hazard
 
-if TYPE_CHECKING:
-    from .schedule import Schedule
-    from .simulator import Simulator
-
-_PIPE_ORDER = list(Pipe)
-#: Steps between sweeps of the access records (see Machine._collect).
+#: Steps between sweeps of the access records (see Machine.collect).
 _COLLECT_EVERY = 256
 
 
-class PipeRun:
-    """One pipe's queue and what it knows while a schedule runs."""
+class Machine(MachineState):
+    """One run of a :class:`~pipes.ascend.sim.program.Recording` (a
+    :class:`~pipes.ascend.sim.simulator.Simulator`'s program) under one schedule.
 
-    __slots__ = ("core", "pipe", "agent", "queue", "head", "inflight", "overlap", "known", "issued", "finished", "name")
+    The state is a :class:`~pipes.ascend.sim.machine_state.MachineState`; the moves are :meth:`can_start`,
+    :meth:`start`, :meth:`finish` and :meth:`collect` (the exhaustive explorer drives them one at a time).
+    """
 
-    def __init__(self, core: int, pipe: Pipe, agent: int, queue: list[Instr], overlap: bool, name: str) -> None:
-        self.core, self.pipe, self.agent, self.queue = core, pipe, agent, queue
-        self.head = 0
-        self.inflight: deque[tuple[Instr, list[np.ndarray]]] = deque()
-        self.overlap = overlap
-        self.known: list[int] = []
-        self.issued = 0
-        self.finished = 0
-        self.name = name
-
-    def next(self) -> Instr | None:
-        return self.queue[self.head] if self.head < len(self.queue) else None
-
-
-class Access:
-    """One recorded read or write of a region, by an instruction with a pipe-local counter."""
-
-    __slots__ = ("region", "write", "agent", "counter", "instr")
-
-    def __init__(self, region: tuple, write: bool, agent: int, counter: int, instr: Instr) -> None:
-        self.region, self.write, self.agent, self.counter, self.instr = region, write, agent, counter, instr
-
-
-class _Flag:
-    __slots__ = ("clock", "setter", "preset")
-
-    def __init__(self, clock: list[int], setter: Instr | None, preset: bool = False) -> None:
-        self.clock, self.setter, self.preset = clock, setter, preset
-
-
-def _join(into: list[int], other: list[int]) -> None:
-    for i, v in enumerate(other):
-        if v > into[i]:
-            into[i] = v
-
-
-class Machine:
-    """One run of a :class:`~pipes.ascend.sim.simulator.Simulator`'s program under one schedule."""
-
-    def __init__(self, sim: Simulator, schedule: Schedule | None, values: bool = True) -> None:
-        self.sim = sim
-        self.values = values
-        """False: order and hazards only, no numpy data (the exhaustive explorer, :mod:`.exhaustive`)."""
+    def __init__(self, sim: Recording, schedule: Schedule | None, values: bool = True) -> None:
+        super().__init__(sim, values)
         self.schedule = schedule
-        self.found = Diagnoses()
-        self.pipes: list[PipeRun] = []
-        for program in sim.programs:
-            queues: dict[Pipe, list[Instr]] = {}
-            for instr in program.instrs:
-                queues.setdefault(instr.pipe, []).append(instr)
-            for pipe in sorted(queues, key=_PIPE_ORDER.index):
-                name = f"{program.name}/{pipe.name}"
-                run = PipeRun(program.index, pipe, len(self.pipes), queues[pipe], pipe in sim.overlap, name)
-                self.pipes.append(run)
-        for run in self.pipes:
-            run.known = [0] * len(self.pipes)
-        self.data = [t.fresh() for t in sim.tensors] if values else []
-        self.records: list[list[Access]] = [[] for _ in sim.tensors]
-        self.flags: dict[tuple, _Flag] = {}
-        self.merged: dict[tuple, list[tuple[Instr, Instr | None]]] = {}
-        """Flag key → the double sets seen (the set that merged, the set still pending or None for a pre-set)."""
-        self.cross = CrossCoreCounters(sim.cross_core_capacity)
-        self.fence_clocks: list[list[list[int]]] = [[] for _ in sim.programs]
-        self.fence_seen = [0] * len(self.pipes)
-        self.preset_keys: list[tuple] = []
-        for program in sim.programs:
-            if program.core is CoreType.AIC:
-                for event_id in sim.rules.preset_ids(CoreType.AIC, Pipe.M, Pipe.MTE1):
-                    key = self.flag_key(program.index, Pipe.M, Pipe.MTE1, event_id)
-                    self.flags[key] = _Flag([0] * len(self.pipes), None, preset=True)
-                    self.preset_keys.append(key)
-        self.steps = 0
-
-    # -- naming --------------------------------------------------------------------------------------
-    def flag_key(self, core: int, src: Pipe, dst: Pipe, event_id: int) -> tuple:
-        if self.sim.keying is Keying.SOURCE_PIPE:
-            return (core, src, event_id)
-        return (core, src, dst, event_id)
-
-    def where(self, instr: Instr) -> str:
-        return instr.where(self.sim.programs[instr.core].name)
-
-    def report(self, kind: Kind, message: str, signature: tuple, **kw: Any) -> None:
-        self.found.add(Diagnosis(kind, message, signature, **kw))
 
     # -- the run -------------------------------------------------------------------------------------
     def run(self) -> RunResult:
@@ -135,18 +49,18 @@ class Machine:
             for run in pipes:
                 if run.inflight:
                     enabled.append((True, run))
-                if run.head < len(run.queue) and self._can_start(run):
+                if run.head < len(run.queue) and self.can_start(run):
                     enabled.append((False, run))
             if not enabled:
                 break
             finish, run = enabled[self.schedule.choose(enabled)] if len(enabled) > 1 else enabled[0]
             if finish:
-                self._finish(run)
+                self.finish(run)
             else:
-                self._start(run)
+                self.start(run)
             self.steps += 1
             if self.steps % _COLLECT_EVERY == 0:
-                self._collect()
+                self.collect()
         completed = all(p.head == len(p.queue) and not p.inflight for p in pipes)
         if completed:
             check_exit(self)
@@ -155,13 +69,13 @@ class Machine:
         outputs = {t.name: self.data[t.tid] for t in self.sim.tensors if t.core is None}
         return RunResult(self.schedule.name, self.found, outputs, self.steps, completed)
 
-    def _can_start(self, run: PipeRun) -> bool:
+    def can_start(self, run: PipeRun) -> bool:
         instr = run.queue[run.head]
         if instr.fences_before > len(self.fence_clocks[instr.core]):
             return False
         op = instr.op
         if op is Op.DATA:
-            return not run.inflight or (run.overlap and len(run.inflight) < self.sim.overlap_depth)
+            return not run.inflight or (run.overlap and len(run.inflight) < self.sim.config.overlap_depth)
         if op is Op.WAIT:
             return self.flag_key(instr.core, instr.src, instr.dst, instr.event_id) in self.flags
         if op is Op.XWAIT:
@@ -170,12 +84,12 @@ class Machine:
             return all(self._done_before(other, instr.seq) for other in self.pipes if other.core == instr.core)
         return not run.inflight  # set_flag, barrier and cross-core set wait for the pipe's earlier work
 
-    def _start(self, run: PipeRun) -> None:
+    def start(self, run: PipeRun) -> None:
         instr = run.queue[run.head]
         run.head += 1
         known = run.known
         if instr.fences_before > self.fence_seen[run.agent]:
-            _join(known, self.fence_clocks[instr.core][instr.fences_before - 1])
+            join(known, self.fence_clocks[instr.core][instr.fences_before - 1])
             self.fence_seen[run.agent] = instr.fences_before
         op = instr.op
         if op is Op.DATA:
@@ -198,16 +112,16 @@ class Machine:
             self._set(instr, list(known))
         elif op is Op.WAIT:
             flag = self.flags.pop(self.flag_key(instr.core, instr.src, instr.dst, instr.event_id))
-            _join(known, flag.clock)
+            join(known, flag.clock)
         elif op is Op.XSET:
             self._cross_set(instr, list(known))
         elif op is Op.XWAIT:
-            _join(known, self.cross.take(instr.core, instr.event_id))
+            join(known, self.cross.take(instr.core, instr.event_id))
             self.fence_clocks[instr.core].append(list(known))
         elif op is Op.BARRIER_ALL:
             for other in self.pipes:
                 if other.core == instr.core:
-                    _join(known, other.known)
+                    join(known, other.known)
                     known[other.agent] = max(known[other.agent], other.issued)
             self.fence_clocks[instr.core].append(list(known))
 
@@ -217,13 +131,13 @@ class Machine:
         ahead = run.queue[run.head] if run.head < len(run.queue) else None
         return (ahead is None or ahead.seq >= seq) and not any(i.seq < seq for i, _ in run.inflight)
 
-    def _finish(self, run: PipeRun) -> None:
+    def finish(self, run: PipeRun) -> None:
         instr, outputs = run.inflight.popleft()
         run.finished += 1
         for view, value in zip(instr.writes, outputs or (), strict=bool(outputs)):
             self.data[view.tensor.tid][view.key] = value
 
-    def _collect(self) -> None:
+    def collect(self) -> None:
         """Forget accesses every pipe that may still act already knows are finished: none can conflict again.
 
         Keeps the per-tensor access lists short, so checking stays linear in the program length.
@@ -241,7 +155,7 @@ class Machine:
         key = self.flag_key(instr.core, instr.src, instr.dst, instr.event_id)
         current = self.flags.get(key)
         if current is None:
-            self.flags[key] = _Flag(clock, instr)
+            self.flags[key] = Flag(clock, instr)
             return
         self.merged.setdefault(key, []).append((instr, current.setter))
         if current.preset:

@@ -4,6 +4,10 @@
 on it once, in Python (loops unrolled over Python ints); every call becomes an :class:`Instr` queued on
 the pipe that would execute it. Problems visible without running — illegal pairs, ids out of range or
 reserved — are recorded as diagnoses here; everything else is found by :mod:`pipes.ascend.sim.machine`.
+
+:class:`Recording` is what the cores' programs belong to: the configuration, the tensors, the programs, the
+static diagnoses and the expected GM contents. The :class:`~pipes.ascend.sim.simulator.Simulator` is one (it
+adds the declaring and running front door); the machine and the exhaustive explorer read one.
 """
 
 from __future__ import annotations
@@ -11,17 +15,16 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ...errors import SpecError
+from ..events import EventIdRules, Keying
 from ..pairs import SPACES_OF, CoreType, Pipe, Space, copy_route, pair_problem
 from .buffers import Tensor, View, as_view
-from .diagnosis import Diagnosis, Kind, Severity
-
-if TYPE_CHECKING:
-    from .simulator import Simulator
+from .config import SimConfig
+from .diagnosis import Diagnoses, Diagnosis, Kind, Severity
 
 
 class Op(enum.IntEnum):
@@ -88,7 +91,7 @@ VECTOR_OPS: dict[str, Callable[..., Any]] = {
 class CoreProgram:
     """One simulated core's program, built by running a kernel body against it."""
 
-    def __init__(self, sim: Simulator, core: CoreType, index: int, name: str, subblock: int = 0) -> None:
+    def __init__(self, sim: Recording, core: CoreType, index: int, name: str, subblock: int = 0) -> None:
         self.sim = sim
         self.core = core
         self.index = index
@@ -123,7 +126,7 @@ class CoreProgram:
             raise SpecError(
                 f"buffer {name!r}: space = {space.name} is invalid on the {self.core.name} core: allowed {allowed}"
             )
-        return self.sim._register(Tensor(name, space, shape, dtype, self.index, None))
+        return self.sim.register(Tensor(name, space, shape, dtype, self.index, None))
 
     # -- flags (FlagSink) ----------------------------------------------------------------------------
     def _check_id(self, event_id: Any, flag: str) -> int:
@@ -309,3 +312,126 @@ class TileLangShim:
         if name in VECTOR_OPS:
             return lambda dst, *srcs: self._p.vector(name, dst, *srcs)
         raise AttributeError(f"the simulator's T has no {name!r}")
+
+
+@dataclass
+class Expectation:
+    """What a GM tensor must hold when the kernel ends."""
+
+    tensor: Tensor
+    expected: np.ndarray
+    rtol: float
+    atol: float
+
+    def check(self, actual: np.ndarray, found: Diagnoses) -> None:
+        got = actual.astype(np.float64)
+        want = self.expected.astype(np.float64)
+        bad = ~np.isclose(got, want, rtol=self.rtol, atol=self.atol) | np.isnan(got)
+        if not bad.any():
+            return
+        first = tuple(int(i) for i in np.argwhere(bad)[0])
+        finite = bad & ~np.isnan(got)
+        err = float(np.abs(got - want)[finite].max()) if finite.any() else 0.0
+        nans = int(np.isnan(got).sum())
+        found.add(
+            Diagnosis(
+                Kind.WRONG_RESULT,
+                f"{self.tensor.name}: {int(bad.sum())} of {bad.size} elements differ from the expected values "
+                f"(rtol={self.rtol}, atol={self.atol}); first at index {first}: got {got[first]:.6g}, expected "
+                f"{want[first]:.6g}"
+                + (f"; max |error| {err:.4g}" if finite.any() else "")
+                + (f"; {nans} element(s) NaN (never written or read uninitialized on-chip memory)" if nans else ""),
+                ("result", self.tensor.name),
+            )
+        )
+
+
+class Recording:
+    """One AI core group's recorded kernel: a cube core and its vector cores, each a :class:`CoreProgram`,
+    the tensors they touch, what recording found and what GM must hold at the end, under one
+    :class:`~pipes.ascend.sim.config.SimConfig`."""
+
+    def __init__(self, config: SimConfig) -> None:
+        self.config = config
+        self.tensors: list[Tensor] = []
+        self.programs: list[CoreProgram] = []
+        self.static = Diagnoses()
+        self.expectations: list[Expectation] = []
+        self.cube_program = self._add_program(CoreType.AIC, "aic", 0)
+        self.vector_programs = [self._add_program(CoreType.AIV, f"aiv{i}", i) for i in range(config.vector_cores)]
+        self._checked_static = False
+
+    @property
+    def rules(self) -> EventIdRules:
+        return self.config.rules
+
+    @property
+    def overlap(self) -> frozenset[Pipe]:
+        return self.config.overlap
+
+    @property
+    def overlap_depth(self) -> int:
+        return self.config.overlap_depth
+
+    @property
+    def keying(self) -> Keying:
+        """How flags are keyed when executing (``rules.keying``): SOURCE_PIPE (src, id) or PIPE_PAIR (src, dst, id)."""
+        return self.config.keying
+
+    flag_keying = keying
+
+    @property
+    def cross_core_capacity(self) -> int:
+        """How many untaken sets a cross-core flag id counts (``rules.cross_core_capacity``)."""
+        return self.config.cross_core_capacity
+
+    def _add_program(self, core: CoreType, name: str, subblock: int) -> CoreProgram:
+        program = CoreProgram(self, core, len(self.programs), name, subblock)
+        self.programs.append(program)
+        return program
+
+    def register(self, tensor: Tensor) -> Tensor:
+        """Give ``tensor`` its id in this recording (names are unique per core)."""
+        if any(t.name == tensor.name and t.core == tensor.core for t in self.tensors):
+            raise SpecError(f"tensor name {tensor.name!r} is already used on this core")
+        tensor.tid = len(self.tensors)
+        self.tensors.append(tensor)
+        return tensor
+
+    def static_checks(self) -> None:
+        """The checks over the whole recording (once): a source pipe setting one id toward several pipes."""
+        if self._checked_static:
+            return
+        self._checked_static = True
+        destinations: dict[tuple, set] = {}
+        for program in self.programs:
+            for instr in program.instrs:
+                if instr.op is Op.SET:
+                    destinations.setdefault((program.name, instr.src, instr.event_id), set()).add(instr.dst)
+        for (name, src, event_id), dsts in destinations.items():
+            if len(dsts) > 1:
+                names = ", ".join(f"{src.name}→{d.name}" for d in sorted(dsts, key=lambda p: list(Pipe).index(p)))
+                if self.keying is Keying.SOURCE_PIPE:
+                    then = (
+                        "They are executed here as one flag (keyed by (source pipe, id), the default reading): any "
+                        "collision shows as a double set or a hang; EventIdRules(keying=Keying.PIPE_PAIR) if your "
+                        "hardware keys flags by pair."
+                    )
+                else:
+                    then = (
+                        "If the hardware keys flags by (source pipe, id) these are one flag and the signals collide; "
+                        "run with EventIdRules(keying=Keying.SOURCE_PIPE) (the default) to see what happens then."
+                    )
+                self.static.add(
+                    Diagnosis(
+                        Kind.SHARED_SOURCE_ID,
+                        f"{name}: source pipe {src.name} sets id {event_id} toward more than one pipe ({names}). "
+                        + then,
+                        ("shared", name, src, event_id),
+                        Severity.WARNING,
+                    )
+                )
+
+    def pipes_in_use(self) -> list[Pipe]:
+        used = {i.pipe for p in self.programs for i in p.instrs}
+        return [p for p in Pipe if p in used]

@@ -12,7 +12,7 @@ import random
 from typing import Protocol
 
 from ..pairs import Pipe
-from .machine import PipeRun
+from .machine_state import PipeRun
 
 Action = tuple[bool, PipeRun]  # (finish?, pipe)
 

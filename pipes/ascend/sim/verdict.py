@@ -1,22 +1,18 @@
 """What a finished or stuck run means: hazard messages, the checks at kernel exit, deadlock analysis.
 
-Functions over a :class:`~pipes.ascend.sim.machine.Machine`, kept apart from the execution loop so each
+Functions over a :class:`~pipes.ascend.sim.machine_state.MachineState`, kept apart from the execution loop so each
 diagnosis reads as one piece of text-building code.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .buffers import View
 from .diagnosis import Kind, Severity
+from .machine_state import Access, MachineState, PipeRun
 from .program import Instr, Op
 
-if TYPE_CHECKING:
-    from .machine import Access, Machine, PipeRun
 
-
-def report_hazard(m: Machine, instr: Instr, run: PipeRun, view: View, write: bool, rec: Access) -> None:
+def report_hazard(m: MachineState, instr: Instr, run: PipeRun, view: View, write: bool, rec: Access) -> None:
     other = m.pipes[rec.agent]
     status = "still in flight" if other.finished < rec.counter else "finished here only by luck of timing"
     label = view.label
@@ -64,7 +60,7 @@ def report_hazard(m: Machine, instr: Instr, run: PipeRun, view: View, write: boo
     )
 
 
-def count_flag(m: Machine, key: tuple) -> tuple[int, int]:
+def count_flag(m: MachineState, key: tuple) -> tuple[int, int]:
     sets = waits = 0
     for program in m.sim.programs:
         for instr in program.instrs:
@@ -74,7 +70,7 @@ def count_flag(m: Machine, key: tuple) -> tuple[int, int]:
     return sets, waits
 
 
-def check_exit(m: Machine) -> None:
+def check_exit(m: MachineState) -> None:
     for key, flag in m.flags.items():
         if key in m.preset_keys:
             continue  # the framework pipe object waits on these at teardown: they must be set
@@ -117,7 +113,7 @@ def check_exit(m: Machine) -> None:
         expectation.check(m.data[expectation.tensor.tid], m.found)
 
 
-def explain_deadlock(m: Machine) -> None:
+def explain_deadlock(m: MachineState) -> None:
     blocked = [p for p in m.pipes if p.head < len(p.queue)]
     lines, edges, signature = [], {}, []
     for run in blocked:
@@ -153,16 +149,16 @@ def explain_deadlock(m: Machine) -> None:
     m.report(Kind.DEADLOCK, text, ("deadlock", tuple(signature)))
 
 
-def pipe_of(m: Machine, instr: Instr) -> PipeRun:
+def pipe_of(m: MachineState, instr: Instr) -> PipeRun:
     return next(p for p in m.pipes if p.core == instr.core and p.pipe is instr.pipe)
 
 
-def pending_fence(m: Machine, core: int) -> Instr:
+def pending_fence(m: MachineState, core: int) -> Instr:
     index = len(m.fence_clocks[core])
     return [i for i in m.sim.programs[core].instrs if i.fence][index]
 
 
-def pending_setter(m: Machine, instr: Instr) -> Instr | None:
+def pending_setter(m: MachineState, instr: Instr) -> Instr | None:
     """The first queued instruction that would satisfy the wait ``instr``, if any remains."""
     if instr.op is Op.WAIT:
         key = m.flag_key(instr.core, instr.src, instr.dst, instr.event_id)
@@ -179,7 +175,7 @@ def pending_setter(m: Machine, instr: Instr) -> Instr | None:
     return None
 
 
-def lost_signals(m: Machine, instr: Instr) -> str:
+def lost_signals(m: MachineState, instr: Instr) -> str:
     """Why fewer signals arrived than the program sets: sets that merged (double sets) or were dropped."""
     if instr.op is Op.WAIT:
         key = m.flag_key(instr.core, instr.src, instr.dst, instr.event_id)
@@ -203,7 +199,7 @@ def lost_signals(m: Machine, instr: Instr) -> str:
     )
 
 
-def report_unmatched(m: Machine, run: PipeRun, instr: Instr) -> None:
+def report_unmatched(m: MachineState, run: PipeRun, instr: Instr) -> None:
     if instr.op is Op.WAIT:
         key = m.flag_key(instr.core, instr.src, instr.dst, instr.event_id)
         sets, waits = count_flag(m, key)
