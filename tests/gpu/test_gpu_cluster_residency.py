@@ -28,7 +28,6 @@ from cutlass import Int32, Int64, Uint32
 pytestmark = pytest.mark.gpu
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "examples"))
 
 #: How long a CTA waits for the others: far above a launch's spread, far below the test's patience.
 WAIT_NS = 200_000_000

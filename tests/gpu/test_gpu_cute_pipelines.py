@@ -16,12 +16,9 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 import cute_kernels as ck  # noqa: E402
 import cutlass.cute as cute  # noqa: E402
+import pytest
 from cutlass import Int32  # noqa: E402
 
 from pipes import ArrivalUnit  # noqa: E402

@@ -8,7 +8,6 @@ Small shapes throughout (seconds in all). A hang would stall the whole run: ever
 from __future__ import annotations
 
 import os
-import sys
 import time
 from pathlib import Path
 
@@ -17,7 +16,6 @@ import pytest
 
 pytestmark = pytest.mark.gpu
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 
 from hopper_gemm.config import GemmConfig, Schedule  # noqa: E402
 

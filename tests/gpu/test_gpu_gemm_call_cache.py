@@ -7,16 +7,12 @@ tensors would leave NaN or the earlier result behind.
 from __future__ import annotations
 
 import gc
-import sys
 import weakref
-from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.gpu
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from test_gpu_gemm import _check, _inputs, _reference, _torch  # noqa: E402
 

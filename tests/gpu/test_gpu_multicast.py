@@ -12,17 +12,12 @@ pytest-level timeout of the runner is the guard there.
 
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
-
-import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import cute_kernels as ck  # noqa: E402
 import cute_kernels_multicast as ckm  # noqa: E402
 import cutlass.cute as cute  # noqa: E402
+import pytest
 from cutlass import Int32  # noqa: E402
 
 from pipes import ArrivalUnit  # noqa: E402

@@ -8,12 +8,7 @@ largest N per dtype; every pipeline depth the benchmark sweeps runs on enough ro
 its ring many times. A hang means a protocol bug: run with PIPES_DEBUG=1 to trap with the waiting slot.
 """
 
-import sys
-from pathlib import Path
-
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 torch = pytest.importorskip("torch")
 

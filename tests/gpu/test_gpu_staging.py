@@ -7,16 +7,10 @@ tile with the next tile's values. The handle's ``count`` and last slot are check
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 import cute_kernels as ck  # noqa: E402
 import cute_kernels_staging as cks  # noqa: E402
 import cutlass.cute as cute  # noqa: E402
+import pytest
 from cutlass import Int32  # noqa: E402
 
 pytestmark = pytest.mark.gpu
