@@ -4,7 +4,7 @@ Prints a table: host CPU, K tiles (loop trips), instructions recorded, seconds t
 one schedule, and to explore every default schedule; the baseline is numpy computing the same score tiles
 in the same process (what the simulator's data path costs at minimum), with the ratio.
 
-Run: ``python benchmarks/ascend_sim.py``. The target (issue 4): 64 trips explored in under 2 s on one core.
+Run: ``python benchmarks/ascend_sim.py``. The target: 64 trips explored in under 2 s on one core.
 """
 
 from __future__ import annotations

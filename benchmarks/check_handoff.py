@@ -1,6 +1,6 @@
 """How fast pipes.check proves the epilogue → communication hand-off (and a few neighbours) on one core.
 
-The target (issue 2): the exhaustive check of the 4-stage, 3-agent, 8-iteration hand-off in under 10 s
+The target: the exhaustive check of the 4-stage, 3-agent, 8-iteration hand-off in under 10 s
 on one core. The 3 agents are the epilogue producer (TMA store → notify, STORE_COMPLETE) and two
 communication warps, two units of one consumer role that both read every finished tile from global
 memory and release its slot; the producer's tail commits END_OF_STREAM, on which they stop.

@@ -9,10 +9,10 @@ kernel (T_fused), interleaved (hopper_gemm.timing; identical randn inputs; media
     S = T_sequential / T_fused                                speedup over matmul-then-copy
     R = T_fused / T_gemm(none) − 1                            what shipping costs the GEMM
 
-Targets (issue 9): host at a shape where T_comm ≈ T_gemm (8192×8192×16384; 4096×4096×16384 too): E ≥ 0.85,
+Targets: host at a shape where T_comm ≈ T_gemm (8192×8192×16384; 4096×4096×16384 too): E ≥ 0.85,
 S ≥ 1.5; local at 8192³: R ≤ 0.03; the GEMM with ``none`` within 1% of the GEMM alone.
 
-    python benchmarks/comm_overlap.py            # the issue's rows (about a minute on an H100)
+    python benchmarks/comm_overlap.py            # the target rows (about a minute on an H100)
     python benchmarks/comm_overlap.py --quick    # one small row per transport
     python benchmarks/comm_overlap.py --none-cost  # 'none' vs the GEMM alone, paired rounds (the 1 % row)
 

@@ -6,7 +6,7 @@ then ROUNDS rounds in which torch and every configuration run BATCH launches eac
 is the median over rounds of the per-launch time (ROUNDS × BATCH ≥ 100 timed launches each).
 Every configuration's output is also checked against torch once per shape.
 
-    python benchmarks/gemm.py                 # the issue's table, every candidate configuration
+    python benchmarks/gemm.py                 # the target table, every candidate configuration
     python benchmarks/gemm.py --quick         # fewer configurations and shapes
     python benchmarks/gemm.py --json out.json
 
@@ -33,11 +33,11 @@ from hopper_gemm.timing import time_interleaved  # noqa: E402
 from needs_gpu import cuda_torch  # noqa: E402
 from shape_arg import table_rows  # noqa: E402
 
-#: Issue 8's target per shape: ours / torch throughput at least this (the bias row against F.linear).
+#: The target per shape: ours / torch throughput at least this (the bias row against F.linear).
 TARGETS = {(4096, 4096, 4096): 1.05, (6144, 6144, 6144): 1.05, (8192, 8192, 8192): 1.02, (8192, 8192, 1024): 1.02}
 TARGETS |= {(256, 8192, 8192): 0.98, (1024, 8192, 8192): 0.98, (8192, 8192, 4096): 1.05}
 
-# (M, N, K, dtype, bias): the issue's targets.
+# (M, N, K, dtype, bias): the target table's rows.
 SHAPES = [
     (4096, 4096, 4096, "fp16", False),
     (4096, 4096, 4096, "bf16", False),
@@ -123,7 +123,7 @@ DIAGNOSTIC = {"coop256x192c12", "coop256x192c21", "coop256x128c12s8", "coop128x2
 DIAGNOSTIC |= {"coop128x256c21g4", "coop128x256c21g16", "coop128x256c21rn", "coop256x128c12g4", "coop256x128c12g16"}
 DIAGNOSTIC |= {"coop256x128c12rn", "coop256x128c12rn4", "coop128x256c12", "coop256x128c21"}
 DIAGNOSTIC |= {"coop256x128c22", "coop128x256c22", "coop128x256c22skr", "pp128x128c22", "pp128x192c22"}
-#: The deferred epilogue in fewer, larger chunks: 1.5–3 % behind 8 chunks (2026-11-25, eighth session).
+#: The deferred epilogue in fewer, larger chunks: 1.5–3 % behind 8 chunks (H100, 2026-11-25).
 DIAGNOSTIC |= {"coop256x128c12d1", "coop256x128c12d2", "coop256x128c12d4", "coop128x256c21d4"}
 DIAGNOSTIC |= {"coop128x256c21skrd2", "coop128x256c21skrd4", "coop128x128c21d4"}
 #: Cooperative 128×128 with the staging in the ring: within 0.3 % of ping-pong's at 256×8192² (2026-11-26).

@@ -271,7 +271,8 @@ def _ratio(theirs: float | None, ours: float | None) -> float | None:
 
 def small_m_tables(rows: list[dict[str, Any]], log: Log) -> None:
     """Per-call latency three ways against torch, then what bounds each figure (host time per call, and
-    GPU time from CUDA-graph replay). Rows of a run before the three-way split (run 4) fill what they have."""
+    GPU time from CUDA-graph replay). Rows recorded with one figure per call (out= given, before the three-way
+    split) fill what they have."""
     small = [r for r in rows if r["section"] == "small_m"]
     if not small:
         return
@@ -287,7 +288,7 @@ def small_m_tables(rows: list[dict[str, Any]], log: Log) -> None:
         extra = r.get("extra") or {}
         if "out_us" in extra:
             alloc_us, out_us, bound_us = r["us"], extra["out_us"], extra.get("bound_us")
-        else:  # run 4: one way only, with out= given
+        else:  # a row with one figure only, measured with out= given
             alloc_us, out_us, bound_us = None, r["us"], None
         graph_call_us = extra.get("graph_call_us")
         ratios = [_ratio(r["torch_us"], us) for us in (alloc_us, out_us, bound_us, graph_call_us)]

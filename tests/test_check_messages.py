@@ -1,4 +1,4 @@
-"""Findings name what happened in the kernel's own terms (issue 10, item 6)."""
+"""Findings name what happened in the kernel's own terms."""
 
 from pipes.check import Agent, FindingKind, ModelBarrier, Protocol, check
 

@@ -36,7 +36,7 @@ def test_the_summary_finds_autos_pick_among_pdl_launches(monkeypatch):
 
 
 def test_autos_picks_for_the_issue_table_are_the_measured_ones():
-    """The issue's rows keep the configurations benchmarks/RESULTS.md measured for them: a new rule of the
+    """The target table's rows keep the configurations benchmarks/RESULTS.md measured for them: a new rule of the
     table that moved one would need that row measured again."""
     import gemm
     from hopper_gemm.autotable import pick

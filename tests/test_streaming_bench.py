@@ -120,7 +120,7 @@ def test_small_m_tables_show_each_way_to_call_and_what_bounds_it():
 
 
 def test_a_run_before_the_split_renders_its_one_figure_as_out():
-    """Run 4's rows carry one per-call figure, measured with out= given."""
+    """Rows recorded before the three-way split carry one per-call figure, measured with out= given."""
     bench = _bench()
     doc = _doc(bench)
     for r in doc["rows"]:

@@ -1,4 +1,4 @@
-"""How fast auto's GEMM would run if its operands cost nothing: the ceiling behind issue 8's misses.
+"""How fast auto's GEMM would run if its operands cost nothing: the ceiling behind the rows that miss their target.
 
 For each shape, auto's configuration (with PDL, as ``gemm()`` launches it) runs three ways, interleaved
 with torch.matmul (``F.linear`` with a bias) in ``ROUNDS`` rounds of ``BATCH`` launches, rotating order,
@@ -34,7 +34,7 @@ from gemm import TARGETS, shape_inputs
 from needs_gpu import cuda_torch, device_with_sms
 from shape_arg import parse_shapes
 
-#: (M, N, K, dtype, bias): issue 8's rows with a 1.05 target, and 8192³ bf16 for comparison.
+#: (M, N, K, dtype, bias): benchmarks/gemm.py's rows with a 1.05 target, and 8192³ bf16 for comparison.
 SHAPES = [row for row in ISSUE_ROWS if TARGETS[row[:3]] >= 1.05 or row == (8192, 8192, 8192, "bf16", False)]
 NO_LOADS, L2_RESIDENT = "no loads", "L2-resident"
 VARIANTS = (L2_RESIDENT, NO_LOADS)
@@ -119,7 +119,7 @@ def bench_shape(row: tuple, torch: Any) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shapes", help="comma-separated MxNxK (default: issue 8's rows)")
+    parser.add_argument("--shapes", help="comma-separated MxNxK (default: the rows with a 1.05 target)")
     parser.add_argument("--dtype", choices=["fp16", "bf16"], default="bf16", help="of --shapes (default bf16)")
     parser.add_argument("--bias", action="store_true", help="with a bias term (the --shapes given)")
     args = parser.parse_args(argv)

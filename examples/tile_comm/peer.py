@@ -182,7 +182,7 @@ class TensorParallelGemmRS:
             )
         else:
             # 8 loads in flight per lane (the comm warp gets 56 registers): peer stores over NVLink are
-            # latency-bound per warp; 4 in flight left the ship slower than the GEMM (2×H200, run 10).
+            # latency-bound per warp; 4 in flight left the ship slower than the GEMM (2×H200, measured 2026-11-24).
             comm = CommConfig(Transport.PEER, ship_blocks=WORLD, pace_ns=pace_ns, unroll=8)
         receiver = peer_receiver(self.buffers, m, n, config, comm)
         if engine is Engine.COPY:
