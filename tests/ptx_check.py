@@ -124,3 +124,20 @@ def loops(instrs: list[str]) -> list[list[str]]:
                 body = [ins for b in blocks[j : i + 1] for ins in b.instrs]
                 found.append(body)
     return found
+
+
+def _flag_release_transfer(ins: str, state: str) -> str:
+    if ins.startswith("st.global.v4"):
+        return "dirty"  # a tile's data store
+    if ins.startswith("fence.acq_rel."):
+        return "fenced"
+    if ins.startswith("bar.warp.sync") and state == "fenced":
+        return "synced"
+    return state
+
+
+def unordered_flag_releases(ptx: str) -> list[str]:
+    """The ``st.release`` flag stores that some path reaches without, after the warp's last 16-byte data
+    store, a ``fence.acq_rel`` and then a ``bar.warp.sync`` (the publish of ``pipes.cute.comm.ReadyFlags``)."""
+    states = path_states(kernel_body(ptx), _flag_release_transfer, "dirty")
+    return [ins for ins, s in states if ins.startswith("st.release.") and s != {"synced"}]

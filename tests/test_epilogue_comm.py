@@ -16,7 +16,7 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 from hopper_gemm.config import GemmConfig, Problem, Schedule  # noqa: E402
-from ptx_check import kernel_body, path_states  # noqa: E402
+from ptx_check import kernel_body, path_states, unordered_flag_releases  # noqa: E402
 from tile_comm.config import CommConfig, Transport  # noqa: E402
 
 COOP_256x128 = GemmConfig(256, 128, 1, 2, Schedule.COOPERATIVE)
@@ -136,32 +136,14 @@ def test_copy_engine_plan_covers_c_exactly_once():
         assert sorted(t for s in steps for t in s.tiles) == list(range(tiles_m * tiles_n))
 
 
-def _release_transfer(ins: str, state: str) -> str:
-    if ins.startswith("st.global.v4"):
-        return "dirty"  # a tile's data store
-    if ins.startswith("fence.acq_rel."):
-        return "fenced"
-    if ins.startswith("bar.warp.sync") and state == "fenced":
-        return "synced"
-    return state
-
-
-def _unsynced_releases(ptx: str) -> list[str]:
-    return [
-        ins
-        for ins, states in path_states(kernel_body(ptx), _release_transfer, "dirty")
-        if ins.startswith("st.release.") and states != {"synced"}
-    ]
-
-
 @pytest.mark.parametrize("transport", ["host", "local"])
 def test_every_flag_release_follows_a_fence_and_a_warp_sync_on_every_path(fused, transport):
     ptx = fused(transport).ptx
     assert ptx.count("st.release.") >= 3  # CTA start, each tile, CTA end
-    assert _unsynced_releases(ptx) == []
+    assert unordered_flag_releases(ptx) == []
     # Negative control: without the fences, the same analysis finds the releases unordered.
     broken = re.sub(r"\tfence\.acq_rel\.\w+;\n", "", ptx)
-    assert _unsynced_releases(broken)
+    assert unordered_flag_releases(broken)
 
 
 def test_tile_reads_only_after_a_barrier_wait(fused):
@@ -658,4 +640,4 @@ def test_the_gemm_takes_the_librarys_own_comm_role():
     ptx = compiled.artifacts.PTX
     assert not re.search(r"[1-9]\d* bytes spill", remarks)
     assert "st.release.sys.global.b32" in ptx and "fence.acq_rel.sys" in ptx and "ld.global.cg.v4" in ptx
-    assert _unsynced_releases(ptx) == []
+    assert unordered_flag_releases(ptx) == []

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 import ship_tiles as st  # noqa: E402
 import ship_tiles_cli as cli  # noqa: E402
 import ship_tiles_proof as proof  # noqa: E402
-from ptx_check import kernel_body, path_states  # noqa: E402
+from ptx_check import kernel_body, path_states, unordered_flag_releases  # noqa: E402
 
 SCOPE = {"host": "sys", "device": "gpu", "peer": "sys"}
 
@@ -57,27 +57,11 @@ def test_a_device_receiver_gets_gpu_scope_releases_and_nothing_at_system_scope()
     assert ".sys" not in _code(ptx)
 
 
-def _release_transfer(ins: str, state: str) -> str:
-    if ins.startswith("st.global.v4"):
-        return "dirty"  # a tile's data store
-    if ins.startswith("fence.acq_rel."):
-        return "fenced"
-    if ins.startswith("bar.warp.sync") and state == "fenced":
-        return "synced"
-    return state
-
-
-def _unordered_flags(ptx: str) -> list[str]:
-    """Flag releases some path reaches without fence.acq_rel and then a warp sync after the tile's stores."""
-    states = path_states(kernel_body(ptx), _release_transfer, "dirty")
-    return [ins for ins, s in states if ins.startswith("st.release.") and s != {"synced"}]
-
-
 @pytest.mark.parametrize("receiver", ["host", "device"])
 def test_every_flag_follows_a_fence_at_its_scope_and_a_warp_sync(receiver):
     ptx = _compiled(receiver)[0]
-    assert ptx.count("st.release.") >= 1 and _unordered_flags(ptx) == []
-    assert _unordered_flags(re.sub(r"\tfence\.acq_rel\.\w+;\n", "", ptx))  # negative control: no fence
+    assert ptx.count("st.release.") >= 1 and unordered_flag_releases(ptx) == []
+    assert unordered_flag_releases(re.sub(r"\tfence\.acq_rel\.\w+;\n", "", ptx))  # negative control: no fence
 
 
 def _bulk_transfer(ins: str, state: str) -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bounded import synchronize as _synchronize
 
 pytestmark = pytest.mark.gpu
 
@@ -26,18 +27,6 @@ REL_BOUND = {"fp16": 2e-3, "bf16": 1.6e-2}
 
 def _torch():
     return pytest.importorskip("torch")
-
-
-def _synchronize(seconds: float = 60.0) -> None:
-    """torch.cuda.synchronize with a deadline: a hung kernel fails the test instead of stalling the run."""
-    torch = _torch()
-    done = torch.cuda.Event()
-    done.record()
-    deadline = time.monotonic() + seconds
-    while not done.query():
-        if time.monotonic() > deadline:
-            pytest.fail(f"the GPU did not finish within {seconds:.0f} s (a hang: the process must exit)")
-        time.sleep(1e-4)
 
 
 def _operands(m, n, k, dtype="bf16", seed=0, count=1):

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from bounded import synchronize as _synchronize
 
 pytestmark = pytest.mark.gpu
 
@@ -27,18 +28,6 @@ M, N = 256, 512  # 4 × 4 tiles of 64 × 128
 
 def _torch():
     return pytest.importorskip("torch")
-
-
-def _synchronize(seconds: float = 60.0) -> None:
-    """torch.cuda.synchronize with a deadline: a hung kernel fails the test instead of stalling the run."""
-    torch = _torch()
-    done = torch.cuda.Event()
-    done.record()
-    deadline = time.monotonic() + seconds
-    while not done.query():
-        if time.monotonic() > deadline:
-            pytest.fail(f"the GPU did not finish within {seconds:.0f} s (a hang: the process must exit)")
-        time.sleep(1e-4)
 
 
 def _sender(kind: str, m: int = M, n: int = N) -> st.Sender:
