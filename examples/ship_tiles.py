@@ -54,6 +54,7 @@ from pipes.cute import (
 )
 from pipes.cute.comm import ShipSpec, TileShipper
 from pipes.epoch import as_int32
+from pipes.tile_order import TileOrder
 
 try:
     import torch
@@ -78,11 +79,20 @@ def check_input(m: int, n: int, receiver: str = "host", launches: int = 1) -> No
         raise ValueError(f"launches = {launches!r} is invalid: allowed an int >= 1")
 
 
-class ShipTiles:
-    """The kernel for a receiver whose flags need ``scope``: ``(x, y, alpha, grid, stream, ship_args)``."""
+#: The copy engine's steps (``engine="copy"``): one row of tiles each. The walk is row-major, which is a raster
+#: "m" band as wide as C for N up to 64 tiles.
+ROW_STEPS = TileOrder(1, 1, "m", group=64)
 
-    def __init__(self, scope: str = "sys") -> None:
-        self.shipper = TileShipper(ShipSpec((TM, TN), engine="sm", scope=scope, slots=SLOTS, lag=LAG, comm_warp=1))
+
+class ShipTiles:
+    """The kernel for a receiver whose flags need ``scope``: ``(x, y, alpha, grid, stream, ship_args)``.
+    ``engine``: ``sm`` (the comm warp copies each tile) or ``copy`` (it counts each tile into its row's step
+    for a :class:`pipes.comm.CopyEngineShipper`)."""
+
+    def __init__(self, scope: str = "sys", engine: str = "sm") -> None:
+        order = ROW_STEPS if engine == "copy" else None
+        spec = ShipSpec((TM, TN), engine=engine, scope=scope, slots=SLOTS, lag=LAG, order=order, comm_warp=1)
+        self.shipper = TileShipper(spec)
         unit = ArrivalUnit.ELECTED_PER_WARP
         bytes_ = Completion.TRANSACTION_BYTES
         spec = PipelineSpec("x_tiles", LOAD_STAGES, Role("load", unit), Role("xform", unit, 4), bytes_, TM * TN * 2)
@@ -155,17 +165,17 @@ class ShipTiles:
             staged.tail()
 
 
-def fake_arguments(scope: str = "sys") -> tuple:
+def fake_arguments(scope: str = "sys", engine: str = "sm") -> tuple:
     """``(kernel, arguments)`` to compile with no GPU: symbolic M and N, so one compile serves every shape."""
     m, n = cute.sym_int32(), cute.sym_int32()
     x, y = (make_fake_tensor(BFloat16, (m, n), (cute.sym_int64(), 1), assumed_align=16) for _ in range(2))
-    return ShipTiles(scope), (x, y, Float32(1.0), Int32(1), make_fake_stream(), fake_ship_args(BFloat16))
+    return ShipTiles(scope, engine), (x, y, Float32(1.0), Int32(1), make_fake_stream(), fake_ship_args(BFloat16))
 
 
 @functools.cache
-def compile_kernel(scope: str = "sys"):
+def compile_kernel(scope: str = "sys", engine: str = "sm"):
     """The kernel compiled for sm_90a (no GPU needed) for a receiver whose flags need ``scope``."""
-    kernel, arguments = fake_arguments(scope)
+    kernel, arguments = fake_arguments(scope, engine)
     return cute.compile(kernel, *arguments, options="--gpu-arch sm_90a")
 
 

@@ -42,9 +42,9 @@ class CompileReport(NamedTuple):
 
 
 @functools.cache
-def compile_report(scope: str = "sys") -> CompileReport:
+def compile_report(scope: str = "sys", engine: str = "sm") -> CompileReport:
     """Compile for sm_90a with ptxas remarks (no GPU needed)."""
-    kernel, arguments = fake_arguments(scope)
+    kernel, arguments = fake_arguments(scope, engine)
     with tempfile.TemporaryDirectory() as tmp:  # --keep-ptx writes here, not into the checkout
         options = f"--gpu-arch sm_90a --keep-ptx --dump-dir {tmp} remarks{{ptx}} --remark-output {tmp}/remarks.yaml"
         compiled = cute.compile(kernel, *arguments, options=options)

@@ -203,3 +203,11 @@ def test_receivers_of_the_wrong_shape_or_dtype_are_refused_before_compiling(monk
     few = SimpleNamespace(data=torch.zeros(4, 64, 128, dtype=torch.bfloat16), flags=words[:2], credits=words)
     with pytest.raises(ValueError, match="2 flag/credit words"):
         st.Sender(few, 128, 256)
+
+
+def test_with_the_copy_engine_the_comm_warp_counts_tiles_and_copies_none():
+    report = cli.compile_report("sys", "copy")
+    assert report.spills == 0
+    assert re.search(r"red\.release\.sys\.global\.add\.u32", report.ptx)  # one count per tile into its row's step
+    assert "st.global.v4" not in report.ptx and "st.release" not in report.ptx  # no SM copy, no flag of its own
+    assert st.ShipTiles("sys", "copy").shipper.spec.order == st.ROW_STEPS
