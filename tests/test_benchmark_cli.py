@@ -82,6 +82,7 @@ SCRIPTS = [
     "streaming.py",
     "comm_overlap.py",
     "check_handoff.py",
+    "checker_vs_cutlass.py",
     *(f"studies/{name}.py" for name in ("gemm_ceiling", "gemm_epilogue", "gemm_host", "gemm_profile")),
     *(f"studies/{name}.py" for name in ("gemm_small_m", "gemm_sustained", "gemm_trace", "gemm_waves")),
 ]
