@@ -18,6 +18,7 @@ from ..errors import ProtocolError
 from .machine import Machine
 from .protocol import Protocol
 from .report import Finding, FindingKind, Report
+from .static import count_problems, settle
 from .symmetry import SymmetryBroken
 from .world import Problem, World
 
@@ -210,7 +211,13 @@ def search(
     started = time.perf_counter()
     key = machine.key
     findings = _Findings(machine, max_findings)
+    # The arrival-count check's findings wait for the search (pipes.check.static.settle): it confirms them,
+    # contradicts them (a note) or was bounded (a risk). Other models' static findings stand as they are.
+    counts = isinstance(machine, Machine)
+    before = count_problems(machine) if counts else []
     for finding in machine.static_findings():
+        if counts and finding.kind is FindingKind.ARRIVAL_COUNT:
+            continue
         findings.items.setdefault(_site(Problem(finding.kind.name, finding.message)), finding)
     initial = machine.initial()
     parents: dict[Hashable, tuple[Hashable, str] | None] = {key(initial): None}
@@ -248,12 +255,16 @@ def search(
     rng = random.Random(seed)
     for _ in range(random_runs):
         transitions += _random_run(machine, initial, rng, max_depth, seen, findings)
+    found = list(findings.items.values())
+    if counts:
+        errors, notes = settle(machine, before, found, exhaustive, len(parents), max_states)
+        found = errors + found + notes
     symmetry = getattr(machine, "symmetry", None)
     classes = symmetry.classes if symmetry is not None else []
     symmetric = tuple(tuple(machine.names[a] for a in members) for members in classes)
     return Report(
         protocol=name,
-        findings=list(findings.items.values()),
+        findings=found,
         states=len(seen),
         transitions=transitions,
         exhaustive=exhaustive,

@@ -34,13 +34,16 @@ class FindingKind(enum.Enum):
     CREDITS_LEFT = "signals left untaken on a counter at exit (harmless to this kernel)"
     ILLEGAL_FLAG = "a flag the target does not have: an illegal pipe pair, an id out of range (Ascend)"
     FLAG_CAUTION = "a legal but risky flag: an explicit reserved id, one id from one source pipe to two pipes (Ascend)"
+    STATIC_MISMATCH = (
+        "a note: the count check before exploring saw a mismatch the search did not confirm (it decides: no hang found)"
+    )
 
     @property
     def severity(self) -> Severity:
         return Severity.WARNING if self in _WARNINGS else Severity.ERROR
 
 
-_WARNINGS = frozenset({FindingKind.CREDITS_LEFT, FindingKind.FLAG_CAUTION})
+_WARNINGS = frozenset({FindingKind.CREDITS_LEFT, FindingKind.FLAG_CAUTION, FindingKind.STATIC_MISMATCH})
 
 
 @dataclass(frozen=True)
