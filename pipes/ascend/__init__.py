@@ -1,6 +1,7 @@
 """``pipes.ascend``: the pipeline objects on Ascend ``set_flag``/``wait_flag`` event ids.
 
 * :mod:`~pipes.ascend.pairs` — :class:`Pipe`, :class:`CoreType`, :class:`Space`, the legal flag pairs
+* :mod:`~pipes.ascend.targets` — :class:`AscendTarget`: each generation's facts (pairs, in-order pipes, capacity)
 * :mod:`~pipes.ascend.events` — :class:`EventIdAllocator` and the id rules (reservations, generations)
 * :mod:`~pipes.ascend.pipeline` — :class:`FlagPipeline` (core ``PipelineOps`` over flags), priming/draining
 * :mod:`~pipes.ascend.crosscore` — :class:`CrossCorePipeline` (cube ↔ vector through GM)
@@ -14,9 +15,13 @@ from .events import EventIdAllocator, EventIdError, EventIdRules, EventIds, Gene
 from .pairs import LEGAL_PAIRS, CoreType, Pipe, Space, check_pair, copy_route, legal_destinations
 from .pipeline import FlagBinding, FlagPipeline, Lifecycle, flag_pipeline, primed, seat_handles, serial
 from .sym import Sym, SymBuffer
+from .targets import ASCEND_950, ATLAS_A2_A3, AscendTarget, derive_target
 
 __all__ = [
+    "ASCEND_950",
+    "ATLAS_A2_A3",
     "LEGAL_PAIRS",
+    "AscendTarget",
     "CoreType",
     "CrossCoreBinding",
     "CrossCorePipeline",
@@ -39,6 +44,7 @@ __all__ = [
     "check_pair",
     "copy_route",
     "cross_core_pipeline",
+    "derive_target",
     "flag_pipeline",
     "legal_destinations",
     "primed",

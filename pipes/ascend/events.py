@@ -19,12 +19,16 @@ import enum
 from dataclasses import dataclass, field
 
 from ..errors import PipesError
-from .pairs import ASCEND_950_PAIRS, LEGAL_PAIRS, CoreType, Pipe
+from . import targets as _targets
+from .pairs import CoreType, Pipe
+from .targets import CROSS_CORE_CAPACITY as CROSS_CORE_CAPACITY  # re-exported: the A2/A3 counter's capacity
+from .targets import AscendTarget
 
 
 class Generation(enum.Enum):
     """A device generation — the one target setting (``EventIdRules.generation``) that the allocator, the
-    pipelines, the emitters and the simulator all read: its event ids per flag pair and its flag pairs."""
+    pipelines, the emitters and the simulator all read. Its facts (event ids per flag pair, flag pairs,
+    in-order pipes, cross-core capacity) are its :attr:`target`, a :class:`~pipes.ascend.targets.AscendTarget`."""
 
     ATLAS_A2 = ("Atlas A2", 8)
     ATLAS_A3 = ("Atlas A3", 8)
@@ -36,13 +40,29 @@ class Generation(enum.Enum):
         return self.value[0]
 
     @property
+    def target(self) -> AscendTarget:
+        """This generation's hardware facts (:mod:`pipes.ascend.targets`)."""
+        return _GENERATION_TARGETS[self]
+
+    @property
     def event_ids(self) -> int:
-        return self.value[1]
+        return self.target.event_ids
 
     @property
     def legal_pairs(self) -> dict[tuple[CoreType, Pipe], frozenset[Pipe]]:
-        """Which intra-core flag pairs exist (``pipes.ascend.pairs``: A2/A3's, or the 950's wider table)."""
-        return ASCEND_950_PAIRS if self is Generation.ASCEND_950 else LEGAL_PAIRS
+        """Which intra-core flag pairs exist (the target's table: A2/A3's, or the 950's)."""
+        return self.target.legal_pairs
+
+    def removed_note(self, core: CoreType, src: Pipe, dst: Pipe) -> str | None:
+        return self.target.removed_note(core, src, dst)
+
+
+_GENERATION_TARGETS: dict[Generation, AscendTarget] = {
+    Generation.ATLAS_A2: _targets.ATLAS_A2_A3,
+    Generation.ATLAS_A3: _targets.ATLAS_A3,
+    Generation.FIRST_GEN: _targets.FIRST_GEN,
+    Generation.ASCEND_950: _targets.ASCEND_950,
+}
 
 
 class Keying(enum.Enum):
@@ -60,9 +80,6 @@ class Keying(enum.Enum):
 #: and the simulator executes two flags that share a source pipe and an id as one flag.
 DEFAULT_KEYING = Keying.SOURCE_PIPE
 
-#: CANN: each cross-core flag id is a counter of at most 15 outstanding sets.
-CROSS_CORE_CAPACITY = 15
-
 
 class EventIdError(PipesError):
     """No event id can be handed out (exhausted, or a request that cannot be met)."""
@@ -73,11 +90,16 @@ DEFAULT_CROSS_RESERVED: tuple[tuple[int, str], ...] = tuple((i, "all-core sync")
 #: The framework's pipe object pre-sets these flags on the cube core when it is created.
 FRAMEWORK_PRESET = (CoreType.AIC, Pipe.M, Pipe.MTE1, (0, 1, 2))
 CROSS_CORE_IDS = 16
+"""A2/A3's cross-core ids per core; the rules read ``target.cross_core_ids``."""
 
 
 @dataclass(frozen=True)
 class EventIdRules:
-    """The id space of one kernel: device generation, reservations and the keying assumption."""
+    """The id space of one kernel: device generation, reservations and the keying assumption.
+
+    The hardware facts are :attr:`target`: ``hardware`` when given (a target of your own, e.g. from
+    :func:`pipes.ascend.targets.derive_target`), else the generation's.
+    """
 
     generation: Generation = Generation.ATLAS_A2
     reserved: tuple[tuple[int, str], ...] = DEFAULT_RESERVED
@@ -86,25 +108,38 @@ class EventIdRules:
     keying: Keying = DEFAULT_KEYING
     """What the hardware is assumed to key a flag by: the allocator allocates and the simulator executes by it."""
     cross_core_reserved: tuple[tuple[int, str], ...] = DEFAULT_CROSS_RESERVED
-    cross_core_capacity: int = CROSS_CORE_CAPACITY
-    """How many untaken sets one cross-core flag id counts (CANN: 15). 1 is the conservative binary reading:
-    a second set before the wait is lost."""
+    cross_core_capacity: int | None = None
+    """How many untaken sets one cross-core flag id counts; None (the default) takes the target's
+    (``target.cross_core_capacity``, CANN: 15) and is replaced by it at construction. 1 is the conservative
+    binary reading: a second set before the wait is lost. More than the target's is an error."""
+    hardware: AscendTarget | None = None
+    """A target of your own instead of ``generation.target`` (None: the generation's)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.generation, Generation):
             raise EventIdError(f"EventIdRules.generation = {self.generation!r} is invalid: allowed a Generation")
         if not isinstance(self.keying, Keying):
             raise EventIdError(f"EventIdRules.keying = {self.keying!r} is invalid: allowed a Keying")
+        if self.hardware is not None and not isinstance(self.hardware, AscendTarget):
+            raise EventIdError(f"EventIdRules.hardware = {self.hardware!r} is invalid: allowed an AscendTarget or None")
+        most = self.target.cross_core_capacity
         capacity = self.cross_core_capacity
-        if isinstance(capacity, bool) or not isinstance(capacity, int) or not 1 <= capacity <= CROSS_CORE_CAPACITY:
+        if capacity is None:
+            object.__setattr__(self, "cross_core_capacity", most)
+        elif isinstance(capacity, bool) or not isinstance(capacity, int) or not 1 <= capacity <= most:
             raise EventIdError(
                 f"EventIdRules.cross_core_capacity = {capacity!r} is invalid: allowed an int in "
-                f"[1, {CROSS_CORE_CAPACITY}] (1: the binary reading, {CROSS_CORE_CAPACITY}: CANN's counter)"
+                f"[1, {most}] (1: the binary reading, {most}: {self.target.label}'s counter)"
             )
 
     @property
+    def target(self) -> AscendTarget:
+        """The hardware facts every checker reads: ``hardware`` if given, else ``generation.target``."""
+        return self.hardware if self.hardware is not None else self.generation.target
+
+    @property
     def event_ids(self) -> int:
-        return self.generation.event_ids
+        return self.target.event_ids
 
     def reserved_reason(self, event_id: int) -> str | None:
         return dict(self.reserved).get(event_id)
@@ -124,7 +159,7 @@ class EventIdRules:
         if isinstance(event_id, bool) or not isinstance(event_id, int):
             return f"event id {event_id!r} is not an int"
         if not 0 <= event_id < self.event_ids:
-            return f"event id {event_id} is out of range: {self.generation.label} has ids 0–{self.event_ids - 1}"
+            return f"event id {event_id} is out of range: {self.target.label} has ids 0–{self.event_ids - 1}"
         return None
 
     def id_caution(self, event_id: object) -> str | None:
@@ -145,8 +180,9 @@ class EventIdRules:
         """Why ``flag_id`` may not be used for a cross-core flag at all, or None."""
         if isinstance(flag_id, bool) or not isinstance(flag_id, int):
             return f"cross-core flag id {flag_id!r} is not an int"
-        if not 0 <= flag_id < CROSS_CORE_IDS:
-            return f"cross-core flag id {flag_id} is out of range: ids are 0–{CROSS_CORE_IDS - 1}"
+        ids = self.target.cross_core_ids
+        if not 0 <= flag_id < ids:
+            return f"cross-core flag id {flag_id} is out of range: ids are 0–{ids - 1}"
         return None
 
     def cross_id_caution(self, flag_id: object) -> str | None:
@@ -232,7 +268,7 @@ class EventIdAllocator:
         if pool is not None:
             return pool
         if key[0] == "cross":
-            pool = _Pool(CROSS_CORE_IDS)
+            pool = _Pool(self.rules.target.cross_core_ids)
             for flag_id, reason in self.rules.cross_core_reserved:
                 pool.holders[flag_id] = reason
         else:

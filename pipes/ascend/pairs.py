@@ -107,14 +107,21 @@ LEGAL_PAIRS: dict[tuple[CoreType, Pipe], frozenset[Pipe]] = {
     (CoreType.AIV, _P.MTE3): frozenset({_P.S, _P.V, _P.MTE2}),
 }
 
-#: Ascend 950 (A5, ``__NPU_ARCH__`` 3510): the A2/A3 pairs plus the cube-side fixpipe and scalar pairs that
-#: CANN's ``HardEvent`` enumeration lists for the 950 family (MTE2↔FIX, FIX→MTE3, FIX→S, M→S). Taken
-#: from the documentation, not measured on hardware: confirm on a 950 before relying on an extra pair.
+#: Ascend 950 (A5, ``__NPU_ARCH__`` 3510), written out: the A2/A3 pairs plus the cube-side fixpipe and scalar
+#: pairs that CANN's ``HardEvent`` enumeration lists for the 950 family (MTE2↔FIX, FIX→MTE3, FIX→S, M→S).
+#: Taken from the documentation, not measured on hardware: confirm on a 950 before relying on an extra pair.
+#: Which A2/A3 pairs the 950 removed is not known here (none are removed); the facts, and the mechanism that
+#: removes pairs, live in :mod:`pipes.ascend.targets` (``ASCEND_950`` is derived there and must equal this).
 ASCEND_950_PAIRS: dict[tuple[CoreType, Pipe], frozenset[Pipe]] = {
-    **LEGAL_PAIRS,
     (CoreType.AIC, _P.M): frozenset({_P.MTE1, _P.MTE2, _P.FIX, _P.S}),
+    (CoreType.AIC, _P.MTE1): frozenset({_P.M, _P.MTE2, _P.MTE3, _P.FIX}),
     (CoreType.AIC, _P.MTE2): frozenset({_P.M, _P.MTE1, _P.MTE3, _P.FIX}),
+    (CoreType.AIC, _P.MTE3): frozenset({_P.MTE1, _P.MTE2}),
     (CoreType.AIC, _P.FIX): frozenset({_P.M, _P.MTE1, _P.MTE2, _P.MTE3, _P.S}),
+    (CoreType.AIV, _P.S): frozenset({_P.V, _P.MTE2, _P.MTE3}),
+    (CoreType.AIV, _P.V): frozenset({_P.S, _P.MTE2, _P.MTE3}),
+    (CoreType.AIV, _P.MTE2): frozenset({_P.S, _P.V, _P.MTE3}),
+    (CoreType.AIV, _P.MTE3): frozenset({_P.S, _P.V, _P.MTE2}),
 }
 
 _PIPE_ORDER = list(Pipe)
@@ -125,7 +132,8 @@ def _names(pipes: frozenset[Pipe] | set[Pipe]) -> str:
 
 
 class PairTable(Protocol):
-    """What decides a target's flag pairs (a :class:`pipes.ascend.Generation`)."""
+    """What decides a target's flag pairs (a :class:`pipes.ascend.targets.AscendTarget`, or a
+    :class:`pipes.ascend.Generation`, which stands for its target)."""
 
     label: str
     legal_pairs: dict[tuple[CoreType, Pipe], frozenset[Pipe]]
@@ -149,9 +157,12 @@ def pair_problem(core: CoreType, src: Pipe, dst: Pipe, target: PairTable | None 
     if dst in allowed:
         return None
     on = f"the {core.name} core" + ("" if target is None else f" of {target.label}")
+    note = getattr(target, "removed_note", None)
+    removed = note(core, src, dst) if note is not None else None
+    why = "" if removed is None else f" ({removed})"
     if not allowed:
-        return f"{src.name} cannot set intra-core flags on {on}"
-    return f"{src.name}→{dst.name} is not a flag pair on {on}; {src.name} may signal {_names(allowed)}"
+        return f"{src.name} cannot set intra-core flags on {on}{why}"
+    return f"{src.name}→{dst.name} is not a flag pair on {on}{why}; {src.name} may signal {_names(allowed)}"
 
 
 def check_pair(core: CoreType, src: Pipe, dst: Pipe, target: PairTable | None = None) -> None:

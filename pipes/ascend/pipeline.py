@@ -174,7 +174,7 @@ class FlagPipeline(SeatedHandles):
             self._signals: _FlagSignals | _BarrierSignals = _BarrierSignals(sink, binding.producer)
             return
         # The allocator's rules carry the target: its pair table decides what exists.
-        check_pair(binding.core, binding.producer, binding.consumer, ids.rules.generation if ids else None)
+        check_pair(binding.core, binding.producer, binding.consumer, ids.rules.target if ids else None)
         if ids is None:
             raise SpecError(f"{owner}: ids = None is invalid: a two-pipe pipeline needs an EventIdAllocator")
         self.event_ids = ids.allocate(spec.name, binding.core, binding.producer, binding.consumer, spec.stages)

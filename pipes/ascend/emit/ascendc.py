@@ -51,7 +51,7 @@ class AscendCBuilder:
         self, core: CoreType | str = CoreType.AIC, indent: str = "    ", rules: EventIdRules | None = None
     ) -> None:
         self.core = CoreType.parse(core)
-        #: The target (``rules.generation``): a flag pair it lacks is refused when emitted. None: not checked.
+        #: The target (``rules.target``): a flag pair it lacks is refused when emitted. None: not checked.
         self.rules = rules
         self.lines: list[str] = []
         self.constants: dict[str, int] = {}
@@ -73,7 +73,7 @@ class AscendCBuilder:
 
     def _check(self, src: Pipe, dst: Pipe) -> None:
         if self.rules is not None:
-            check_pair(self.core, src, dst, self.rules.generation)
+            check_pair(self.core, src, dst, self.rules.target)
 
     def pipe_barrier(self, pipe: Pipe) -> None:
         """``AscendC::PipeBarrier<PIPE_V>();`` — ``Pipe.ALL`` gives ``PIPE_ALL``."""

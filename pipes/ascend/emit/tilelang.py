@@ -30,7 +30,7 @@ class TileLangBuilder:
     def __init__(self, T: Any, core: CoreType | str = CoreType.AIC, rules: EventIdRules | None = None) -> None:  # noqa: N803
         self.T = T
         self.core = CoreType.parse(core)
-        #: The target (``rules.generation``): a flag pair it lacks is refused when emitted. None: not checked.
+        #: The target (``rules.target``): a flag pair it lacks is refused when emitted. None: not checked.
         self.rules = rules
         self._evaluate = getattr(T, "evaluate", None)
         self._named = getattr(T, "named_constant", None)
@@ -57,7 +57,7 @@ class TileLangBuilder:
 
     def _check(self, src: Pipe, dst: Pipe) -> None:
         if self.rules is not None:
-            check_pair(self.core, src, dst, self.rules.generation)
+            check_pair(self.core, src, dst, self.rules.target)
 
     def set_cross_flag(self, pipe: Pipe, flag_id: Any, mode: int = 2) -> None:
         # tilelang-ascend's mode defaults to 2; older versions take no mode at all.

@@ -7,10 +7,11 @@ lost cross-core signals and wrong results — each as a readable :class:`Diagnos
 """
 
 from .buffers import Tensor, View
+from .config import DEFAULT_OVERLAP
 from .diagnosis import Diagnosis, Kind, Report, RunResult, Severity
 from .program import CoreProgram, TileLangShim
 from .schedule import DelayPipe, ProgramOrder, RandomOrder, RushPipe, default_schedules
-from .simulator import DEFAULT_OVERLAP, Simulator
+from .simulator import Simulator
 
 __all__ = [
     "DEFAULT_OVERLAP",

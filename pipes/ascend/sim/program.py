@@ -145,7 +145,7 @@ class CoreProgram:
         src, dst = Pipe.parse(src), Pipe.parse(dst)
         call = "set_flag" if op is Op.SET else "wait_flag"
         flag = f"{call}({src.name}→{dst.name}, id {event_id})"
-        problem = pair_problem(self.core, src, dst, self.sim.rules.generation)
+        problem = pair_problem(self.core, src, dst, self.sim.rules.target)
         if problem is not None:
             self._static(Kind.ILLEGAL_PAIR, f"{flag} at {self._here()}: {problem}", (self.name, src, dst))
         eid = self._check_id(event_id, flag)

@@ -12,7 +12,7 @@ from ...errors import SpecError
 from ..events import EventIdRules, Keying
 from ..pairs import Pipe, Space
 from .buffers import Tensor
-from .config import DEFAULT_OVERLAP, SimConfig
+from .config import SimConfig
 from .diagnosis import Diagnoses, Report, RunResult
 from .machine import Machine
 from .program import CoreProgram, Expectation, Recording
@@ -27,6 +27,10 @@ class Simulator(Recording):
     :meth:`run` one schedule or :meth:`explore` many. The arguments make its
     :class:`~pipes.ascend.sim.config.SimConfig` (``config``); what is recorded is a
     :class:`~pipes.ascend.sim.program.Recording`.
+
+    The hardware facts come from ``rules.target`` (:mod:`pipes.ascend.targets`): which flag pairs exist,
+    which pipes run their own instructions in order (``overlap`` None: the pipes the target does not run in
+    order; pass a set to assume otherwise) and the cross-core counters' capacity.
     """
 
     def __init__(
@@ -34,7 +38,7 @@ class Simulator(Recording):
         rules: EventIdRules | None = None,
         *,
         vector_cores: int = 2,
-        overlap: Iterable[Pipe] = DEFAULT_OVERLAP,
+        overlap: Iterable[Pipe] | None = None,
         overlap_depth: int = 2,
         flag_keying: Keying | None = None,
         cross_core_capacity: int | None = None,
