@@ -5,9 +5,11 @@ is ahead of warp 5 behaves exactly like the one where 5 is ahead of 3, with the 
 explorer therefore keeps one representative per orbit: it maps every world to a canonical *key* — the
 world with the agents of each interchangeable class put in a canonical order — and visits a key once.
 
-* **Who is interchangeable.** Agents running the same function (the same function object, or the same
-  code over equal closure values and defaults) in the same place and launch. Their operations differ
-  only in the agent name they carry (``who``), which the key ignores.
+* **Who is interchangeable.** Agents running the same function in the same place and launch: the same
+  function object, or functions alike in structure (:class:`_Fingerprint`: equal bytecode, constants and
+  names — one closure factory called per agent, or two identical ``def`` statements — over the same globals, with
+  equal closure values, defaults and bound ``self``; anything that cannot be compared is compared by
+  identity). Their operations differ only in the agent name they carry (``who``), which the key ignores.
 * **Positions across trees.** Each agent's operation tree numbers its nodes in the order it learns
   them, so node numbers mean nothing across agents. Every node gets a *shape* instead: a number
   interned from (parent shape, result, the operation without its agent name), equal for
@@ -26,7 +28,10 @@ world with the agents of each interchangeable class put in a canonical order —
 from __future__ import annotations
 
 import dataclasses
+import functools
+import types
 from collections.abc import Hashable, Sequence
+from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from . import memory as mem
@@ -50,17 +55,153 @@ class SymmetryBroken(Exception):
         self.members = members
 
 
-def _behaviour(agent: Agent) -> Hashable | None:
-    """What makes two agents behave alike: function code, closure values and defaults (None: unhashable)."""
+#: Names whose use lets a function see where or how it was written (its name, file, lines, frames): a
+#: function whose code uses one is compared with its name and place in the source too.
+_INTROSPECTION = frozenset(
+    {
+        "__name__", "__qualname__", "__module__", "__code__", "__doc__", "__dict__", "__defaults__",
+        "__kwdefaults__", "__closure__", "__globals__", "__wrapped__", "__annotations__", "__self__",
+        "__func__", "__traceback__", "co_name", "co_qualname", "co_filename", "co_firstlineno", "co_lines",
+        "co_positions", "f_code", "f_lineno", "f_back", "f_locals", "f_globals", "tb_frame", "tb_lineno",
+        "_getframe", "currentframe", "stack", "getframeinfo", "extract_stack", "format_stack", "print_stack",
+        "inspect", "traceback", "sys",
+    }
+)  # fmt: skip
+
+#: Values compared by type and value: immutable, and equal values of one type behave alike.
+_ATOMS = (type(None), bool, int, float, complex, str, bytes, range, type(Ellipsis))
+
+#: How deep captured values are followed before one is compared by identity.
+_DEPTH = 24
+
+
+class _Fingerprint:
+    """What makes two callables behave alike, as a hashable value: equal fingerprints, same behaviour.
+
+    A function is its code (compared by content: bytecode, constants, names — so two separately
+    ``def``-ined identical bodies match, whatever they are called, unless their code looks at its own name
+    or source position), its module's globals (the same dictionary), and its closure cells, defaults and
+    attributes compared by value. Values are compared by type and value where that is sound (numbers,
+    strings, containers of such, frozen dataclasses, functions — followed recursively), otherwise by
+    hashable equality (``==`` of the value's own type), otherwise by identity. When in doubt: identity,
+    i.e. not interchangeable.
+    """
+
+    def __init__(self) -> None:
+        self._active: dict[int, int] = {}  # id → depth of the objects being fingerprinted (cycles)
+        self._keep: list[Any] = []  # keeps objects compared by identity alive, so their ids stay unique
+
+    def _identity(self, value: Any) -> Hashable:
+        self._keep.append(value)
+        return ("id", id(value))
+
+    def of(self, value: Any, depth: int = 0) -> Hashable:
+        kind = type(value)
+        if kind in _ATOMS:
+            return (kind, value)
+        if isinstance(value, Enum):
+            return self._identity(value)
+        cycle = self._active.get(id(value))
+        if cycle is not None:
+            return ("cycle", depth - cycle)
+        if depth > _DEPTH:
+            return self._identity(value)
+        self._active[id(value)] = depth
+        try:
+            return self._compound(value, kind, depth + 1)
+        finally:
+            del self._active[id(value)]
+
+    def _compound(self, value: Any, kind: type, depth: int) -> Hashable:
+        of = self.of
+        if kind is types.FunctionType:
+            return self._function(value, depth)
+        if kind is types.MethodType:
+            return ("method", of(value.__func__, depth), of(value.__self__, depth))
+        if kind is functools.partial:
+            return ("partial", of(value.func, depth), of(value.args, depth), of(value.keywords, depth))
+        if kind is types.CodeType:
+            return self._code(value, depth)
+        if kind in (tuple, list) or (isinstance(value, tuple) and hasattr(kind, "_fields")):  # namedtuples
+            return (kind, tuple(of(item, depth) for item in value))
+        if kind is dict:  # iteration order is observable: kept
+            return (dict, tuple((of(k, depth), of(v, depth)) for k, v in value.items()))
+        if kind in (set, frozenset):  # iteration order too: two equal sets iterated differently differ
+            return (kind, tuple(of(item, depth) for item in value))
+        if dataclasses.is_dataclass(value) and not isinstance(value, type) and kind.__dataclass_params__.frozen:
+            extra = set(vars(value)) - {f.name for f in dataclasses.fields(value)} if hasattr(value, "__dict__") else ()
+            if not extra:
+                return (kind, tuple(of(getattr(value, f.name), depth) for f in dataclasses.fields(value)))
+        if isinstance(value, (type, types.ModuleType, types.BuiltinFunctionType)):
+            return self._identity(value)
+        try:
+            hash(value)
+        except TypeError:
+            return self._identity(value)
+        return ("value", kind, value)  # equal by the value's own ``==`` (as the same function object would be)
+
+    def _function(self, fn: types.FunctionType, depth: int) -> Hashable:
+        of = self.of
+        cells = []
+        for cell in fn.__closure__ or ():
+            try:
+                cells.append(of(cell.cell_contents, depth))
+            except ValueError:  # an empty cell: it may be filled later, by anyone holding it
+                cells.append(self._identity(cell))
+        code = fn.__code__
+        where = (fn.__name__, fn.__qualname__, fn.__module__) if _introspective(code) else ()
+        return (
+            "function",
+            self._code(code, depth),
+            self._identity(fn.__globals__),
+            tuple(cells),
+            of(fn.__defaults__, depth),
+            of(fn.__kwdefaults__, depth),
+            of(fn.__dict__, depth) if fn.__dict__ else (),
+            where,
+        )
+
+    def _code(self, code: types.CodeType, depth: int) -> Hashable:
+        where = ()
+        if _introspective(code):  # it may look at its own name or position: compare those too
+            qualname = getattr(code, "co_qualname", "")  # Python 3.11+
+            where = (code.co_name, qualname, code.co_filename, code.co_firstlineno, code.co_linetable)
+        consts = tuple(self._code(c, depth) if type(c) is types.CodeType else self.of(c, depth) for c in code.co_consts)
+        return (
+            "code",
+            code.co_code,
+            consts,
+            code.co_names,
+            code.co_varnames,
+            code.co_freevars,
+            code.co_cellvars,
+            code.co_argcount,
+            code.co_posonlyargcount,
+            code.co_kwonlyargcount,
+            code.co_nlocals,
+            code.co_stacksize,
+            code.co_flags,
+            getattr(code, "co_exceptiontable", b""),
+            where,
+        )
+
+
+@functools.lru_cache(maxsize=1024)
+def _introspective(code: types.CodeType) -> bool:
+    """Whether ``code`` (or code nested in it) names something that reveals its name or source position."""
+    if not _INTROSPECTION.isdisjoint(code.co_names) or not _INTROSPECTION.isdisjoint(code.co_varnames):
+        return True
+    return any(type(c) is types.CodeType and _introspective(c) for c in code.co_consts)
+
+
+def _behaviour(agent: Agent, fingerprint: _Fingerprint | None = None) -> Hashable:
+    """What makes two agents behave alike (see :class:`_Fingerprint`); the function object itself when its
+    structure cannot be compared."""
     fn = agent.fn
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return ("object", id(fn))
     try:
-        cells = tuple(cell.cell_contents for cell in (fn.__closure__ or ()))
-        key = (code, cells, fn.__defaults__, tuple(sorted((fn.__kwdefaults__ or {}).items())))
+        key = (fingerprint or _Fingerprint()).of(fn)
         hash(key)
-    except (TypeError, ValueError):  # an unhashable closure value, or an empty cell
+    except Exception:  # noqa: BLE001 — anything odd about a value: fall back to identity
         return ("object", id(fn))
     return key
 
@@ -68,8 +209,12 @@ def _behaviour(agent: Agent) -> Hashable | None:
 def classes_of(agents: Sequence[Agent], excluded: frozenset[tuple[int, ...]] = frozenset()) -> list[tuple[int, ...]]:
     """The classes of interchangeable agents (two or more members), minus ``excluded`` ones."""
     groups: dict[Hashable, list[int]] = {}
+    fingerprint = _Fingerprint()  # one for all agents: what it compares by identity stays alive meanwhile
+    behaviours: dict[int, Hashable] = {}  # the same function object always gets the same key
     for index, agent in enumerate(agents):
-        key = (_behaviour(agent), agent.place, agent.grid)
+        if id(agent.fn) not in behaviours:
+            behaviours[id(agent.fn)] = _behaviour(agent, fingerprint)
+        key = (behaviours[id(agent.fn)], agent.place, agent.grid)
         groups.setdefault(key, []).append(index)
     found = [tuple(members) for members in groups.values() if len(members) > 1]
     return [members for members in found if members not in excluded]
