@@ -7,6 +7,7 @@ runs then go deeper, each from the initial state to the end or a finding, reprod
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
 import time
@@ -16,6 +17,7 @@ from typing import Any
 
 from ..errors import ProtocolError
 from .machine import Machine
+from .ops import Crash
 from .protocol import Protocol
 from .report import Finding, FindingKind, Report
 from .static import count_problems, settle
@@ -25,6 +27,45 @@ from .world import Problem, World
 
 def _finding(problem: Problem, lines: list[str], schedule: list[str]) -> Finding:
     return Finding(FindingKind[problem.kind], problem.message, tuple(lines), tuple(schedule))
+
+
+_CRASHED = "AGENT_ERROR"
+"""An agent raised: its own finding, but the others go on (their hazards may be what made it raise)."""
+
+_CAUSES = frozenset({"READ_UNCOMMITTED", "OVERWRITE_UNRELEASED"})
+"""The data-race kinds that can hand an agent a wrong value (a stale or racy read)."""
+
+
+def _crashed(machine: Any, world: Any) -> bool:
+    """Whether an agent of ``world`` raised (its later worlds report no deadlock or exit state: the crash did it)."""
+    trees = getattr(machine, "trees", None)
+    if trees is None:
+        return False
+    return any(type(trees[a].op(n)) is Crash for a, n in enumerate(world.positions))
+
+
+def _link_causes(found: list[Finding]) -> list[Finding]:
+    """Name, in each agent error, the data races the checker finds on what that agent read.
+
+    A value ``assert`` in an agent fails because of the value it read; the checker's race finding on that
+    data is the cause. Both are kept: the race as its own finding, and the agent error names it."""
+    races = [f for f in found if f.kind.name in _CAUSES]
+    if not races:
+        return found
+    for index, finding in enumerate(found):
+        if finding.kind.name != _CRASHED or not finding.message.startswith("agent "):
+            continue
+        agent = finding.message.split(" ", 2)[1]
+        cells = {m.group(1) for line in finding.trace if (m := re.match(rf"{re.escape(agent)}: read (\S+\]) ", line))}
+        causes = [r for r in races if f" {agent}" in r.message and any(cell in r.message for cell in cells)]
+        if causes:
+            note = "; ".join(f"{r.kind.name} ({r.message.split(':', 1)[0]})" for r in causes)
+            message = (
+                f"{finding.message} — the checker also finds a race on the data {agent} read, which can give it "
+                f"the wrong value: {note}"
+            )
+            found[index] = dataclasses.replace(finding, message=message)
+    return found
 
 
 def _replay(
@@ -49,14 +90,19 @@ def _replay(
             raise ProtocolError(f"move {done + 1} of the schedule ({label!r}) is not possible here; possible: {labels}")
         outcome = machine.step(world, label)
         lines.extend(outcome.lines)
-        if outcome.problem:
+        if outcome.problem and not _goes_on(outcome, done + 1 < len(schedule)):
             return _finding(outcome.problem, lines, list(schedule[: done + 1]))
         world = outcome.world
     labels, problem = machine.moves(world)
     if problem is None and not labels:
-        ends = machine.end_problems(world)
+        ends = [] if _crashed(machine, world) else machine.end_problems(world)
         problem = next((p for p in ends if _site(p) == site), ends[0] if ends else None)
     return _finding(problem, lines, list(schedule)) if problem else None
+
+
+def _goes_on(outcome: Any, more: bool) -> bool:
+    """Whether exploring goes on past ``outcome``'s problem: an agent raised and ``more`` moves follow."""
+    return more and outcome.problem.kind == _CRASHED and outcome.world is not None
 
 
 def replay(protocol: Protocol, schedule: list[str] | tuple[str, ...], *, reduction: bool = True) -> Finding | None:
@@ -81,11 +127,11 @@ def _replay_skipping(machine: Machine, schedule: list[str]) -> tuple[Problem | N
             continue
         made.append(label)
         outcome = machine.step(world, label)
-        if outcome.problem:
+        if outcome.problem and not _goes_on(outcome, True):
             return outcome.problem, made
         world = outcome.world
     labels, problem = machine.moves(world)
-    if problem is None and not labels:
+    if problem is None and not labels and not _crashed(machine, world):
         problem = machine.end_problem(world)
     return problem, made
 
@@ -228,7 +274,7 @@ def search(
         world, here = queue.popleft()
         labels, problem = machine.moves(world)
         if problem is None and not labels:
-            for end in machine.end_problems(world):
+            for end in [] if _crashed(machine, world) else machine.end_problems(world):
                 findings.add(end, _path(parents, here))
             continue
         if problem:
@@ -239,7 +285,8 @@ def search(
             transitions += 1
             if outcome.problem:
                 findings.add(outcome.problem, [*_path(parents, here), label])
-                continue
+                if not _goes_on(outcome, True):
+                    continue
             following = outcome.world
             there = key(following)
             if there in parents:
@@ -255,7 +302,7 @@ def search(
     rng = random.Random(seed)
     for _ in range(random_runs):
         transitions += _random_run(machine, initial, rng, max_depth, seen, findings)
-    found = list(findings.items.values())
+    found = _link_causes(list(findings.items.values()))
     if counts:
         errors, notes = settle(machine, before, found, exhaustive, len(parents), max_states)
         found = errors + found + notes
@@ -285,7 +332,7 @@ def _random_run(
         seen.add(machine.key(world))
         labels, problem = machine.moves(world)
         if problem is None and not labels:
-            for end in machine.end_problems(world):
+            for end in [] if _crashed(machine, world) else machine.end_problems(world):
                 findings.add(end, schedule, shorten=True)
             break
         if problem:
@@ -296,6 +343,7 @@ def _random_run(
         outcome = machine.step(world, label)
         if outcome.problem:
             findings.add(outcome.problem, schedule, shorten=True)
-            break
+            if not _goes_on(outcome, True):
+                break
         world = outcome.world
     return len(schedule)

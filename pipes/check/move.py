@@ -7,6 +7,7 @@ TMA loads) and freezes the result into the next world, sharing every unchanged p
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from . import barrier as mb
@@ -44,6 +45,35 @@ if TYPE_CHECKING:
 
 _RELEASES = (Arrive, CounterSignal, CounterStore, FlagSet)
 """Operations that publish what their agent did before them."""
+
+
+_SIDES: weakref.WeakKeyDictionary[Any, dict[int, tuple[str, str, str]]] = weakref.WeakKeyDictionary()
+
+
+def _barrier_sides(machine: MachineFacts) -> dict[int, tuple[str, str, str]]:
+    """Per pipeline barrier: its pipeline, the side that arrives on it ("producer" or "consumer") and that
+    side's role names, as the message names them."""
+    sides = _SIDES.get(machine)
+    if sides is None:
+        sides = {}
+        layout = machine.layout
+        for (pipe, cta), fulls in layout.full.items():
+            if layout.is_flag_pipeline(pipe):
+                continue
+            spec = layout.pipelines[pipe].spec
+            consumers = ", ".join(f"'{r.name}'" for r in spec.consumers)
+            for full in fulls:
+                sides[full] = (pipe, "producer", f"the producer '{spec.producer.name}' arrives")
+            for empty in layout.empty[pipe, cta]:
+                sides[empty] = (
+                    pipe,
+                    "consumer",
+                    f"the consumer {consumers} arrives"
+                    if len(spec.consumers) == 1
+                    else f"the consumers {consumers} arrive",
+                )
+        _SIDES[machine] = sides
+    return sides
 
 
 class Move:
@@ -171,6 +201,7 @@ class Move:
                     + " — the wait meant for it never returns; the signalling side runs too far ahead",
                 ) from None
         elif kind is CounterStore:
+            self._store_word(agent, op)
             self.counters[op.counter] = mc.store(self.counters[op.counter], op.value, self._release(agent, op))
         elif kind is CounterTake:
             self.counters[op.counter], releases = mc.take(self.counters[op.counter])
@@ -238,6 +269,7 @@ class Move:
             raise mem.Hazard(
                 "REMOTE_AFTER_EXIT", f"{op.who}, in {op.call}, arrives remotely on {op.barrier_name} {exited}"
             )
+        self._check_role(agent, op)
         bar = self.barriers[op.barrier]
         judged = mb.arrival_problem(bar, op.completion, op.count)
         if judged:
@@ -254,6 +286,45 @@ class Move:
                 "OVER_ARRIVAL",
                 f"{op.barrier_name}: more arrivals in a phase than the barrier expects: {exc} — {op.who}, in {op.call}",
             ) from None
+
+    def _store_word(self, agent: int, op: CounterStore) -> None:
+        """A store to a counter/flag word: a write-write race unless the last store to it is ordered before this one
+        (its storer's release acquired, directly or through others, or the same agent's). The word is a cell of
+        its own, whose versions the stores' releases carry like data."""
+        self.cells_touched = True
+        cell = f"flag word {op.counter_name}"
+        state = self.cells.get(cell, mem.UNWRITTEN)
+        known, _ = mem.lookup(self.knowledge[agent], cell)
+        if known < state.version:
+            raise mem.Hazard(
+                "FLAG_RACE",
+                f"counter {op.counter_name}: {op.who}, in {op.call}, stores {op.value} while the store by "
+                f"{state.value} is not ordered before it (no acquire of that store's release, directly or through "
+                "others): two unordered stores to one flag word — which value it ends with depends on timing",
+            )
+        version = state.version + 1
+        self.cells[cell] = mem.CellState(version, 0, f"{op.who} (= {op.value})")
+        self.knowledge[agent] = mem.learn(self.knowledge[agent], cell, version, 0)
+
+    def _check_role(self, agent: int, op: Arrive) -> None:
+        """An arrive on a pipeline's full (empty) barrier by an agent that plays only its consumer (producer) side."""
+        side = _barrier_sides(self.machine).get(op.barrier)
+        if side is None:
+            return
+        pipe, arriving, names = side
+        spec = self.machine.layout.pipelines[pipe].spec
+        joined = {role for p, role, _ in self.machine.trees[agent].joined if p == pipe}
+        plays = {"producer" if role == "producer" else "consumer" for role in joined}
+        if not plays or arriving in plays:
+            return
+        roles = sorted(role for role in joined if role != "producer")
+        mine = f"producer '{spec.producer.name}'" if "producer" in joined else f"consumer '{', '.join(roles)}'"
+        name = self.machine.names[agent]
+        raise mem.Hazard(
+            "WRONG_ROLE",
+            f"{name} ({mine} of {pipe}) arrives on {op.barrier_name}, which only {names} on — "
+            f"in {op.call}: an arrive from the other side of the pipeline counts as one of theirs",
+        )
 
     def _write(self, agent: int, op: Write) -> None:
         self.cells_touched = True

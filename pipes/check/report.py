@@ -20,6 +20,8 @@ class FindingKind(enum.Enum):
     READ_UNCOMMITTED = "a read of data whose write is not ordered before it"
     OVERWRITE_UNRELEASED = "an overwrite of data whose earlier readers or writer are not ordered before it"
     OVER_ARRIVAL = "more arrivals in a phase than the barrier expects"
+    WRONG_ROLE = "an agent arrives on a pipeline barrier that only the other side of the pipeline arrives on"
+    FLAG_RACE = "two stores to one counter/flag word, neither ordered after the other (a write-write race)"
     PHASE_ALIASING = "a waiter passes (or can only pass) on the wrong phase of a barrier"
     DOUBLE_SET = "a set_flag on a flag that is already set"
     UNBALANCED_EXIT = "state left unbalanced at exit (outstanding commits, un-drained slots, flags, bulk stores)"
