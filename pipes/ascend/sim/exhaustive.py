@@ -24,27 +24,44 @@ sets), with fewer states. So a clean verdict here is a proof for the
 recorded program (its trip counts); :meth:`Simulator.explore` keeps the sampled schedules, with values,
 for programs too long to explore exhaustively.
 
-Diagnoses become findings of the engine's kinds: a deadlock (its unmatched waits folded in), a double
-set, a lost cross-core signal (``COUNTER_OVERFLOW``), a data hazard (``READ_UNCOMMITTED`` for a read not
-ordered after a write, ``OVERWRITE_UNRELEASED`` otherwise), a flag left set or a framework flag
-disturbed (``UNBALANCED_EXIT``), credits left (``CREDITS_LEFT``, a warning); what recording found
-(illegal pairs, bad ids: ``ILLEGAL_FLAG``; reserved ids, shared source ids: ``FLAG_CAUTION``, a warning)
-is reported before exploring.
+Every finding, not only the first per path: each move's problems are all recorded (two hazards of one
+move, a hazard and a double set), and a problem a move hits (a data hazard, a double set, a dropped
+cross-core set) leaves a state the machine can go on from — the hazard is recorded, the two sets merge,
+the dropped set is gone. The breadth-first search proper stops a path at an error, as
+:func:`pipes.check.explore.search` does (past a race the access records can no longer be collected and
+the states multiply), but each time a move hits a finding not seen before, the path goes on from there
+along one schedule to the end, recording what else it hits: a second defect further down the same pipes,
+the deadlock a merged set or lost signal causes, a flag left set, a ``CREDITS_LEFT`` warning at exit.
+Findings are kept once per kind and site (the message with its numbers stripped, as ``pipes.check`` keeps
+them), each with the shortest interleaving found. ``exhaustive`` keeps its meaning: every schedule was
+explored up to its first error, so a clean exhaustive report is a proof; a finding past another
+comes from the schedule that went on, not from every schedule past it. The loop is kept here
+(:func:`search_all`) so ``pipes.check`` stays as it is.
+
+Diagnoses become findings under the one naming of :data:`.diagnosis.FINDING_NAMES`, shared with
+:meth:`Simulator.explore` (:attr:`.diagnosis.Diagnosis.name`): a deadlock (its unmatched waits folded in),
+a double set, a full cross-core counter (``COUNTER_OVERFLOW``, the binary reading's lost signal included),
+a data hazard (``READ_UNCOMMITTED`` for a read not ordered after a write, ``OVERWRITE_UNRELEASED``
+otherwise), a flag left set or a framework flag disturbed (``UNBALANCED_EXIT``), credits left
+(``CREDITS_LEFT``, a warning); what recording found (illegal pairs, bad ids: ``ILLEGAL_FLAG``; reserved
+ids, shared source ids: ``FLAG_CAUTION``, a warning) is reported before exploring. There is no timing
+here: the messages say what the schedule shows.
 """
 
 from __future__ import annotations
 
+import re
+import time
 from collections import deque
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from ...check.explore import search
 from ...check.report import Finding, FindingKind, Report, Severity
 from ...check.world import Outcome, Problem
+from ...errors import ProtocolError
 from .counters import CrossCoreCounters, Dropped
 from .diagnosis import Diagnoses, Kind
-from .diagnosis import Severity as SimSeverity
 from .machine import Machine
 from .machine_state import Access, Flag
 from .program import Op, Recording
@@ -55,40 +72,29 @@ _LOCAL = (Op.DATA, Op.BARRIER, Op.BARRIER_ALL)
 _CROSS = (Op.XSET, Op.XWAIT)
 """Instructions that touch another core's state (cross-core counters)."""
 
-_KINDS = {
-    Kind.DEADLOCK: "DEADLOCK",
-    Kind.UNMATCHED_WAIT: "DEADLOCK",
-    Kind.DOUBLE_SET: "DOUBLE_SET",
-    Kind.LOST_SIGNAL: "COUNTER_OVERFLOW",
-    Kind.COUNTER_OVERFLOW: "COUNTER_OVERFLOW",
-    Kind.FLAG_LEFT_SET: "UNBALANCED_EXIT",
-    Kind.FRAMEWORK_FLAG: "UNBALANCED_EXIT",
-    Kind.CREDITS_LEFT: "CREDITS_LEFT",
-}
-
-
-def _hazard_kind(message: str) -> str:
-    # "RAW on …" / "cross-core on …: X reads …" are reads not ordered after a write; the rest overwrite.
-    reads = message.startswith("RAW") or (message.startswith("cross-core") and " reads " in message.split("(")[0])
-    return "READ_UNCOMMITTED" if reads else "OVERWRITE_UNRELEASED"
-
 
 def _problems(found: Diagnoses) -> list[Problem]:
-    """The machine's diagnoses of one move or end, as problems (the deadlock's unmatched waits folded in)."""
+    """The machine's diagnoses of one move or end, as problems named as :data:`.diagnosis.FINDING_NAMES` says
+    (the deadlock's unmatched waits folded into it); errors first."""
     diagnoses = list(found)
     unmatched = [d.message for d in diagnoses if d.kind is Kind.UNMATCHED_WAIT]
+    deadlock = any(d.kind is Kind.DEADLOCK for d in diagnoses)
     problems = []
     for d in diagnoses:
-        if d.kind is Kind.UNMATCHED_WAIT and any(x.kind is Kind.DEADLOCK for x in diagnoses):
+        if d.kind is Kind.UNMATCHED_WAIT and deadlock:
             continue
-        if d.kind is Kind.DATA_HAZARD:
-            problems.append(Problem(_hazard_kind(d.message), d.message))
-        elif d.kind is Kind.DEADLOCK and unmatched:
-            problems.append(Problem("DEADLOCK", d.message + "\n  " + "\n  ".join(unmatched)))
-        elif d.kind in _KINDS:
-            problems.append(Problem(_KINDS[d.kind], d.message))
-    # Errors first: a move that hits one stops there.
+        if d.name not in FindingKind.__members__:
+            continue  # WRONG_RESULT: values are not computed here
+        if d.kind is Kind.DEADLOCK and unmatched:
+            problems.append(Problem(d.name, d.message + "\n  " + "\n  ".join(unmatched)))
+        else:
+            problems.append(Problem(d.name, d.message))
     return sorted(problems, key=lambda p: FindingKind[p.kind].severity is Severity.WARNING)
+
+
+def _site(problem: Problem) -> tuple[str, str]:
+    """A finding's kind and place: its message with the numbers stripped (as ``pipes.check`` keys findings)."""
+    return problem.kind, re.sub(r"\d+", "#", problem.message)
 
 
 @dataclass(frozen=True)
@@ -282,7 +288,8 @@ class AscendModel:
                 return moves, None
         return labels, None
 
-    def step(self, world: tuple, label: str) -> Outcome:
+    def step_all(self, world: tuple, label: str) -> tuple[tuple, str, list[Problem]]:
+        """One move: the next world, its trace line, and every problem it hits (errors first, warnings too)."""
         self.restore(world)
         name = label.rsplit(" ", 1)[0]
         run = self.machine.pipes[self.names.index(name)]
@@ -293,9 +300,13 @@ class AscendModel:
         while run.inflight:
             self.machine.finish(run)
         self.machine.collect()
-        text = f"{run.name}: {self.machine.where(line)}"
-        problems = [p for p in _problems(self.machine.found) if FindingKind[p.kind].severity is Severity.ERROR]
-        return Outcome(self.snapshot(), [text], problems[0] if problems else None)
+        return self.snapshot(), f"{run.name}: {self.machine.where(line)}", _problems(self.machine.found)
+
+    def step(self, world: tuple, label: str) -> Outcome:
+        """The engine's move (:func:`pipes.check.explore.search`): the first error it hits, if any."""
+        following, text, problems = self.step_all(world, label)
+        errors = [p for p in problems if FindingKind[p.kind].severity is Severity.ERROR]
+        return Outcome(following, [text], errors[0] if errors else None)
 
     def end_problems(self, world: tuple) -> list[Problem]:
         self.restore(world)
@@ -314,22 +325,142 @@ class AscendModel:
         """What recording the program found (illegal pairs, ids), as findings before exploring."""
         found = []
         for d in self.sim.static:
-            kind = FindingKind.FLAG_CAUTION if d.severity is SimSeverity.WARNING else FindingKind.ILLEGAL_FLAG
+            kind = FindingKind[d.name]
             found.append(Finding(kind, f"{d.kind.value}: {d.message}", (f"declared: {d.message}",), ()))
         return found
 
 
+def _path(parents: dict[Hashable, tuple[Hashable, str] | None], key: Hashable) -> list[str]:
+    labels = []
+    link = parents[key]
+    while link is not None:
+        key, label = link
+        labels.append(label)
+        link = parents[key]
+    labels.reverse()
+    return labels
+
+
+def _at(model: AscendModel, schedule: list[str] | tuple[str, ...]) -> tuple[list[str], list[Problem]]:
+    """Re-run ``schedule``: its trace, and every problem its last move hits (or the end, when it ends there or
+    no move remains)."""
+    world = model.initial()
+    lines: list[str] = []
+    problems: list[Problem] = []
+    for done, label in enumerate(schedule):
+        labels, _ = model.moves(world)
+        if label not in labels:
+            raise ProtocolError(f"move {done + 1} of the schedule ({label!r}) is not possible here; possible: {labels}")
+        world, line, problems = model.step_all(world, label)
+        lines.append(line)
+    labels, _ = model.moves(world)
+    if not labels:
+        problems = problems + model.end_problems(world)
+    return lines, problems
+
+
+def search_all(model: AscendModel, name: str, max_states: int = 200_000, max_findings: int = 8) -> Report:
+    """Breadth-first over ``model``'s worlds, like :func:`pipes.check.explore.search`, but every problem a
+    move hits is recorded (not only its first), and a path whose move hits a new finding goes on from there
+    to the end (see the module notes). Each distinct finding (kind and site) once, with a shortest
+    interleaving; the search stops early (not exhaustive) once it holds ``max_findings``."""
+    started = time.perf_counter()
+    found: dict[tuple[str, str], Finding] = {}
+    for finding in model.static_findings():
+        found.setdefault(_site(Problem(finding.kind.name, finding.message)), finding)
+
+    def record(problems: list[Problem], schedule: list[str]) -> bool:
+        """Keep the problems not yet found; whether any was new."""
+        new = False
+        for problem in problems:
+            site = _site(problem)
+            if site in found or len(found) >= max_findings:
+                continue
+            lines, again = _at(model, schedule)
+            if problem not in again:
+                raise ProtocolError(f"internal: replaying {schedule} did not reproduce {problem.kind}")
+            found[site] = Finding(FindingKind[problem.kind], problem.message, tuple(lines), tuple(schedule))
+            new = True
+        return new
+
+    def onward(world: tuple, schedule: list[str]) -> int:
+        """Past a new finding: go on along one schedule (each state's first move) to the end or a stop,
+        recording what else it hits — a second defect, the deadlock a lost signal causes, a warning at exit."""
+        moves = 0
+        while len(found) < max_findings:
+            labels, _ = model.moves(world)
+            if not labels:
+                record(model.end_problems(world), schedule)
+                break
+            world, _, problems = model.step_all(world, labels[0])
+            schedule = [*schedule, labels[0]]
+            moves += 1
+            record(problems, schedule)
+        return moves
+
+    initial = model.initial()
+    parents: dict[Hashable, tuple[Hashable, str] | None] = {model.key(initial): None}
+    queue = deque([(initial, model.key(initial))]) if max_states > 0 else deque()
+    exhaustive = max_states > 0
+    transitions = 0
+    while queue and len(found) < max_findings:
+        world, here = queue.popleft()
+        labels, _ = model.moves(world)
+        if not labels:
+            record(model.end_problems(world), _path(parents, here))
+            continue
+        for label in labels:
+            following, _, problems = model.step_all(world, label)
+            transitions += 1
+            if any(FindingKind[p.kind].severity is Severity.ERROR for p in problems):
+                schedule = [*_path(parents, here), label]
+                if record(problems, schedule):
+                    transitions += onward(following, schedule)
+                continue
+            record(problems, [*_path(parents, here), label])
+            there = model.key(following)
+            if there in parents:
+                continue
+            if len(parents) >= max_states:
+                exhaustive = False
+                continue
+            parents[there] = (here, label)
+            queue.append((following, there))
+    if queue:
+        exhaustive = False
+    findings = sorted(found.values(), key=lambda f: f.severity is Severity.WARNING)
+    return Report(
+        protocol=name,
+        findings=findings,
+        states=len(parents),
+        transitions=transitions,
+        exhaustive=exhaustive,
+        max_states=max_states,
+        seconds=time.perf_counter() - started,
+    )
+
+
 def prove(sim: Recording, *, max_states: int = 200_000, max_findings: int = 8, name: str = "ascend program") -> Report:
-    """Explore every schedule of ``sim``'s recorded program (up to ``max_states`` model states) with the
-    engine that checks pipeline protocols; a clean, exhaustive report is a proof for this program."""
-    return search(AscendModel(sim), name, max_states=max_states, max_findings=max_findings)
+    """Explore every schedule of ``sim``'s recorded program (up to ``max_states`` model states) and report every
+    distinct finding reachable (see the module notes); a clean, exhaustive report is a proof for this program."""
+    return search_all(AscendModel(sim), name, max_states=max_states, max_findings=max_findings)
 
 
-def replay(sim: Recording, schedule: list[str] | tuple[str, ...]) -> Finding | None:
-    """Re-run one of :func:`prove`'s interleavings (a finding's ``schedule``); the finding it hits."""
-    from ...check.explore import _replay
+def replay(sim: Recording, schedule: list[str] | tuple[str, ...], finding: Finding | None = None) -> Finding | None:
+    """Re-run one of :func:`prove`'s interleavings (a finding's ``schedule``); the finding its last move (or
+    the end) hits — the one of ``finding``'s kind and site when given and several show there, else the first."""
+    model = AscendModel(sim)
+    if not schedule:
+        for static in model.static_findings():
+            if finding is None or (static.kind, static.message) == (finding.kind, finding.message):
+                return static
+    lines, problems = _at(model, schedule)
+    if finding is not None:
+        site = _site(Problem(finding.kind.name, finding.message))
+        problems = [p for p in problems if _site(p) == site] or problems
+    if not problems:
+        return None
+    return Finding(FindingKind[problems[0].kind], problems[0].message, tuple(lines), tuple(schedule))
 
-    return _replay(AscendModel(sim), schedule)
 
-
-__all__ = ["AscendModel", "prove", "replay"]
+__all__ = ["AscendModel", "prove", "replay", "search_all"]

@@ -39,6 +39,7 @@ class Machine(MachineState):
     def __init__(self, sim: Recording, schedule: Schedule | None, values: bool = True) -> None:
         super().__init__(sim, values)
         self.schedule = schedule
+        self.sampled = schedule is not None
 
     # -- the run -------------------------------------------------------------------------------------
     def run(self) -> RunResult:

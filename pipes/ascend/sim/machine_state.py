@@ -73,6 +73,9 @@ class MachineState:
         self.sim = sim
         self.values = values
         """False: order and hazards only, no numpy data (the exhaustive explorer, :mod:`.exhaustive`)."""
+        self.sampled = True
+        """True for one sampled schedule (:meth:`Simulator.run` / ``explore``); False when every schedule is
+        explored (:mod:`.exhaustive`): messages then say what the schedule shows, never what timing did."""
         self.found = Diagnoses()
         self.pipes: list[PipeRun] = []
         for program in sim.programs:

@@ -14,7 +14,13 @@ from .program import Instr, Op
 
 def report_hazard(m: MachineState, instr: Instr, run: PipeRun, view: View, write: bool, rec: Access) -> None:
     other = m.pipes[rec.agent]
-    status = "still in flight" if other.finished < rec.counter else "finished here only by luck of timing"
+    if not m.sampled:
+        # Every schedule (prove): no timing to speak of, only what the schedule shows.
+        status = f"in the schedule below, no flag or barrier orders {m.where(rec.instr)} before {m.where(instr)}"
+    elif other.finished < rec.counter:
+        status = "still in flight"
+    else:
+        status = "in this sampled run it had finished, but only by luck of timing"
     label = view.label
     if rec.instr.core != instr.core:
         what = "writes" if write else "reads"
@@ -57,7 +63,17 @@ def report_hazard(m: MachineState, instr: Instr, run: PipeRun, view: View, write
         Kind.DATA_HAZARD,
         f"{kind} on {view.tensor.name}: {message}{hint}",
         ("hazard", kind, view.tensor.name, run.name, other.name),
+        finding=hazard_name(kind, write),
     )
+
+
+def hazard_name(kind: str, write: bool) -> str:
+    """A data hazard's finding-kind name (:data:`.diagnosis.FINDING_NAMES`): ``READ_UNCOMMITTED`` for a read not
+    ordered after a write (RAW in program order; across cores, the access found second is a read),
+    ``OVERWRITE_UNRELEASED`` for a write not ordered after an earlier access (WAR, WAW; across cores, a write)."""
+    if kind == "cross-core":
+        return "OVERWRITE_UNRELEASED" if write else "READ_UNCOMMITTED"
+    return "READ_UNCOMMITTED" if kind == "RAW" else "OVERWRITE_UNRELEASED"
 
 
 def count_flag(m: MachineState, key: tuple) -> tuple[int, int]:
