@@ -212,7 +212,9 @@ def test_the_two_gpu_launch_protocol_passes_the_checker_and_planted_defects_do_n
         report = check_reduce_scatter(launches, bands, streams=streams)
         assert report.ok and report.exhaustive, str(report)
     kinds = {bug: {f.kind.name for f in check_reduce_scatter(2, 2, bug, streams=2).findings} for bug in PEER_BUGS}
-    assert "OVERWRITE_UNRELEASED" in kinds["credit_before_flags"]  # a credit given before the data was read
+    # A credit given before the data was read: the checker names the lost credit itself (the grant and the
+    # sender's clear are two unordered stores to one word) or the overwrite it lets through.
+    assert kinds["credit_before_flags"] & {"FLAG_RACE", "OVERWRITE_UNRELEASED"}
     assert "OVERWRITE_UNRELEASED" in kinds["no_credit"]
     assert "READ_UNCOMMITTED" in kinds["flag_before_data"]
     assert "READ_UNCOMMITTED" in kinds["no_reset"]  # a stale count ships C before this launch wrote it
