@@ -183,7 +183,7 @@ class _Findings:
         self.items[key] = finding
 
 
-def _path(parents: dict[Hashable, tuple[Hashable, str] | None], key: Hashable) -> list[str]:
+def path_to(parents: dict[Hashable, tuple[Hashable, str] | None], key: Hashable) -> list[str]:
     """The moves that led to the state with ``key`` (each applied to its parent's representative)."""
     labels = []
     link = parents[key]
@@ -275,16 +275,16 @@ def search(
         labels, problem = machine.moves(world)
         if problem is None and not labels:
             for end in [] if _crashed(machine, world) else machine.end_problems(world):
-                findings.add(end, _path(parents, here))
+                findings.add(end, path_to(parents, here))
             continue
         if problem:
-            findings.add(problem, _path(parents, here))
+            findings.add(problem, path_to(parents, here))
             continue
         for label in labels:
             outcome = machine.step(world, label)
             transitions += 1
             if outcome.problem:
-                findings.add(outcome.problem, [*_path(parents, here), label])
+                findings.add(outcome.problem, [*path_to(parents, here), label])
                 if not _goes_on(outcome, True):
                     continue
             following = outcome.world

@@ -54,8 +54,6 @@ class SimConfig:
         cross_core_capacity: int | None = None,
     ) -> SimConfig:
         """The configuration from :class:`~pipes.ascend.sim.simulator.Simulator`'s arguments."""
-        if vector_cores not in (1, 2):
-            raise SpecError(f"Simulator.vector_cores = {vector_cores!r} is invalid: allowed 1 or 2")
         rules = rules if rules is not None else EventIdRules()
         # The rules are the one place hardware assumptions live (the allocator reads them too): an override
         # here is folded into them, so every part of the simulator sees the same assumption.

@@ -57,6 +57,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
+from ...check.explore import path_to
 from ...check.report import Finding, FindingKind, Report, Severity
 from ...check.world import Outcome, Problem
 from ...errors import ProtocolError
@@ -330,17 +331,6 @@ class AscendModel:
         return found
 
 
-def _path(parents: dict[Hashable, tuple[Hashable, str] | None], key: Hashable) -> list[str]:
-    labels = []
-    link = parents[key]
-    while link is not None:
-        key, label = link
-        labels.append(label)
-        link = parents[key]
-    labels.reverse()
-    return labels
-
-
 def _at(model: AscendModel, schedule: list[str] | tuple[str, ...]) -> tuple[list[str], list[Problem]]:
     """Re-run ``schedule``: its trace, and every problem its last move hits (or the end, when it ends there or
     no move remains)."""
@@ -407,17 +397,17 @@ def search_all(model: AscendModel, name: str, max_states: int = 200_000, max_fin
         world, here = queue.popleft()
         labels, _ = model.moves(world)
         if not labels:
-            record(model.end_problems(world), _path(parents, here))
+            record(model.end_problems(world), path_to(parents, here))
             continue
         for label in labels:
             following, _, problems = model.step_all(world, label)
             transitions += 1
             if any(FindingKind[p.kind].severity is Severity.ERROR for p in problems):
-                schedule = [*_path(parents, here), label]
+                schedule = [*path_to(parents, here), label]
                 if record(problems, schedule):
                     transitions += onward(following, schedule)
                 continue
-            record(problems, [*_path(parents, here), label])
+            record(problems, [*path_to(parents, here), label])
             there = model.key(following)
             if there in parents:
                 continue
