@@ -12,6 +12,9 @@ copy engines, another kernel — is here, one object per job:
 * :class:`Credits` — the receiver's "consumed launch e", which the sender waits for before launch e + 1
   overwrites the buffer;
 * :class:`TileCopy` — the tile copy a comm warp does itself (``engine="sm"``);
+* :class:`ChunkGate` (with :class:`GateSpec`) — an all-gather GEMM's load warp waits, once per chunk
+  per launch, for the chunks of A another rank pushes (system-scope acquire, then the proxy fence its
+  TMA loads need);
 * :class:`CommHook` — the interface a kernel calls the comm role through; :class:`TileShipper` (with
   :class:`ShipSpec`, :class:`ShipArgs`) is the library's comm role.
 
@@ -21,6 +24,7 @@ models (:mod:`pipes.check.comm`). Guide: docs/comm.md.
 
 from .credits import CREDIT_TIMEOUT_NS, Credits
 from .flags import AWAIT_TIMEOUT_NS, ReadyFlags, StepCounters
+from .gate import MAX_CHUNKS, ChunkGate, GateSpec
 from .hook import CommHook
 from .scope import SCOPES, check_reaches, check_scope, fence, needed_scope
 from .shipper import ENGINES, WAIT_CREDITS, ShipArgs, ShipSpec, TileShipper
@@ -30,10 +34,13 @@ __all__ = [
     "AWAIT_TIMEOUT_NS",
     "CREDIT_TIMEOUT_NS",
     "ENGINES",
+    "MAX_CHUNKS",
     "SCOPES",
     "WAIT_CREDITS",
+    "ChunkGate",
     "CommHook",
     "Credits",
+    "GateSpec",
     "ReadyFlags",
     "ShipArgs",
     "ShipSpec",

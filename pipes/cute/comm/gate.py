@@ -1,0 +1,162 @@
+"""The load warp's gate: wait for the chunks of A a tile needs before its first TMA load of them.
+
+In an all-gather GEMM the rows of A that other ranks hold arrive while the kernel runs, pushed in chunks
+(:class:`pipes.chunks.ChunkPlan`), each with a ready flag in this GPU's memory. Before the load warp
+issues the first TMA load of output tile row ``tm`` it calls ``gate = gate.wait_tile(tm)``: for every
+chunk the tile's rows touch that another rank pushes and this warp has not passed yet in this launch,
+wait for its flag (:meth:`ReadyFlags.wait`, bounded: a chunk that never comes traps instead of hanging),
+then fence. Use (inside ``@cute.jit``, the whole load warp)::
+
+    spec = GateSpec(ChunkPlan(rows=m, world=2, chunk_rows=256), tile_m=128)    # static: trace time
+    gate = ChunkGate.start(spec, flags_ptr, rank, value)  # value: parity_token(epoch) (copy engine)
+    for linear in cutlass.range(...):                     # the persistent tile loop
+        tm, tn = order.cta_tile(...)
+        gate = gate.wait_tile(tm)                         # once per chunk per launch, then a no-op
+        producer = load_k_tiles(..., tm, tn, ...)         # the TMA loads of A's rows
+
+**Why an acquire and a proxy fence.** The pushing side raises a chunk's flag only after the chunk's
+bytes are visible system-wide: the copy engine's flag write carries a system-scope memory barrier
+(:class:`pipes.comm.ChunkPusher`), an SM copy publishes with ``fence.acq_rel.sys`` + ``st.release.sys``
+(:meth:`ReadyFlags.publish`). The writer is another GPU, so only a *system*-scope acquire synchronizes
+with it: each lane polls ``ld.acquire.sys`` (a ``.gpu`` acquire orders nothing against another GPU's
+release). That acquire orders the chunk's bytes before this thread's later *generic-proxy* accesses;
+a TMA load reads global memory through the *async proxy*, and the PTX memory model orders accesses of
+different proxies only through a proxy fence. So after its acquires each lane runs
+``fence.proxy.async.global`` (global memory, where the chunk is; the ``.shared`` form would not cover
+it) before it issues any TMA load: the TMA then reads the chunk the flag announced, not what an earlier
+launch left in the same rows. A chunk once passed needs neither again in this launch: both the acquire
+and the fence are already before every later instruction of the thread. Every lane acquires and fences,
+so whichever lane the TMA copy elects is covered.
+
+The passed chunks are remembered in 64-bit registers (one bit per chunk, at most :data:`MAX_CHUNKS`
+chunks), carried through the tile loop with the gate; the rank's own chunks are never waited for (its
+row block is in place before the launch, in stream order).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import cutlass
+import cutlass.cute as cute
+from cutlass import Int32, Int64
+
+from ...chunks import ChunkPlan
+from ..state import TraceStatic
+from .flags import AWAIT_TIMEOUT_NS, ReadyFlags
+from .scope import check_scope
+
+#: Bits per register word of the passed-chunk set.
+WORD_BITS = 64
+#: The most chunks a gate remembers (8 registers of 64 bits); larger chunks cost nothing on the load side.
+MAX_CHUNKS = 8 * WORD_BITS
+
+
+@dataclass(frozen=True)
+class GateSpec(TraceStatic):
+    """The static half of a :class:`ChunkGate`.
+
+    ``plan``: the gathered matrix's chunks; ``tile_m``: rows of an output tile (bounds the chunks one tile
+    can touch, :meth:`ChunkPlan.max_span`); ``exact``: wait until a flag *equals* the value (the copy
+    engine's parity tokens) instead of until it has *reached* it (epochs, SM pushes); ``scope``: the
+    flags' scope (``sys``: the pushers are other GPUs); ``timeout_ns``: a chunk not seen after this long
+    traps; ``report``: print the flag and value before trapping (leave False in a kernel that issues
+    wgmma: ``printf`` makes ptxas serialize every wgmma); ``name``: in the timeout message.
+    """
+
+    plan: ChunkPlan
+    tile_m: int
+    exact: bool = True
+    scope: str = "sys"
+    timeout_ns: int = AWAIT_TIMEOUT_NS
+    report: bool = False
+    name: str = "chunks"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.plan, ChunkPlan):
+            raise ValueError(f"GateSpec.plan must be a pipes.chunks.ChunkPlan, got {type(self.plan).__name__}")
+        if isinstance(self.tile_m, bool) or not isinstance(self.tile_m, int) or self.tile_m < 1:
+            raise ValueError(f"GateSpec.tile_m = {self.tile_m!r} is invalid: allowed an int >= 1")
+        if self.plan.chunks > MAX_CHUNKS:
+            raise ValueError(
+                f"GateSpec: the plan has {self.plan.chunks} chunks ({self.plan.rows} rows / chunk_rows "
+                f"{self.plan.chunk_rows}), more than the {MAX_CHUNKS} a gate remembers: use chunk_rows >= "
+                f"{-(-self.plan.rows // MAX_CHUNKS)}"
+            )
+        check_scope(self.scope, "GateSpec.scope")
+
+    @property
+    def words(self) -> int:
+        """64-bit registers of the passed-chunk set."""
+        return -(-self.plan.chunks // WORD_BITS)
+
+    @property
+    def span(self) -> int:
+        """The most chunks one tile touches: the gate's static loop bound."""
+        return self.plan.max_span(self.tile_m)
+
+
+class ChunkGate:
+    """A load warp's view of the chunk flags at ``flags`` (``uint32`` words, one per chunk, in this GPU's
+    memory): ``rank`` (this rank: its own chunks need no wait), ``value`` (what a flag holds once this
+    launch's chunk landed) and the set of chunks already passed in this launch. Carried through dynamic
+    loops; :meth:`wait_tile` returns the gate to carry on with."""
+
+    def __init__(self, spec: GateSpec, flags: cute.Pointer, rank: Any, value: Any, passed: tuple[Any, ...]) -> None:
+        self.spec = spec
+        self.flags = flags
+        self.rank = Int32(rank)
+        self.value = Int32(value)
+        self.passed = tuple(Int64(w) for w in passed)
+
+    @staticmethod
+    def start(spec: GateSpec, flags: cute.Pointer, rank: Any, value: Any) -> ChunkGate:
+        """A gate at the start of a launch: no chunk passed yet."""
+        return ChunkGate(spec, flags, rank, value, (0,) * spec.words)
+
+    # DSL protocol: the pointer, the rank, the value and the passed set travel through dynamic loops.
+    def __extract_mlir_values__(self) -> list[Any]:
+        values = [*cutlass.extract_mlir_values(self.flags)]
+        for v in (self.rank, self.value, *self.passed):
+            values.extend(cutlass.extract_mlir_values(v))
+        return values
+
+    def __get_mlir_types__(self) -> list[Any]:
+        return [v.type for v in self.__extract_mlir_values__()]
+
+    def __new_from_mlir_values__(self, values: list[Any]) -> ChunkGate:
+        width = len(cutlass.extract_mlir_values(self.flags))
+        flags = cutlass.new_from_mlir_values(self.flags, values[:width])
+        rest = values[width:]
+        return ChunkGate(self.spec, flags, Int32(rest[0]), Int32(rest[1]), tuple(Int64(v) for v in rest[2:]))
+
+    @cute.jit
+    def wait_tile(self, tm: Any) -> ChunkGate:
+        """Wait for every chunk output tile row ``tm`` needs that another rank pushes and this warp has not
+        passed in this launch, then ``fence.proxy.async.global``; returns the gate with them passed. Call
+        from the whole load warp before the tile's first TMA load of A."""
+        spec = self.spec
+        plan = spec.plan
+        first, end = plan.tile_span(tm, spec.tile_m)
+        words = list(self.passed)
+        flags = ReadyFlags(self.flags, spec.scope, spec.name)
+        for i in cutlass.range_constexpr(spec.span):
+            chunk = first + i
+            word, bit = chunk // WORD_BITS, Int64(chunk % WORD_BITS)
+            held = Int64(0)
+            for w in cutlass.range_constexpr(spec.words):
+                held = held | cutlass.select_(word == w, words[w], Int64(0))
+            fresh = (held >> bit) & Int64(1) == Int64(0)
+            need = (chunk < end) & (plan.owner(chunk) != self.rank) & fresh
+            if need:
+                flags.wait(chunk, self.value, timeout_ns=spec.timeout_ns, exact=spec.exact, report=spec.report)
+                # The acquire above orders the chunk for this thread's generic proxy only; the TMA loads
+                # that follow read it through the async proxy (see the module docstring).
+                cute.arch.fence_proxy("async.global")
+            for w in cutlass.range_constexpr(spec.words):
+                words[w] = cutlass.select_(need & (word == w), words[w] | (Int64(1) << bit), words[w])
+        return ChunkGate(spec, self.flags, self.rank, self.value, tuple(words))
+
+
+__all__ = ["MAX_CHUNKS", "WORD_BITS", "ChunkGate", "GateSpec"]
