@@ -100,7 +100,7 @@ class ChunkPlan:
 
     def chunks_of(self, rank: int) -> range:
         """The chunks of ``rank``'s row block."""
-        self._check_rank(rank)
+        self.check_rank(rank)
         return range(rank * self.chunks_per_rank, (rank + 1) * self.chunks_per_rank)
 
     def rows_of(self, chunk: int) -> range:
@@ -109,7 +109,8 @@ class ChunkPlan:
             raise ValueError(f"chunk = {chunk!r} is invalid: allowed an int in [0, {self.chunks - 1}]")
         return range(chunk * self.chunk_rows, (chunk + 1) * self.chunk_rows)
 
-    def _check_rank(self, rank: Any) -> None:
+    def check_rank(self, rank: Any) -> None:
+        """``ValueError`` unless ``rank`` is one of the plan's ranks."""
         if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < self.world:
             raise ValueError(f"rank = {rank!r} is invalid: allowed an int in [0, {self.world - 1}]")
 

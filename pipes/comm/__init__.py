@@ -4,9 +4,12 @@
   device code and the CPU models);
 * :class:`Receiver` — receive buffer, ready flags and credits in page-locked host memory
   (:meth:`Receiver.host`), this GPU's memory (:meth:`Receiver.on_device`) or another GPU's
-  (:class:`PeerChannel`, torch symmetric memory), validated when made;
+  (:class:`PeerChannel`, :class:`PeerGroup`: torch symmetric memory), validated when made;
 * :class:`CopyEngineShipper` — the copy engines ship each finished step of tiles (step counters, copy
   streams, one captured CUDA graph per launch variant, a ready flag per step);
+* :class:`ChunkPusher` — an all-gather's pushes: this rank's row block to every peer in chunks by the copy
+  engines, each chunk's flag raised after its copy, a credit per sender and launch
+  (:class:`GatherBuffers`: every rank's gathered matrix, flags and credits in symmetric memory);
 * :class:`TileConsumer` — a host thread that calls a function per tile as it lands, grants credits and
   stops cleanly;
 * :func:`ship_args` — the comm role's run-time arguments for one launch into a receiver.
@@ -15,24 +18,32 @@
 """
 
 from .args import fake_ship_args, ship_args
+from .chunk_pusher import ChunkCopy, ChunkPusher, GatherBuffers, GatherTarget, push_plan, queue_push
 from .consumer import TileConsumer
 from .copy_engine import CopyEngineShipper, CopyTarget, Step, plan_steps, step_of_tiles
 from .epochs import Epochs, reached_all
-from .peer import PeerChannel
+from .peer import PeerChannel, PeerGroup
 from .receivers import KINDS, Receiver, device_pointer
 
 __all__ = [
     "KINDS",
+    "ChunkCopy",
+    "ChunkPusher",
     "CopyEngineShipper",
     "CopyTarget",
     "Epochs",
+    "GatherBuffers",
+    "GatherTarget",
     "PeerChannel",
+    "PeerGroup",
     "Receiver",
     "Step",
     "TileConsumer",
     "device_pointer",
     "fake_ship_args",
     "plan_steps",
+    "push_plan",
+    "queue_push",
     "reached_all",
     "ship_args",
     "step_of_tiles",

@@ -35,14 +35,20 @@ blocked in a counter wait stalls every stream that shares its hardware queue.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..epoch import next_epoch, parity_token, previous
+from ..epoch import parity_token, previous
 from ..tile_order import TileOrder
+from .stream_ops import capture, check_consecutive
+from .stream_ops import check_cuda as _check
+from .stream_ops import copy_streams as _streams
+from .stream_ops import cuda_event as _event
+from .stream_ops import record as _record
+from .stream_ops import sys_barrier as _sys_barrier
+from .stream_ops import take_credit as _take_credit
 
 #: Operations per ``cuStreamBatchMemOp`` call (the driver's limit is 256).
 BATCH = 128
@@ -98,26 +104,6 @@ def plan_steps(
             )
         )
     return steps
-
-
-@functools.cache
-def _streams(device: int, count: int) -> tuple[Any, ...]:
-    """``count`` non-blocking streams (never implicitly ordered after the legacy default stream)."""
-    import torch
-    from cuda.bindings import runtime as cudart
-
-    out = []
-    with torch.cuda.device(device):
-        for _ in range(count):
-            err, handle = cudart.cudaStreamCreateWithFlags(cudart.cudaStreamNonBlocking)
-            _check(err, "cudaStreamCreateWithFlags")
-            out.append(torch.cuda.ExternalStream(int(handle), device=torch.device("cuda", device)))
-    return tuple(out)
-
-
-def _check(err: Any, what: str) -> None:
-    if int(err) != 0:
-        raise RuntimeError(f"{what} failed: {err}")
 
 
 @dataclass(frozen=True)
@@ -218,11 +204,8 @@ class CopyEngineShipper:
         import torch
         from cuda.bindings import runtime as cudart
 
-        if self._peer and self._last_epoch is not None and epoch != next_epoch(self._last_epoch):
-            raise ValueError(
-                f"epoch {epoch} after {self._last_epoch}: the two-GPU flags alternate two tokens by parity, so "
-                f"launches must take consecutive epochs (pipes.epoch.next_epoch: {next_epoch(self._last_epoch)})"
-            )
+        if self._peer:
+            check_consecutive(self._last_epoch, epoch, "the two-GPU flags")
         self._last_epoch = epoch
         launching = torch.cuda.current_stream(self.src.device).cuda_stream
         _check(cudart.cudaMemsetAsync(self._counters, 0, self._counter_bytes, launching)[0], "cudaMemsetAsync")
@@ -258,19 +241,8 @@ class CopyEngineShipper:
         """The copy work captured once per variant (from the first copy stream, forking to the others)."""
         key = (waits, timed, token)
         if key not in self._graphs:
-            from cuda.bindings import runtime as cudart
-
             side = self.streams[0].cuda_stream
-            mode = cudart.cudaStreamCaptureMode.cudaStreamCaptureModeThreadLocal
-            _check(cudart.cudaStreamBeginCapture(side, mode)[0], "cudaStreamBeginCapture")
-            try:
-                self._queue(waits, credit_epoch=None, timed=timed, token=token)
-            finally:
-                err, graph = cudart.cudaStreamEndCapture(side)
-            _check(err, "cudaStreamEndCapture")
-            err, graph_exec = cudart.cudaGraphInstantiate(graph, 0)
-            _check(err, "cudaGraphInstantiate")
-            self._graphs[key] = (graph, graph_exec)
+            self._graphs[key] = capture(side, lambda: self._queue(waits, credit_epoch=None, timed=timed, token=token))
         return self._graphs[key][1]
 
     def _queue(self, waits: bool, credit_epoch: int | None, timed: bool = False, token: int = 0) -> None:
@@ -363,45 +335,3 @@ class _Timing:
 
         taken = since(self.credit_taken) if credit else None
         return Timeline(since(self.kernel_end), taken, [since(e) for e in self.steps])
-
-
-def _record(event: Any, stream: Any) -> None:
-    """Record a timing ``event`` on a raw ``stream``; inside a capture, as a node of the graph
-    (``cudaEventRecordExternal``), so each replay records it."""
-    from cuda.bindings import runtime as cudart
-
-    status = cudart.cudaStreamIsCapturing(stream)
-    _check(status[0], "cudaStreamIsCapturing")
-    capturing = status[1] != cudart.cudaStreamCaptureStatus.cudaStreamCaptureStatusNone
-    flags = cudart.cudaEventRecordExternal if capturing else cudart.cudaEventRecordDefault
-    _check(cudart.cudaEventRecordWithFlags(event, stream, flags)[0], "cudaEventRecordWithFlags")
-
-
-def _event(timing: bool = False) -> Any:
-    """A CUDA event: without timing (ordering only) for fork/join and the launch's start and end."""
-    from cuda.bindings import runtime as cudart
-
-    flags = cudart.cudaEventDefault if timing else cudart.cudaEventDisableTiming
-    err, event = cudart.cudaEventCreateWithFlags(flags)
-    _check(err, "cudaEventCreateWithFlags")
-    return event
-
-
-def _sys_barrier(cu: Any) -> list[Any]:
-    p = cu.CUstreamBatchMemOpParams()
-    p.memoryBarrier.operation = cu.CUstreamBatchMemOpType.CU_STREAM_MEM_OP_BARRIER
-    p.memoryBarrier.flags = int(cu.CUstreamMemoryBarrier_flags.CU_STREAM_MEMORY_BARRIER_TYPE_SYS)
-    return [p]
-
-
-def _take_credit(cu: Any, credit: Any) -> list[Any]:
-    """Wait for ``*credit ≥ 1``, then write 0: a binary semaphore the receiving GPU gives back per launch."""
-    wait, write = cu.CUstreamBatchMemOpParams(), cu.CUstreamBatchMemOpParams()
-    wait.waitValue.operation = cu.CUstreamBatchMemOpType.CU_STREAM_MEM_OP_WAIT_VALUE_32
-    wait.waitValue.address = credit
-    wait.waitValue.value = 1
-    wait.waitValue.flags = int(cu.CUstreamWaitValue_flags.CU_STREAM_WAIT_VALUE_GEQ)
-    write.writeValue.operation = cu.CUstreamBatchMemOpType.CU_STREAM_MEM_OP_WRITE_VALUE_32
-    write.writeValue.address = credit
-    write.writeValue.value = 0
-    return [wait, write]

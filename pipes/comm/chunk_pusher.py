@@ -1,0 +1,358 @@
+"""The all-gather's pushes: each rank's row block of A to every peer GPU in chunks, by the copy engines.
+
+Rank ``r`` of ``world`` holds rows ``[r·R, (r+1)·R)`` of the gathered matrix (``R = rows / world``); every
+rank's GEMM needs all of them. Each rank owns a buffer holding the whole gathered matrix, its chunk flags
+(one ``uint32`` per chunk, :class:`pipes.chunks.ChunkPlan`) and one credit word per sending rank, in torch
+symmetric memory (:class:`GatherBuffers`, :class:`pipes.comm.PeerGroup`). Per launch, on rank ``r``::
+
+    launching stream, before the kernel (begin):  own block → own rows of the gathered buffer (unless in
+                                                  place); the start event
+    the kernel (its launch call): the load warp's ChunkGate waits for each other rank's chunk before its
+                                  first TMA load of it (pipes.cute.comm.ChunkGate)
+    copy streams, after it (push): one CUDA graph replay
+        stream 0, per peer p:           take p's credit for r (wait credits[r] ≥ 1 on p, write 0)
+        per chunk c of r, per peer p:   cudaMemcpyAsync(chunk c → the same rows on p)
+          (streams in turn)             cuStreamWriteValue32(p's flags[c] = parity_token(epoch)), fenced
+    launching stream:                   waits for the copy work before its next work
+    launching stream, after the kernel (grant): credits[s] = 1 for every sender s (this launch consumed)
+
+**Why these orders.** The flag write's own memory barrier (the default of ``cuStreamWriteValue32``, a
+system-wide fence) puts the chunk's bytes before its flag for every observer, and the load warp acquires
+the flag at system scope, then fences for its TMA loads. The copy work replays one captured graph per
+launch parity, so its values never change: flags alternate the two tokens :func:`~pipes.epoch.parity_token`
+(1, 2; never a fresh 0), which is unambiguous only because of the credit: the sender takes a peer's credit
+before its first copy of a launch, and the peer gives it back (writes 1) only after its kernel consumed the
+launch before — so a flag holds this launch's token or the previous one's, never one two launches old, and
+no chunk is overwritten while a GEMM still reads it. A credit given back before the sender took it for that
+launch would be lost (the sender writes 0 after its wait); the kernel has waited for every chunk's flag
+by its end, and every flag follows its sender's take, so granting after the kernel is safe. Launches must
+take consecutive epochs (:meth:`ChunkPusher.begin` refuses others).
+
+The copy streams wait only on credits the peers give after their kernels; the kernel waits only on flags
+the peers' copy streams raise: no cycle. Queue :meth:`ChunkPusher.push` after the kernel's launch call (the
+call loads the kernel's module, and loading a module while a stream waits would wait forever).
+
+:func:`push_plan` and :func:`queue_push` are plain Python (the order of every queued operation, checked on
+the CPU); :class:`ChunkPusher` runs them on CUDA streams.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..chunks import ChunkPlan
+from ..epoch import as_int32, parity_token
+from .stream_ops import (
+    capture,
+    check_consecutive,
+    check_cuda,
+    copy_streams,
+    cuda_event,
+    take_credit,
+)
+
+
+@dataclass(frozen=True)
+class ChunkCopy:
+    """One chunk's copy to one peer: ``rows`` rows of ``width_bytes``, at byte offsets from the source's
+    start and from the peer's gathered buffer's start."""
+
+    peer: int
+    chunk: int
+    src_offset: int
+    dst_offset: int
+    width_bytes: int
+    rows: int
+
+
+def push_plan(plan: ChunkPlan, rank: int, row_bytes: int, src_pitch: int, dst_pitch: int) -> list[ChunkCopy]:
+    """Every copy of ``rank``'s chunks to every peer, in push order: chunk by chunk (each peer's GEMM gets
+    the block's first rows first), and for each chunk the peers from ``rank + 1`` on (the peers are not all
+    served by the same stream first). ``row_bytes``: bytes of a row's data; ``src_pitch``, ``dst_pitch``:
+    bytes between rows of the source block and of a peer's gathered buffer."""
+    plan.check_rank(rank)
+    if row_bytes > min(src_pitch, dst_pitch):
+        raise ValueError(f"rows of {row_bytes} bytes do not fit pitches of {src_pitch} / {dst_pitch} bytes")
+    peers = [(rank + i) % plan.world for i in range(1, plan.world)]
+    copies = []
+    for local, chunk in enumerate(plan.chunks_of(rank)):
+        first = plan.rows_of(chunk)[0]
+        for peer in peers:
+            src = local * plan.chunk_rows * src_pitch
+            copies.append(ChunkCopy(peer, chunk, src, first * dst_pitch, row_bytes, plan.chunk_rows))
+    return copies
+
+
+@dataclass(frozen=True)
+class GatherTarget:
+    """One rank's all-gather buffers as this GPU addresses them: ``data`` (the gathered matrix, ``rows × K``,
+    a torch tensor), ``flags`` and ``credits`` (device addresses of ``uint32`` words: one flag per chunk,
+    one credit per sending rank)."""
+
+    data: Any
+    flags: int
+    credits: int
+
+    def flag(self, chunk: int) -> int:
+        return self.flags + 4 * chunk
+
+    def credit(self, sender: int) -> int:
+        return self.credits + 4 * sender
+
+
+@dataclass(frozen=True)
+class GatherBuffers:
+    """This rank's all-gather buffers (``local``: its peers push into them, its kernel reads them) and every
+    peer's, mapped here (``peers[p]``: this GPU's copy engines push into them)."""
+
+    rank: int
+    local: GatherTarget
+    peers: Mapping[int, GatherTarget] = field(default_factory=dict)
+
+    @property
+    def world(self) -> int:
+        return len(self.peers) + 1
+
+    @classmethod
+    def create(cls, plan: ChunkPlan, columns: int, dtype: Any, group: Any = None, device: Any = None) -> GatherBuffers:
+        """Allocate every rank's buffers in torch symmetric memory (:class:`pipes.comm.PeerGroup`; collective):
+        the gathered matrix ``plan.rows × columns``, ``plan.chunks`` flags, ``plan.world`` credits given
+        (1: the first launch pushes at once)."""
+        import torch
+        import torch.distributed as dist
+
+        from .peer import PeerGroup
+
+        peer_group = PeerGroup.create((plan.rows, columns), dtype, flags=plan.chunks, credits=plan.world, group=group)
+        if peer_group.world != plan.world:
+            raise ValueError(f"the plan gathers {plan.world} ranks but the group has {peer_group.world}")
+        peer_group.inbox.credits.fill_(1)
+        torch.cuda.synchronize(peer_group.inbox.device)
+        dist.barrier(group)
+
+        def target(receiver: Any) -> GatherTarget:
+            _, flags, credits = receiver.addresses()
+            return GatherTarget(receiver.data, flags, credits)
+
+        peers = {r: target(box) for r, box in peer_group.outboxes.items()}
+        return cls(peer_group.rank, target(peer_group.inbox), peers)
+
+
+class StreamQueue(Protocol):
+    """What :func:`queue_push` queues, stream by stream (stream 0 first; the others fork from it)."""
+
+    def take_credit(self, stream: int, address: int) -> None: ...
+    def copy(self, stream: int, copy: ChunkCopy) -> None: ...
+    def raise_flag(self, stream: int, address: int, value: int) -> None: ...
+    def fork(self, streams: int) -> None: ...
+    def join(self, streams: int) -> None: ...
+
+
+def queue_push(queue: StreamQueue, copies: list[ChunkCopy], buffers: GatherBuffers, token: int, streams: int) -> None:
+    """One launch's copy work: on stream 0 every peer's credit for this rank (before any copy into it, on
+    any stream), fork, then each copy on the streams in turn followed on its stream by its chunk's flag at
+    the peer (``token``), join back to stream 0."""
+    taken = []
+    for c in copies:
+        if c.peer not in taken:
+            taken.append(c.peer)
+            queue.take_credit(0, buffers.peers[c.peer].credit(buffers.rank))
+    queue.fork(streams)
+    for i, c in enumerate(copies):
+        queue.copy(i % streams, c)
+        queue.raise_flag(i % streams, buffers.peers[c.peer].flag(c.chunk), token)
+    queue.join(streams)
+
+
+def check_push(src: Any, plan: ChunkPlan, buffers: GatherBuffers) -> None:
+    """``ValueError`` naming what does not fit: the source must be this rank's row block on the GPU that
+    holds ``buffers.local``, every gathered buffer ``plan.rows`` rows of the source's width and type."""
+    if buffers.world < 2 or plan.world != buffers.world:
+        raise ValueError(
+            f"the plan gathers {plan.world} ranks but the buffers hold {buffers.world} (this rank and "
+            f"{len(buffers.peers)} peer(s)): an all-gather needs at least two, the same on both"
+        )
+    plan.check_rank(buffers.rank)
+    if sorted(buffers.peers) != [r for r in range(plan.world) if r != buffers.rank]:
+        raise ValueError(f"rank {buffers.rank}'s peers are {sorted(buffers.peers)}: allowed every other rank")
+    device = getattr(src, "device", None)
+    if device is None or getattr(src, "dim", lambda: 0)() != 2:
+        raise ValueError("the all-gather pushes a 2-D torch tensor: this rank's row block of A")
+    if device.type != "cuda":
+        kind = "page-locked host memory" if src.is_pinned() else "pageable host memory"
+        raise ValueError(
+            f"the source block is in {kind}: the copy engines push from this GPU's memory (move it with "
+            f".to('cuda:{buffers.local.data.device.index}') first)"
+        )
+    home = buffers.local.data.device
+    if device != home:
+        raise ValueError(f"the source block is on {device}, the rank's gathered buffer on {home}: allowed the same GPU")
+    rows, columns = src.shape
+    if rows != plan.rows_per_rank:
+        raise ValueError(
+            f"the source block has {rows} rows; rank {buffers.rank} holds rows / world = {plan.rows} / "
+            f"{plan.world} = {plan.rows_per_rank}"
+        )
+    if src.stride(1) != 1:
+        raise ValueError(f"the source block's rows must be contiguous (stride {tuple(src.stride())})")
+    for where, target in (("this rank's", buffers.local), *((f"rank {p}'s", t) for p, t in buffers.peers.items())):
+        data = target.data
+        if tuple(data.shape) != (plan.rows, columns) or data.stride(1) != 1:
+            raise ValueError(
+                f"{where} gathered buffer is {tuple(data.shape)} (strides {tuple(data.stride())}): allowed "
+                f"({plan.rows}, {columns}) with contiguous rows, the source block's width"
+            )
+        if data.dtype != src.dtype:
+            raise ValueError(f"{where} gathered buffer holds {data.dtype}, the source {src.dtype}: they must match")
+
+
+class ChunkPusher:
+    """Pushes this rank's row block ``src`` (``plan.rows_per_rank × K``, on this GPU) to every peer's gathered
+    buffer in chunks, by the copy engines, raising each chunk's flag there (see the module docstring).
+
+    Per launch: :meth:`begin` (before the kernel), the kernel (its chunk gate waits for
+    :meth:`flag_value`), :meth:`push` (after the kernel's launch call), :meth:`grant` (after the kernel).
+    ``streams``: copy streams the copies alternate over.
+    """
+
+    def __init__(self, src: Any, plan: ChunkPlan, buffers: GatherBuffers, *, streams: int = 2) -> None:
+        if isinstance(streams, bool) or not isinstance(streams, int) or not 1 <= streams <= 8:
+            raise ValueError(f"streams = {streams!r} is invalid: allowed an int in [1, 8]")
+        check_push(src, plan, buffers)
+        from cuda.bindings import driver as cu
+
+        self.src, self.plan, self.buffers = src, plan, buffers
+        element = src.element_size()
+        row_bytes = src.shape[1] * element
+        dst_pitch = buffers.local.data.stride(0) * element
+        self.copies = push_plan(plan, buffers.rank, row_bytes, src.stride(0) * element, dst_pitch)
+        self.streams = copy_streams(src.device.index or 0, streams)
+        self._cu = cu
+        self._start, self._done = cuda_event(), cuda_event()
+        self._forks = [cuda_event() for _ in self.streams]
+        self._graphs: dict[int, Any] = {}  # token → the instantiated graph
+        self._last_epoch: int | None = None
+        first_own = plan.chunks_of(buffers.rank)[0] * plan.chunk_rows
+        self._own_rows = buffers.local.data[first_own : first_own + plan.rows_per_rank]
+
+    def flag_value(self, epoch: int) -> int:
+        """What a chunk flag holds once launch ``epoch``'s chunk landed, as the kernel's ``Int32`` argument
+        (the gate waits for it exactly: ``GateSpec(exact=True)``)."""
+        return as_int32(parity_token(epoch))
+
+    # --- what a launch queues ---------------------------------------------------------------------------
+    def begin(self, epoch: int) -> None:
+        """Before the kernel's launch, on the launching stream: the own block into its rows of the gathered
+        buffer (unless ``src`` is those rows), then the start event the copy work waits for (so it pushes
+        what the stream's earlier work wrote)."""
+        import torch
+        from cuda.bindings import runtime as cudart
+
+        check_consecutive(self._last_epoch, epoch, "the chunk flags")
+        self._last_epoch = epoch
+        launching = torch.cuda.current_stream(self.src.device).cuda_stream
+        if self._own_rows.data_ptr() != self.src.data_ptr():
+            self._own_rows.copy_(self.src)
+        check_cuda(cudart.cudaEventRecord(self._start, launching)[0], "cudaEventRecord")
+
+    def push(self, epoch: int) -> None:
+        """After the kernel's launch call: the launch's copy work (one graph replay) after the start event;
+        the launching stream waits for it before its next work (the next launch may then rewrite ``src``)."""
+        import torch
+        from cuda.bindings import runtime as cudart
+
+        if epoch != self._last_epoch:
+            raise ValueError(f"push({epoch}) after begin({self._last_epoch}): push the launch you began")
+        launching = torch.cuda.current_stream(self.src.device).cuda_stream
+        side = self.streams[0].cuda_stream
+        check_cuda(cudart.cudaStreamWaitEvent(side, self._start, 0)[0], "cudaStreamWaitEvent")
+        check_cuda(cudart.cudaGraphLaunch(self._graph(parity_token(epoch)), side)[0], "cudaGraphLaunch")
+        check_cuda(cudart.cudaEventRecord(self._done, side)[0], "cudaEventRecord")
+        check_cuda(cudart.cudaStreamWaitEvent(launching, self._done, 0)[0], "cudaStreamWaitEvent")
+
+    def grant(self) -> None:
+        """After the kernel's launch call, on the launching stream: every sender's credit back (1), so its
+        next launch may overwrite this rank's rows of it. Only after a kernel that waited for every chunk."""
+        import torch
+
+        cu = self._cu
+        launching = cu.CUstream(torch.cuda.current_stream(self.src.device).cuda_stream)
+        for sender in self.buffers.peers:
+            word = cu.CUdeviceptr(self.buffers.local.credit(sender))
+            check_cuda(cu.cuStreamWriteValue32(launching, word, 1, 0)[0], "cuStreamWriteValue32 credit")
+
+    def _graph(self, token: int) -> Any:
+        if token not in self._graphs:
+            queue = _CudaQueue(self._cu, [s.cuda_stream for s in self.streams], self._forks, self)
+            side = self.streams[0].cuda_stream
+            self._graphs[token] = capture(
+                side, lambda: queue_push(queue, self.copies, self.buffers, token, len(queue.raw))
+            )
+        return self._graphs[token][1]
+
+
+@dataclass
+class _CudaQueue:
+    """:class:`StreamQueue` on CUDA streams (``raw``: stream handles; stream 0 is the capturing one)."""
+
+    cu: Any
+    raw: list[Any]
+    forks: list[Any]
+    pusher: ChunkPusher
+
+    def _stream(self, stream: int) -> Any:
+        return self.cu.CUstream(self.raw[stream])
+
+    def take_credit(self, stream: int, address: int) -> None:
+        params = take_credit(self.cu, self.cu.CUdeviceptr(address))
+        check_cuda(self.cu.cuStreamBatchMemOp(self._stream(stream), len(params), params, 0)[0], "credit")
+
+    def copy(self, stream: int, copy: ChunkCopy) -> None:
+        from cuda.bindings import runtime as cudart
+
+        src = self.pusher.src
+        dst = self.pusher.buffers.peers[copy.peer].data
+        element = src.element_size()
+        src_pitch, dst_pitch = src.stride(0) * element, dst.stride(0) * element
+        to, source = dst.data_ptr() + copy.dst_offset, src.data_ptr() + copy.src_offset
+        kind = cudart.cudaMemcpyKind.cudaMemcpyDefault  # a peer GPU's memory: unified addressing decides
+        if copy.width_bytes == src_pitch == dst_pitch:  # whole rows on both sides: one linear copy
+            err = cudart.cudaMemcpyAsync(to, source, copy.width_bytes * copy.rows, kind, self.raw[stream])
+        else:
+            err = cudart.cudaMemcpy2DAsync(
+                to, dst_pitch, source, src_pitch, copy.width_bytes, copy.rows, kind, self.raw[stream]
+            )
+        check_cuda(err[0], "cudaMemcpyAsync")
+
+    def raise_flag(self, stream: int, address: int, value: int) -> None:
+        # flags 0: the write carries a memory barrier, so the chunk's bytes are visible system-wide first.
+        word = self.cu.CUdeviceptr(address)
+        check_cuda(self.cu.cuStreamWriteValue32(self._stream(stream), word, value, 0)[0], "cuStreamWriteValue32 flag")
+
+    def fork(self, streams: int) -> None:
+        from cuda.bindings import runtime as cudart
+
+        for event, stream in zip(self.forks[1:streams], self.raw[1:streams], strict=True):
+            check_cuda(cudart.cudaEventRecord(event, self.raw[0])[0], "cudaEventRecord")
+            check_cuda(cudart.cudaStreamWaitEvent(stream, event, 0)[0], "cudaStreamWaitEvent")
+
+    def join(self, streams: int) -> None:
+        from cuda.bindings import runtime as cudart
+
+        for event, stream in zip(self.forks[1:streams], self.raw[1:streams], strict=True):
+            check_cuda(cudart.cudaEventRecord(event, stream)[0], "cudaEventRecord")
+            check_cuda(cudart.cudaStreamWaitEvent(self.raw[0], event, 0)[0], "cudaStreamWaitEvent")
+
+
+__all__ = [
+    "ChunkCopy",
+    "ChunkPusher",
+    "GatherBuffers",
+    "GatherTarget",
+    "StreamQueue",
+    "check_push",
+    "push_plan",
+    "queue_push",
+]
