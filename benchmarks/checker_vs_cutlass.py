@@ -619,6 +619,7 @@ CANNOT = {
     "hand_written_tma_store_not_waited": "TMA-store completion at exit is not modelled",
     "multicast_mainloop_no_tail": "multicast / a peer CTA's exit: TS checks one CTA's schedule",
     "dsmem_relay_cta_scope": "release scopes (.cta/.cluster) are not modelled",
+    "dsmem_relay_cta_wait": "acquire scopes of an mbarrier wait (.cta/.cluster) are not modelled",
     "epilogue_comm_host_cta_release": "release scopes and host readers are not modelled",
     "epilogue_comm_host_gpu_release": "release scopes and host readers are not modelled",
     "epilogue_comm_peer_gpu_release": "release scopes and peer devices are not modelled",

@@ -114,7 +114,7 @@ def test_a_hand_written_remote_arrive_after_the_peer_exited():
         ctx.arrive("ready", 1, completion=0, scope=Scope.CLUSTER)
 
     def receiver(ctx):
-        ctx.wait("ready", 0, completion=0)
+        ctx.wait("ready", 0, completion=0, scope=Scope.CLUSTER)  # the tile comes from CTA 0
         assert ctx.read_global(("dsmem", 1)) == "tile"
         ctx.arrive("free", 1, completion=0, scope=Scope.CLUSTER)
 

@@ -12,6 +12,11 @@ mbarrier semantics modelled here:
   counts as complete). The completion a passing wait observes is the latest one, ``completed - 1``.
 * A phase completes when its pending arrivals reach zero and its transaction count is zero; then the
   pending count resets to ``expected``.
+* What a phase publishes is kept in two parts: what arrivals from the barrier's own CTA (and the bytes
+  that TMA copies delivered) carried, which every passing wait acquires; and what arrivals from other CTAs
+  of the cluster carried (``remote``), which only a cluster-scoped wait acquires — PTX synchronises a
+  release with an acquire only when each one's scope includes the other's thread, and
+  ``mbarrier.try_wait`` acquires at ``.cta`` unless told ``.cluster``.
 """
 
 from __future__ import annotations
@@ -40,6 +45,10 @@ class BarrierState(NamedTuple):
     narrow: tuple[tuple[str, Any, Knowledge], ...] = ()
     """Arrivals whose release scope did not reach the barrier's CTA: (who, scope, what they knew). They
     count, but publish nothing; kept (the latest per arriver) so a hazard they fail to prevent can name them."""
+    remote: Knowledge = EMPTY_KNOWLEDGE
+    """What the last completed phase's arrivers from other CTAs knew (only a cluster-scoped wait learns it)."""
+    remote_gathered: Knowledge = EMPTY_KNOWLEDGE
+    """What the current phase's arrivers from other CTAs knew so far."""
 
     @classmethod
     def fresh(cls, expected: int) -> BarrierState:
@@ -98,21 +107,39 @@ def arrive(
     expect_tx: int = 0,
     completion: int | None = None,
     who: str = "",
+    remote: bool = False,
 ) -> BarrierState:
-    """``count`` arrivals (and ``expect_tx`` more outstanding bytes) into the current phase, for ``completion``."""
+    """``count`` arrivals (and ``expect_tx`` more outstanding bytes) into the current phase, for ``completion``.
+
+    ``remote``: the arriver runs in another CTA of the cluster (what it knew goes to :attr:`BarrierState.remote`).
+    """
     if count > bar.pending:
         raise OverArrival(f"{count} arrivals with only {bar.pending} of {bar.expected} pending")
+    if remote:
+        far = join(bar.remote_gathered, knowledge)
+        return _update(bar, bar.pending - count, bar.tx + expect_tx, bar.gathered, completion, far)
     return _update(bar, bar.pending - count, bar.tx + expect_tx, join(bar.gathered, knowledge), completion)
 
 
-def _update(bar: BarrierState, pending: int, tx: int, gathered: Knowledge, completion: int | None) -> BarrierState:
+def _update(
+    bar: BarrierState,
+    pending: int,
+    tx: int,
+    gathered: Knowledge,
+    completion: int | None,
+    remote_gathered: Knowledge | None = None,
+) -> BarrierState:
     """The barrier after an arrival or delivered bytes: one construction (this runs on every move)."""
-    expected, completed, _, _, published, _, round_, done_round, narrow = bar
+    expected, completed, _, _, published, _, round_, done_round, narrow, remote, far = bar
+    if remote_gathered is not None:
+        far = remote_gathered
     if round_ is None:
         round_ = completion
     if pending == 0 and tx == 0:
-        return BarrierState(expected, completed + 1, expected, 0, gathered, EMPTY_KNOWLEDGE, None, round_, narrow)
-    return BarrierState(expected, completed, pending, tx, published, gathered, round_, done_round, narrow)
+        return BarrierState(
+            expected, completed + 1, expected, 0, gathered, EMPTY_KNOWLEDGE, None, round_, narrow, far, EMPTY_KNOWLEDGE
+        )
+    return BarrierState(expected, completed, pending, tx, published, gathered, round_, done_round, narrow, remote, far)
 
 
 def complete_tx(

@@ -56,13 +56,22 @@ class SyncOps:
         index = self._barrier(barrier)
         self.emit(Arrive(index, barrier, count, completion, self.name, "arrive", tx, self._scope(scope)))
 
-    def wait(self, barrier: str, parity: int, completion: int | None = None) -> None:
-        """Block until the phase with ``parity`` has completed (meant to observe round ``completion``)."""
-        self.emit(Wait(self._own_barrier(barrier), barrier, parity, completion, self.name, "wait"))
+    def wait(self, barrier: str, parity: int, completion: int | None = None, scope: Scope = Scope.CTA) -> None:
+        """Block until the phase with ``parity`` has completed (meant to observe round ``completion``).
 
-    def try_wait(self, barrier: str, parity: int, completion: int | None = None) -> bool:
+        ``scope``: the acquire's scope, ``mbarrier.try_wait.parity.acquire.cta`` (the default, as PTX's and the
+        library's waits) or ``Scope.CLUSTER`` (``.acquire.cluster``). A CTA-scoped wait does not synchronise
+        with an arrive another CTA released at cluster scope: what that CTA wrote is not visible after it
+        (its reads are still ordered before what follows). Reading data a peer CTA published needs
+        ``Scope.CLUSTER`` here.
+        """
         index = self._own_barrier(barrier)
-        return self.emit(TryWait(index, barrier, parity, completion, self.name, "try_wait"))
+        self.emit(Wait(index, barrier, parity, completion, self.name, "wait", self._acquire(scope)))
+
+    def try_wait(self, barrier: str, parity: int, completion: int | None = None, scope: Scope = Scope.CTA) -> bool:
+        """One probe of :meth:`wait`: True when the phase has completed (then it acquires at ``scope``)."""
+        index = self._own_barrier(barrier)
+        return self.emit(TryWait(index, barrier, parity, completion, self.name, "try_wait", self._acquire(scope)))
 
     # -- Ascend binary flags ------------------------------------------------------------------------
     def set_flag(self, flag: str) -> None:
@@ -166,6 +175,15 @@ class SyncOps:
     def _scope(self, scope: Any) -> Scope:
         if not isinstance(scope, Scope):
             raise ProtocolError(f"{self.name}: scope = {scope!r} is invalid: allowed a pipes.check.Scope")
+        return scope
+
+    def _acquire(self, scope: Any) -> Scope:
+        """An mbarrier wait's scope: PTX ``mbarrier.try_wait`` has ``.cta`` and ``.cluster`` only."""
+        if scope is not Scope.CTA and scope is not Scope.CLUSTER:
+            raise ProtocolError(
+                f"{self.name}: an mbarrier wait's scope = {scope!r} is invalid: allowed Scope.CTA or Scope.CLUSTER "
+                "(mbarrier.try_wait.acquire.cta / .acquire.cluster)"
+            )
         return scope
 
     def _relaxed(self, relaxed: Any) -> bool:

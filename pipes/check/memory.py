@@ -19,6 +19,12 @@ first: a write checks that every read of the previous version is known to have f
 
 Knowledge is a sorted tuple of ``(cell, version, readers bitmask)``; it is hashable and compared by value.
 
+*Ordered, not visible*: a wait at CTA scope that passes on a phase a peer CTA's arrive completed does not
+synchronise with that arrive (:mod:`pipes.check.barrier`), yet it does come after it — the peer's reads
+have returned, its writes were issued. What the peer knew is then learned under :func:`ordered_name`
+(:func:`learn_ordered`): a later write by the waiter is ordered after those reads and writes (no race), a
+later read of what the peer wrote is not (the write need not be visible: ``READ_UNCOMMITTED``).
+
 Reader bits, for a protocol of ``n`` agents: bit ``a`` is agent ``a``'s read, bit ``n + a`` its bulk
 (TMA) store engine's read, bit ``2n + a`` "agent ``a``'s read is fenced". A cell records only the first
 two kinds; the other bits live in knowledge. Ordinary loads read through the *generic proxy*, TMA loads
@@ -79,6 +85,41 @@ def forget_released(knowledge: Knowledge, cell: str, released: int) -> Knowledge
 
 
 EMPTY_KNOWLEDGE: Knowledge = ()
+
+ORDERED = "ordered only: "
+"""The prefix of a knowledge entry that orders later writes but makes nothing visible (see the module notes)."""
+
+
+def ordered_name(cell: str) -> str:
+    """The knowledge entry under which ``cell``'s ordered-but-not-visible version is kept."""
+    return cell if cell.startswith(ORDERED) else ORDERED + cell
+
+
+def learn_ordered(knowledge: Knowledge, remote: Knowledge) -> Knowledge:
+    """``knowledge`` after an acquire that comes after ``remote``'s releases but does not synchronise with them.
+
+    Reads of a version the knower already sees join its entry (they are done, whatever the scope); a newer
+    version is kept under :func:`ordered_name`, so a write may follow it but a read may not.
+    """
+    learned: dict[str, tuple[int, int]] = {}
+    for cell, version, readers in remote:
+        known_version, known_readers = lookup(knowledge, cell)
+        if version < known_version or (version == known_version and not readers & ~known_readers):
+            continue
+        name = cell if version == known_version else ordered_name(cell)
+        old = learned.get(name)
+        if old is None or version > old[0]:
+            learned[name] = (version, readers)
+        elif version == old[0]:
+            learned[name] = (version, readers | old[1])
+    if not learned:
+        return knowledge
+    return join(knowledge, tuple(sorted((cell, version, readers) for cell, (version, readers) in learned.items())))
+
+
+def ordered_version(knowledge: Knowledge, cell: str) -> int:
+    """The latest version of ``cell`` that ``knowledge`` is ordered after without seeing it (0: none)."""
+    return lookup(knowledge, ordered_name(cell))[0]
 
 
 def lookup(knowledge: Knowledge, cell: str) -> tuple[int, int]:
@@ -203,16 +244,34 @@ def write(
     ``writer_bit``: for a generic write by an agent, its writer bit (``3n + a``), which the new version
     carries until the writer's fence adds the write-fenced bit.
     """
-    known_version, known_readers = lookup(knowledge, cell)
+    known = lookup(knowledge, cell)
+    hazard = _write_hazard(cell, state, known, who, names, async_agents)
+    if hazard is not None:
+        ordered = lookup(knowledge, ordered_name(cell))
+        if ordered[0] > known[0]:
+            hazard = _write_hazard(cell, state, ordered, who, names, async_agents)
+        elif ordered[0] == known[0] and ordered[1] & ~known[1]:
+            hazard = _write_hazard(cell, state, (known[0], known[1] | ordered[1]), who, names, async_agents)
+        if hazard is not None:
+            raise hazard
+    version = state.version + 1
+    return CellState(version, 0, value), learn(knowledge, cell, version, writer_bit)
+
+
+def _write_hazard(
+    cell: str, state: CellState, known: tuple[int, int], who: str, names: Namer, async_agents: int
+) -> Hazard | None:
+    """What is wrong with ``who``'s write of ``cell`` when it knows ``(version, readers)`` of it (None: nothing)."""
+    known_version, known_readers = known
     if known_version < state.version:
-        raise Hazard(
+        return Hazard(
             "OVERWRITE_UNRELEASED",
             f"{who} overwrites {cell} but write #{state.version} of it is not ordered before this write "
             f"({who} last synchronised with write #{known_version}): two unordered writes",
         )
     unfinished = state.readers & ~known_readers
     if unfinished:
-        raise Hazard(
+        return Hazard(
             "OVERWRITE_UNRELEASED",
             f"{who} overwrites {cell} (write #{state.version + 1}) while the read of {_version(state)} by "
             f"{names(unfinished)} is not known to have finished: {_unreleased(cell)}",
@@ -222,13 +281,12 @@ def write(
         agent_reads = (state.readers & mask) | (state.readers >> (REREAD * async_agents) & mask)
         unfenced = agent_reads & ~(known_readers >> (2 * async_agents))
         if unfenced:
-            raise Hazard(
+            return Hazard(
                 "OVERWRITE_UNRELEASED",
                 f"{who} overwrites {cell} while {names(unfenced)}'s read of write #{state.version} was not fenced "
                 "(fence.proxy.async) before its release: the async-proxy write may overtake the generic read",
             )
-    version = state.version + 1
-    return CellState(version, 0, value), learn(knowledge, cell, version, writer_bit)
+    return None
 
 
 def read(
@@ -245,13 +303,20 @@ def read(
             f"{who} reads {cell}, which nothing has written yet: {_uncommitted(cell)}",
         )
     if known_version < state.version:
-        if known_version >= 1 and not known_readers & reader_bit:
+        # Ordered after the write without seeing it (a CTA-scoped wait after a peer CTA's write): not visible.
+        ordered = ordered_version(knowledge, cell) >= state.version
+        if known_version >= 1 and not known_readers & reader_bit and not ordered:
             raise Hazard(
                 "OVERWRITE_UNRELEASED",
                 f"{who} reads {cell} expecting write #{known_version}, but write #{state.version} already "
                 f"overwrote it: {_handed_back(cell)}",
             )
-        seen = f"last synchronised with write #{known_version}" if known_version else "is ordered after no write of it"
+        if ordered:
+            seen = f"synchronised with {f'write #{known_version}' if known_version else 'no write of it'}"
+        elif known_version:
+            seen = f"last synchronised with write #{known_version}"
+        else:
+            seen = "is ordered after no write of it"
         raise Hazard(
             "READ_UNCOMMITTED",
             f"{who} reads {cell} but its write #{state.version} is not ordered before this read "

@@ -261,7 +261,15 @@ class Move:
             self.lines[-1] += " → passes"
             hint = mb.parity_hint(op.parity, op.completion, bar)
             raise mem.Hazard("PHASE_ALIASING", f"{op.barrier_name}: {op.who}, in {op.call}: {stale}{hint}")
-        self.knowledge[agent] = mem.join(self.knowledge[agent], bar.published)
+        knowledge = mem.join(self.knowledge[agent], bar.published)
+        if bar.remote:
+            # Arrivals from other CTAs: a cluster-scoped acquire synchronises with them; a CTA-scoped one only
+            # comes after them (their reads are done, their writes ordered before this agent's, not visible).
+            if op.scope is sc.Scope.CTA:
+                knowledge = mem.learn_ordered(knowledge, bar.remote)
+            else:
+                knowledge = mem.join(knowledge, bar.remote)
+        self.knowledge[agent] = knowledge
 
     def _arrive(self, agent: int, op: Arrive) -> None:
         exited = self.machine.exited(self.world, op.barrier, agent)
@@ -279,8 +287,9 @@ class Move:
             # The arrival counts, but a release too narrow for the barrier's CTA orders nothing there.
             bar = mb.note_narrow(bar, op.who, op.scope, knowledge)
             knowledge = mem.EMPTY_KNOWLEDGE
+        remote = not self.machine.reaches(sc.Scope.CTA, agent, op.barrier)
         try:
-            self.barriers[op.barrier] = mb.arrive(bar, op.count, knowledge, op.tx, op.completion, op.who)
+            self.barriers[op.barrier] = mb.arrive(bar, op.count, knowledge, op.tx, op.completion, op.who, remote)
         except mb.OverArrival as exc:
             raise mem.Hazard(
                 "OVER_ARRIVAL",
@@ -365,6 +374,8 @@ class Move:
                         "the flag write was relaxed (no fence / memory barrier before it): it publishes nothing, so "
                         f"an acquire of {declared.name} orders nothing before this read"
                     )
+        if version and mem.ordered_version(self.knowledge[agent], cell) >= version:
+            return self._cta_wait_note(agent, cell, version)
         candidates = []
         for index, bar in enumerate(self.barriers):
             for who, scope, knowledge in bar.narrow:
@@ -386,6 +397,24 @@ class Move:
                     f"({need.ptx})"
                 )
         return ""
+
+    def _cta_wait_note(self, agent: int, cell: str, version: int) -> str:
+        """Name the CTA-scoped wait that ordered a reader after a peer CTA's write without making it visible."""
+        layout = self.machine.layout
+        name = self.machine.names[agent]
+        place = layout.places[agent]
+        carried = [
+            layout.barrier_names[index]
+            for index, bar in enumerate(self.barriers)
+            if layout.barrier_places[index] == place and mem.lookup(bar.remote, cell)[0] >= version
+        ]
+        where = f" on {carried[0]}" if carried else ""
+        return (
+            f" — {name}'s wait{where} came after this write (an arrive from another CTA of the cluster completed its "
+            "phase), but it acquires at CTA scope (acquire.cta), which does not synchronise with another CTA's "
+            f"release: that CTA's writes need not be visible to {name}; wait at cluster scope "
+            "(mbarrier.try_wait.acquire.cluster: wait(..., scope=Scope.CLUSTER))"
+        )
 
     def _bulk_wait(self, agent: int, op: BulkWait) -> None:
         self._complete_stores(agent, op.pending, op.read)

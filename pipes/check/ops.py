@@ -30,6 +30,11 @@ def _require_hashable(value: Any, what: str) -> None:
         raise ProtocolError(f"{what} {value!r} is not hashable: use a tuple, number or string") from None
 
 
+def _acquire(scope: Scope) -> str:
+    """A wait's acquire scope in its trace line (the default, ``.cta``, is not shown)."""
+    return "" if scope is Scope.CTA else f" [acquire{scope.ptx}]"
+
+
 def _ordering(scope: Scope, relaxed: bool) -> str:
     return f"relaxed{scope.ptx}: publishes nothing" if relaxed else f"release{scope.ptx}"
 
@@ -63,12 +68,16 @@ class Wait:
     completion: int | None
     who: str
     call: str
+    scope: Scope = Scope.CTA
+    """The acquire's scope (``mbarrier.try_wait...acquire.cta`` by default, as the library's waits;
+    ``.cluster`` to synchronise with an arrive released by a peer CTA)."""
 
     sync: ClassVar[bool] = True
     branching: ClassVar[bool] = False
 
     def describe(self) -> str:
-        return f"{self.call}: wait {self.barrier_name} parity {self.parity}{_completion(self.completion)}"
+        where = f"{self.barrier_name} parity {self.parity}{_completion(self.completion)}{_acquire(self.scope)}"
+        return f"{self.call}: wait {where}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,12 +90,15 @@ class TryWait:
     completion: int | None
     who: str
     call: str
+    scope: Scope = Scope.CTA
+    """The acquire's scope, as :attr:`Wait.scope`."""
 
     sync: ClassVar[bool] = True
     branching: ClassVar[bool] = True
 
     def describe(self) -> str:
-        return f"{self.call}: try_wait {self.barrier_name} parity {self.parity}{_completion(self.completion)}"
+        where = f"{self.barrier_name} parity {self.parity}{_completion(self.completion)}{_acquire(self.scope)}"
+        return f"{self.call}: try_wait {where}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,10 @@ With ``ModelPipeline.fence_reads`` (the default) a TRANSACTION_BYTES or STORE_CO
 
 On a cluster (``ModelPipeline(ctas=...)``) every agent uses its own CTA's copy; with ``multicast`` a
 consumer's release arrives on ``empty[s]`` of every CTA (remotely at cluster scope), because each CTA's
-producer multicasts into its slot. Units of a ``silent`` consumer role release nowhere.
+producer multicasts into its slot. Units of a ``silent`` consumer role release nowhere. Every wait acquires
+at CTA scope, as ``pipes.cute``'s waits do (``mbarrier.try_wait`` without ``.acquire.cluster``): a peer
+CTA's release orders its reads before the producer's next load, and the loaded bytes complete on the
+waiter's own barrier.
 """
 
 from __future__ import annotations

@@ -257,9 +257,18 @@ class _Renaming:
         return self._cached(knowledge, lambda k: tuple((c, v, remap(r)) for c, v, r in k))
 
     def barrier(self, bar: Any) -> Any:
-        if not bar.published and not bar.gathered:
+        if not bar.published and not bar.gathered and not bar.remote and not bar.remote_gathered:
             return bar
-        return self._cached(bar, lambda b: b._replace(published=self.know(b.published), gathered=self.know(b.gathered)))
+        know = self.know
+        return self._cached(
+            bar,
+            lambda b: b._replace(
+                published=know(b.published),
+                gathered=know(b.gathered),
+                remote=know(b.remote),
+                remote_gathered=know(b.remote_gathered),
+            ),
+        )
 
     def cells(self, cells: tuple) -> tuple:
         remap = self.remap

@@ -101,12 +101,15 @@ def cluster_warps(k_blocks: int = 1, stages: int = 2, warps: int = 4) -> Protoco
     return Protocol(f"cluster_warps_{warps}x2_k{k_blocks}", agents, [model])
 
 
-def dsmem_relay(scope: Scope = Scope.CLUSTER, rounds: int = 2) -> Protocol:
+def dsmem_relay(scope: Scope = Scope.CLUSTER, rounds: int = 2, acquire: Scope = Scope.CLUSTER) -> Protocol:
     """A relay across the cluster: a warp in CTA 0 writes a tile into CTA 1's shared memory (modelled as
     the global cell ``('dsmem', 1, r)``) and arrives on CTA 1's ``ready`` barrier; CTA 1's warp waits and
     reads it, then hands the buffer back on CTA 0's ``free`` barrier, which the sender waits for once more
-    before it exits (a remote arrive into an exited CTA fails the launch). A remote arrive must release at
-    cluster scope; ``scope=Scope.CTA`` orders nothing for CTA 1."""
+    before it exits (a remote arrive into an exited CTA fails the launch). The data's hand-over needs cluster
+    scope on both sides: ``scope=Scope.CTA`` (the arrive's release) orders nothing for CTA 1, and
+    ``acquire=Scope.CTA`` (the receiver's wait, ``mbarrier.try_wait`` without ``.acquire.cluster``) does not
+    synchronise with CTA 0's release. The hand-back needs no more than the sender's CTA-scoped wait: it
+    only orders the receiver's finished read before the next write, as the library's producers do."""
 
     def sender(ctx: Ctx) -> None:
         for r in range(rounds):
@@ -118,13 +121,14 @@ def dsmem_relay(scope: Scope = Scope.CLUSTER, rounds: int = 2) -> Protocol:
 
     def receiver(ctx: Ctx) -> None:
         for r in range(rounds):
-            ctx.wait("ready", r & 1, completion=r)
+            ctx.wait("ready", r & 1, completion=r, scope=acquire)
             assert ctx.read_global(("dsmem", 1)) == ("tile", r)
             ctx.arrive("free", 1, completion=r, scope=Scope.CLUSTER)
 
     barriers = [ModelBarrier("ready", 1, cta=1), ModelBarrier("free", 1, cta=0)]
     agents = [Agent("sender", sender, cta=0), Agent("receiver", receiver, cta=1)]
-    return Protocol(f"dsmem_relay_{scope.name.lower()}", agents, barriers=barriers)
+    name = f"dsmem_relay_{scope.name.lower()}" + ("" if acquire is Scope.CLUSTER else f"_{acquire.name.lower()}_wait")
+    return Protocol(name, agents, barriers=barriers)
 
 
 def silent_reader(sync: bool = True, tiles: int = 3, stages: int = 2) -> Protocol:
@@ -203,6 +207,20 @@ BAD = [
         lambda: dsmem_relay(Scope.CTA),
         FindingKind.READ_UNCOMMITTED,
         ("receiver reads global[('dsmem', 1)]", "release has CTA scope (.cta)", "needs CLUSTER scope (.cluster)"),
+        twin="dsmem_relay",
+    ),
+    Entry(
+        "dsmem_relay_cta_wait",
+        "a peer CTA's data read after a wait at CTA scope: the arrive releases at cluster scope, the wait does not "
+        "acquire there",
+        lambda: dsmem_relay(acquire=Scope.CTA),
+        FindingKind.READ_UNCOMMITTED,
+        (
+            "receiver reads global[('dsmem', 1)]",
+            "receiver's wait on ready came after this write",
+            "acquires at CTA scope (acquire.cta)",
+            "mbarrier.try_wait.acquire.cluster",
+        ),
         twin="dsmem_relay",
     ),
     Entry(
