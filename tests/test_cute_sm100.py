@@ -194,7 +194,7 @@ def test_store_notify_compiles_for_sm100a_and_publishes_only_complete_stores() -
     assert re.search(r"^\.target sm_100a", text, re.M)
     body = kernel_body(text)
     # The hand-off waits for the stores' global writes (wait_group without .read) before it notifies.
-    assert any(re.match(r"cp\.async\.bulk\.wait_group \d", ins) for ins in body)
+    assert any(re.match(r"cp\.async\.bulk\.wait_group\s+\d", ins) for ins in body)
 
     def transfer(ins: str, state: str) -> str:
         if ins.startswith("cp.async.bulk.commit_group"):
@@ -212,5 +212,5 @@ def test_store_notify_compiles_for_sm100a_and_publishes_only_complete_stores() -
 
     assert early(body) == []
     # The ".read-then-flag" defect (the stock GEMM + reduce-scatter drain): the check must see it.
-    read_only = [re.sub(r"^cp\.async\.bulk\.wait_group ", "cp.async.bulk.wait_group.read ", i) for i in body]
+    read_only = [re.sub(r"^cp\.async\.bulk\.wait_group\s", "cp.async.bulk.wait_group.read ", i) for i in body]
     assert early(read_only)
