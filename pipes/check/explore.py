@@ -19,7 +19,7 @@ from ..errors import ProtocolError
 from .machine import Machine
 from .ops import Crash
 from .protocol import Protocol
-from .report import Finding, FindingKind, Report
+from .report import Finding, FindingKind, Report, Severity
 from .static import count_problems, settle
 from .symmetry import SymmetryBroken
 from .world import Problem, World
@@ -68,12 +68,27 @@ def _link_causes(found: list[Finding]) -> list[Finding]:
     return found
 
 
+def _problems(outcome: Any) -> list[Problem]:
+    """Every problem one move hit: its error first, then the rest (:attr:`pipes.check.world.Outcome.more`)."""
+    return [outcome.problem, *outcome.more] if outcome.problem else list(outcome.more)
+
+
+def _pick(problems: list[Problem], site: tuple[str, str] | None) -> Problem | None:
+    """The problem at ``site`` among ``problems``, else the first (None: there are none)."""
+    return next((p for p in problems if site is None or _site(p) == site), problems[0] if problems else None)
+
+
 def _replay(
-    machine: Machine, schedule: list[str] | tuple[str, ...], site: tuple[str, str] | None = None
+    machine: Machine,
+    schedule: list[str] | tuple[str, ...],
+    site: tuple[str, str] | None = None,
+    every_finding: bool = False,
 ) -> Finding | None:
     """Re-run ``schedule``; the finding it hits (at the end, the one at ``site`` if several show there).
 
     An empty schedule first gives the static count check's finding at ``site`` (or its first), if any.
+    ``every_finding``: the schedule goes on past the problems its moves hit (as a search for every finding
+    went on), and the finding is the last move's problem at ``site`` (with the end's, when no move follows).
     """
     if not schedule:
         static = machine.static_findings()
@@ -82,6 +97,7 @@ def _replay(
             return match
     world = machine.initial()
     lines: list[str] = []
+    hits: list[Problem] = []
     for done, label in enumerate(schedule):
         labels, problem = machine.moves(world)
         if problem:
@@ -90,13 +106,22 @@ def _replay(
             raise ProtocolError(f"move {done + 1} of the schedule ({label!r}) is not possible here; possible: {labels}")
         outcome = machine.step(world, label)
         lines.extend(outcome.lines)
-        if outcome.problem and not _goes_on(outcome, done + 1 < len(schedule)):
+        if every_finding:
+            hits = _problems(outcome)
+            if outcome.world is None:
+                return _finding(_pick(hits, site), lines, list(schedule[: done + 1]))
+        elif outcome.problem and not _goes_on(outcome, done + 1 < len(schedule)):
             return _finding(outcome.problem, lines, list(schedule[: done + 1]))
         world = outcome.world
     labels, problem = machine.moves(world)
     if problem is None and not labels:
         ends = [] if _crashed(machine, world) else machine.end_problems(world)
-        problem = next((p for p in ends if _site(p) == site), ends[0] if ends else None)
+        if every_finding:
+            hits = hits + ends
+        else:
+            problem = next((p for p in ends if _site(p) == site), ends[0] if ends else None)
+    if every_finding:
+        problem = _pick(hits + ([problem] if problem else []), site)
     return _finding(problem, lines, list(schedule)) if problem else None
 
 
@@ -108,6 +133,16 @@ def _goes_on(outcome: Any, more: bool) -> bool:
 def replay(protocol: Protocol, schedule: list[str] | tuple[str, ...], *, reduction: bool = True) -> Finding | None:
     """Re-run ``schedule`` (a finding's ``schedule``) from the initial state; return the finding it hits."""
     return _replay(Machine(protocol, reduction=reduction), schedule)
+
+
+def replay_machine(
+    machine: Any, schedule: list[str] | tuple[str, ...], finding: Finding | None = None, *, every_finding: bool = False
+) -> Finding | None:
+    """Re-run one of :func:`search`'s interleavings on ``machine`` (any hardware model); the finding it hits —
+    the one at ``finding``'s kind and site when given and several show there. ``every_finding``: as the
+    search that found it (the schedule goes on past the problems before its last move)."""
+    site = None if finding is None else _site(Problem(finding.kind.name, finding.message))
+    return _replay(machine, schedule, site, every_finding)
 
 
 def _site(problem: Problem) -> tuple[str, str]:
@@ -162,25 +197,56 @@ def _shorten(machine: Machine, schedule: list[str], site: tuple[str, str], budge
 class _Findings:
     """Findings kept once per kind and site (numbers stripped), first found first."""
 
-    def __init__(self, machine: Machine, limit: int) -> None:
+    def __init__(self, machine: Machine, limit: int, every_finding: bool = False) -> None:
         self.machine = machine
         self.limit = limit
+        self.every_finding = every_finding
         self.items: dict[tuple[str, str], Finding] = {}
 
     @property
     def full(self) -> bool:
         return len(self.items) >= self.limit
 
-    def add(self, problem: Problem, schedule: list[str], shorten: bool = False) -> None:
+    def add(self, problem: Problem, schedule: list[str], shorten: bool = False) -> bool:
+        """Keep ``problem`` (found at the end of ``schedule``) unless its site is known; whether it was new."""
         key = _site(problem)
         if key in self.items or self.full:
-            return
+            return False
         if shorten:
             schedule = _shorten(self.machine, schedule, key)
-        finding = _replay(self.machine, schedule, key)
+        finding = _replay(self.machine, schedule, key, self.every_finding)
         if finding is None or finding.kind.name != problem.kind:
             raise ProtocolError(f"internal: replaying {schedule} did not reproduce {problem.kind}")
         self.items[key] = finding
+        return True
+
+    def add_all(self, problems: list[Problem], schedule: list[str]) -> bool:
+        """Keep each of ``problems`` (all hit by the last move of ``schedule``); whether any was new."""
+        new = False
+        for problem in problems:
+            new = self.add(problem, schedule) or new
+        return new
+
+
+def _onward(machine: Any, world: Any, schedule: list[str], findings: _Findings) -> int:
+    """Past a new finding: go on from ``world`` along one schedule (each world's first move) to the end,
+    recording every problem met — a second defect, the deadlock the first one causes, a warning at exit.
+    Returns the moves made."""
+    made = 0
+    while world is not None and not findings.full:
+        labels, problem = machine.moves(world)
+        if problem:
+            findings.add(problem, schedule)
+            break
+        if not labels:
+            findings.add_all([] if _crashed(machine, world) else machine.end_problems(world), schedule)
+            break
+        outcome = machine.step(world, labels[0])
+        schedule = [*schedule, labels[0]]
+        made += 1
+        findings.add_all(_problems(outcome), schedule)
+        world = outcome.world
+    return made
 
 
 def path_to(parents: dict[Hashable, tuple[Hashable, str] | None], key: Hashable) -> list[str]:
@@ -249,14 +315,24 @@ def search(
     seed: int = 0,
     max_depth: int = 100_000,
     max_findings: int = 8,
+    *,
+    every_finding: bool = False,
 ) -> Report:
     """The exploration engine, for any hardware model: breadth-first over ``machine``'s worlds (by
     ``machine.key``), then seeded random runs. ``machine`` offers ``initial()``, ``moves(world)``,
     ``step(world, label)``, ``end_problems(world)``, ``key(world)`` and ``static_findings()`` —
-    :class:`pipes.check.machine.Machine` for pipeline protocols, the Ascend model for simulator programs."""
+    :class:`pipes.check.machine.Machine` for pipeline protocols, the Ascend model for simulator programs.
+
+    A path stops at its first error (past a race, what the model tracks is no longer sound and the states
+    multiply). ``every_finding``: the breadth-first search also records every other problem a move hits
+    (:attr:`pipes.check.world.Outcome.more`: further errors, warnings), and a path whose move hits a new
+    finding goes on from there along one schedule to its end (as long as the model has a next world),
+    recording what else it meets; findings come errors first. ``exhaustive`` keeps its meaning — every
+    schedule explored up to its first error — and a finding past another comes from the schedule that
+    went on, not from every schedule past it."""
     started = time.perf_counter()
     key = machine.key
-    findings = _Findings(machine, max_findings)
+    findings = _Findings(machine, max_findings, every_finding)
     # The arrival-count check's findings wait for the search (pipes.check.static.settle): it confirms them,
     # contradicts them (a note) or was bounded (a risk). Other models' static findings stand as they are.
     counts = isinstance(machine, Machine)
@@ -283,9 +359,15 @@ def search(
         for label in labels:
             outcome = machine.step(world, label)
             transitions += 1
-            if outcome.problem:
-                findings.add(outcome.problem, [*path_to(parents, here), label])
-                if not _goes_on(outcome, True):
+            if outcome.problem or (every_finding and outcome.more):
+                schedule = [*path_to(parents, here), label]
+                if every_finding:
+                    new = findings.add_all(_problems(outcome), schedule)
+                else:
+                    findings.add(outcome.problem, schedule)
+                if outcome.problem and not _goes_on(outcome, True):
+                    if every_finding and new:
+                        transitions += _onward(machine, outcome.world, schedule, findings)
                     continue
             following = outcome.world
             there = key(following)
@@ -303,6 +385,8 @@ def search(
     for _ in range(random_runs):
         transitions += _random_run(machine, initial, rng, max_depth, seen, findings)
     found = _link_causes(list(findings.items.values()))
+    if every_finding:
+        found.sort(key=lambda f: f.severity is Severity.WARNING)
     if counts:
         errors, notes = settle(machine, before, found, exhaustive, len(parents), max_states)
         found = errors + found + notes

@@ -61,3 +61,6 @@ class Outcome:
     world: World | None
     lines: list[str]
     problem: Problem | None = None
+    more: tuple[Problem, ...] = ()
+    """Every other problem the move hit — further errors, and warnings (with or without ``problem``); a
+    search for every finding (``pipes.check.explore.search(every_finding=True)``) records them too."""

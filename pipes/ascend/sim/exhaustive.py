@@ -24,19 +24,18 @@ sets), with fewer states. So a clean verdict here is a proof for the
 recorded program (its trip counts); :meth:`Simulator.explore` keeps the sampled schedules, with values,
 for programs too long to explore exhaustively.
 
-Every finding, not only the first per path: each move's problems are all recorded (two hazards of one
-move, a hazard and a double set), and a problem a move hits (a data hazard, a double set, a dropped
+Every finding, not only the first per path (``search(every_finding=True)``): each move's problems are all
+recorded (two hazards of one move, a hazard and a double set — :meth:`AscendModel.step` returns the first
+error and the rest in ``Outcome.more``), and a problem a move hits (a data hazard, a double set, a dropped
 cross-core set) leaves a state the machine can go on from — the hazard is recorded, the two sets merge,
-the dropped set is gone. The breadth-first search proper stops a path at an error, as
-:func:`pipes.check.explore.search` does (past a race the access records can no longer be collected and
-the states multiply), but each time a move hits a finding not seen before, the path goes on from there
-along one schedule to the end, recording what else it hits: a second defect further down the same pipes,
-the deadlock a merged set or lost signal causes, a flag left set, a ``CREDITS_LEFT`` warning at exit.
-Findings are kept once per kind and site (the message with its numbers stripped, as ``pipes.check`` keeps
-them), each with the shortest interleaving found. ``exhaustive`` keeps its meaning: every schedule was
-explored up to its first error, so a clean exhaustive report is a proof; a finding past another
-comes from the schedule that went on, not from every schedule past it. The loop is kept here
-(:func:`search_all`) so ``pipes.check`` stays as it is.
+the dropped set is gone. The breadth-first search proper stops a path at an error (past a race the access
+records can no longer be collected and the states multiply), but each time a move hits a finding not seen
+before, the path goes on from there along one schedule to the end, recording what else it hits: a second
+defect further down the same pipes, the deadlock a merged set or lost signal causes, a flag left set, a
+``CREDITS_LEFT`` warning at exit. Findings are kept once per kind and site (the message with its numbers
+stripped, as ``pipes.check`` keeps them), each with the shortest interleaving found. ``exhaustive`` keeps
+its meaning: every schedule was explored up to its first error, so a clean exhaustive report is a proof; a
+finding past another comes from the schedule that went on, not from every schedule past it.
 
 Diagnoses become findings under the one naming of :data:`.diagnosis.FINDING_NAMES`, shared with
 :meth:`Simulator.explore` (:attr:`.diagnosis.Diagnosis.name`): a deadlock (its unmatched waits folded in),
@@ -50,17 +49,14 @@ here: the messages say what the schedule shows.
 
 from __future__ import annotations
 
-import re
-import time
 from collections import deque
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from ...check.explore import path_to
+from ...check.explore import replay_machine, search
 from ...check.report import Finding, FindingKind, Report, Severity
 from ...check.world import Outcome, Problem
-from ...errors import ProtocolError
 from .counters import CrossCoreCounters, Dropped
 from .diagnosis import Diagnoses, Kind
 from .machine import Machine
@@ -91,11 +87,6 @@ def _problems(found: Diagnoses) -> list[Problem]:
         else:
             problems.append(Problem(d.name, d.message))
     return sorted(problems, key=lambda p: FindingKind[p.kind].severity is Severity.WARNING)
-
-
-def _site(problem: Problem) -> tuple[str, str]:
-    """A finding's kind and place: its message with the numbers stripped (as ``pipes.check`` keys findings)."""
-    return problem.kind, re.sub(r"\d+", "#", problem.message)
 
 
 @dataclass(frozen=True)
@@ -304,10 +295,13 @@ class AscendModel:
         return self.snapshot(), f"{run.name}: {self.machine.where(line)}", _problems(self.machine.found)
 
     def step(self, world: tuple, label: str) -> Outcome:
-        """The engine's move (:func:`pipes.check.explore.search`): the first error it hits, if any."""
+        """The engine's move (:func:`pipes.check.explore.search`): the first error it hits, if any, and every
+        other problem (further errors, warnings) in ``more``. The next world is kept either way: the machine
+        goes on past what it found."""
         following, text, problems = self.step_all(world, label)
-        errors = [p for p in problems if FindingKind[p.kind].severity is Severity.ERROR]
-        return Outcome(following, [text], errors[0] if errors else None)
+        first = next((p for p in problems if FindingKind[p.kind].severity is Severity.ERROR), None)
+        more = tuple(p for p in problems if p is not first)
+        return Outcome(following, [text], first, more)
 
     def end_problems(self, world: tuple) -> list[Problem]:
         self.restore(world)
@@ -331,126 +325,16 @@ class AscendModel:
         return found
 
 
-def _at(model: AscendModel, schedule: list[str] | tuple[str, ...]) -> tuple[list[str], list[Problem]]:
-    """Re-run ``schedule``: its trace, and every problem its last move hits (or the end, when it ends there or
-    no move remains)."""
-    world = model.initial()
-    lines: list[str] = []
-    problems: list[Problem] = []
-    for done, label in enumerate(schedule):
-        labels, _ = model.moves(world)
-        if label not in labels:
-            raise ProtocolError(f"move {done + 1} of the schedule ({label!r}) is not possible here; possible: {labels}")
-        world, line, problems = model.step_all(world, label)
-        lines.append(line)
-    labels, _ = model.moves(world)
-    if not labels:
-        problems = problems + model.end_problems(world)
-    return lines, problems
-
-
-def search_all(model: AscendModel, name: str, max_states: int = 200_000, max_findings: int = 8) -> Report:
-    """Breadth-first over ``model``'s worlds, like :func:`pipes.check.explore.search`, but every problem a
-    move hits is recorded (not only its first), and a path whose move hits a new finding goes on from there
-    to the end (see the module notes). Each distinct finding (kind and site) once, with a shortest
-    interleaving; the search stops early (not exhaustive) once it holds ``max_findings``."""
-    started = time.perf_counter()
-    found: dict[tuple[str, str], Finding] = {}
-    for finding in model.static_findings():
-        found.setdefault(_site(Problem(finding.kind.name, finding.message)), finding)
-
-    def record(problems: list[Problem], schedule: list[str]) -> bool:
-        """Keep the problems not yet found; whether any was new."""
-        new = False
-        for problem in problems:
-            site = _site(problem)
-            if site in found or len(found) >= max_findings:
-                continue
-            lines, again = _at(model, schedule)
-            if problem not in again:
-                raise ProtocolError(f"internal: replaying {schedule} did not reproduce {problem.kind}")
-            found[site] = Finding(FindingKind[problem.kind], problem.message, tuple(lines), tuple(schedule))
-            new = True
-        return new
-
-    def onward(world: tuple, schedule: list[str]) -> int:
-        """Past a new finding: go on along one schedule (each state's first move) to the end or a stop,
-        recording what else it hits — a second defect, the deadlock a lost signal causes, a warning at exit."""
-        moves = 0
-        while len(found) < max_findings:
-            labels, _ = model.moves(world)
-            if not labels:
-                record(model.end_problems(world), schedule)
-                break
-            world, _, problems = model.step_all(world, labels[0])
-            schedule = [*schedule, labels[0]]
-            moves += 1
-            record(problems, schedule)
-        return moves
-
-    initial = model.initial()
-    parents: dict[Hashable, tuple[Hashable, str] | None] = {model.key(initial): None}
-    queue = deque([(initial, model.key(initial))]) if max_states > 0 else deque()
-    exhaustive = max_states > 0
-    transitions = 0
-    while queue and len(found) < max_findings:
-        world, here = queue.popleft()
-        labels, _ = model.moves(world)
-        if not labels:
-            record(model.end_problems(world), path_to(parents, here))
-            continue
-        for label in labels:
-            following, _, problems = model.step_all(world, label)
-            transitions += 1
-            if any(FindingKind[p.kind].severity is Severity.ERROR for p in problems):
-                schedule = [*path_to(parents, here), label]
-                if record(problems, schedule):
-                    transitions += onward(following, schedule)
-                continue
-            record(problems, [*path_to(parents, here), label])
-            there = model.key(following)
-            if there in parents:
-                continue
-            if len(parents) >= max_states:
-                exhaustive = False
-                continue
-            parents[there] = (here, label)
-            queue.append((following, there))
-    if queue:
-        exhaustive = False
-    findings = sorted(found.values(), key=lambda f: f.severity is Severity.WARNING)
-    return Report(
-        protocol=name,
-        findings=findings,
-        states=len(parents),
-        transitions=transitions,
-        exhaustive=exhaustive,
-        max_states=max_states,
-        seconds=time.perf_counter() - started,
-    )
-
-
 def prove(sim: Recording, *, max_states: int = 200_000, max_findings: int = 8, name: str = "ascend program") -> Report:
     """Explore every schedule of ``sim``'s recorded program (up to ``max_states`` model states) and report every
     distinct finding reachable (see the module notes); a clean, exhaustive report is a proof for this program."""
-    return search_all(AscendModel(sim), name, max_states=max_states, max_findings=max_findings)
+    return search(AscendModel(sim), name, max_states, max_findings=max_findings, every_finding=True)
 
 
 def replay(sim: Recording, schedule: list[str] | tuple[str, ...], finding: Finding | None = None) -> Finding | None:
     """Re-run one of :func:`prove`'s interleavings (a finding's ``schedule``); the finding its last move (or
     the end) hits — the one of ``finding``'s kind and site when given and several show there, else the first."""
-    model = AscendModel(sim)
-    if not schedule:
-        for static in model.static_findings():
-            if finding is None or (static.kind, static.message) == (finding.kind, finding.message):
-                return static
-    lines, problems = _at(model, schedule)
-    if finding is not None:
-        site = _site(Problem(finding.kind.name, finding.message))
-        problems = [p for p in problems if _site(p) == site] or problems
-    if not problems:
-        return None
-    return Finding(FindingKind[problems[0].kind], problems[0].message, tuple(lines), tuple(schedule))
+    return replay_machine(AscendModel(sim), schedule, finding, every_finding=True)
 
 
-__all__ = ["AscendModel", "prove", "replay", "search_all"]
+__all__ = ["AscendModel", "prove", "replay"]
