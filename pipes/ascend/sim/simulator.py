@@ -71,12 +71,19 @@ class Simulator(Recording):
     def expect(self, tensor: Tensor | str, expected: np.ndarray, *, rtol: float = 1e-2, atol: float = 1e-2) -> None:
         """After every run, ``tensor`` must be close to ``expected`` (else a WRONG_RESULT diagnosis)."""
         if isinstance(tensor, str):
-            tensor = next((t for t in self.tensors if t.name == tensor and t.core is None), None)
-            if tensor is None:
-                raise SpecError(f"expect: no GM tensor named {tensor!r}")
+            tensor = self._gm_tensor(tensor)
         if tuple(np.shape(expected)) != tensor.shape:
             raise SpecError(f"expect {tensor.name}: expected shape {np.shape(expected)} != tensor shape {tensor.shape}")
         self.expectations.append(Expectation(tensor, np.asarray(expected), rtol, atol))
+
+    def _gm_tensor(self, name: str) -> Tensor:
+        """The GM tensor declared as ``name`` (an error naming the declared ones when there is none)."""
+        gm = [t for t in self.tensors if t.core is None]
+        found = next((t for t in gm if t.name == name), None)
+        if found is None:
+            declared = ", ".join(repr(t.name) for t in gm) or "none"
+            raise SpecError(f"expect: no GM tensor named {name!r}; the GM tensors declared: {declared}")
+        return found
 
     # -- running -------------------------------------------------------------------------------------
     def run(self, schedule: Schedule | None = None) -> RunResult:
