@@ -1,7 +1,8 @@
 """Shared test set-up: hardware markers that skip cleanly, and the compile target for CuTe DSL.
 
 ``gpu`` tests need an NVIDIA Hopper GPU (compute capability 9.0); ``npu`` tests need an Ascend NPU with
-torch_npu and tilelang-ascend. Elsewhere they are skipped with a one-line reason and every CPU test
+torch_npu and tilelang-ascend; ``blackwell`` tests need an NVIDIA Blackwell GPU (compute capability 10.0,
+sm_100a). Elsewhere they are skipped with a one-line reason and every CPU test
 still runs.
 """
 
@@ -74,10 +75,39 @@ def npu_absent_reason() -> str | None:
     return None
 
 
+@functools.cache
+def blackwell_gpu_absent_reason() -> str | None:
+    """None when GPU 0 is a Blackwell data-center part (compute capability 10.x, sm_100a), else why not."""
+    try:
+        from cuda.bindings import runtime as cudart
+    except Exception as exc:  # noqa: BLE001 - any import failure means no usable CUDA
+        return f"no CUDA runtime bindings ({type(exc).__name__})"
+    try:
+        err, count = cudart.cudaGetDeviceCount()
+        if int(err) != 0 or count == 0:
+            return "no CUDA GPU visible"
+        err, major = cudart.cudaDeviceGetAttribute(cudart.cudaDeviceAttr.cudaDevAttrComputeCapabilityMajor, 0)
+        if int(err) != 0:
+            return "cannot read the GPU's compute capability"
+        if major != 10:
+            return f"GPU 0 has compute capability {major}.x, not Blackwell 10.0"
+    except Exception as exc:  # noqa: BLE001
+        return f"CUDA unusable: {exc}".splitlines()[0]
+    return None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "blackwell: needs an NVIDIA Blackwell GPU (sm_100a); skipped with a reason elsewhere"
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if "gpu" in item.keywords and (reason := hopper_gpu_absent_reason()):
             item.add_marker(pytest.mark.skip(reason=f"gpu: {reason}"))
+        if "blackwell" in item.keywords and (reason := blackwell_gpu_absent_reason()):
+            item.add_marker(pytest.mark.skip(reason=f"blackwell: {reason}"))
         if "npu" in item.keywords and (reason := npu_absent_reason()):
             item.add_marker(pytest.mark.skip(reason=f"npu: {reason}"))
 
