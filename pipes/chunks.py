@@ -103,6 +103,15 @@ class ChunkPlan:
         self.check_rank(rank)
         return range(rank * self.chunks_per_rank, (rank + 1) * self.chunks_per_rank)
 
+    def pushes(self, rank: int) -> list[tuple[int, int]]:
+        """``(chunk, peer)`` for every push of ``rank``'s chunks, in push order: chunk by chunk (every peer's
+        GEMM gets the block's first rows first), and for each chunk the peers from ``rank + 1`` on (the
+        peers are not all served first by the same stream). The host queues them in this order
+        (:func:`pipes.comm.push_plan`); the checker's model pushes in it too."""
+        self.check_rank(rank)
+        peers = [(rank + i) % self.world for i in range(1, self.world)]
+        return [(chunk, peer) for chunk in self.chunks_of(rank) for peer in peers]
+
     def rows_of(self, chunk: int) -> range:
         """The rows of the gathered matrix that ``chunk`` holds."""
         if isinstance(chunk, bool) or not isinstance(chunk, int) or not 0 <= chunk < self.chunks:

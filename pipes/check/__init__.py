@@ -31,7 +31,17 @@ with a numbered interleaving that :func:`replay` reproduces.
 
 from .barrier import BarrierState, FlagState
 from .bridge import model_of, ordered_protocol, stream_protocol
-from .comm import ModelCredits, ModelReadyFlags, ModelStepCounters, copy_stream, host_reader
+from .comm import (
+    ModelChunkGate,
+    ModelCredits,
+    ModelReadyFlags,
+    ModelStepCounters,
+    ModelTmaIssue,
+    chunk_pusher,
+    copy_stream,
+    host_reader,
+    tma_unit,
+)
 from .context import Ctx
 from .counter import CounterState
 from .explore import check, replay, search
@@ -59,11 +69,15 @@ __all__ = [
     "Place",
     "Scope",
     "Agent",
+    "ModelChunkGate",
     "ModelCredits",
     "ModelReadyFlags",
     "ModelStepCounters",
+    "ModelTmaIssue",
+    "chunk_pusher",
     "copy_stream",
     "host_reader",
+    "tma_unit",
     "BarrierState",
     "CounterState",
     "Ctx",

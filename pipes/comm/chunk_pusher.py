@@ -68,20 +68,17 @@ class ChunkCopy:
 
 
 def push_plan(plan: ChunkPlan, rank: int, row_bytes: int, src_pitch: int, dst_pitch: int) -> list[ChunkCopy]:
-    """Every copy of ``rank``'s chunks to every peer, in push order: chunk by chunk (each peer's GEMM gets
-    the block's first rows first), and for each chunk the peers from ``rank + 1`` on (the peers are not all
-    served by the same stream first). ``row_bytes``: bytes of a row's data; ``src_pitch``, ``dst_pitch``:
-    bytes between rows of the source block and of a peer's gathered buffer."""
-    plan.check_rank(rank)
+    """Every copy of ``rank``'s chunks to every peer, in :meth:`ChunkPlan.pushes` order. ``row_bytes``:
+    bytes of a row's data; ``src_pitch``, ``dst_pitch``: bytes between rows of the source block and of a
+    peer's gathered buffer."""
     if row_bytes > min(src_pitch, dst_pitch):
         raise ValueError(f"rows of {row_bytes} bytes do not fit pitches of {src_pitch} / {dst_pitch} bytes")
-    peers = [(rank + i) % plan.world for i in range(1, plan.world)]
+    first_own = plan.chunks_of(rank)[0]
     copies = []
-    for local, chunk in enumerate(plan.chunks_of(rank)):
-        first = plan.rows_of(chunk)[0]
-        for peer in peers:
-            src = local * plan.chunk_rows * src_pitch
-            copies.append(ChunkCopy(peer, chunk, src, first * dst_pitch, row_bytes, plan.chunk_rows))
+    for chunk, peer in plan.pushes(rank):
+        src = (chunk - first_own) * plan.chunk_rows * src_pitch
+        dst = plan.rows_of(chunk)[0] * dst_pitch
+        copies.append(ChunkCopy(peer, chunk, src, dst, row_bytes, plan.chunk_rows))
     return copies
 
 

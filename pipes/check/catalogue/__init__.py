@@ -10,7 +10,8 @@ corrected twin (``Entry.twin``) that checks clean. The tests run them all; the b
 * :mod:`.tma` — several TMA loads completing one stage; hand-written mbarrier + TMA code
 * :mod:`.cluster` — a CTA per agent: multicast loads, remote arrives and their scope
 * :mod:`.comm` — shipping tiles: the ``epilogue_comm`` chain (ready flags released at the scope the receiver
-  needs, fenced), the copy engine's steps, back-to-back launches with credits
+  needs, fenced), the copy engine's steps, back-to-back launches with credits, the all-gather's chunk
+  pushes and the load warp gated on them
 * :mod:`.launch` — memory a previous kernel left; programmatic dependent launch
 * :mod:`.counts` — arrival counts and quorums that do not add up, reported before exploring
 """
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 from ..report import FindingKind
 from . import cluster, comm, counts, launch, raw, tma
-from .comm import comm_launches, copy_engine_comm, epilogue_comm
+from .comm import all_gather_launches, comm_launches, copy_engine_comm, epilogue_comm
 from .entry import Entry
 from .pipelines import (
     TILE_BYTES,
@@ -42,6 +43,7 @@ __all__ = [
     "GOOD",
     "TILE_BYTES",
     "Entry",
+    "all_gather_launches",
     "ascend_double_buffer",
     "ascend_set_twice",
     "async_pipeline",
@@ -73,6 +75,7 @@ GOOD = [
     *tma.GOOD,
     *cluster.GOOD,
     *comm.GOOD,
+    *comm.GATHER_GOOD,
     *launch.GOOD,
     *counts.GOOD,
 ]
@@ -179,6 +182,7 @@ BAD = [
     *tma.BAD,
     *cluster.BAD,
     *comm.BAD,
+    *comm.GATHER_BAD,
     *launch.BAD,
     *counts.BAD,
 ]
