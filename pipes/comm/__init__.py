@@ -18,7 +18,15 @@
 """
 
 from .args import fake_ship_args, ship_args
-from .chunk_pusher import ChunkCopy, ChunkPusher, GatherBuffers, GatherTarget, push_plan, queue_push
+from .chunk_pusher import (
+    ChunkCopy,
+    ChunkPusher,
+    GatherBuffers,
+    GatherTarget,
+    grant_credits,
+    push_plan,
+    queue_push,
+)
 from .consumer import TileConsumer
 from .copy_engine import CopyEngineShipper, CopyTarget, Step, plan_steps, step_of_tiles
 from .epochs import Epochs, reached_all
@@ -41,6 +49,7 @@ __all__ = [
     "TileConsumer",
     "device_pointer",
     "fake_ship_args",
+    "grant_credits",
     "plan_steps",
     "push_plan",
     "queue_push",

@@ -205,6 +205,20 @@ def check_push(src: Any, plan: ChunkPlan, buffers: GatherBuffers) -> None:
             raise ValueError(f"{where} gathered buffer holds {data.dtype}, the source {src.dtype}: they must match")
 
 
+def grant_credits(buffers: GatherBuffers, value: int) -> None:
+    """On the current stream, after this rank's kernel: every sender's credit word in this rank's buffers
+    to ``value`` — 1 for the copy engine's binary credit (:meth:`ChunkPusher.grant`), the launch's epoch
+    for SM pushes (their warps wait with :meth:`pipes.cute.comm.Credits.wait` until it has reached the
+    launch before theirs). A fenced ``cuStreamWriteValue32`` each: ordered after the kernel's reads."""
+    import torch
+    from cuda.bindings import driver as cu
+
+    launching = cu.CUstream(torch.cuda.current_stream(buffers.local.data.device).cuda_stream)
+    for sender in buffers.peers:
+        word = cu.CUdeviceptr(buffers.local.credit(sender))
+        check_cuda(cu.cuStreamWriteValue32(launching, word, value & 0xFFFFFFFF, 0)[0], "cuStreamWriteValue32 credit")
+
+
 class ChunkPusher:
     """Pushes this rank's row block ``src`` (``plan.rows_per_rank × K``, on this GPU) to every peer's gathered
     buffer in chunks, by the copy engines, raising each chunk's flag there (see the module docstring).
@@ -272,13 +286,7 @@ class ChunkPusher:
     def grant(self) -> None:
         """After the kernel's launch call, on the launching stream: every sender's credit back (1), so its
         next launch may overwrite this rank's rows of it. Only after a kernel that waited for every chunk."""
-        import torch
-
-        cu = self._cu
-        launching = cu.CUstream(torch.cuda.current_stream(self.src.device).cuda_stream)
-        for sender in self.buffers.peers:
-            word = cu.CUdeviceptr(self.buffers.local.credit(sender))
-            check_cuda(cu.cuStreamWriteValue32(launching, word, 1, 0)[0], "cuStreamWriteValue32 credit")
+        grant_credits(self.buffers, 1)
 
     def _graph(self, token: int) -> Any:
         if token not in self._graphs:
@@ -350,6 +358,7 @@ __all__ = [
     "GatherTarget",
     "StreamQueue",
     "check_push",
+    "grant_credits",
     "push_plan",
     "queue_push",
 ]

@@ -14,7 +14,7 @@ copy engines, another kernel — is here, one object per job:
 * :class:`TileCopy` — the tile copy a comm warp does itself (``engine="sm"``);
 * :class:`ChunkGate` (with :class:`GateSpec`) — an all-gather GEMM's load warp waits, once per chunk
   per launch, for the chunks of A another rank pushes (system-scope acquire, then the proxy fence its
-  TMA loads need);
+  TMA loads need); :class:`ChunkSender` — the same chunks pushed by a warp's own copies (SM copies);
 * :class:`CommHook` — the interface a kernel calls the comm role through; :class:`TileShipper` (with
   :class:`ShipSpec`, :class:`ShipArgs`) is the library's comm role.
 
@@ -22,6 +22,7 @@ The epoch arithmetic (:mod:`pipes.epoch`) is shared with the host side (:mod:`pi
 models (:mod:`pipes.check.comm`). Guide: docs/comm.md.
 """
 
+from .chunk_sender import ChunkSender
 from .credits import CREDIT_TIMEOUT_NS, Credits
 from .flags import AWAIT_TIMEOUT_NS, ReadyFlags, StepCounters
 from .gate import MAX_CHUNKS, ChunkGate, GateSpec
@@ -38,6 +39,7 @@ __all__ = [
     "SCOPES",
     "WAIT_CREDITS",
     "ChunkGate",
+    "ChunkSender",
     "CommHook",
     "Credits",
     "GateSpec",
