@@ -450,6 +450,7 @@ def chunk_pusher(
     pushed: str | None = None,
     device: int | str = HOST,
     barrier: bool = True,
+    epoch_credits: bool = False,
 ) -> Agent:
     """Rank ``rank``'s pushes (:class:`pipes.comm.ChunkPusher`), as an agent: per launch of ``epochs``,
     after ``start`` (the launching stream's start event) has reached it, take each peer's credit for this
@@ -459,8 +460,10 @@ def chunk_pusher(
     epoch into ``pushed`` (the join the launching stream waits for).
 
     The copy engine runs off the SMs (``device=HOST``, reached only at system scope, as :func:`copy_stream`);
-    a warp that pushes with stores (SM copies) is ``device=rank``. ``credits=None``: the pusher takes no
-    credit (a planted defect: the next launch may overwrite a chunk a peer still reads)."""
+    a warp that pushes with stores (SM copies) is ``device=rank``. ``epoch_credits``: the credit words hold
+    the last epoch the peer consumed and the pusher waits until one has reached the launch before its own
+    (:meth:`pipes.cute.comm.Credits.wait`, SM pushes) instead of taking a binary credit. ``credits=None``:
+    the pusher takes no credit (a planted defect: the next launch may overwrite a chunk a peer still reads)."""
     plan.check_rank(rank)
     epochs = tuple(model_epoch(e, f"chunk_pusher {name}: epoch") for e in epochs)
     peers = sorted({peer for _, peer in plan.pushes(rank)})
@@ -472,10 +475,14 @@ def chunk_pusher(
         for epoch in epochs:
             if start is not None:
                 ctx.wait_counter(start, at_least=epoch, scope=Scope.SYSTEM)
-            for peer in (peer for _, peer in plan.pushes(rank)[: len(peers)]):
-                if credits is not None:
+            for peer in [peer for _, peer in plan.pushes(rank)[: len(peers)]]:  # the first chunk's peers, in order
+                if credits is None:
+                    continue
+                if not epoch_credits:  # the binary semaphore: wait for 1, write 0
                     ctx.wait_counter(credits[peer], at_least=1, scope=Scope.SYSTEM)
                     ctx.store_counter(credits[peer], 0, scope=Scope.SYSTEM)
+                elif not reached(FRESH, previous(epoch)):  # a fresh credit admits the first launch
+                    ctx.wait_counter(credits[peer], at_least=previous(epoch), scope=Scope.SYSTEM)
             for chunk, peer in plan.pushes(rank):
                 write_chunk(ctx, peer, chunk, read_chunk(ctx, chunk))
                 flags[peer].publish(ctx, chunk, epoch, fenced=barrier)

@@ -219,8 +219,8 @@ def all_gather_launches(
     * ``tma{r}`` — the load warp's TMA unit (the async proxy): per issue, the chunk read through the async
       proxy must hold this launch's data.
     * ``push{r}`` — the pusher: after the start event, take each peer's credit, then each chunk to each
-      peer and its flag there; the copy engine (``engine="copy"``: off the SMs, parity-token flags) or a
-      warp of rank ``r`` (``"sm"``: epoch flags).
+      peer and its flag there; the copy engine (``engine="copy"``: off the SMs, parity-token flags, binary
+      credits) or a warp of rank ``r`` (``"sm"``: epoch flags, epoch credits).
 
     One row per chunk and per tile (``chunk_rows = tile_m = 1``): the tile → chunk map is the kernel's
     (:meth:`pipes.chunks.ChunkPlan.tile_span`). ``bug`` plants one of :data:`AG_BUGS`.
@@ -250,10 +250,11 @@ def all_gather_launches(
         """The credit word in ``owner``'s memory that ``sender``'s pusher takes."""
         return f"credit{owner}_{sender}"
 
-    def give_credits(ctx: Ctx, r: int) -> None:
+    def give_credits(ctx: Ctx, r: int, epoch: int) -> None:
+        """pipes.comm.grant_credits: 1 (the copy engine's binary credit) or the epoch (SM pushes)."""
         for sender in range(world):
             if sender != r:
-                ctx.store_counter(credit(r, sender), 1, scope=sys_scope)  # cuStreamWriteValue32
+                ctx.store_counter(credit(r, sender), epoch if engine == "sm" else 1, scope=sys_scope)
 
     def launch(r: int):
         def run(ctx: Ctx) -> None:
@@ -264,7 +265,7 @@ def all_gather_launches(
                     ctx.write_global(("A", r, chunk), (epoch, chunk))  # begin: the own block in place
                 ctx.store_counter(f"start{r}", epoch, scope=sys_scope)  # the start event; the kernel starts
                 if bug == "credit_before_kernel":
-                    give_credits(ctx, r)
+                    give_credits(ctx, r, epoch)
                 passed: frozenset[int] = frozenset()
                 for tm in order[r]:
                     if bug == "tma_before_acquire":
@@ -277,7 +278,7 @@ def all_gather_launches(
                 ctx.wait_counter(f"loaded{r}", at_least=issued)  # the kernel's end: every TMA load landed
                 ctx.wait_counter(f"pushed{r}", at_least=epoch, scope=sys_scope)  # the join with the copy work
                 if bug != "credit_before_kernel":
-                    give_credits(ctx, r)
+                    give_credits(ctx, r, epoch)
 
         return run
 
@@ -312,6 +313,7 @@ def all_gather_launches(
             start=f"start{r}",
             pushed=f"pushed{r}",
             device=HOST if engine == "copy" else r,
+            epoch_credits=engine == "sm",
         )
 
     agents = []
@@ -321,6 +323,7 @@ def all_gather_launches(
     for r in range(world):
         counters += [*flags[r].counters(), *issues[r].counters()]
         counters += [ModelCounter(f"{what}{r}") for what in ("start", "loaded", "pushed")]
+        # Given when the buffers are made (1; as an epoch credit it has reached the launch before the first).
         counters += [ModelCounter(credit(r, s), initial=1) for s in range(world) if s != r]
     name = f"all_gather_{engine}" + (f"_{bug}" if bug else "")
     return Protocol(name, agents, counters=tuple(counters))
