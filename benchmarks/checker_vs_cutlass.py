@@ -600,6 +600,18 @@ TS_OF_CATALOGUE: dict[str, tuple[Callable, Callable, str]] = {
         lambda: ts_pdl_reads_early(False),
         "TS: PDL-dependent resource produced before wait_griddep",
     ),
+    # Blackwell: the MMA warp (or the epilogue on a TMEM stage) written as the stream's consumer task.
+    "umma_no_commit": (lambda: ts_stream("no_release"), ts_stream, "the MMA warp as a consumer that never releases"),
+    "umma_commit_before_mma": (
+        lambda: ts_stream("release_before_read"),
+        ts_stream,
+        "the early commit as a release before the consumer's work",
+    ),
+    "umma_early_tmem_release": (
+        lambda: ts_stream("release_before_read"),
+        ts_stream,
+        "the epilogue's early release as a release before the consumer's work",
+    ),
 }
 
 #: Why TS cannot express the other catalogue entries (its model: per-resource credits, task schedules of
@@ -632,6 +644,16 @@ CANNOT = {
     "previous_kernel_values_racy": "races are tracked only between aliased SMEM/TMEM ranges, not global memory",
     "multicast_peers_undeclared": "multicast arrivals from a peer CTA are not modelled in the schedule",
     "split_k_quorum_unreachable": "counters with a quorum are not modelled",
+    "umma_acc_commit_first": "asynchronous MMA completion (a tcgen05.commit arrives when the MMAs issued before it "
+    "finish) is not modelled",
+    "umma_early_tmem_read": "a read before its wait: TS schedules bracket every consumer access with wait/release",
+    "umma_pair_acc_empty_counts_one": "the 2-CTA pair (a peer CTA's remote release): TS checks one CTA's schedule",
+    "umma_pair_commit_not_multicast": "the 2-CTA pair (a commit multicast to both CTAs): TS checks one CTA's schedule",
+    "clc_fetch_no_fence": "proxy fences (generic vs async proxy) are not modelled",
+    "clc_fetch_one_consumer_counted": "arrivals from every CTA of a cluster on CTA 0's barrier: TS checks one CTA",
+    "gemm_rs_drain_read_gpu": "TMA-store completion and release scopes across GPUs are not modelled",
+    "gemm_rs_drain_read_system": "TMA-store completion (wait_group.read vs the global write) is not modelled",
+    "gemm_rs_drain_complete_gpu": "release scopes and peer devices are not modelled",
 }
 
 #: Catalogue defects of phase parity or TMA-store completion (the two things the brief singles out).

@@ -14,12 +14,14 @@ corrected twin (``Entry.twin``) that checks clean. The tests run them all; the b
   pushes and the load warp gated on them
 * :mod:`.launch` — memory a previous kernel left; programmatic dependent launch
 * :mod:`.counts` — arrival counts and quorums that do not add up, reported before exploring
+* :mod:`.blackwell` — sm_100a kernels: tcgen05 commits, TMEM accumulator stages, the 2-CTA pair, CLC
+  responses, the GEMM + reduce-scatter flag hand-off
 """
 
 from __future__ import annotations
 
 from ..report import FindingKind
-from . import cluster, comm, counts, launch, raw, tma
+from . import blackwell, cluster, comm, counts, launch, raw, tma
 from .comm import all_gather_launches, comm_launches, copy_engine_comm, epilogue_comm
 from .entry import Entry
 from .pipelines import (
@@ -78,6 +80,7 @@ GOOD = [
     *comm.GATHER_GOOD,
     *launch.GOOD,
     *counts.GOOD,
+    *blackwell.GOOD,
 ]
 
 BAD = [
@@ -185,6 +188,7 @@ BAD = [
     *comm.GATHER_BAD,
     *launch.BAD,
     *counts.BAD,
+    *blackwell.BAD,
 ]
 
 ENTRIES = {entry.name: entry for entry in (*GOOD, *BAD)}
