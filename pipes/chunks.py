@@ -84,6 +84,13 @@ class ChunkPlan:
         """:meth:`chunk_span` of output tile row ``tm`` (rows ``[tm·tile_m, (tm+1)·tile_m)``)."""
         return self.chunk_span(tm * tile_m, tm * tile_m + tile_m)
 
+    def own_rows_first(self, tm: Any, tile_m: int, rank: Any) -> Any:
+        """The tile row a walk's ``tm``-th tile row maps to so that ``rank``'s own rows come first (then the
+        next rank's, …, wrapping): its first waves need no chunk from elsewhere. Every role of the kernel
+        maps its tile rows the same way (the walk changes, not where a tile lands)."""
+        tiles_m = ceil_div(self.rows, tile_m)
+        return (tm + rank * (self.rows_per_rank // tile_m)) % tiles_m
+
     def owner(self, chunk: Any) -> Any:
         """The rank whose row block holds ``chunk`` (the rank that pushes it)."""
         return chunk // self.chunks_per_rank

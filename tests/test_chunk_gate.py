@@ -50,6 +50,14 @@ def test_every_row_of_every_tile_is_in_a_chunk_of_its_span():
             assert end - first <= plan.max_span(tile_m)
 
 
+def test_own_rows_first_is_a_rotation_that_starts_at_the_ranks_block():
+    plan = ChunkPlan(rows=1024, world=4, chunk_rows=128)
+    for rank in range(4):
+        walk = [plan.own_rows_first(tm, 64, rank) for tm in range(16)]
+        assert sorted(walk) == list(range(16))  # every tile row once
+        assert all(plan.owner(plan.tile_span(tm, 64)[0]) == rank for tm in walk[:4])  # its own rows first
+
+
 def test_plan_errors_spell_out_the_arithmetic():
     with pytest.raises(ValueError, match="at least two ranks"):
         ChunkPlan(rows=512, world=1, chunk_rows=128)
@@ -111,7 +119,8 @@ def _build(spec: GateSpec | None, fence: bool = True):
             producer = pipe.producer()
             if cutlass.const_expr(spec is not None):
                 gate = ChunkGate.start(spec, flags, rank, value)
-                for tm in cutlass.range(n, unroll=1):
+                for t in cutlass.range(n, unroll=1):
+                    tm = spec.plan.own_rows_first(t, TILE, rank)  # the rank's own rows first
                     gate = gate.wait_tile(tm)
                     slot = producer.acquire()
                     cute.copy(atom, g_part[(None, tm, 0)], s_part[(None, slot)], tma_bar_ptr=producer.barrier(slot))
