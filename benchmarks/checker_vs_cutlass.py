@@ -654,6 +654,11 @@ CANNOT = {
     "gemm_rs_drain_read_gpu": "TMA-store completion and release scopes across GPUs are not modelled",
     "gemm_rs_drain_read_system": "TMA-store completion (wait_group.read vs the global write) is not modelled",
     "gemm_rs_drain_complete_gpu": "release scopes and peer devices are not modelled",
+    "all_gather_tma_before_acquire": "flags in global memory raised by another GPU's pushes are not modelled",
+    "all_gather_no_proxy_fence": "proxy fences (generic vs async proxy) are not modelled",
+    "all_gather_no_credit": "successive launches and a credit per launch across GPUs are not modelled",
+    "all_gather_sm_gpu_release": "release scopes and peer devices are not modelled",
+    "all_gather_credit_before_kernel": "a flag word stored by two agents (a credit given back early) is not modelled",
 }
 
 #: Catalogue defects of phase parity or TMA-store completion (the two things the brief singles out).
