@@ -20,7 +20,7 @@ from ptx_check import kernel_body, path_states
 from pipes import ArrivalUnit, Completion, PipelineSpec, Role
 from pipes.chunks import ChunkPlan
 from pipes.cute import RoleLayout, TmaLoadPipeline, Warps, init_pipelines, storage_words
-from pipes.cute.comm import MAX_CHUNKS, ChunkGate, GateSpec, ReadyFlags
+from pipes.cute.comm import MAX_CHUNKS, ChunkGate, GateArgs, GateSpec, ReadyFlags
 
 OPTIONS = "--gpu-arch sm_90a --keep-ptx"
 TILE = 32
@@ -231,3 +231,30 @@ def test_a_tile_over_several_chunks_waits_for_each_and_a_large_plan_keeps_severa
     ptx = _ptx(spec)
     assert ptx.count("fence.proxy.async.global;") == 2  # one per chunk the tile's rows may touch
     assert "acquired" not in _tma_load_states(ptx)
+
+
+class _GateFromArgs:
+    """A one-warp kernel that takes the gate's run-time arguments as one ``GateArgs`` (as a GEMM would)."""
+
+    def __init__(self, spec: GateSpec) -> None:
+        self.spec = spec
+
+    @cute.jit
+    def __call__(self, args: GateArgs, n: Int32):
+        self.kernel(args, n).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    @cute.kernel
+    def kernel(self, args: GateArgs, n: Int32):
+        gate = ChunkGate.of(self.spec, args)
+        for tm in cutlass.range(n, unroll=1):
+            gate = gate.wait_tile(tm)
+        cute.arch.fence_proxy("async.global")  # something after the loop that keeps it
+
+
+def test_the_gate_takes_its_run_time_arguments_as_one_tuple_from_the_host_helpers():
+    from pipes.comm import fake_gate_args
+
+    args = fake_gate_args(rank=1)
+    assert isinstance(args, GateArgs) and args.rank == 1 and args.value == 1
+    ptx = cute.compile(_GateFromArgs(_spec()), args, Int32(4), options=OPTIONS).artifacts.PTX
+    assert "ld.acquire.sys.global.b32" in ptx

@@ -17,7 +17,7 @@
 ``import pipes`` never needs torch; these objects do, and say so when it is missing.
 """
 
-from .args import fake_ship_args, ship_args
+from .args import fake_gate_args, fake_ship_args, gate_args, ship_args
 from .chunk_pusher import (
     ChunkCopy,
     ChunkPusher,
@@ -48,7 +48,9 @@ __all__ = [
     "Step",
     "TileConsumer",
     "device_pointer",
+    "fake_gate_args",
     "fake_ship_args",
+    "gate_args",
     "grant_credits",
     "plan_steps",
     "push_plan",

@@ -1,4 +1,5 @@
-"""The comm role's run-time arguments, built on the host from a receiver (:class:`pipes.cute.comm.ShipArgs`)."""
+"""Kernels' run-time comm arguments built on the host: the comm role's from a receiver
+(:class:`pipes.cute.comm.ShipArgs`), the all-gather load warp's gate's (:class:`pipes.cute.comm.GateArgs`)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,24 @@ def ship_args(
 def fake_ship_args(element: Any) -> tuple[Any, ...]:
     """``ShipArgs`` for compiling without a GPU (the addresses are never dereferenced)."""
     return pointer_args((FAKE_ADDRESS,) * 4, 2, False, element)
+
+
+def gate_args(flags: int, rank: int, value: int) -> Any:
+    """The load warp's :class:`pipes.cute.comm.GateArgs`: a pointer to this rank's chunk flags (a device
+    address), the rank, and ``value`` (:meth:`pipes.comm.ChunkPusher.flag_value` of the launch's epoch)."""
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.cute.runtime import make_ptr
+
+    from ..cute.comm import GateArgs
+
+    pointer = make_ptr(cutlass.Uint32, flags, cute.AddressSpace.gmem, assumed_align=4)
+    return GateArgs(pointer, cutlass.Int32(rank), cutlass.Int32(value))
+
+
+def fake_gate_args(rank: int = 0) -> Any:
+    """:class:`pipes.cute.comm.GateArgs` for compiling without a GPU (the flags are never dereferenced)."""
+    return gate_args(FAKE_ADDRESS, rank, 1)
 
 
 def pointer_args(addresses: tuple[int, int, int, int], epoch: int, credits: bool, element: Any) -> tuple[Any, ...]:
@@ -58,4 +77,4 @@ def _element(dtype: Any) -> Any:
     return elements[name]
 
 
-__all__ = ["fake_ship_args", "pointer_args", "ship_args"]
+__all__ = ["fake_gate_args", "fake_ship_args", "gate_args", "pointer_args", "ship_args"]

@@ -253,6 +253,13 @@ class ChunkPusher:
         (the gate waits for it exactly: ``GateSpec(exact=True)``)."""
         return as_int32(parity_token(epoch))
 
+    def gate_args(self, epoch: int) -> Any:
+        """The kernel's :class:`pipes.cute.comm.GateArgs` for launch ``epoch``: this rank's chunk flags, its
+        rank and :meth:`flag_value`."""
+        from .args import gate_args
+
+        return gate_args(self.buffers.local.flags, self.buffers.rank, self.flag_value(epoch))
+
     # --- what a launch queues ---------------------------------------------------------------------------
     def begin(self, epoch: int) -> None:
         """Before the kernel's launch, on the launching stream: the own block into its rows of the gathered

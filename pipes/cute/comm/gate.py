@@ -36,7 +36,7 @@ row block is in place before the launch, in stream order).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import cutlass
 import cutlass.cute as cute
@@ -97,6 +97,17 @@ class GateSpec(TraceStatic):
         return self.plan.max_span(self.tile_m)
 
 
+class GateArgs(NamedTuple):
+    """The gate's run-time arguments, passed through the kernel untouched: ``flags`` (a ``uint32`` pointer to
+    this rank's chunk flags), ``rank`` (``Int32``) and ``value`` (``Int32``: what a chunk's flag holds once
+    this launch's chunk landed). On the host :meth:`pipes.comm.ChunkPusher.gate_args` builds them;
+    :func:`pipes.comm.fake_gate_args` compiles without a GPU."""
+
+    flags: Any
+    rank: Any
+    value: Any
+
+
 class ChunkGate:
     """A load warp's view of the chunk flags at ``flags`` (``uint32`` words, one per chunk, in this GPU's
     memory): ``rank`` (this rank: its own chunks need no wait), ``value`` (what a flag holds once this
@@ -114,6 +125,11 @@ class ChunkGate:
     def start(spec: GateSpec, flags: cute.Pointer, rank: Any, value: Any) -> ChunkGate:
         """A gate at the start of a launch: no chunk passed yet."""
         return ChunkGate(spec, flags, rank, value, (0,) * spec.words)
+
+    @staticmethod
+    def of(spec: GateSpec, args: GateArgs) -> ChunkGate:
+        """:meth:`start` from the kernel's :class:`GateArgs`."""
+        return ChunkGate.start(spec, args.flags, args.rank, args.value)
 
     # DSL protocol: the pointer, the rank, the value and the passed set travel through dynamic loops.
     def __extract_mlir_values__(self) -> list[Any]:
@@ -159,4 +175,4 @@ class ChunkGate:
         return ChunkGate(spec, self.flags, self.rank, self.value, tuple(words))
 
 
-__all__ = ["MAX_CHUNKS", "WORD_BITS", "ChunkGate", "GateSpec"]
+__all__ = ["MAX_CHUNKS", "WORD_BITS", "ChunkGate", "GateArgs", "GateSpec"]
