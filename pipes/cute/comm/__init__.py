@@ -25,7 +25,7 @@ models (:mod:`pipes.check.comm`). Guide: docs/comm.md.
 from .chunk_sender import ChunkSender
 from .credits import CREDIT_TIMEOUT_NS, Credits
 from .flags import AWAIT_TIMEOUT_NS, ReadyFlags, StepCounters
-from .gate import MAX_CHUNKS, ChunkGate, GateArgs, GateSpec
+from .gate import GATE_TIMEOUT_NS, MAX_CHUNKS, ChunkGate, GateArgs, GateSpec
 from .hook import CommHook
 from .scope import SCOPES, check_reaches, check_scope, fence, needed_scope
 from .shipper import ENGINES, WAIT_CREDITS, ShipArgs, ShipSpec, TileShipper
@@ -35,6 +35,7 @@ __all__ = [
     "AWAIT_TIMEOUT_NS",
     "CREDIT_TIMEOUT_NS",
     "ENGINES",
+    "GATE_TIMEOUT_NS",
     "MAX_CHUNKS",
     "SCOPES",
     "WAIT_CREDITS",

@@ -44,13 +44,16 @@ from cutlass import Int32, Int64
 
 from ...chunks import ChunkPlan
 from ..state import TraceStatic
-from .flags import AWAIT_TIMEOUT_NS, ReadyFlags
+from .flags import ReadyFlags
 from .scope import check_scope
 
 #: Bits per register word of the passed-chunk set.
 WORD_BITS = 64
 #: The most chunks a gate remembers (8 registers of 64 bits); larger chunks cost nothing on the load side.
 MAX_CHUNKS = 8 * WORD_BITS
+#: A chunk not seen after this long traps. Longer than a flag wait's: a peer's launch may start late (its
+#: host still compiling or queueing), so every rank should also pass a barrier before its first launch.
+GATE_TIMEOUT_NS = 10_000_000_000
 
 
 @dataclass(frozen=True)
@@ -69,7 +72,7 @@ class GateSpec(TraceStatic):
     tile_m: int
     exact: bool = True
     scope: str = "sys"
-    timeout_ns: int = AWAIT_TIMEOUT_NS
+    timeout_ns: int = GATE_TIMEOUT_NS
     report: bool = False
     name: str = "chunks"
 
@@ -175,4 +178,4 @@ class ChunkGate:
         return ChunkGate(spec, self.flags, self.rank, self.value, tuple(words))
 
 
-__all__ = ["MAX_CHUNKS", "WORD_BITS", "ChunkGate", "GateArgs", "GateSpec"]
+__all__ = ["GATE_TIMEOUT_NS", "MAX_CHUNKS", "WORD_BITS", "ChunkGate", "GateArgs", "GateSpec"]
