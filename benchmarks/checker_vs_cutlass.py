@@ -649,6 +649,7 @@ CANNOT = {
     "umma_early_tmem_read": "a read before its wait: TS schedules bracket every consumer access with wait/release",
     "umma_pair_acc_empty_counts_one": "the 2-CTA pair (a peer CTA's remote release): TS checks one CTA's schedule",
     "umma_pair_commit_not_multicast": "the 2-CTA pair (a commit multicast to both CTAs): TS checks one CTA's schedule",
+    "umma_pair_cta_scoped_release": "release scopes (.cta/.cluster) are not modelled",
     "clc_fetch_no_fence": "proxy fences (generic vs async proxy) are not modelled",
     "clc_fetch_one_consumer_counted": "arrivals from every CTA of a cluster on CTA 0's barrier: TS checks one CTA",
     "gemm_rs_drain_read_gpu": "TMA-store completion and release scopes across GPUs are not modelled",

@@ -22,7 +22,8 @@ named barrier before reading the address), ``NamedBarrierAllocator`` (epilogue b
 ``init_pipelines_arrive`` / ``wait`` (barrier init, then one cluster barrier before the TMEM allocation).
 
 No Blackwell GPU is needed to build it: :func:`compile_gemm` compiles it for sm_100a on a CPU with fake
-tensors (tests/test_blackwell_gemm_census.py compares its synchronization with the stock kernel's).
+tensors (tests/test_blackwell_gemm_census.py compares its synchronization with the stock kernel's: equal
+in every loop but the epilogue's release, which adds a ``bar.warp.sync`` and, in a pair, is cluster-scoped).
 """
 
 from __future__ import annotations

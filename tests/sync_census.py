@@ -1,9 +1,10 @@
 """A census of a kernel's synchronization instructions, for the whole kernel and per loop.
 
-``census(ptx)`` counts each *kind* of synchronization instruction: mbarrier ops (init, arrive — local or
-remote — arrive.expect_tx, try_wait), ``tcgen05.commit`` forms (cta_group, multicast), the TMEM allocation
-instructions, fences, ``elect.sync``, CTA and warp barriers, cluster barriers and bulk-group ops. Operands
-and the wait's suspend-hint form are left out: two kernels with the same census synchronize the same way.
+``census(ptx)`` counts each *kind* of synchronization instruction: mbarrier ops (init; arrive, local or
+remote, ``.release.cluster`` or the default ``.release.cta``; arrive.expect_tx; try_wait),
+``tcgen05.commit`` forms (cta_group, multicast), the TMEM allocation instructions, fences, ``elect.sync``,
+CTA and warp barriers, cluster barriers and bulk-group ops. Operands and the wait's suspend-hint form are
+left out: two kernels with the same census synchronize the same way.
 ``loop_censuses(ptx)`` is the census of each natural loop of the kernel (tests/ptx_check.py), sorted, so
 two kernels can be compared loop by loop without caring how their blocks are laid out.
 """
@@ -55,8 +56,11 @@ def kind(instruction: str) -> str | None:
 def _mbarrier_kind(op: str) -> str:
     for name in ("try_wait", "test_wait", "arrive.expect_tx", "arrive", "init", "expect_tx", "inval"):
         if f".{name}" in op:
-            remote = " (remote)" if "arrive" in name and "shared::cluster" in op else ""
-            return f"mbarrier.{name}{remote}"
+            if "arrive" not in name:
+                return f"mbarrier.{name}"
+            scope = ".release.cluster" if ".release.cluster" in op else ""  # the default is .release.cta
+            remote = " (remote)" if "shared::cluster" in op else ""
+            return f"mbarrier.{name}{scope}{remote}"
     return op
 
 

@@ -155,10 +155,13 @@ def test_only_the_leader_arms_the_pairs_stage(ptx: dict[str, str]) -> None:
 
 
 def test_pair_epilogues_release_on_the_leader(ptx: dict[str, str]) -> None:
-    # acc release (epilogue) and the four CLC releases go to another CTA's barrier: no local plain arrive.
+    # acc release (epilogue) and the four CLC releases go to another CTA's barrier, at cluster scope (the
+    # default .release.cta would not synchronize with the leader's waiting thread).
     assert count(ptx["solo"], r"mbarrier\.arrive\.shared\.b64") == 5
-    assert count(ptx["pair"], r"mbarrier\.arrive\.shared\.b64") == 0
-    assert count(ptx["pair"], r"mbarrier\.arrive\.shared::cluster\.b64") == 5
+    for name in ("pair", "pairs_2x2"):
+        assert count(ptx[name], r"mbarrier\.arrive\.shared\.b64") == 0
+        assert count(ptx[name], r"mbarrier\.arrive\.release\.cluster\.shared::cluster\.b64") == 5
+        assert count(ptx[name], r"mbarrier\.arrive\.shared::cluster\.b64") == 0
 
 
 def _clc_transfer(ins: str, state: str) -> str:

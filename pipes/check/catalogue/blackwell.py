@@ -106,7 +106,12 @@ def umma_gemm(
 
 
 def umma_pair(
-    tiles: int = 2, k_blocks: int = 1, stages: int = 1, acc_release_count: int = 2, multicast: bool = True
+    tiles: int = 2,
+    k_blocks: int = 1,
+    stages: int = 1,
+    acc_release_count: int = 2,
+    multicast: bool = True,
+    release_scope: Scope = Scope.CLUSTER,
 ) -> Protocol:
     """A ``cta_group::2`` pair: CTA 0 leads, CTA 1 follows, each loads half of every stage.
 
@@ -114,8 +119,10 @@ def umma_pair(
     MMA reads both CTAs' halves, and its commit releases ``empty[s]`` in both CTAs (``empty1[s]`` is CTA 1's)
     and fills ``acc_full`` in both; both CTAs' epilogues read their half of the accumulator and release on the
     leader's ``acc_empty``, which therefore expects 2 arrivals. ``acc_release_count=1``: it is declared with 1
-    (the pair's second epilogue forgotten); ``multicast=False``: the commit reaches only the leader's barrier.
-    Before exiting each CTA waits for the arrivals other CTAs still owe its barriers (the pipelines' tails).
+    (the pair's second epilogue forgotten); ``multicast=False``: the commit reaches only the leader's barrier;
+    ``release_scope=Scope.CTA``: the follower releases on the leader's barrier with the default
+    ``.release.cta`` (the stock kernel's form), which does not order its TMEM reads before the leader's next
+    MMA. Before exiting each CTA waits for the arrivals other CTAs still owe its barriers (the pipelines' tails).
     """
     steps: list = []
     for t in range(tiles):
@@ -157,7 +164,7 @@ def umma_pair(
                 ctx.wait(f"{full}[0]", t & 1, completion=t)
                 value = tmem_read(ctx, "acc", 0)
                 assert value == ("C", t, k_blocks - 1), f"{ctx.name} read {value!r} for tile {t}"
-                ctx.arrive("acc_empty[0]", 1, completion=t, scope=Scope.CTA if cta == 0 else Scope.CLUSTER)
+                ctx.arrive("acc_empty[0]", 1, completion=t, scope=Scope.CTA if cta == 0 else release_scope)
 
         return run
 
@@ -178,6 +185,7 @@ def umma_pair(
     ]
     name = "umma_pair" + ("" if acc_release_count == 2 else f"_acc_empty_counts_{acc_release_count}")
     name += "" if multicast else "_commit_not_multicast"
+    name += "" if release_scope is Scope.CLUSTER else f"_{release_scope.name.lower()}_scoped_release"
     return Protocol(name, agents, barriers=barriers, counters=stream.counters())
 
 
@@ -390,6 +398,14 @@ BAD = [
         lambda: umma_pair(multicast=False),
         FindingKind.DEADLOCK,
         ("tma1: blocked in wait on empty1[0]",),
+        twin="umma_pair",
+    ),
+    Entry(
+        "umma_pair_cta_scoped_release",
+        "the follower releases the leader's accumulator stage with the default .release.cta (the stock form)",
+        lambda: umma_pair(release_scope=Scope.CTA),
+        FindingKind.OVERWRITE_UNRELEASED,
+        ("mma_tc1 overwrites tmem['acc'][0]@cta1", "read of write #1 by epi1"),
         twin="umma_pair",
     ),
     Entry(

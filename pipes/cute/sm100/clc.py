@@ -21,7 +21,7 @@ completing its bytes on each CTA's mbarrier. This pipeline carries those respons
         c = clc.consumer("epi")
         slot = c.wait()
         m, n, l, valid = c.response(slot)      # clusterlaunchcontrol.query_cancel of the 16 bytes
-        c.release()            # fence.proxy.async.shared::cta, then arrive on CTA 0's empty[slot]
+        c.release()            # fence.proxy.async.shared::cta, then arrive (.release.cluster) on CTA 0's empty[slot]
 
 A warp that needs the answer to decide whether to fetch again (the scheduler itself) is a consumer too,
 under its own role name.
@@ -49,6 +49,7 @@ from ..base import BoundPipeline, PipelineBase
 from ..debug import DebugConfig, TraceEvent, Tracer
 from ..state import CuteConsumer, CuteState
 from .cluster import MAX_CLUSTER_CTAS
+from .release import release_remote
 
 __all__ = ["CLC_RESPONSE_BYTES", "ClcConsumer", "ClcFetchOps", "ClcFetchPipeline"]
 
@@ -170,8 +171,10 @@ class ClcFetchOps(BoundPipeline):
         self.record(TraceEvent.RELEASE, state.index)
         # The next try_cancel rewrites the response through the async proxy: order the generic reads first.
         cute.arch.fence_proxy("async.shared", space="cta")
-        peer = Int32(0) if self.decl.cluster_size > 1 else None
-        arrive_as_unit(self.empty, state.index, self._consumer().unit, peer=peer)
+        if self.decl.cluster_size > 1:  # CTA 0's scheduler writes the next response into this CTA too
+            release_remote(self.empty, state.index, self._consumer().unit, Int32(0))
+        else:
+            arrive_as_unit(self.empty, state.index, self._consumer().unit)
 
 
 @cute.jit

@@ -29,8 +29,9 @@ Completion is ``Completion.ARRIVAL``, and the producer's one arrival per stage i
 lands when the MMAs issued so far have *completed* (written the accumulator), not when the MMA warp runs
 it, so the epilogue's wait also orders its TMEM reads after the MMAs' TMEM writes. With ``cta_group=2``
 the commit is multicast to both CTAs of the pair (each holds half of the accumulator), and both CTAs'
-epilogue warps release on the *leader's* empty barrier: the declaration derives each consumer role's
-``peers`` (= ``cta_group``) from ``cluster``; leave ``Role.peers`` at 1.
+epilogue warps release on the *leader's* empty barrier, at cluster scope (:mod:`.release`): the
+declaration derives each consumer role's ``peers`` (= ``cta_group``) from ``cluster``; leave
+``Role.peers`` at 1.
 
 Counts: full barrier = 1 (the commit); empty barrier = Σ consumer arrivals × ``cta_group``. The producer
 role is one committing thread (``ELECTED_PER_WARP`` × 1 or ``THREAD`` × 1). In a pair the follower CTA's
@@ -54,6 +55,7 @@ from ..debug import DebugConfig, TraceEvent, Tracer
 from ..state import CuteState
 from .cluster import UmmaCluster
 from .commit import check_issuer, umma_commit
+from .release import release_remote
 
 __all__ = ["UmmaAccOps", "UmmaAccPipeline"]
 
@@ -134,5 +136,7 @@ class UmmaAccOps(BoundPipeline):
     def consumer_release(self, state: CuteState) -> None:
         self.record(TraceEvent.RELEASE, state.index)
         cluster = self.decl.cluster
-        peer = cluster.leader_rank() if cluster.pair else None
-        arrive_as_unit(self.empty, state.index, self._consumer().unit, peer=peer)
+        if cluster.pair:  # hand the stage back to the leader's MMAs, which rewrite this CTA's half too
+            release_remote(self.empty, state.index, self._consumer().unit, cluster.leader_rank())
+        else:
+            arrive_as_unit(self.empty, state.index, self._consumer().unit)
