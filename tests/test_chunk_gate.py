@@ -258,3 +258,16 @@ def test_the_gate_takes_its_run_time_arguments_as_one_tuple_from_the_host_helper
     assert isinstance(args, GateArgs) and args.rank == 1 and args.value == 1
     ptx = cute.compile(_GateFromArgs(_spec()), args, Int32(4), options=OPTIONS).artifacts.PTX
     assert "ld.acquire.sys.global.b32" in ptx
+
+
+def test_the_gpu_tests_gathered_copy_kernel_compiles_with_the_gate_before_every_tma_load():
+    from cutlass.cute.runtime import make_fake_stream
+    from gather_kernels import TILE_M, build_gathered_copy, fake_matrix
+
+    from pipes.comm import fake_gate_args
+
+    spec = GateSpec(ChunkPlan(rows=1024, world=2, chunk_rows=128), tile_m=TILE_M)
+    launch = build_gathered_copy(spec, columns=64)
+    a, out = fake_matrix(1024, 64), fake_matrix(1024, 64)
+    ptx = cute.compile(launch, a, out, fake_gate_args(), make_fake_stream(), options=OPTIONS).artifacts.PTX
+    assert "ld.acquire.sys.global.b32" in ptx and "acquired" not in _tma_load_states(ptx)
