@@ -117,3 +117,12 @@ def test_every_defect_has_a_catalogue_entry_with_a_clean_twin():
     planted = {e.name.removeprefix("all_gather_").removeprefix("sm_") for e in GATHER_BAD}
     assert planted == set(AG_BUGS)
     assert all(ENTRIES[e.twin] in GATHER_GOOD for e in GATHER_BAD)
+
+
+def test_the_whole_catalogue_checks_the_all_gather_entries():
+    """``tests/test_check_catalogue.py`` runs every catalogue entry: each defect must give its finding with
+    its words, each twin must check clean and exhaustively. The all-gather's entries are among them."""
+    from pipes.check.catalogue import BAD, GOOD
+
+    assert all(e in GOOD for e in GATHER_GOOD) and all(e in BAD for e in GATHER_BAD)
+    assert all(e.expect is not None and e.mentions for e in GATHER_BAD)
