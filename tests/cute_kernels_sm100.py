@@ -67,16 +67,19 @@ def protocol_specs(ab_stages: int = 4, acc_stages: int = 2, clc_stages: int = 2)
     }
 
 
-def build_protocol_kernel(cluster: UmmaCluster, *, mma_commits: bool = True) -> tuple[Any, dict[str, Any]]:
+def build_protocol_kernel(
+    cluster: UmmaCluster, *, mma_commits: bool = True, debug: Any = None
+) -> tuple[Any, dict[str, Any]]:
     """The launcher ``launch(out, k_tiles, stream)`` and its declarations.
 
     ``mma_commits=False`` plants the defect "a missing tcgen05.commit": the MMA warp waits each stage and
-    never releases it (the PTX checks must notice the missing commit).
+    never releases it (the PTX checks must notice the missing commit). ``debug``: every declaration's debug
+    mode (bounded waits that report and trap).
     """
     specs = protocol_specs()
-    ab = TmaUmmaPipeline(specs["ab"], cluster=cluster)
-    acc = UmmaAccPipeline(specs["acc"], cluster=cluster)
-    sched = ClcFetchPipeline(specs["sched"], cluster_size=cluster.size)
+    ab = TmaUmmaPipeline(specs["ab"], cluster=cluster, debug=debug)
+    acc = UmmaAccPipeline(specs["acc"], cluster=cluster, debug=debug)
+    sched = ClcFetchPipeline(specs["sched"], cluster_size=cluster.size, debug=debug)
     layout = RoleLayout(
         32 * (3 + EPI_WARPS),
         {

@@ -217,3 +217,25 @@ def test_store_notify_compiles_for_sm100a_and_publishes_only_complete_stores() -
     # The ".read-then-flag" defect (the stock GEMM + reduce-scatter drain): the check must see it.
     read_only = [re.sub(r"^cp\.async\.bulk\.wait_group\s", "cp.async.bulk.wait_group.read ", i) for i in body]
     assert early(read_only)
+
+
+def test_debug_mode_bounds_every_sm100_wait() -> None:
+    """Debug mode: each wait is a bounded spin on the global timer that reports its site and traps."""
+    plain = bw.compile_protocol(PAIR)
+    debug = bw.compile_protocol(PAIR, debug=True)
+    assert "trap;" not in plain and "globaltimer" not in plain
+    assert "trap;" in debug and "globaltimer" in debug
+    for site in (
+        "pipeline=ab role=tma op=acquire",
+        "pipeline=acc role=epi op=wait",
+        "pipeline=sched role=clc op=acquire",
+    ):
+        assert site in _printf_strings(debug), site
+
+
+def _printf_strings(ptx: str) -> str:
+    """The PTX's global byte strings, decoded (cute.printf formats live there)."""
+    out = []
+    for body in re.findall(r"\.global \.align \d+ \.b8 \w+\[\d+\] = \{([\d, ]+)\};", ptx):
+        out.append(bytes(int(b) for b in body.split(",")).decode("latin-1"))
+    return "\n".join(out)

@@ -1,4 +1,4 @@
-"""pipes.cute: the CuTe DSL backend (Hopper mbarrier pipelines).
+"""pipes.cute: the CuTe DSL backend (Hopper mbarrier pipelines; the Blackwell kinds are in :mod:`pipes.cute.sm100`).
 
 Declare pipelines from :class:`pipes.PipelineSpec` objects (:class:`AsyncPipeline`, :class:`TmaLoadPipeline`,
 :class:`StoreNotifyPipeline`), give them shared memory and initialize them once with
