@@ -132,6 +132,16 @@ def test_compiles_for_sm100a(ptx: dict[str, str]) -> None:
         assert re.search(r"^\.target sm_100a", text, re.M)
 
 
+def test_a_one_cta_cluster_multicasts_the_mainloop_commit_only() -> None:
+    # cluster 2×1 with cta_group::1: the mainloop commit reaches both CTAs (B is shared along the column);
+    # the accumulator commit stays in the CTA (its epilogue is the only reader).
+    text = bw.compile_protocol(UmmaCluster(2, 1))
+    assert (
+        count(text, r"tcgen05\.commit\.cta_group::1\.mbarrier::arrive::one\.shared::cluster\.multicast::cluster") == 1
+    )
+    assert count(text, r"tcgen05\.commit\.cta_group::1\.mbarrier::arrive::one\.shared::cluster\.b64") == 1
+
+
 def test_mma_releases_are_tcgen05_commits(ptx: dict[str, str]) -> None:
     # One commit releases the mainloop stage, one fills the accumulator stage; elected, never per lane.
     assert count(ptx["solo"], r"tcgen05\.commit\.cta_group::1\.mbarrier::arrive::one\.shared::cluster\.b64") == 2

@@ -75,8 +75,14 @@ class ClcFetchPipeline(PipelineBase):
         trace_id: int = 0,
     ) -> None:
         owner = f"ClcFetchPipeline({getattr(spec, 'name', '?')!r})"
-        if isinstance(cluster_size, bool) or not isinstance(cluster_size, int) or not 1 <= cluster_size <= 16:
-            raise SpecError(f"{owner}.cluster_size = {cluster_size!r} is invalid: allowed an int in [1, 16]")
+        if (
+            isinstance(cluster_size, bool)
+            or not isinstance(cluster_size, int)
+            or not 1 <= cluster_size <= MAX_CLUSTER_CTAS
+        ):
+            raise SpecError(
+                f"{owner}.cluster_size = {cluster_size!r} is invalid: allowed an int in [1, {MAX_CLUSTER_CTAS}]"
+            )
         if isinstance(spec, PipelineSpec):
             spec = _with_cluster_peers(owner, spec, cluster_size)
         super().__init__(spec, suspend_waits=suspend_waits, debug=debug, tracer=tracer, trace_id=trace_id)
@@ -96,11 +102,11 @@ class ClcFetchPipeline(PipelineBase):
                 f"{owner}.tx_bytes = {spec.tx_bytes} is invalid: allowed {CLC_RESPONSE_BYTES} (one try_cancel "
                 "response per stage)"
             )
-        self.cluster_size_ = cluster_size
+        self._cluster_size = cluster_size
 
     @property
     def cluster_size(self) -> int:
-        return self.cluster_size_
+        return self._cluster_size
 
     def extra_words(self) -> int:
         # One 16-byte response per stage, 16-byte aligned: one spare word to round the start up.
@@ -120,8 +126,6 @@ def _with_cluster_peers(owner: str, spec: PipelineSpec, cluster_size: int) -> Pi
                 "derives it from cluster_size="
             )
         roles.append(dataclasses.replace(role, peers=cluster_size))
-    if cluster_size > MAX_CLUSTER_CTAS:  # pragma: no cover - checked above
-        raise SpecError(f"{owner}.cluster_size = {cluster_size} is invalid")
     return dataclasses.replace(spec, consumers=tuple(roles))
 
 

@@ -123,7 +123,7 @@ class UmmaCluster(TraceStatic):
     def _row_pattern(self) -> int:
         # The CTAs of MMA tile row 0 that share an A tile: both halves of each pair, every shared column.
         bits = 0
-        for n in range(self.a_sharers if self.multicast else 1):
+        for n in range(self.a_sharers):
             for v in range(self.cta_group):
                 bits |= 1 << (v + self.cluster_m * n)
         return bits
