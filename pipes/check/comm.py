@@ -416,15 +416,22 @@ def tma_unit(
     read: TileReader,
     *,
     done: str,
+    start: str | None = None,
     device: int = 0,
 ) -> Agent:
     """The TMA unit of a load warp, as an agent: per ``(epoch, chunk)`` of ``loads`` (in issue order), wait
     for its issue, read the chunk through the async proxy (``read(ctx, chunk)``, e.g. ``ctx.read_global(...,
     proxy="async")``), check it holds ``(epoch, chunk)``, then count it complete on ``done`` (the
-    transaction bytes landing on the mbarrier the math warps wait for)."""
+    transaction bytes landing on the mbarrier the math warps wait for). ``start``: a counter the launching
+    stream raises to each launch's epoch before the kernel; the unit waits for it at a launch's first load
+    (the kernel starts after the stream's earlier work, whose writes every proxy then sees)."""
 
     def run(ctx: Ctx) -> None:
+        launch = None
         for issued, (epoch, chunk) in enumerate(loads, start=1):
+            if start is not None and epoch != launch:
+                ctx.wait_counter(start, at_least=epoch, scope=Scope.SYSTEM)
+                launch = epoch
             issues.wait(ctx, issued)
             got = read(ctx, chunk)
             if got != (epoch, chunk):

@@ -34,6 +34,7 @@ from ..comm import (
     copy_stream,
     host_reader,
     model_epoch,
+    tma_unit,
 )
 from ..context import Ctx
 from ..declarations import END_OF_STREAM, ModelCounter, ModelPipeline
@@ -283,22 +284,17 @@ def all_gather_launches(
         return run
 
     def tma(r: int) -> Agent:
-        def run(ctx: Ctx) -> None:
-            issued = 0
-            for epoch in epochs:
-                # The kernel starts after the stream's earlier work: the own block is in place for every proxy.
-                ctx.wait_counter(f"start{r}", at_least=epoch, scope=sys_scope)
-                for chunk in order[r]:
-                    issued += 1
-                    issues[r].wait(ctx, issued)
-                    got = ctx.read_global(("A", r, chunk), proxy="async")
-                    if got != (epoch, chunk):
-                        raise AssertionError(
-                            f"tma{r} loaded chunk {chunk} as {got!r} in launch {epoch}, expected {(epoch, chunk)!r}"
-                        )
-                    ctx.signal(f"loaded{r}", 1)
-
-        return Agent(f"tma{r}", run, device=r)
+        """The load warp's TMA unit: the kernel starts after the stream's earlier work (the own block is in
+        place for every proxy); each load's data must be this launch's chunk."""
+        return tma_unit(
+            f"tma{r}",
+            issues[r],
+            [(epoch, chunk) for epoch in epochs for chunk in order[r]],
+            lambda ctx, chunk: ctx.read_global(("A", r, chunk), proxy="async"),
+            done=f"loaded{r}",
+            start=f"start{r}",
+            device=r,
+        )
 
     def pusher(r: int) -> Agent:
         return chunk_pusher(
