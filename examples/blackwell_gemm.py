@@ -1,10 +1,5 @@
 """A persistent, warp-specialized Blackwell (sm_100a) dense GEMM written with pipes objects.
 
-The port of NVIDIA's CuTe DSL example ``blackwell/kernel/dense_gemm/dense_gemm_persistent.py`` (TMA-store
-epilogue): the same roles, tiles, MMA and copies; every synchronization is a pipes object instead of a
-``cutlass.pipeline`` call. ``C = A · B`` with fp16/bf16 A and B (K-major), fp32 accumulation in tensor
-memory, C stored with TMA; ``cta_group=2`` runs each MMA over a CTA pair.
-
 | role        | warps | pipelines and objects                                                            |
 |-------------|-------|----------------------------------------------------------------------------------|
 | epilogue    | 0-3   | ``acc`` consumer; ``TmaStoreStaging`` producer (warp 0 stores); TMEM allocator   |
@@ -16,6 +11,11 @@ memory, C stored with TMA; ``cta_group=2`` runs each MMA over a CTA pair.
 | ``ab``   | ``TmaUmmaPipeline`` | fill   | tma (1 elected) → mma (1 elected)   | 1 + bytes / ``mma_peers``       |
 | ``acc``  | ``UmmaAccPipeline`` | 2      | mma (1 commit) → epilogue (4 warps) | 1 / 4 × ``cta_group``           |
 | staging  | ``TmaStoreStaging`` | fill   | epilogue → TMA store (bulk groups)  | none: ``wait_group.read``       |
+
+The port of NVIDIA's CuTe DSL example ``blackwell/kernel/dense_gemm/dense_gemm_persistent.py`` (TMA-store
+epilogue): the same roles, tiles, MMA and copies; every synchronization is a pipes object instead of a
+``cutlass.pipeline`` call. ``C = A · B`` with fp16/bf16 A and B (K-major), fp32 accumulation in tensor
+memory, C stored with TMA; ``cta_group=2`` runs each MMA over a CTA pair.
 
 Also: ``TmemAllocation`` (warp 0 allocates the accumulator columns; the MMA and epilogue warps meet on a
 named barrier before reading the address), ``NamedBarrierAllocator`` (epilogue barrier, TMEM barrier) and

@@ -72,6 +72,13 @@ def build_protocol_kernel(
 ) -> tuple[Any, dict[str, Any]]:
     """The launcher ``launch(out, k_tiles, stream)`` and its declarations.
 
+    | role         | warps | pipelines                                                     |
+    |--------------|-------|---------------------------------------------------------------|
+    | tma          | 0     | ``ab`` producer (k_tiles stages); ``sched`` consumer          |
+    | mma          | 1     | ``ab`` consumer and ``acc`` producer (leader CTA); ``sched``  |
+    | epi          | 2-5   | ``acc`` consumer (one tile); ``sched`` consumer               |
+    | clc          | 6     | ``sched`` producer (CTA 0); ``sched`` consumer (clc_reader)   |
+
     ``mma_commits=False`` plants the defect "a missing tcgen05.commit": the MMA warp waits each stage and
     never releases it (the PTX checks must notice the missing commit). ``debug``: every declaration's debug
     mode (bounded waits that report and trap).
