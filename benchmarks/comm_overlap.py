@@ -27,7 +27,7 @@ import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+sys.path[:0] = [str(Path(__file__).resolve().parents[1] / d) for d in ("examples", "contrib")]
 
 from hopper_gemm.config import GemmConfig, Schedule  # noqa: E402
 from tile_comm.config import CommConfig  # noqa: E402

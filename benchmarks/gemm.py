@@ -25,10 +25,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+sys.path[:0] = [str(Path(__file__).resolve().parents[1] / d) for d in ("examples", "contrib")]
 
+from gemm_modes.modes import tuned_config  # noqa: E402
 from gpu_clocks import ClockSampler, smi_id  # noqa: E402
-from hopper_gemm.config import GemmConfig, Schedule  # noqa: E402
+from hopper_gemm.config import Schedule  # noqa: E402
 from hopper_gemm.timing import time_interleaved  # noqa: E402
 from needs_gpu import cuda_torch  # noqa: E402
 from shape_arg import table_rows  # noqa: E402
@@ -55,63 +56,63 @@ QUICK_SHAPES = [SHAPES[1], SHAPES[5], SHAPES[6], SHAPES[7], SHAPES[9]]
 C = Schedule.COOPERATIVE
 P = Schedule.PINGPONG
 CANDIDATES = {
-    "coop128x256c21": GemmConfig(128, 256, 2, 1, C),
-    "coop128x256c21g4": GemmConfig(128, 256, 2, 1, C, group=4),
-    "coop128x256c21g16": GemmConfig(128, 256, 2, 1, C, group=16),
-    "coop128x256c21rn": GemmConfig(128, 256, 2, 1, C, raster="n"),
-    "coop128x256c12": GemmConfig(128, 256, 1, 2, C),
-    "coop256x128c12": GemmConfig(256, 128, 1, 2, C),
-    "coop256x128c21": GemmConfig(256, 128, 2, 1, C),
-    "coop128x128c21": GemmConfig(128, 128, 2, 1, C),
-    "coop128x128c21d4": GemmConfig(128, 128, 2, 1, C, deferred_chunks=4),
-    "coop256x128c12s8": GemmConfig(256, 128, 1, 2, C, epi_stages=8),
-    "coop128x256c21s8": GemmConfig(128, 256, 2, 1, C, epi_stages=8),
-    "coop256x128c12g4": GemmConfig(256, 128, 1, 2, C, group=4),
-    "coop256x128c12g16": GemmConfig(256, 128, 1, 2, C, group=16),
-    "coop256x128c12rn": GemmConfig(256, 128, 1, 2, C, raster="n"),
-    "coop256x128c12rn4": GemmConfig(256, 128, 1, 2, C, raster="n", group=4),
-    "coop256x128c12b4": GemmConfig(256, 128, 1, 2, C, epi_batch=4),
-    "coop256x128c12d1": GemmConfig(256, 128, 1, 2, C, deferred_chunks=1),
-    "coop256x128c12d2": GemmConfig(256, 128, 1, 2, C, deferred_chunks=2),
-    "coop256x128c12d4": GemmConfig(256, 128, 1, 2, C, deferred_chunks=4),
-    "coop256x128c12d8": GemmConfig(256, 128, 1, 2, C, deferred_chunks=8),
-    "coop128x256c21d4": GemmConfig(128, 256, 2, 1, C, deferred_chunks=4),
-    "coop128x256c21e64d4": GemmConfig(128, 256, 2, 1, C, epi_stages=2, epi_n=64, deferred_chunks=4),
-    "coop128x256c21d8": GemmConfig(128, 256, 2, 1, C, deferred_chunks=8),
-    "coop128x256c21skrd2": GemmConfig(128, 256, 2, 1, C, stream_k=True, stream_k_remainder=True, deferred_chunks=2),
-    "coop128x256c21skrd4": GemmConfig(128, 256, 2, 1, C, stream_k=True, stream_k_remainder=True, deferred_chunks=4),
-    "coop128x256c21skrd8": GemmConfig(128, 256, 2, 1, C, stream_k=True, stream_k_remainder=True, deferred_chunks=8),
-    "coop128x256c21skrb4": GemmConfig(128, 256, 2, 1, C, stream_k=True, stream_k_remainder=True, epi_batch=4),
-    "coop128x256c21skad8": GemmConfig(128, 256, 2, 1, C, stream_k=True, stream_k_aligned=True, deferred_chunks=8),
+    "coop128x256c21": tuned_config(128, 256, 2, 1, C),
+    "coop128x256c21g4": tuned_config(128, 256, 2, 1, C, group=4),
+    "coop128x256c21g16": tuned_config(128, 256, 2, 1, C, group=16),
+    "coop128x256c21rn": tuned_config(128, 256, 2, 1, C, raster="n"),
+    "coop128x256c12": tuned_config(128, 256, 1, 2, C),
+    "coop256x128c12": tuned_config(256, 128, 1, 2, C),
+    "coop256x128c21": tuned_config(256, 128, 2, 1, C),
+    "coop128x128c21": tuned_config(128, 128, 2, 1, C),
+    "coop128x128c21d4": tuned_config(128, 128, 2, 1, C, deferred_chunks=4),
+    "coop256x128c12s8": tuned_config(256, 128, 1, 2, C, epi_stages=8),
+    "coop128x256c21s8": tuned_config(128, 256, 2, 1, C, epi_stages=8),
+    "coop256x128c12g4": tuned_config(256, 128, 1, 2, C, group=4),
+    "coop256x128c12g16": tuned_config(256, 128, 1, 2, C, group=16),
+    "coop256x128c12rn": tuned_config(256, 128, 1, 2, C, raster="n"),
+    "coop256x128c12rn4": tuned_config(256, 128, 1, 2, C, raster="n", group=4),
+    "coop256x128c12b4": tuned_config(256, 128, 1, 2, C, epi_batch=4),
+    "coop256x128c12d1": tuned_config(256, 128, 1, 2, C, deferred_chunks=1),
+    "coop256x128c12d2": tuned_config(256, 128, 1, 2, C, deferred_chunks=2),
+    "coop256x128c12d4": tuned_config(256, 128, 1, 2, C, deferred_chunks=4),
+    "coop256x128c12d8": tuned_config(256, 128, 1, 2, C, deferred_chunks=8),
+    "coop128x256c21d4": tuned_config(128, 256, 2, 1, C, deferred_chunks=4),
+    "coop128x256c21e64d4": tuned_config(128, 256, 2, 1, C, epi_stages=2, epi_n=64, deferred_chunks=4),
+    "coop128x256c21d8": tuned_config(128, 256, 2, 1, C, deferred_chunks=8),
+    "coop128x256c21skrd2": tuned_config(128, 256, 2, 1, C, stream_k=True, stream_k_remainder=True, deferred_chunks=2),
+    "coop128x256c21skrd4": tuned_config(128, 256, 2, 1, C, stream_k=True, stream_k_remainder=True, deferred_chunks=4),
+    "coop128x256c21skrd8": tuned_config(128, 256, 2, 1, C, stream_k=True, stream_k_remainder=True, deferred_chunks=8),
+    "coop128x256c21skrb4": tuned_config(128, 256, 2, 1, C, stream_k=True, stream_k_remainder=True, epi_batch=4),
+    "coop128x256c21skad8": tuned_config(128, 256, 2, 1, C, stream_k=True, stream_k_aligned=True, deferred_chunks=8),
     # the tile order (raster direction, band width) of auto's cooperative picks
-    "coop128x256c21g4d8": GemmConfig(128, 256, 2, 1, C, group=4, deferred_chunks=8),
-    "coop128x256c21g16d8": GemmConfig(128, 256, 2, 1, C, group=16, deferred_chunks=8),
-    "coop128x256c21rnd8": GemmConfig(128, 256, 2, 1, C, raster="n", deferred_chunks=8),
-    "coop128x256c21skrg16d8": GemmConfig(
+    "coop128x256c21g4d8": tuned_config(128, 256, 2, 1, C, group=4, deferred_chunks=8),
+    "coop128x256c21g16d8": tuned_config(128, 256, 2, 1, C, group=16, deferred_chunks=8),
+    "coop128x256c21rnd8": tuned_config(128, 256, 2, 1, C, raster="n", deferred_chunks=8),
+    "coop128x256c21skrg16d8": tuned_config(
         128, 256, 2, 1, C, group=16, stream_k=True, stream_k_remainder=True, deferred_chunks=8
     ),
-    "coop128x256c21skrrnd8": GemmConfig(
+    "coop128x256c21skrrnd8": tuned_config(
         128, 256, 2, 1, C, raster="n", stream_k=True, stream_k_remainder=True, deferred_chunks=8
     ),
-    "coop256x128c12sk": GemmConfig(256, 128, 1, 2, C, stream_k=True),
-    "coop128x256c21sk": GemmConfig(128, 256, 2, 1, C, stream_k=True),
-    "coop256x128c12skr": GemmConfig(256, 128, 1, 2, C, stream_k=True, stream_k_remainder=True),
-    "coop128x256c21skr": GemmConfig(128, 256, 2, 1, C, stream_k=True, stream_k_remainder=True),
-    "coop256x192c12": GemmConfig(256, 192, 1, 2, C),
-    "coop256x192c21": GemmConfig(256, 192, 2, 1, C),
-    "coop256x128c12e64": GemmConfig(256, 128, 1, 2, C, epi_stages=2, epi_n=64),
-    "coop128x256c21e64": GemmConfig(128, 256, 2, 1, C, epi_stages=2, epi_n=64),
-    "coop256x128c22": GemmConfig(256, 128, 2, 2, C),
-    "coop128x256c22": GemmConfig(128, 256, 2, 2, C),
-    "coop128x256c22skr": GemmConfig(128, 256, 2, 2, C, stream_k=True, stream_k_remainder=True),
-    "pp128x128c21": GemmConfig(128, 128, 2, 1, P),
-    "pp128x128c21r": GemmConfig(128, 128, 2, 1, P, staging_in_ring=True),
-    "coop128x128c21r": GemmConfig(128, 128, 2, 1, C, staging_in_ring=True),
-    "pp128x128c22": GemmConfig(128, 128, 2, 2, P),
-    "pp128x192c22": GemmConfig(128, 192, 2, 2, P),
-    "pp128x192c21": GemmConfig(128, 192, 2, 1, P),
-    "pp128x192c21b2": GemmConfig(128, 192, 2, 1, P, epi_batch=2),
-    "pp64x256c21": GemmConfig(64, 256, 2, 1, P),
+    "coop256x128c12sk": tuned_config(256, 128, 1, 2, C, stream_k=True),
+    "coop128x256c21sk": tuned_config(128, 256, 2, 1, C, stream_k=True),
+    "coop256x128c12skr": tuned_config(256, 128, 1, 2, C, stream_k=True, stream_k_remainder=True),
+    "coop128x256c21skr": tuned_config(128, 256, 2, 1, C, stream_k=True, stream_k_remainder=True),
+    "coop256x192c12": tuned_config(256, 192, 1, 2, C),
+    "coop256x192c21": tuned_config(256, 192, 2, 1, C),
+    "coop256x128c12e64": tuned_config(256, 128, 1, 2, C, epi_stages=2, epi_n=64),
+    "coop128x256c21e64": tuned_config(128, 256, 2, 1, C, epi_stages=2, epi_n=64),
+    "coop256x128c22": tuned_config(256, 128, 2, 2, C),
+    "coop128x256c22": tuned_config(128, 256, 2, 2, C),
+    "coop128x256c22skr": tuned_config(128, 256, 2, 2, C, stream_k=True, stream_k_remainder=True),
+    "pp128x128c21": tuned_config(128, 128, 2, 1, P),
+    "pp128x128c21r": tuned_config(128, 128, 2, 1, P, staging_in_ring=True),
+    "coop128x128c21r": tuned_config(128, 128, 2, 1, C, staging_in_ring=True),
+    "pp128x128c22": tuned_config(128, 128, 2, 2, P),
+    "pp128x192c22": tuned_config(128, 192, 2, 2, P),
+    "pp128x192c21": tuned_config(128, 192, 2, 1, P),
+    "pp128x192c21b2": tuned_config(128, 192, 2, 1, P, epi_batch=2),
+    "pp64x256c21": tuned_config(64, 256, 2, 1, P),
 }
 QUICK = ["coop128x256c21d8", "coop128x256c21skrd8", "pp128x192c21", "pp128x128c21", "pp128x128c21r"]
 #: Measured and slower everywhere, or within 1 % of a table configuration (H100, 2026-11-24/25): kept for
@@ -179,8 +180,8 @@ def shape_inputs(shape, torch) -> tuple:
 def bench_shape(shape, names, torch) -> tuple[list[Row], tuple[float, float]]:
     """The rows of ``shape`` (every configuration of ``names`` and torch, interleaved) and the wall-clock
     span of the timed rounds (``time.time()``), without compiling and checking before them."""
-    from hopper_gemm.api import launcher, validate
-    from hopper_gemm.launch import without_unheld_ring_staging
+    from gemm_modes.launch import launcher, without_unheld_ring_staging
+    from hopper_gemm.api import validate
 
     m, n, k, dtype, with_bias = shape
     a, w, bias, out, ref, torch_fn = shape_inputs(shape, torch)
@@ -206,7 +207,7 @@ def bench_shape(shape, names, torch) -> tuple[list[Row], tuple[float, float]]:
 def _auto(shape: tuple, rows: list[Row], sms: int | None = None, pdl: bool = False) -> str:
     """What ``schedule="auto"`` picks for ``shape`` on a GPU of ``sms`` SMs (None: an H100's), launched
     with programmatic dependent launch or not (``pdl``), its ratio if it ran, and the target's verdict."""
-    from hopper_gemm.autotable import H100_SMS, pick
+    from gemm_modes.autotable import H100_SMS, pick
     from hopper_gemm.config import Problem
 
     m, n, k, dtype, bias = shape

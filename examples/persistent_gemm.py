@@ -19,9 +19,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1] / "contrib")]
 
-from hopper_gemm.api import choose_config, device_sms, gemm  # noqa: E402
+from gemm_modes.choice import choose_config  # noqa: E402
+from hopper_gemm.api import device_sms, gemm  # noqa: E402
 from hopper_gemm.config import Problem  # noqa: E402
 
 
@@ -62,7 +63,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def no_gpu_report(args: argparse.Namespace, why: str = "") -> int:
-    from hopper_gemm.report import compile_report
+    from gemm_modes.launch import compile_report
 
     problem = Problem(args.dtype, "k" if args.b_layout == "nk" else "n", bias=args.bias, scaled=args.alpha != 1.0)
     choice = (args.schedule, args.tile, args.cluster, args.stream_k)
@@ -72,7 +73,7 @@ def no_gpu_report(args: argparse.Namespace, why: str = "") -> int:
     for line in compile_report(config, problem).lines():
         print("  " + line)
     if config.stream_k:  # the fix-up between clusters, on a small walk of the same split arithmetic
-        from hopper_gemm.stream_k_protocol import STREAM_K_BUGS, StreamKWalk, check_stream_k
+        from gemm_modes.stream_k_protocol import STREAM_K_BUGS, StreamKWalk, check_stream_k
 
         mode = "aligned" if config.stream_k_aligned else "remainder" if config.stream_k_remainder else "waves"
         walk = StreamKWalk(*STREAM_K_MODEL[mode], remainder=config.stream_k_remainder, aligned=config.stream_k_aligned)
@@ -87,7 +88,7 @@ def no_gpu_report(args: argparse.Namespace, why: str = "") -> int:
             print(f"  planted {bug:<9}: {found.findings[0].kind.name if found.findings else 'nothing found'}")
         return 0 if report.ok else 1
     if config.split_k > 1:  # the parallel fix-up, on one tile cut into the same number of parts
-        from hopper_gemm.split_k_protocol import SPLIT_K_BUGS, SplitKWalk, check_split_k
+        from gemm_modes.split_k_protocol import SPLIT_K_BUGS, SplitKWalk, check_split_k
 
         walk = SplitKWalk(1, min(config.split_k, 3), 4)
         print(f"split-K fix-up (pipes.check; one tile in {walk.parts} parts, {walk.launches} launches):")
@@ -188,11 +189,12 @@ def run(args: argparse.Namespace) -> int:
         print("(includes the Python launch path of gemm(); benchmarks/gemm.py times the kernel alone)")
         figures.update(us=times["pipes"], torch_us=times["torch"], ratio=times["torch"] / times["pipes"])
     if args.trace:
+        from gemm_modes.launch import hooks_for
         from hopper_gemm.tracing import traced_run
 
         from pipes.cute.timeline import draw_timeline
 
-        draw_timeline(traced_run(a, b_nk.contiguous(), config), args.trace)
+        draw_timeline(traced_run(a, b_nk.contiguous(), config.config, modes=hooks_for(config)), args.trace)
         print(f"trace: {args.trace}")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1))

@@ -43,6 +43,7 @@ def _fake_torch():
 @pytest.mark.parametrize(("writes", "ok"), [("right", True), ("nothing", False), ("wrong", False)])
 def test_a_contender_is_checked_once_against_torch(writes, ok, monkeypatch):
     import checked_launch
+    from gemm_modes import launch as modes_launch
     from hopper_gemm import api
 
     a, w = _Tensor(np.ones((4, 3))), _Tensor(np.ones((5, 3)))
@@ -58,7 +59,7 @@ def test_a_contender_is_checked_once_against_torch(writes, ok, monkeypatch):
         return launch
 
     monkeypatch.setitem(sys.modules, "torch", _fake_torch())
-    monkeypatch.setattr(api, "launcher", launcher)
+    monkeypatch.setattr(modes_launch, "launcher", launcher)
     monkeypatch.setattr(api, "validate", lambda a, w, bias=None, out=None: (a, w, bias, out))
     if ok:
         launch = checked_launch.checked_launcher("cfg", (a, w, None), ref, "cfg at 4×5×3")

@@ -188,6 +188,8 @@ def test_comm_only_kernels_compile():
 
 # --- errors before anything compiles ------------------------------------------------------------------
 def test_configuration_errors_are_clear():
+    from gemm_modes.launch import hooks_for
+    from gemm_modes.modes import tuned_config
     from hopper_gemm.comm_hook import check_comm
     from hopper_gemm.kernel import GemmKernel
     from tile_comm.role import CommRole
@@ -203,8 +205,9 @@ def test_configuration_errors_are_clear():
         CommRole(CommConfig("host"), GemmConfig(128, 192, 1, 1, Schedule.COOPERATIVE))
     with pytest.raises(ValueError, match="pdl must be False with a comm role"):
         GemmKernel(COOP_256x128.with_(pdl=True), Problem("bf16"), comm=role)
-    with pytest.raises(ValueError, match="staging_in_ring must be False with a comm role"):
-        GemmKernel(COOP_256x128.with_(staging_in_ring=True), Problem("bf16"), comm=role)
+    ring = hooks_for(tuned_config(128, 128, 2, 1, Schedule.PINGPONG, staging_in_ring=True))
+    with pytest.raises(ValueError, match="runs on the plain kernel, without performance modes"):
+        GemmKernel(COOP_256x128, Problem("bf16"), comm=role, modes=ring)
     with pytest.raises(ValueError, match="allowed \\['host', 'local', 'none', 'peer'\\]"):
         CommConfig("carrier-pigeon")
     assert CommConfig("peer").scope == "sys"
@@ -223,8 +226,8 @@ def test_configuration_errors_are_clear():
         CommConfig("host", engine="dma")
     with pytest.raises(ValueError, match="ship_blocks must be 1"):
         CommConfig("host", engine="copy", ship_blocks=2)
-    with pytest.raises(ValueError, match="stream_k = True"):
-        check_comm(COOP_256x128.with_(stream_k=True))
+    with pytest.raises(ValueError, match="split tiles .* are not stored once, whole"):
+        check_comm(COOP_256x128, hooks_for(tuned_config(256, 128, 1, 2, Schedule.COOPERATIVE, stream_k=True)))
     with pytest.raises(ValueError, match="needs epi_batch = 1, not 4"):
         check_comm(COOP_256x128.with_(epi_batch=4))
     # The copy engine's steps are the GEMM's own walk: the role takes its order from the GEMM it serves.
@@ -241,21 +244,22 @@ def test_default_config_is_the_tables_unsplit_cooperative_choice():
     """The fused kernel never splits tiles: where the table picks stream-K, split-K or ping-pong it takes the
     table's unsplit cooperative configuration, whatever the table's split mode (a bare ``stream_k=False``
     on a remainder-mode pick would be an invalid configuration)."""
-    from hopper_gemm.autotable import pick
+    from gemm_modes.autotable import pick
     from tile_comm.launcher import COOPERATIVE_FALLBACK, default_config
 
     shapes = ((8192, 8192, 16384), (6144, 6144, 6144), (8192, 8192, 1024), (256, 8192, 8192), (4096, 4096, 4096))
     for mnk in (*shapes, (1024, 1024, 8192)):
         config = default_config(*mnk, comm=CommConfig("local"))
-        assert config.schedule is Schedule.COOPERATIVE and not config.partial_sums, mnk
+        assert isinstance(config, GemmConfig) and config.schedule is Schedule.COOPERATIVE, mnk  # no modes
         table = pick(Problem("bf16"), mnk)
-        expected = table if table.schedule is Schedule.COOPERATIVE and not table.partial_sums else COOPERATIVE_FALLBACK
+        unsplit = table.schedule is Schedule.COOPERATIVE and not table.partial_sums
+        expected = table.config if unsplit else COOPERATIVE_FALLBACK
         # The fused protocol is checked unbatched, and its comm role counts the storing warp's bulk groups.
-        assert config == expected.with_(epi_batch=1, deferred_chunks=0), mnk
+        assert config == expected.with_(epi_batch=1, ab_stages=None), mnk
     assert pick(Problem("bf16"), (8192, 8192, 16384)).stream_k_remainder  # the cases this guards
     assert pick(Problem("bf16"), (1024, 1024, 8192)).split_k > 1
     wide = default_config(8192, 8192, 16384, comm=CommConfig.default("host"))
-    assert (wide.tile_m, wide.tile_n, wide.group) == (256, 128, 32) and not wide.stream_k  # full-width band
+    assert (wide.tile_m, wide.tile_n, wide.group) == (256, 128, 32)  # full-width band
 
 
 def test_receiver_rejects_pageable_and_misshapen_buffers():

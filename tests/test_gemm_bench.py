@@ -39,7 +39,7 @@ def test_autos_picks_for_the_issue_table_are_the_measured_ones():
     """The target table's rows keep the configurations benchmarks/RESULTS.md measured for them: a new rule of the
     table that moved one would need that row measured again."""
     import gemm
-    from hopper_gemm.autotable import pick
+    from gemm_modes.autotable import pick
     from hopper_gemm.config import Problem
 
     expected = {

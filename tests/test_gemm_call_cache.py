@@ -1,11 +1,11 @@
-"""hopper_gemm.call_cache without a GPU: one prepared launch per call key, re-pointed per call."""
+"""gemm_modes.call_cache without a GPU: one prepared launch per call key, re-pointed per call."""
 
 from __future__ import annotations
 
 import threading
 
 import pytest
-from hopper_gemm.call_cache import CachedCall, LaunchCache, call_key
+from gemm_modes.call_cache import CachedCall, LaunchCache, call_key
 
 
 class FakeTensor:

@@ -12,7 +12,7 @@ STAGE_BYTES = (128 + 256) * 64 * 2  # one A and one B k-tile of the cooperative 
 
 
 def _config():
-    from hopper_gemm.autotable import COOPERATIVE_DEFERRED
+    from gemm_modes.autotable import COOPERATIVE_DEFERRED
 
     return COOPERATIVE_DEFERRED.with_(pdl=True)
 
@@ -20,8 +20,8 @@ def _config():
 @pytest.fixture(scope="module")
 def reports():
     import gemm_ceiling
+    from gemm_modes.launch import compile_report
     from hopper_gemm.config import Problem
-    from hopper_gemm.report import compile_report
 
     found = {"real": compile_report(_config(), Problem("bf16"))}
     for variant in gemm_ceiling.VARIANTS:
@@ -59,7 +59,8 @@ def _gpu_case(variant):
     """(out, a, w) of ``variant``'s kernel at 1024×1024×1024 (16 k-tiles, one unsplit tile per cluster)."""
     torch = pytest.importorskip("torch")
     import gemm_ceiling
-    from hopper_gemm.api import launcher, validate
+    from gemm_modes.launch import launcher
+    from hopper_gemm.api import validate
 
     g = torch.Generator(device="cuda").manual_seed(3)
     a = torch.randn(1024, 1024, device="cuda", dtype=torch.bfloat16, generator=g)

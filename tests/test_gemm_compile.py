@@ -16,14 +16,15 @@ import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
-from hopper_gemm.config import STREAM_K_PARTIALS, GemmConfig, Problem, Schedule  # noqa: E402
+from gemm_modes.modes import STREAM_K_PARTIALS, tuned_config  # noqa: E402
+from hopper_gemm.config import Problem, Schedule  # noqa: E402
 
-COOP = GemmConfig(128, 256, 2, 1, Schedule.COOPERATIVE)
-PINGPONG = GemmConfig(128, 128, 2, 1, Schedule.PINGPONG)
+COOP = tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE)
+PINGPONG = tuned_config(128, 128, 2, 1, Schedule.PINGPONG)
 
 
 def report(config, problem):
-    from hopper_gemm.report import compile_report
+    from gemm_modes.launch import compile_report
 
     return compile_report(config, problem)
 
@@ -83,7 +84,7 @@ def test_cluster_shapes_multicast_the_shared_operand(cluster):
 
 
 def test_every_configuration_auto_can_pick_compiles_without_spills():
-    from hopper_gemm.autotable import pick
+    from gemm_modes.autotable import pick
 
     shapes = [(256, 8192, 8192), (8192, 8192, 1024), (4096, 4096, 4096), (8192, 8192, 8192)]
     shapes += [(128, 8192, 8192), (256, 4096, 8192), (128, 4096, 4096), (64, 8192, 8192)]  # the small-M fill rule
@@ -102,7 +103,7 @@ def test_every_configuration_auto_can_pick_compiles_without_spills():
 
 @pytest.mark.parametrize(
     ("config", "batch"),
-    [(GemmConfig(256, 128, 1, 2, Schedule.COOPERATIVE), 4), (COOP, 2), (PINGPONG, 2)],
+    [(tuned_config(256, 128, 1, 2, Schedule.COOPERATIVE), 4), (COOP, 2), (PINGPONG, 2)],
     ids=["cooperative256x128-4", "cooperative128x256-2", "pingpong-2"],
 )
 def test_a_batched_epilogue_pays_one_barrier_pair_per_batch(config, batch):
@@ -217,7 +218,7 @@ def test_traced_build_records_and_untraced_build_does_not():
 
     problem = Problem("bf16")
     layout = TraceLayout(blocks=4, warps=12, capacity=64)
-    kernel = GemmKernel(PINGPONG, problem, trace=layout)
+    kernel = GemmKernel(PINGPONG.config, problem, trace=layout)
     buf = make_fake_compact_tensor(cutlass.Int32, (layout.words,), assumed_align=16)
     args = (*fake_operands(problem), cutlass.Float32(1.0), cutlass.Int32(1))
     options = "--gpu-arch sm_90a --keep-ptx"
@@ -229,7 +230,7 @@ def test_traced_build_records_and_untraced_build_does_not():
 
 @pytest.mark.parametrize(
     "config",
-    [GemmConfig(256, 128, 1, 2, Schedule.COOPERATIVE, stream_k=True), COOP.with_(stream_k=True)],
+    [tuned_config(256, 128, 1, 2, Schedule.COOPERATIVE, stream_k=True), COOP.with_(stream_k=True)],
     ids=["256x128c12", "128x256c21"],
 )
 def test_stream_k_posts_and_adds_partials_through_release_and_acquire(config):
@@ -257,9 +258,9 @@ def test_stream_k_posts_and_adds_partials_through_release_and_acquire(config):
     body = re.sub(r"//.*", "", aligned.ptx)
     assert len(re.findall(r"st\.global\.v4\.b32", body)) == len(re.findall(r"ld\.global\.v4\.b32", body)) == vectors
     with pytest.raises(ValueError, match="stream_k"):
-        GemmConfig(128, 128, 2, 1, Schedule.PINGPONG, stream_k=True)
+        tuned_config(128, 128, 2, 1, Schedule.PINGPONG, stream_k=True)
     with pytest.raises(ValueError, match="stream_k_remainder = True is invalid"):
-        GemmConfig(stream_k_remainder=True)
+        tuned_config(stream_k_remainder=True)
 
 
 @pytest.mark.parametrize("parts", [2, 4, 8])
@@ -269,7 +270,7 @@ def test_split_k_posts_the_other_shares_and_adds_only_its_own(parts):
     with an acquire (bounded: a trap); the static branch of part j reads the other parts' values of its own 1/s of
     the subtiles only, (s − 1)/s of a tile per part; one relaxed add says "seen", part 0 polls for that and resets.
     Nothing spills."""
-    config = GemmConfig(128, 256, 2, 1, Schedule.COOPERATIVE, split_k=parts)
+    config = tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE, split_k=parts)
     split = report(config, Problem("bf16"))
     assert split.spill_bytes == 0 and not split.wgmma_serialized
     body = re.sub(r"//.*", "", split.ptx)
@@ -284,23 +285,23 @@ def test_split_k_posts_the_other_shares_and_adds_only_its_own(parts):
         ringed = report(ring, Problem("bf16"))
         assert ringed.spill_bytes == 0 and ring.stages(Problem("bf16"))[0] == 7
     with pytest.raises(ValueError, match=r"split_k = 8 is invalid: allowed a divisor of the tile's 4 subtiles"):
-        GemmConfig(128, 128, 2, 1, Schedule.COOPERATIVE, split_k=8)
+        tuned_config(128, 128, 2, 1, Schedule.COOPERATIVE, split_k=8)
     with pytest.raises(ValueError, match=r"split_k = 2 is invalid: allowed 1 with ping-pong"):
-        GemmConfig(128, 128, 2, 1, Schedule.PINGPONG, split_k=2)
+        tuned_config(128, 128, 2, 1, Schedule.PINGPONG, split_k=2)
     for clash in ({"stream_k": True}, {"deferred_chunks": 8}):
         name = next(iter(clash))
         with pytest.raises(ValueError, match=rf"split_k = 2 is invalid: allowed 1 with {name}"):
-            GemmConfig(split_k=2, **clash)
+            tuned_config(split_k=2, **clash)
     with pytest.raises(ValueError, match=r"split_k = 4 is invalid: .* multiple of epi_batch = 4"):
-        GemmConfig(split_k=4, epi_batch=4)
+        tuned_config(split_k=4, epi_batch=4)
     for bad in (0, 9, 2.0, True):
         with pytest.raises(ValueError, match=rf"split_k = {bad!r} is invalid: allowed an int in \[1, 8\]"):
-            GemmConfig(split_k=bad)
+            tuned_config(split_k=bad)
 
 
 @pytest.mark.parametrize(
     ("config", "chunks"),
-    [(GemmConfig(256, 128, 1, 2, Schedule.COOPERATIVE), 2), (COOP, 4)],
+    [(tuned_config(256, 128, 1, 2, Schedule.COOPERATIVE), 2), (COOP, 4)],
     ids=["cooperative256x128-2", "cooperative128x256-4"],
 )
 @pytest.mark.parametrize("bias", [False, True])
@@ -377,7 +378,7 @@ def test_the_deferred_epilogue_s_pieces_are_the_staging_buffers_row_for_row():
     import cutlass.cute as cute
     import cutlass.utils.hopper_helpers as sm90_utils
     from cutlass.tensor_utils import LayoutEnum
-    from hopper_gemm.deferred_store import WARP_ROWS
+    from gemm_modes.deferred_store import WARP_ROWS
 
     found = []
 

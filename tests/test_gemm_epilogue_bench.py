@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from gemm_modes.modes import tuned_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -18,8 +19,8 @@ def _count(pattern: str, text: str) -> int:
 def test_epilogue_variants_remove_only_what_they_name():
     pytest.importorskip("nvidia.cu13", reason="nvdisasm comes with the nvidia-cuda-nvdisasm wheel (dev extra)")
     import gemm_epilogue
+    from gemm_modes.launch import compile_report
     from hopper_gemm.config import GemmConfig, Problem, Schedule
-    from hopper_gemm.report import compile_report
 
     config = GemmConfig(256, 128, 1, 2, Schedule.COOPERATIVE)  # 8 subtiles of 128×32, 4 staging buffers
     reports = {}
@@ -69,10 +70,10 @@ def test_the_bias_inline_variant_reads_the_bias_after_the_wait():
     (no loads between the last HGMMA and that wait); leaving the block restores the early loads."""
     pytest.importorskip("nvidia.cu13", reason="nvdisasm comes with the nvidia-cuda-nvdisasm wheel (dev extra)")
     import gemm_epilogue
-    from hopper_gemm.config import GemmConfig, Problem, Schedule
-    from hopper_gemm.report import compile_report
+    from gemm_modes.launch import compile_report
+    from hopper_gemm.config import Problem, Schedule
 
-    config = GemmConfig(128, 256, 2, 1, Schedule.COOPERATIVE, deferred_chunks=8)
+    config = tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE, deferred_chunks=8)
 
     def loads_under_last_k_tile():
         sass = compile_report(config, Problem("bf16", bias=True)).sass()

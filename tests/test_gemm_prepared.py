@@ -1,11 +1,11 @@
-"""hopper_gemm.prepared without a GPU: the converted address list is packed once, only the stream changes."""
+"""gemm_modes.prepared without a GPU: the converted address list is packed once, only the stream changes."""
 
 from __future__ import annotations
 
 import ctypes
 
 import pytest
-from hopper_gemm.prepared import PreparedLaunch, read_cell
+from gemm_modes.prepared import PreparedLaunch, read_cell
 
 
 class FakeExecutor:
@@ -128,7 +128,7 @@ def test_a_rebindable_launch_needs_descriptors_that_start_with_the_given_pointer
 
 
 def test_named_cells_anywhere_in_the_list_are_checked_then_written_per_call():
-    from hopper_gemm.prepared import Cell
+    from gemm_modes.prepared import Cell
 
     class MixedCompiled(FakeCompiled):
         """(a, stream, epoch, b): the stream in the middle, as in the fused comm kernel's list."""

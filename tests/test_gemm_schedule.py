@@ -6,7 +6,8 @@ from collections import Counter
 from dataclasses import replace
 
 import pytest
-from hopper_gemm.config import SMEM_CAPACITY, GemmConfig, Problem, Schedule
+from gemm_modes.modes import tuned_config
+from hopper_gemm.config import SMEM_CAPACITY, Problem, Schedule
 
 from pipes.tile_order import TileOrder, ceil_div
 
@@ -79,7 +80,7 @@ def test_the_configuration_counts_the_cluster_tiles_the_kernel_walks():
     """``GemmConfig.cluster_tiles`` (the host's count: launch size, the table's waves, the single-wave
     rule) is the product of ``TileOrder.cluster_grid`` (the kernel's)."""
     for tile_m, tile_n, cm, cn in [(128, 256, 2, 1), (256, 128, 1, 2), (128, 128, 2, 2), (64, 64, 1, 1)]:
-        config = GemmConfig(tile_m, tile_n, cm, cn, "pingpong" if tile_m == 64 else "cooperative")
+        config = tuned_config(tile_m, tile_n, cm, cn, "pingpong" if tile_m == 64 else "cooperative")
         order = TileOrder(cm, cn)
         for m in (1, 63, 64, 65, 128, 300, 4096):
             for n in (8, 127, 128, 129, 1000, 8192):
@@ -109,42 +110,42 @@ def test_pingpong_warpgroups_split_the_ctas_tiles():
 
 def test_configuration_rules_name_the_field():
     with pytest.raises(ValueError, match=r"tile_m = 64 is invalid: allowed 128 or 256"):
-        GemmConfig(tile_m=64, schedule="cooperative")
+        tuned_config(tile_m=64, schedule="cooperative")
     with pytest.raises(ValueError, match=r"256 fp32 accumulators"):
-        GemmConfig(tile_m=128, tile_n=256, schedule="pingpong")
+        tuned_config(tile_m=128, tile_n=256, schedule="pingpong")
     with pytest.raises(ValueError, match=r"cluster_m = 4"):
-        GemmConfig(cluster_m=4)
+        tuned_config(cluster_m=4)
     with pytest.raises(ValueError, match=r"schedule = 'zigzag'"):
-        GemmConfig(schedule="zigzag")
+        tuned_config(schedule="zigzag")
     with pytest.raises(ValueError, match=r"dtype = 'fp8'"):
         Problem("fp8")
     # 256×128 cooperative: 8 subtiles of 128×32 through 4 staging buffers.
-    assert GemmConfig(256, 128, 1, 2, "cooperative", epi_batch=4).subtiles == 8
+    assert tuned_config(256, 128, 1, 2, "cooperative", epi_batch=4).subtiles == 8
     for batch in (3, 8, 0, True):
         with pytest.raises(
             ValueError, match=rf"epi_batch = {batch} is invalid: allowed an int in \[1, 4\] .* 8 subtiles"
         ):
-            GemmConfig(256, 128, 1, 2, "cooperative", epi_batch=batch)
+            tuned_config(256, 128, 1, 2, "cooperative", epi_batch=batch)
     with pytest.raises(ValueError, match=r"epi_batch = 4 is invalid: allowed an int in \[1, 2\]"):
-        GemmConfig(128, 128, 2, 1, "pingpong", epi_batch=4)  # ping-pong stages through 2 buffers
+        tuned_config(128, 128, 2, 1, "pingpong", epi_batch=4)  # ping-pong stages through 2 buffers
 
 
 def test_deferred_chunks_are_checked_against_the_tile():
     """``deferred_chunks``: a divisor of the tile's subtiles, cooperative only, and the held outputs must
     fit beside the accumulators."""
-    assert GemmConfig(256, 128, 1, 2, "cooperative", deferred_chunks=8).describe().endswith("deferred store in 8")
+    assert tuned_config(256, 128, 1, 2, "cooperative", deferred_chunks=8).describe().endswith("deferred store in 8")
     for chunks in (3, 16, -1, True, 1.0):
         with pytest.raises(ValueError, match=r"deferred_chunks = .* is invalid: allowed 0 .* 8 subtiles"):
-            GemmConfig(256, 128, 1, 2, "cooperative", deferred_chunks=chunks)
+            tuned_config(256, 128, 1, 2, "cooperative", deferred_chunks=chunks)
     with pytest.raises(ValueError, match=r"deferred_chunks = 2 is invalid: allowed 0 with ping-pong"):
-        GemmConfig(128, 128, 2, 1, "pingpong", deferred_chunks=2)
+        tuned_config(128, 128, 2, 1, "pingpong", deferred_chunks=2)
     with pytest.raises(ValueError, match=r"192 fp32 accumulators \+ 96 registers .* = 288; allowed at most 192"):
-        GemmConfig(256, 192, 1, 2, "cooperative", deferred_chunks=2)
+        tuned_config(256, 192, 1, 2, "cooperative", deferred_chunks=2)
 
 
 def test_stages_fill_shared_memory():
     problem = Problem("bf16")
-    config = GemmConfig(128, 256, schedule=Schedule.COOPERATIVE)
+    config = tuned_config(128, 256, schedule=Schedule.COOPERATIVE)
     ab, epi = config.stages(problem)
     assert (ab, epi) == (4, 4)
     used = ab * config.stage_bytes(problem) + epi * config.staging_bytes(problem)
@@ -186,7 +187,7 @@ def test_bad_arguments_are_value_errors_that_name_them():
 
 
 def test_stream_k_is_the_tables_choice_unless_asked():
-    from hopper_gemm.api import choose_config
+    from gemm_modes.choice import choose_config
     from hopper_gemm.config import Problem
 
     bf16 = Problem("bf16")
@@ -199,7 +200,7 @@ def test_stream_k_is_the_tables_choice_unless_asked():
     assert not choose_config(bf16, (1024, 8192, 8192), "auto", None, None).stream_k
     assert not choose_config(bf16, (256 * 33, 256 * 8, 4096), "auto", None, None).stream_k  # 4 × 66 tiles
     # The partial wave alone: split when at most 0.6 full (0.75 from 6 whole waves), unsplit fuller
-    from hopper_gemm.autotable import stream_k_pays
+    from gemm_modes.autotable import stream_k_pays
 
     assert stream_k_pays((2560, 2560, 8192))  # 100 = 1 × 66 + 34: 0.52 full
     assert stream_k_pays((3328, 3328, 8192))  # 169 = 2 × 66 + 37: 0.56
@@ -239,8 +240,8 @@ def test_stream_k_covers_every_k_tile_once_and_numbers_the_parts(tiles, clusters
     (p = the configuration's partials in remainder mode, else 1: shares of a whole tile); whole waves are
     not split; ``remainder`` splits only the partial wave when its shares are at least 1/p of a tile
     (else the wave and a half), and under a wave that is every tile (split-K)."""
-    from hopper_gemm.config import STREAM_K_PARTIALS
-    from hopper_gemm.schedule import StreamKSplit
+    from gemm_modes.modes import STREAM_K_PARTIALS
+    from gemm_modes.splits import StreamKSplit
 
     remainder = mode != "wave"
     p = int(mode[9:] or STREAM_K_PARTIALS) if remainder else 1
@@ -280,13 +281,13 @@ def test_stream_k_covers_every_k_tile_once_and_numbers_the_parts(tiles, clusters
 def test_the_stream_k_fix_up_passes_the_checker_and_planted_defects_do_not(
     tiles, clusters, k_tiles, remainder, partials
 ):
-    """hopper_gemm.stream_k_protocol: each cluster an agent walking StreamKSplit's units (the kernel's own
+    """gemm_modes.stream_k_protocol: each cluster an agent walking StreamKSplit's units (the kernel's own
     arithmetic) over two stream-ordered launches; (6, 4, 5) with ``remainder`` has a tile of three parts,
     the walk under a wave (six agents: proved over one launch, within the state budget) one of four.
     Waiting for the flag's count and putting it back are each necessary: without either, a storing unit
     adds a partial that is not this launch's."""
-    from hopper_gemm.schedule import StreamKSplit
-    from hopper_gemm.stream_k_protocol import STREAM_K_BUGS, StreamKWalk, check_stream_k
+    from gemm_modes.splits import StreamKSplit
+    from gemm_modes.stream_k_protocol import STREAM_K_BUGS, StreamKWalk, check_stream_k
 
     split = StreamKSplit.of(tiles, clusters, k_tiles, remainder=remainder, partials=partials)
     if remainder:
@@ -303,9 +304,9 @@ def test_the_stream_k_fix_up_passes_the_checker_and_planted_defects_do_not(
 def test_the_stream_k_model_finds_a_part_without_a_slot():
     """A kernel built with fewer slots than its split has parts would post a partial into the next tile's
     slots: the model walks the split of ``partials`` but gives the tile the slots of a smaller build."""
-    from hopper_gemm import stream_k_protocol
-    from hopper_gemm.schedule import StreamKSplit
-    from hopper_gemm.stream_k_protocol import StreamKWalk, check_stream_k
+    from gemm_modes import stream_k_protocol
+    from gemm_modes.splits import StreamKSplit
+    from gemm_modes.stream_k_protocol import StreamKWalk, check_stream_k
 
     walk = StreamKWalk(1, 4, 4, remainder=True, partials=4)
     real = StreamKSplit.slots
@@ -319,7 +320,7 @@ def test_the_stream_k_model_finds_a_part_without_a_slot():
 
 
 def test_the_stream_k_model_refuses_walks_with_nothing_to_fix_up():
-    from hopper_gemm.stream_k_protocol import StreamKWalk, check_stream_k
+    from gemm_modes.stream_k_protocol import StreamKWalk, check_stream_k
 
     with pytest.raises(ValueError, match="split nothing"):
         check_stream_k(StreamKWalk(6, 3, 4))  # whole waves
@@ -340,7 +341,7 @@ def test_the_aligned_split_keeps_every_cluster_at_the_same_k(tiles, clusters, k_
     the leads walk k in step) and, where something follows, one follow part ``[lead, K)`` on a cluster
     the partial wave leaves idle, at most ``per_follower`` of them per cluster; ``lead`` the least that
     balances a lead and its addition against a follower's parts and posts."""
-    from hopper_gemm.schedule import ALIGNED_ADD_K_TILES, ALIGNED_POST_K_TILES, AlignedSplit
+    from gemm_modes.splits import ALIGNED_ADD_K_TILES, ALIGNED_POST_K_TILES, AlignedSplit
 
     split = AlignedSplit.of(tiles, clusters, k_tiles)
     rem = tiles % clusters if split.lead < k_tiles else 0  # a lead of every k-tile: the tiles stay whole
@@ -375,9 +376,9 @@ def test_the_aligned_split_keeps_every_cluster_at_the_same_k(tiles, clusters, k_
 
 @pytest.mark.parametrize("tiles,clusters,k_tiles", [(2, 3, 7), (5, 3, 7), (2, 4, 4)])
 def test_the_aligned_fix_up_passes_the_checker_and_planted_defects_do_not(tiles, clusters, k_tiles):
-    """hopper_gemm.stream_k_protocol with ``aligned``: (2, 3, 7) has one follower posting two tiles' follow
+    """gemm_modes.stream_k_protocol with ``aligned``: (2, 3, 7) has one follower posting two tiles' follow
     parts in turn, (5, 3, 7) whole tiles before them, over two stream-ordered launches."""
-    from hopper_gemm.stream_k_protocol import STREAM_K_BUGS, StreamKWalk, check_stream_k
+    from gemm_modes.stream_k_protocol import STREAM_K_BUGS, StreamKWalk, check_stream_k
 
     walk = StreamKWalk(tiles, clusters, k_tiles, aligned=True)
     report = check_stream_k(walk)
@@ -394,11 +395,12 @@ def test_the_aligned_fix_up_passes_the_checker_and_planted_defects_do_not(tiles,
 def test_the_aligned_split_is_asked_for_and_launched_on_every_resident_cluster(monkeypatch):
     """``stream_k="aligned"`` (gemm, choose_config) and ``GemmConfig.stream_k_aligned``: with stream-K only,
     not with the remainder mode; under a wave the launch takes every resident cluster (the followers)."""
-    from hopper_gemm import launch
-    from hopper_gemm.api import choose_config
+    from gemm_modes import launch
+    from gemm_modes.choice import choose_config
+    from hopper_gemm import launch as plain_launch
     from hopper_gemm.config import Problem
 
-    monkeypatch.setitem(launch._RESIDENT, (2, 0), 66)
+    monkeypatch.setitem(plain_launch._RESIDENT, (2, 0), 66)
     aligned = choose_config(Problem("bf16"), (3072, 1024, 8192), "auto", None, None, stream_k="aligned")
     assert aligned.stream_k and aligned.stream_k_aligned and not aligned.stream_k_remainder
     assert "stream-K (aligned)" in aligned.describe()
@@ -408,11 +410,11 @@ def test_the_aligned_split_is_asked_for_and_launched_on_every_resident_cluster(m
     assert launch.clusters_to_launch(aligned, 3072, 1024) == 48  # without k: no split known
     assert launch.clusters_to_launch(aligned, 3072, 1024, k=64) == 48  # one k-tile: nothing follows
     with pytest.raises(ValueError, match=r"stream_k_aligned = True is invalid: allowed False, or True with stream_k"):
-        GemmConfig(stream_k_aligned=True)
+        tuned_config(stream_k_aligned=True)
     with pytest.raises(ValueError, match=r"stream_k_aligned = True is invalid"):
-        GemmConfig(stream_k=True, stream_k_remainder=True, stream_k_aligned=True)
+        tuned_config(stream_k=True, stream_k_remainder=True, stream_k_aligned=True)
     with pytest.raises(ValueError, match=r"stream_k_aligned = 1 is invalid"):
-        GemmConfig(stream_k=True, stream_k_aligned=1)
+        tuned_config(stream_k=True, stream_k_aligned=1)
     with pytest.raises(ValueError, match=r"stream_k = 'align' is invalid: allowed None .* 'remainder' or 'aligned'"):
         choose_config(Problem("bf16"), (3072, 1024, 8192), "auto", None, None, stream_k="align")
 
@@ -424,7 +426,7 @@ def test_auto_takes_the_aligned_split_where_it_measured_ahead():
     unsplit: 4096³ (3 + 58/66, leads of 61 of 64 k-tiles: a tie), 1536×2560×8192 (60/66 under a wave: 0.980
     against 0.963), 4608²×8192 (4 + 60/66, a tie); the remainder mode where stream-K pays (6144³: a tie);
     never at K ≤ 2048 (not measured)."""
-    from hopper_gemm.autotable import aligned_split, pick
+    from gemm_modes.autotable import aligned_split, pick
     from hopper_gemm.config import Problem
 
     bf16 = Problem("bf16")
@@ -439,10 +441,10 @@ def test_auto_takes_the_aligned_split_where_it_measured_ahead():
 
 
 def test_small_m_takes_the_largest_tile_that_fills_the_sms():
-    """The fill rule (hopper_gemm.autotable): the tile of least streamed rows per SM (waves × (tile_m +
+    """The fill rule (gemm_modes.autotable): the tile of least streamed rows per SM (waves × (tile_m +
     tile_n) / the useful share of the rows), the larger on a tie; cluster 2×1 when M spans an even number
     of row tiles, else 1×2; tile_m 128 never for M ≤ 64."""
-    from hopper_gemm.autotable import pick
+    from gemm_modes.autotable import pick
     from hopper_gemm.config import Problem, Schedule
 
     def shape(mnk, sms=132):
@@ -476,7 +478,7 @@ def test_small_n_turns_the_fill_rule_where_cooperative_tiles_would_idle_sms():
     """N ≤ 512 with M above it: the fill rule on the turned problem (A is the streamed operand), cluster 1×2
     (A multicast) for an even number of column tiles, else 2×1; the cooperative 128×256 tile where M is
     long enough that it streams no more rows per SM."""
-    from hopper_gemm.autotable import pick
+    from gemm_modes.autotable import pick
     from hopper_gemm.config import Problem, Schedule
 
     def shape(mnk, bias=False):
@@ -500,7 +502,7 @@ def test_fill_takes_a_ping_pong_tile_where_cooperative_tiles_are_fewer_than_the_
     """M and N above 512 with fewer cooperative 128×256 tiles than SMs: the ping-pong tile of least streamed
     rows per SM if it beats the cooperative one; cluster 1×2 unless that pairs an odd number of column
     tiles and 2×1 would not. Before short K: a short k-loop leaves the SMs just as idle."""
-    from hopper_gemm.autotable import whole_tiles
+    from gemm_modes.autotable import whole_tiles
     from hopper_gemm.config import Problem, Schedule
 
     def shape(mnk, bias=False):
@@ -523,7 +525,7 @@ def test_wave_balance_weighs_each_tiles_wave_fill_by_its_merit_at_this_k():
     whichever scores best; a score is the wave fill (cluster-tiles over the whole waves they take), times
     1 + 0.03 × 2048 / K − reuse for ping-pong (128×192: 0.06, 128×128: 0.09; with a bias 0.08 × 2048 / K
     and no 128×192)."""
-    from hopper_gemm.autotable import (
+    from gemm_modes.autotable import (
         COOPERATIVE_DEFERRED,
         COOPERATIVE_128x256,
         PINGPONG_128x128,
@@ -577,7 +579,7 @@ def test_wave_balance_weighs_each_tiles_wave_fill_by_its_merit_at_this_k():
 
 
 def test_the_small_m_cost_counts_waves_streamed_rows_and_padding():
-    from hopper_gemm.autotable import small_m_cost
+    from gemm_modes.autotable import small_m_cost
 
     # 128×8192², 132 SMs: 64 tiles of 128×128 in one wave (256 rows each); 128 of 128×64 in one (192)
     assert small_m_cost((128, 8192, 8192), (128, 128)) == 256
@@ -591,7 +593,7 @@ def test_the_small_m_cost_counts_waves_streamed_rows_and_padding():
 def test_a_tile_override_keeps_the_epilogue_choices_the_new_tile_allows():
     """``tile=`` / ``cluster=`` on an auto pick: the deferred chunks and the staging batch shrink to what the
     new tile accepts instead of failing (or being dropped where they still fit)."""
-    from hopper_gemm.api import choose_config
+    from gemm_modes.choice import choose_config
 
     bf16 = Problem("bf16")
     cube = (4096, 4096, 4096)
@@ -599,7 +601,7 @@ def test_a_tile_override_keeps_the_epilogue_choices_the_new_tile_allows():
     assert choose_config(bf16, cube, "auto", (128, 128), None).deferred_chunks == 4  # 4 subtiles of 128×32
     assert choose_config(bf16, cube, "auto", (256, 128), (1, 2)).deferred_chunks == 8
     assert choose_config(bf16, cube, "auto", (256, 192), None).deferred_chunks == 0  # 192 + 96 registers
-    batched = GemmConfig(256, 128, 1, 2, "cooperative", epi_batch=4)
+    batched = tuned_config(256, 128, 1, 2, "cooperative", epi_batch=4)
     assert batched.reshaped(schedule="pingpong", tile_m=128).epi_batch == 2  # ping-pong stages through 2
     assert batched.reshaped(cluster_m=2, cluster_n=1) == batched.with_(cluster_m=2, cluster_n=1)
 
@@ -609,13 +611,13 @@ def test_staging_in_the_ring_frees_a_stage_and_is_refused_where_the_ring_stays_b
     with stream-K or the deferred epilogue loads still land in the ring under an epilogue: refused, naming
     the field and why."""
     bf16 = Problem("bf16")
-    pingpong = GemmConfig(128, 128, 2, 1, Schedule.PINGPONG)
+    pingpong = tuned_config(128, 128, 2, 1, Schedule.PINGPONG)
     assert pingpong.stages(bf16) == (6, 2)
     assert pingpong.with_(staging_in_ring=True).stages(bf16) == (7, 2)
     used = 7 * pingpong.stage_bytes(bf16)
     assert used <= SMEM_CAPACITY < used + pingpong.staging_bytes(bf16) * 2 + 1024  # the staging did not fit beside
     assert "staging in the A/B ring" in pingpong.with_(staging_in_ring=True).describe()
-    coop = GemmConfig(128, 256, 2, 1, Schedule.COOPERATIVE)
+    coop = tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE)
     with pytest.raises(ValueError, match=r"staging_in_ring = True is invalid: allowed False with stream_k"):
         coop.with_(stream_k=True, staging_in_ring=True)
     with pytest.raises(ValueError, match=r"staging_in_ring = True is invalid: allowed False with deferred_chunks"):
@@ -629,7 +631,7 @@ def test_staging_in_the_ring_frees_a_stage_and_is_refused_where_the_ring_stays_b
 
 
 def test_pdl_is_a_checked_flag_that_names_itself():
-    config = GemmConfig(128, 256, 2, 1, Schedule.COOPERATIVE)
+    config = tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE)
     assert not config.pdl and "PDL" not in config.describe()
     assert config.with_(pdl=True).describe().endswith(" PDL")
     with pytest.raises(ValueError, match=r"GemmConfig.pdl = 'on' is invalid: allowed True or False"):
@@ -637,11 +639,11 @@ def test_pdl_is_a_checked_flag_that_names_itself():
 
 
 def test_the_single_wave_rule_puts_the_staging_in_the_ring_only_where_each_cta_owns_one_tile():
-    """:func:`~hopper_gemm.autotable.single_wave_staging` in ``pick`` and ``choose_config``: on where the
+    """:func:`~gemm_modes.autotable.single_wave_staging` in ``pick`` and ``choose_config``: on where the
     cluster-tiles fit the SMs at once, off past a wave and under any override that changes that; the
     stage it frees is taken from K = 4096 on (below it the plain stage count stays)."""
-    from hopper_gemm.api import choose_config
-    from hopper_gemm.autotable import RING_EXTRA_STAGE_MIN_K, pick, single_wave_staging
+    from gemm_modes.autotable import RING_EXTRA_STAGE_MIN_K, pick, single_wave_staging
+    from gemm_modes.choice import choose_config
 
     bf16 = Problem("bf16")
 
@@ -657,7 +659,9 @@ def test_the_single_wave_rule_puts_the_staging_in_the_ring_only_where_each_cta_o
     assert ring((64, 8192, 8192)) == 14 and ring((64, 8192, 1024)) == 13  # 64×64
     assert not ring((512, 8192, 8192))  # 128 cluster-tiles: two per CTA
     # 60 clusters of two hold 64 cluster-tiles of 128×128 only in two waves
-    assert not single_wave_staging(GemmConfig(128, 128, 2, 1, "pingpong"), bf16, (256, 8192, 8192), 120).staging_in_ring
+    assert not single_wave_staging(
+        tuned_config(128, 128, 2, 1, "pingpong"), bf16, (256, 8192, 8192), 120
+    ).staging_in_ring
     assert not ring((4096, 4096, 4096)) and not ring((8192, 8192, 1024))  # many tiles per CTA
     assert choose_config(bf16, (256, 8192, 8192), "pingpong", None, None).stages(bf16) == (7, 2)
     assert choose_config(bf16, (256, 8192, 8192), "auto", (64, 256), None).staging_in_ring  # 64 cluster-tiles
@@ -669,10 +673,11 @@ def test_the_single_wave_rule_puts_the_staging_in_the_ring_only_where_each_cta_o
 def test_a_launch_refuses_ring_staging_when_a_cta_would_own_a_second_tile(monkeypatch):
     """``clusters_to_launch`` checks what the configuration assumes (one cluster per cluster-tile, all
     resident at once); ``without_unheld_ring_staging`` is ``gemm()``'s way out on such a GPU."""
-    from hopper_gemm import launch
+    from gemm_modes import launch
+    from hopper_gemm import launch as plain_launch
 
-    monkeypatch.setitem(launch._RESIDENT, (2, 0), 66)  # an H100's clusters of two, without asking a GPU
-    config = GemmConfig(128, 128, 2, 1, Schedule.PINGPONG, staging_in_ring=True)
+    monkeypatch.setitem(plain_launch._RESIDENT, (2, 0), 66)  # an H100's clusters of two, without asking a GPU
+    config = tuned_config(128, 128, 2, 1, Schedule.PINGPONG, staging_in_ring=True)
     assert launch.clusters_to_launch(config, 256, 8192) == 64
     with pytest.raises(ValueError, match=r"M×N = 512×8192: .* make 128 cluster-tiles, more than the 66 clusters"):
         launch.clusters_to_launch(config, 512, 8192)
@@ -685,10 +690,13 @@ def test_split_k_launches_every_resident_cluster_only_where_it_splits(monkeypatc
     """Under a wave, a ``stream_k_remainder`` configuration takes every resident cluster where its shares
     reach ``1 / stream_k_partials`` of a tile (split-K), else one cluster per cluster-tile; without ``k``
     the launch cannot know, and stays at the cluster-tiles."""
-    from hopper_gemm import launch
+    from gemm_modes import launch
+    from hopper_gemm import launch as plain_launch
 
-    monkeypatch.setitem(launch._RESIDENT, (2, 0), 66)
-    deep = GemmConfig(128, 256, 2, 1, Schedule.COOPERATIVE, stream_k=True, stream_k_remainder=True, stream_k_partials=4)
+    monkeypatch.setitem(plain_launch._RESIDENT, (2, 0), 66)
+    deep = tuned_config(
+        128, 256, 2, 1, Schedule.COOPERATIVE, stream_k=True, stream_k_remainder=True, stream_k_partials=4
+    )
     # 1024²: 16 cluster-tiles of 128 k-tiles on 66 clusters, shares of ⌈2048 / 66⌉ = 32 k-tiles = ¼ tile
     assert launch.clusters_to_launch(deep, 1024, 1024, k=8192) == 66
     assert launch.stream_k_split(deep, (1024, 1024, 8192), 66).sk_tiles == 16
@@ -702,7 +710,7 @@ def test_split_k_launches_every_resident_cluster_only_where_it_splits(monkeypatc
         with pytest.raises(ValueError, match=rf"stream_k_partials = {bad!r} is invalid: allowed an int in \[2, 8\]"):
             deep.with_(stream_k_partials=bad)
     with pytest.raises(ValueError, match=r"other than 2 only with stream_k_remainder"):
-        GemmConfig(stream_k=True, stream_k_partials=3)
+        tuned_config(stream_k=True, stream_k_partials=3)
     assert "up to 4 partials" in deep.describe()
 
 
@@ -712,7 +720,7 @@ def test_split_k_parts_cover_every_k_tile_once(parts, k_tiles):
     """SplitK.unit, as the load warp and the math warpgroups call it: cluster c computes part c mod s of
     tile c // s; a tile's parts meet end to end over [0, K), differ by at most one k-tile, and are empty
     only when K has fewer k-tiles than parts. The flag counts: s posts, then s − 1 "seen"."""
-    from hopper_gemm.schedule import SplitK
+    from gemm_modes.splits import SplitK
 
     split = SplitK(parts)
     tiles = 3
@@ -726,7 +734,7 @@ def test_split_k_parts_cover_every_k_tile_once(parts, k_tiles):
         assert max(sizes) - min(sizes) <= 1 and (min(sizes) > 0 or k_tiles < parts)
     assert (split.posted(), split.seen()) == (parts, 2 * parts - 1)
     if parts != 3:  # the host's count of the launch is the same function's
-        config = GemmConfig(split_k=parts)
+        config = tuned_config(split_k=parts)
         assert config.one_wave_clusters(1000, 3000) == split.clusters(config.cluster_tiles(1000, 3000)) == 48 * parts
 
 
@@ -734,43 +742,45 @@ def test_split_k_parts_cover_every_k_tile_once(parts, k_tiles):
 @pytest.mark.parametrize("parts", [2, 4, 8])
 def test_split_k_after_whole_waves_covers_every_k_tile_once(tiles, parts, monkeypatch):
     """Past one wave, every resident cluster walks the whole waves' cluster-tiles whole (c, c + C, …, as
-    TileGrid.whole_tiles bounds the loop), then part c mod s of split tile c // s after them: every k-tile
+    the kernel hooks' plan bounds the loop), then part c mod s of split tile c // s after them: every k-tile
     of every cluster-tile exactly once, where the last wave's tiles × s fit the C clusters; the launch
     (clusters_to_launch) and the workspace (its split tiles) count the same."""
-    from hopper_gemm import launch
-    from hopper_gemm.kernel_parts import TileGrid
-    from hopper_gemm.schedule import SplitK
+    from gemm_modes import launch
+    from gemm_modes.hooks import ModeHooks
+    from gemm_modes.splits import SplitK
+    from hopper_gemm import launch as plain_launch
 
     clusters, k_tiles = 66, 16
-    config = GemmConfig(128, 256, 2, 1, Schedule.COOPERATIVE, split_k=parts)
+    config = tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE, split_k=parts)
     one_wave = tiles * parts <= clusters
     launched = tiles * parts if one_wave else clusters
     first = SplitK.first_split(tiles, launched)
-    grid = TileGrid(1, tiles, 0, 0, 0, launched, tiles, k_tiles, None, first)
-    assert grid.whole_tiles(config) == first and grid.split_tiles() == tiles - first
+    _, whole = ModeHooks(config).plan(None, tiles, launched, k_tiles)
+    assert whole == first
     if not one_wave and (tiles % clusters) * parts > clusters:
         return  # the launch refuses it (below)
     covered = {t: [] for t in range(tiles)}
     for c in range(launched):
-        for linear in range(c, grid.whole_tiles(config), launched):
+        for linear in range(c, whole, launched):
             covered[linear].append((0, k_tiles))
         tile, _, kb, ke = SplitK(parts).unit(c, k_tiles)
-        if tile < grid.split_tiles():
+        if tile < tiles - whole:
             covered[first + tile].append((kb, ke))
     for t, ranges in covered.items():
         ranges.sort()
         assert ranges[0][0] == 0 and ranges[-1][1] == k_tiles, (t, ranges)
         assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False)), (t, ranges)
     # the host: one cluster per part in one wave, else every resident cluster
-    monkeypatch.setitem(launch._RESIDENT, (2, 0), clusters)
+    monkeypatch.setitem(plain_launch._RESIDENT, (2, 0), clusters)
     assert launch.clusters_to_launch(config, 256, 256 * tiles) == launched
 
 
 def test_split_k_after_whole_waves_refuses_a_last_wave_the_gpu_cannot_hold(monkeypatch):
-    from hopper_gemm import launch
+    from gemm_modes import launch
+    from hopper_gemm import launch as plain_launch
 
-    monkeypatch.setitem(launch._RESIDENT, (2, 0), 66)
-    config = GemmConfig(128, 256, 2, 1, Schedule.COOPERATIVE, split_k=2)
+    monkeypatch.setitem(plain_launch._RESIDENT, (2, 0), 66)
+    config = tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE, split_k=2)
     assert launch.clusters_to_launch(config, 256, 256 * 90) == 66  # 1 wave + 24 tiles × 2 = 48 clusters
     with pytest.raises(ValueError, match=r"split_k = 4 is invalid for M×N = 256×23040: .* 90 cluster-tiles, 1 whole"):
         launch.clusters_to_launch(config.with_(split_k=4), 256, 256 * 90)  # 24 × 4 = 96 > 66
@@ -780,11 +790,11 @@ def test_split_k_after_whole_waves_refuses_a_last_wave_the_gpu_cannot_hold(monke
 
 @pytest.mark.parametrize("walk", [(1, 2, 4), (1, 3, 4), (1, 2, 1)])
 def test_the_split_k_fix_up_passes_the_checker_and_planted_defects_do_not(walk):
-    """hopper_gemm.split_k_protocol: each part an agent with SplitK's (tile, part) and flag counts, over two
+    """gemm_modes.split_k_protocol: each part an agent with SplitK's (tile, part) and flag counts, over two
     stream-ordered launches, exhaustive. Waiting for every post, resetting the flag, and resetting only
     after the others said "seen" are each necessary: without the first two a part adds a partial that is
     not this launch's; resetting early leaves a part polling a flag that never comes back (a deadlock)."""
-    from hopper_gemm.split_k_protocol import SPLIT_K_BUGS, SplitKWalk, check_split_k
+    from gemm_modes.split_k_protocol import SPLIT_K_BUGS, SplitKWalk, check_split_k
 
     report = check_split_k(SplitKWalk(*walk))
     assert report.ok and report.exhaustive, str(report)
@@ -822,7 +832,7 @@ def test_split_k_rule_picks_the_measured_split_and_leaves_other_shapes_alone():
     unless they are odd (a square's column tiles).
     Below the ratio (2048×512×4096 measured 0.91 of the whole-tile pick) or with too few k-tiles per part
     the table is unchanged, and so is it on a GPU too small for two parts."""
-    from hopper_gemm.autotable import pick, split_k, whole_tiles
+    from gemm_modes.autotable import pick, split_k, whole_tiles
 
     bf16 = Problem("bf16")
     for mnk, (cluster_m, cluster_n, parts), *tile in SPLIT_K_PICKS:
@@ -847,9 +857,10 @@ def test_split_k_overrides_and_the_residency_fallback(monkeypatch):
     """choose_config: split_k=s asks for it (on the rule's cluster where the rule applies), 1 or a stream-K
     choice takes the whole-tile table, a new tile or cluster drops the table's split; gemm() halves the
     table's split where the GPU holds fewer clusters at once than SMs / 2."""
-    from hopper_gemm import launch
-    from hopper_gemm.api import choose_config
-    from hopper_gemm.autotable import whole_tiles
+    from gemm_modes import launch
+    from gemm_modes.autotable import whole_tiles
+    from gemm_modes.choice import choose_config
+    from hopper_gemm import launch as plain_launch
 
     bf16, mnk = Problem("bf16"), (1024, 1024, 8192)
     assert choose_config(bf16, mnk, "auto", None, None).split_k == 2
@@ -864,13 +875,13 @@ def test_split_k_overrides_and_the_residency_fallback(monkeypatch):
     with pytest.raises(ValueError, match=r"split_k = '2' is invalid: allowed None"):
         choose_config(bf16, mnk, "auto", None, None, split_k="2")
     config = choose_config(bf16, (512, 1024, 16384), "auto", None, None)
-    monkeypatch.setitem(launch._RESIDENT, (2, 0), 40)  # 16 cluster-tiles: 4 parts need 64, 2 need 32
+    monkeypatch.setitem(plain_launch._RESIDENT, (2, 0), 40)  # 16 cluster-tiles: 4 parts need 64, 2 need 32
     assert launch.without_unheld_split_k(config, 512, 1024).split_k == 2
-    monkeypatch.setitem(launch._RESIDENT, (2, 0), 20)
+    monkeypatch.setitem(plain_launch._RESIDENT, (2, 0), 20)
     assert launch.without_unheld_split_k(config, 512, 1024).split_k == 1
     # past one wave: the last wave's tiles × parts. 1536×3072: 72 cluster-tiles, 6 past 66 clusters × 8
     tail = choose_config(bf16, (1536, 3072, 8192), "auto", None, None)
-    monkeypatch.setitem(launch._RESIDENT, (2, 0), 66)
+    monkeypatch.setitem(plain_launch._RESIDENT, (2, 0), 66)
     assert tail.split_k == 8 and launch.without_unheld_split_k(tail, 1536, 3072).split_k == 8
-    monkeypatch.setitem(launch._RESIDENT, (2, 0), 60)  # 12 past 60: 8 parts need 96, 4 need 48
+    monkeypatch.setitem(plain_launch._RESIDENT, (2, 0), 60)  # 12 past 60: 8 parts need 96, 4 need 48
     assert launch.without_unheld_split_k(tail, 1536, 3072).split_k == 4

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 def test_every_pick_of_the_rules_is_a_candidate():
     import gemm_small_m
-    from hopper_gemm.autotable import SMALL_M, SMALL_M_TILES, pick, small_m, split_k, whole_tiles
+    from gemm_modes.autotable import SMALL_M, SMALL_M_TILES, pick, small_m, split_k, whole_tiles
     from hopper_gemm.config import Problem
 
     for shape in gemm_small_m.SHAPES:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 def test_every_pick_of_the_two_rules_is_a_contender():
     import gemm_waves
-    from hopper_gemm.autotable import SHORT_K, fill, split_k, stream_k_pays
+    from gemm_modes.autotable import SHORT_K, fill, split_k, stream_k_pays
 
     picks = set()
     for m, n, k, bias in gemm_waves.SHAPES:

@@ -99,8 +99,9 @@ def compile_variant(config: Any, problem: Any, variant: str) -> Any:
 def bench_shape(row: tuple, torch: Any) -> dict[str, float]:
     """torch's µs under "torch", and ours / torch throughput for ours and each variant."""
     from checked_launch import checked_launcher
-    from hopper_gemm.api import launcher, validate
-    from hopper_gemm.autotable import pick
+    from gemm_modes.autotable import pick
+    from gemm_modes.launch import launcher
+    from hopper_gemm.api import validate
     from hopper_gemm.config import Problem
     from hopper_gemm.timing import time_interleaved
 
@@ -127,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     torch = cuda_torch("studies/gemm_ceiling.py", "tests/test_gemm_ceiling_bench.py compiles its variants")
     if torch is None:
         return 0
-    from hopper_gemm.autotable import pick
+    from gemm_modes.autotable import pick
     from hopper_gemm.config import Problem
 
     device, sms = device_with_sms(torch)

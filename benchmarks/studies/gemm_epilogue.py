@@ -71,28 +71,33 @@ def store_one_subtile(epi: cutlass.Constexpr, acc: cute.Tensor, staging: Any, tm
 def variant(name: str) -> Iterator[None]:
     """Build (compile) kernels as variant ``name`` inside this block; the compile cache is cleared on
     entry and exit, so no variant's kernel is reused for another."""
+    import gemm_modes.hooks as modes_math
     import hopper_gemm.kernel as kernel_module
-    from hopper_gemm import api
+    from gemm_modes import launch
 
     if name not in (*VARIANTS, *BIAS_VARIANTS):
         raise ValueError(f"variant = {name!r} is invalid: allowed {list(dict.fromkeys(VARIANTS + BIAS_VARIANTS))}")
-    saved = (kernel_module.store_tile, TmaStoreStaging.in_flight_for, TmaStoreStaging.producer)
-    saved_load = kernel_module.load_operands
-    if name == "one-subtile":
-        kernel_module.store_tile = store_one_subtile
-    elif name == "no-read-wait":
+    # Both math roles: the teaching kernel's and the performance modes' (gemm_modes.hooks).
+    roles = (kernel_module, modes_math)
+    saved_roles = [(role.store_tile, role.load_operands) for role in roles]
+    saved = (TmaStoreStaging.in_flight_for, TmaStoreStaging.producer)
+    for role in roles:
+        if name == "one-subtile":
+            role.store_tile = store_one_subtile
+        elif name == "bias-inline":  # no operand loaded early: every term reads its own inside apply
+            role.load_operands = lambda terms, acc, coords, args: tuple(None for _ in terms)
+    if name == "no-read-wait":
         TmaStoreStaging.in_flight_for = lambda self, slots: 63  # wait_group.read 63: never waits here
     elif name == "no-barrier":
         TmaStoreStaging.producer = lambda self, sync=None: TmaStoreStagingProducer(self, None)
-    elif name == "bias-inline":  # no operand loaded early: every term reads its own inside apply
-        kernel_module.load_operands = lambda terms, acc, coords, args: tuple(None for _ in terms)
-    api.compiled.cache_clear()
+    launch.compiled.cache_clear()
     try:
         yield
     finally:
-        kernel_module.store_tile, TmaStoreStaging.in_flight_for, TmaStoreStaging.producer = saved
-        kernel_module.load_operands = saved_load
-        api.compiled.cache_clear()
+        for role, (store, load) in zip(roles, saved_roles, strict=True):
+            role.store_tile, role.load_operands = store, load
+        TmaStoreStaging.in_flight_for, TmaStoreStaging.producer = saved
+        launch.compiled.cache_clear()
 
 
 def bench_shape(
@@ -100,7 +105,8 @@ def bench_shape(
 ) -> dict[str, dict[str, float]]:
     """µs per launch of torch (``F.linear`` with ``bias``) and of every (configuration, variant), interleaved."""
     from gemm import CANDIDATES
-    from hopper_gemm.api import launcher, validate
+    from gemm_modes.launch import launcher
+    from hopper_gemm.api import validate
     from hopper_gemm.timing import time_interleaved
 
     m, n, k = shape

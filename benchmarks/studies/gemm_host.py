@@ -48,8 +48,16 @@ def measure(fn: Callable[[], object], torch) -> tuple[float, float]:
 
 
 def contenders(shape: tuple[int, int, int], torch) -> dict[str, Callable[[], object]]:
-    from hopper_gemm.api import _kernel_arguments, choose_config, compiled, device_sms, gemm, launcher, validate
-    from hopper_gemm.launch import current_stream, without_unheld_ring_staging, without_unheld_split_k
+    from gemm_modes.choice import choose_config
+    from gemm_modes.launch import (
+        compiled,
+        kernel_arguments,
+        launcher,
+        without_unheld_ring_staging,
+        without_unheld_split_k,
+    )
+    from hopper_gemm.api import device_sms, gemm, validate
+    from hopper_gemm.launch import current_stream
 
     m, n, k = shape
     g = torch.Generator(device="cuda").manual_seed(0)
@@ -62,7 +70,7 @@ def contenders(shape: tuple[int, int, int], torch) -> dict[str, Callable[[], obj
     config = without_unheld_split_k(config, m, n, a.device.index or 0)
     config = without_unheld_ring_staging(config, m, n, a.device.index or 0).with_(pdl=True)
     kernel = compiled(config, ops.problem)
-    head = _kernel_arguments(config, ops, outs[0])  # the workspace too, for a stream-K or split-K pick
+    head = kernel_arguments(config, ops, outs[0])  # the workspace too, for a stream-K or split-K pick
     turn = iter(range(1 << 62))
     ref = a.float() @ w.float().t()
     held = launcher(config, ops, outs[0])

@@ -52,7 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     choice = {"schedule": args.schedule, "tile": _pair(args.tile), "cluster": _pair(args.cluster), "stream_k": stream_k}
     run = functools.partial(gemm, a, b, out=out, **choice)
     if order:  # the same configuration in another tile order, launched as gemm() would launch it
-        from hopper_gemm.api import choose_config, launcher, validate
+        from gemm_modes.choice import choose_config
+        from gemm_modes.launch import launcher
+        from hopper_gemm.api import validate
 
         ops = validate(a, b, out=out)
         config = choose_config(ops.problem, ops.mnk, args.schedule, choice["tile"], choice["cluster"], stream_k)

@@ -1,6 +1,6 @@
 """Shapes that large tiles leave the GPU idle on: ping-pong tiles and clusters against torch, and auto's pick.
 
-The measurement behind the fill rules of ``hopper_gemm.autotable`` (``small_m``, its turned form
+The measurement behind the fill rules of ``gemm_modes.autotable`` (``small_m``, its turned form
 ``small_n``, ``fill`` for fewer cooperative tiles than SMs) and its ``split_k`` rule: for each shape every
 candidate runs interleaved with torch (``ROUNDS`` rounds of ``BATCH`` launches, rotating order, median),
 each checked against torch once. Small M: the ping-pong tiles of ``SMALL_M_TILES`` with cluster 2×1 and
@@ -17,7 +17,8 @@ from __future__ import annotations
 import argparse
 
 import _paths  # noqa: F401
-from hopper_gemm.autotable import COOPERATIVE_DEFERRED, SMALL_M, SMALL_M_TILES, SMALL_N_TILES
+from gemm_modes.autotable import COOPERATIVE_DEFERRED, SMALL_M, SMALL_M_TILES, SMALL_N_TILES
+from gemm_modes.modes import tuned_config
 from hopper_gemm.config import GemmConfig, Schedule
 from needs_gpu import cuda_torch, device_with_sms
 from shape_arg import parse_shapes
@@ -95,7 +96,7 @@ SPLIT_K_SHAPES = [
 ]
 WHOLE = "whole"
 SPLIT_CANDIDATES = {
-    f"{tn}c{cm}{3 - cm}x{parts}": GemmConfig(128, tn, cm, 3 - cm, Schedule.COOPERATIVE, split_k=parts)
+    f"{tn}c{cm}{3 - cm}x{parts}": tuned_config(128, tn, cm, 3 - cm, Schedule.COOPERATIVE, split_k=parts)
     for tn, parts in ((128, 2), (128, 4), (192, 2))
     for cm in (2, 1)
 }
@@ -134,7 +135,7 @@ def name_of(config: GemmConfig) -> str:
 
 
 def candidates_for(shape: tuple[int, int, int], sms: int = 132) -> dict[str, GemmConfig]:
-    from hopper_gemm.autotable import split_k, whole_tiles
+    from gemm_modes.autotable import split_k, whole_tiles
     from hopper_gemm.config import Problem
 
     if split_k(shape, sms) is not None or shape in SPLIT_K_SHAPES:
@@ -170,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     torch = cuda_torch("studies/gemm_small_m.py", "tests/test_gemm_schedule.py checks the rule")
     if torch is None:
         return 0
-    from hopper_gemm.autotable import pick
+    from gemm_modes.autotable import pick
     from hopper_gemm.config import Problem
 
     device, sms = device_with_sms(torch)

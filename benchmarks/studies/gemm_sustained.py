@@ -92,8 +92,8 @@ def run_segment(fn: Callable[[], object], sampler: ClockSampler, seconds: float,
 
 def contenders(shape: tuple, configs: list[str], torch) -> dict[str, Callable[[], object]]:
     """torch, ``gemm()`` ("auto") and a held launcher per name of ``configs``, each output checked once."""
-    from hopper_gemm.api import gemm, launcher, validate
-    from hopper_gemm.launch import without_unheld_ring_staging
+    from gemm_modes.launch import launcher, without_unheld_ring_staging
+    from hopper_gemm.api import gemm, validate
 
     m, n = shape[:2]
     a, w, bias, out, ref, torch_fn = shape_inputs(shape, torch)

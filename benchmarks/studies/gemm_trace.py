@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 import _paths  # noqa: F401
-from hopper_gemm.autotable import COOPERATIVE_128x256, PINGPONG_128x128
+from gemm_modes.autotable import COOPERATIVE_128x256, PINGPONG_128x128
 from needs_gpu import cuda_torch
 
 SHAPE = (2048, 2048, 512)  # several short tiles per CTA: epilogues are a visible share

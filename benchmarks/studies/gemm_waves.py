@@ -23,8 +23,9 @@ from __future__ import annotations
 import argparse
 
 import _paths  # noqa: F401
-from hopper_gemm.autotable import COOPERATIVE_DEFERRED
-from hopper_gemm.config import GemmConfig, Schedule
+from gemm_modes.autotable import COOPERATIVE_DEFERRED
+from gemm_modes.modes import TunedConfig, tuned_config
+from hopper_gemm.config import Schedule
 from needs_gpu import cuda_torch, device_with_sms
 from shape_arg import parse_shapes
 
@@ -67,7 +68,7 @@ CANDIDATES = {
     COOP: COOPERATIVE_DEFERRED,
     COOP_SK: COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_remainder=True),
     COOP_ALIGNED: COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_aligned=True),
-} | {f"pp{tn}c{cm}{3 - cm}": GemmConfig(128, tn, cm, 3 - cm, P) for tn in (192, 128) for cm in (2, 1)}
+} | {f"pp{tn}c{cm}{3 - cm}": tuned_config(128, tn, cm, 3 - cm, P) for tn in (192, 128) for cm in (2, 1)}
 #: Ping-pong 128×192 spills with a bias term (``autotable.SMALL_M_BIAS_SPILLS``).
 BIAS_SPILLS = {"pp192c21", "pp192c12"}
 ROUNDS = 10
@@ -75,12 +76,12 @@ BATCH = 10
 WITHIN = 0.01
 
 
-def candidates_for(mnk: tuple[int, int, int], bias: bool, sms: int = 132) -> dict[str, GemmConfig]:
+def candidates_for(mnk: tuple[int, int, int], bias: bool, sms: int = 132) -> dict[str, TunedConfig]:
     """The contenders of a shape, launched with PDL: stream-K's remainder mode only past ``SHORT_K`` (never
     taken below), its aligned mode where it splits a tile, and split-K on the last wave where
     ``autotable.split_tail`` finds a part count (``coop-tail``)."""
-    from hopper_gemm.autotable import SHORT_K, split_tail
-    from hopper_gemm.launch import stream_k_split
+    from gemm_modes.autotable import SHORT_K, split_tail
+    from gemm_modes.launch import stream_k_split
 
     clusters = sms // COOPERATIVE_DEFERRED.cluster_size
     aligned = stream_k_split(CANDIDATES[COOP_ALIGNED], mnk, clusters).sk_tiles > 0
@@ -95,7 +96,7 @@ def candidates_for(mnk: tuple[int, int, int], bias: bool, sms: int = 132) -> dic
 
 def name_of_pick(mnk: tuple[int, int, int], bias: bool, sms: int) -> str:
     """The contender ``schedule="auto"`` picks for the shape (its ring staging aside), or its description."""
-    from hopper_gemm.autotable import pick
+    from gemm_modes.autotable import pick
     from hopper_gemm.config import Problem
 
     chosen = pick(Problem("bf16", bias=bias), mnk, sms).with_(pdl=True, staging_in_ring=False)

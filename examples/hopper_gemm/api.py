@@ -1,9 +1,11 @@
 """``gemm(a, b, ...)`` on torch tensors: validate, pick a configuration, compile once, launch.
 
 Every check runs before anything compiles or launches, and a bad argument is a ``ValueError`` that
-names it. Compiled kernels are cached per (configuration, problem): shapes are dynamic, so a new M, N
-or K of the same dtype and layout launches without recompiling. Converted arguments are cached per
-call signature (:mod:`.call_cache`): a repeated shape only writes its tensors' data pointers.
+names it. The configuration is the measured table's (``schedule="auto"``,
+:func:`gemm_modes.choice.choose_config`) or the one asked for. Compiled kernels are cached per
+(configuration, problem): shapes are dynamic, so a new M, N or K of the same dtype and layout launches
+without recompiling. Converted arguments are cached per call signature (:mod:`gemm_modes.call_cache`):
+a repeated shape only writes its tensors' data pointers.
 """
 
 from __future__ import annotations
@@ -12,12 +14,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from .call_cache import CachedCall, LaunchCache, call_key
-from .config import GemmConfig, Problem, Schedule
-from .schedule import SplitK
-
-#: What ``stream_k`` takes besides None (the table's choice).
-STREAM_K_CHOICES = (True, False, "remainder", "aligned")
+from .config import Problem, Schedule
 
 TORCH_DTYPES = ("fp16", "bf16")
 _ALIGN_BYTES = 16  # TMA: global addresses and row strides are multiples of 16 bytes
@@ -144,145 +141,12 @@ def _aligned(name: str, t: Any) -> None:
         raise ValueError(f"{name}.data_ptr() is not 16-byte aligned (a sliced view?); use {name}.clone()")
 
 
-def choose_config(
-    problem: Problem,
-    mnk: tuple[int, int, int],
-    schedule: str,
-    tile: Any,
-    cluster: Any,
-    stream_k: bool | str | None = None,
-    *,
-    sms: int | None = None,
-    split_k: int | None = None,
-) -> GemmConfig:
-    """The configuration for a call: the measured table for ``schedule="auto"``, else what was asked;
-    ``stream_k`` True / False / ``"remainder"`` (only the partial wave split) / ``"aligned"`` (the partial
-    wave's tiles split at one k, their later parts on the idle clusters) and ``split_k`` (parts per
-    tile, 1: none) override the table's choice (None: keep it; a new tile or cluster drops the table's
-    split-K, chosen for its own tile). ``sms``: the GPU's SM count (None: an H100's, what the table was
-    measured on)."""
-    from .autotable import H100_SMS, SPLIT_K_128, pick, single_wave_staging, whole_tiles
-    from .autotable import split_k as split_k_rule
-
-    if split_k is not None and (isinstance(split_k, bool) or not isinstance(split_k, int)):
-        raise ValueError(f"split_k = {split_k!r} is invalid: allowed None (the table's choice) or an int")
-    if schedule == "auto":
-        if split_k is not None and split_k > 1:  # the rule's cluster where it applies
-            config = split_k_rule(mnk, sms or H100_SMS) or SPLIT_K_128
-        elif split_k is not None or stream_k is not None:  # asked for another split (or none)
-            config = whole_tiles(problem, mnk, sms or H100_SMS)
-        else:
-            config = pick(problem, mnk, sms or H100_SMS)
-    else:
-        config = (
-            GemmConfig(schedule=Schedule(schedule))
-            if schedule == "cooperative"
-            else GemmConfig(tile_m=128, tile_n=128, schedule=Schedule.PINGPONG)
-        )
-    if tile is not None:
-        config = config.reshaped(tile_m=int(tile[0]), tile_n=int(tile[1]))
-    if cluster is not None:
-        config = config.reshaped(cluster_m=int(cluster[0]), cluster_n=int(cluster[1]))
-    if stream_k is not None:
-        if stream_k not in STREAM_K_CHOICES or isinstance(stream_k, int) and not isinstance(stream_k, bool):
-            raise ValueError(
-                f"stream_k = {stream_k!r} is invalid: allowed None (the table's choice), True, False, 'remainder' "
-                "or 'aligned'"
-            )
-        config = config.with_(
-            staging_in_ring=False,
-            stream_k=bool(stream_k),
-            stream_k_remainder=stream_k == "remainder",
-            stream_k_aligned=stream_k == "aligned",
-            split_k=1,
-        )
-    if split_k is not None:
-        config = config.with_(staging_in_ring=False, deferred_chunks=0, split_k=split_k)
-    # After the overrides: whether every CTA owns at most one tile depends on the final tile and cluster.
-    config = single_wave_staging(config, problem, mnk, sms or H100_SMS)
-    config.stages(problem)  # raises if it does not fit
-    return config
-
-
-COMPILE_OPTIONS = "--gpu-arch sm_90a"
-
-
-@functools.cache
-def compiled(config: GemmConfig, problem: Problem, options: str = COMPILE_OPTIONS) -> Any:
-    """The kernel of one (configuration, problem kind), compiled once for every shape."""
-    import cutlass.cute as cute
-
-    from .launch import compile_entry
-
-    _, entry, args = compile_entry(config, problem)
-    return cute.compile(entry, *args, options=options)
-
-
 @functools.cache
 def device_sms(device_index: int) -> int:
     """The SM count of CUDA device ``device_index``."""
     import torch
 
     return torch.cuda.get_device_properties(device_index).multi_processor_count
-
-
-def _kernel_arguments(config: GemmConfig, ops: Operands, out: Any, bias_stand_in: Any = None) -> tuple:
-    """The compiled kernel's arguments for ``ops`` into ``out``, all but the stream (``bias_stand_in``:
-    the tensor passed for a call without bias; None: a fresh one)."""
-    import cutlass
-
-    from .launch import clusters_to_launch, cute_operands, stream_k_pointers, stream_k_split
-
-    m, n, k = ops.mnk
-    clusters = clusters_to_launch(config, m, n, out.device.index or 0, k=k)
-    bias = ops.bias if ops.bias is not None else bias_stand_in
-    head = (*cute_operands(ops.a, ops.b_nk, out, bias), cutlass.Float32(ops.alpha), cutlass.Int32(clusters))
-    if config.partial_sums:  # room for every tile split (split-K: the last wave's)
-        tiles = config.cluster_tiles(m, n)
-        if config.stream_k:
-            split_tiles = stream_k_split(config, ops.mnk, clusters).sk_tiles
-        else:
-            split_tiles = tiles - SplitK.first_split(tiles, clusters)
-        head = (*head, *stream_k_pointers(config, out.device, split_tiles))
-    return head
-
-
-def launcher(config: GemmConfig, ops: Operands, out: Any, *, kernel: Any = None) -> Any:
-    """A no-argument callable that launches ``config``'s kernel for ``ops`` into ``out`` on the current
-    stream (compiled once per configuration; arguments converted once, :class:`~.prepared.PreparedLaunch`:
-    a call costs ~5 µs of host time instead of the DSL's 40–66 µs of per-call conversion; stream-K's workspace
-    attached). ``kernel``: a compiled variant of ``config``'s kernel to launch instead (a benchmark's
-    experiment, ``benchmarks/studies/gemm_ceiling.py``); None: :func:`compiled`'s.
-    With ``stream_k``, call it on the stream that was current when it was built: the workspace belongs to
-    that stream, so launches on another stream could race with that stream's own stream-K launches."""
-    from .launch import current_stream, current_stream_handle
-    from .prepared import PreparedLaunch
-
-    if kernel is None:
-        kernel = compiled(config, ops.problem)
-    head = _kernel_arguments(config, ops, out)
-    prepared = PreparedLaunch.build(kernel, head, current_stream())
-    if prepared is None:  # a DSL whose argument list this does not know: its own (slower) call
-        return lambda: kernel(*head, current_stream())
-    return lambda: prepared(current_stream_handle())
-
-
-#: ``gemm()``'s prepared launches, one per call key (:mod:`hopper_gemm.call_cache`).
-LAUNCHES = LaunchCache()
-
-
-def _prepare(config: GemmConfig, ops: Operands, out: Any, result_shape: tuple[int, int, int] | None) -> Any:
-    """A :class:`~.call_cache.CachedCall` for ``ops`` into ``out`` (None: the DSL's argument list is not one
-    :class:`~.prepared.PreparedLaunch` can re-point)."""
-    from .launch import current_stream
-    from .prepared import PreparedLaunch
-
-    stand_in = out.new_zeros(8)  # the bias operand of a call without bias (never read)
-    head = _kernel_arguments(config, ops, out, stand_in)
-    bias = ops.bias if ops.bias is not None else stand_in
-    pointers = (ops.a.data_ptr(), ops.b_nk.data_ptr(), out.data_ptr(), bias.data_ptr())
-    prepared = PreparedLaunch.build(compiled(config, ops.problem), head, current_stream(), pointers=pointers)
-    return None if prepared is None else CachedCall(prepared, stand_in, result_shape)
 
 
 def gemm(
@@ -302,20 +166,22 @@ def gemm(
 ) -> Any:
     """``alpha · a @ b.T + bias`` (``b_layout="nk"``, b is (N, K)) or ``alpha · a @ b + bias`` (``"kn"``).
 
-    fp16/bf16 in and out, fp32 accumulation. ``schedule``: ``"auto"`` (the measured table),
-    ``"cooperative"`` or ``"pingpong"``; ``tile`` / ``cluster`` / ``stream_k`` (cooperative: True splits
-    the last wave and a half by k-tiles, ``"remainder"`` only the partial wave, ``"aligned"`` the partial
-    wave's tiles each at one k, their later parts on the clusters that wave leaves idle) / ``split_k`` (cooperative:
-    parts per tile, each on its own cluster, summed in parallel; past one wave only the last wave's tiles;
-    1 for none) override the table's choice.
+    fp16/bf16 in and out, fp32 accumulation. ``schedule``: ``"auto"`` (the measured table of
+    ``contrib/gemm_modes``), ``"cooperative"`` or ``"pingpong"``; ``tile`` / ``cluster`` / ``stream_k`` /
+    ``split_k`` override the table's choice (the performance modes, :mod:`gemm_modes.modes`: ``stream_k``
+    True, False, ``"remainder"`` or ``"aligned"``; ``split_k`` parts per tile, 1 for none).
     ``pdl``: launch with programmatic dependent launch (:attr:`GemmConfig.pdl`): after another such
     launch this kernel's set-up overlaps that kernel's tail; after any other kernel nothing changes.
 
     The first call of a key (every argument but the tensors' data: shapes, strides, dtypes, ``alpha``,
     the options, the stream) checks everything and converts the kernel's arguments; a later call with
-    that key checks the pointers' alignment and writes them (:data:`LAUNCHES`, :mod:`.call_cache`).
+    that key checks the pointers' alignment and writes them (:mod:`gemm_modes.call_cache`).
     """
-    from .launch import current_device_and_stream, without_unheld_ring_staging, without_unheld_split_k
+    from gemm_modes.call_cache import call_key
+    from gemm_modes.choice import choose_config
+    from gemm_modes.launch import LAUNCHES, launcher, prepare, without_unheld_ring_staging, without_unheld_split_k
+
+    from .launch import current_device_and_stream
 
     device, stream = current_device_and_stream()
     options = (alpha, b_layout, schedule, tile, cluster, stream_k, split_k, pdl)
@@ -339,7 +205,7 @@ def gemm(
         # view of padded rows (the padding's contents are unspecified: the GPU run found zeros written there).
         result_shape = None if out is not None else (m, n, (n + 7) // 8 * 8)
         result = out if out is not None else _new_result(a, result_shape)
-        entry = _prepare(config, ops, result, result_shape)
+        entry = prepare(config, ops, result, result_shape)
         if entry is None:  # a DSL whose argument list PreparedLaunch does not know: the DSL's own call
             launcher(config, ops, result)()
             return result

@@ -30,18 +30,20 @@ def adds_partials(comm: Any) -> bool:
     return isinstance(comm, ReceivesPartials) and comm.adds_received
 
 
-def check_comm(config: GemmConfig) -> None:
-    """``ValueError`` unless ``config`` can hand every tile to a comm warp through the storing warp."""
+def check_comm(config: GemmConfig, modes: Any = None) -> None:
+    """``ValueError`` unless ``config`` (with no performance ``modes``) can hand every tile to a comm warp
+    through the storing warp."""
     if config.schedule is not Schedule.COOPERATIVE:
         raise ValueError(
             f"the communication warp needs the cooperative schedule, not {config.schedule.value!r}: "
             "bulk async-groups are per thread, so one warp must issue every TMA store of the CTA and be "
             "the store-notify producer (ping-pong stores from both math warpgroups)"
         )
-    if config.stream_k or config.split_k > 1:
+    if modes is not None:
         raise ValueError(
-            "the communication warp needs every tile stored once, whole, by its own CTA: stream_k = True "
-            "and split_k > 1 split tiles between clusters (use a configuration without either)"
+            "the communication warp runs on the plain kernel, without performance modes: split tiles "
+            "(stream-K, split-K) are not stored once, whole, by their own CTA, the deferred epilogue stores "
+            "from every math warp, and staging in the A/B ring is neither built nor tested with it"
         )
     if config.epi_batch != 1:
         raise ValueError(
@@ -52,14 +54,4 @@ def check_comm(config: GemmConfig) -> None:
         raise ValueError(
             "GemmConfig.pdl must be False with a comm role (that pairing is neither built nor tested: "
             "the comm role's flags would be read by a grid that started before the previous one ended)"
-        )
-    if config.staging_in_ring:
-        raise ValueError(
-            "GemmConfig.staging_in_ring must be False with a comm role (that pairing is neither built nor "
-            "tested: the comm role's notifications follow the staging buffers of their own)"
-        )
-    if config.deferred_chunks:
-        raise ValueError(
-            "GemmConfig.deferred_chunks must be 0 with a comm role: the storing warp's bulk groups tell "
-            "the comm role a tile is stored, and the deferred epilogue stores from every math warp"
         )

@@ -16,10 +16,6 @@ setmaxnreg 232         (readers ASYNC: wgmma reads smem          warp per peer C
                        (``epi_stages`` smem buffers)             storing warp); ``epilogue``
                        named barrier ``epilogue`` around         NamedBarrier: 256 (cooperative) or
                        each buffer                               128 (ping-pong) threads
-``mma`` deferred       → ``staging``, one cursor per warp        none across warps: each warp syncs
-epilogue               (``WarpSync``): the previous tile's held  its own lanes (``bar.warp.sync``), its
-(cooperative,          outputs, each warp's 16-row pieces, under lane 0 TMA-stores the warp's piece and
-``deferred_chunks``)   the next tile's first k-tiles             waits for its own bulk groups
 ``mma`` ping-pong      ``pingpong`` OrderedBarrier, 2 groups ×   4 per turn (one elected lane per
                        2 sections (MMA, epilogue)                warp of the group handing on)
 ``store`` (warp 4;     → ``tiles`` StoreNotifyPipeline           full[s]: 1 (elected lane of warp 4
@@ -31,38 +27,21 @@ cooperative)           acquire before a tile's first TMA         lag``); empty[s
 setmaxnreg 40)         the tile, publish its ready flag (or,     copy engine: one red.release.sys per
                        with the copy engine, count it into its   tile on its step's counter,
                        step), release; ends on end-of-stream     pipes.cute.comm.StepCounters)
-``mma`` with           a split tile's unit with its last         ``flags[s]``: 1 ``atom.release.gpu``
-``stream_k``           k-tiles → ``partials[s]`` in global       by thread 0 after the ``epilogue``
-(cooperative)          memory → the unit with k-tile 0, which    NamedBarrier (256); the storing
-                       adds it and stores the tile               unit: thread 0 ``ld.acquire.gpu``,
-                       (hopper_gemm/stream_k.py)                 then the NamedBarrier; resets to 0
-``mma`` with           each part of a tile (one per cluster)     ``flags[t]``: 1 ``atom.release.gpu``
-``split_k``            posts its fp32 partial → ``partials[t]``, per part after the NamedBarrier, then
-(cooperative)          waits for all, adds the others' values    1 relaxed "seen" per part ≠ 0; every
-                       of its 1/s of the subtiles, stores them   part polls with ``ld.acquire.gpu``;
-                       (hopper_gemm/split_k.py)                  part 0 resets at 2s − 1
 =====================  ========================================  =====================================
 
 The load warp walks (tile, k) as one stream; the math warpgroups walk tiles, then k. They share only
-the ``mainloop`` pipeline and :class:`~hopper_gemm.schedule.TileOrder`, so they agree on the order
+the ``mainloop`` pipeline and :class:`~pipes.tile_order.TileOrder`, so they agree on the order
 without talking. Cooperative: both warpgroups compute the same tile (64 or 128 rows each), then both
-run its epilogue; the next tile's loads are already in flight. With ``deferred_chunks`` they only
-convert the accumulators into registers they hold and start the next tile; each warp stores its share
-of the held tile under that tile's first k-tiles (``deferred_store.py``). Ping-pong: warpgroup g computes the
+run its epilogue; the next tile's loads are already in flight. Ping-pong: warpgroup g computes the
 CTA's tiles g, g+2, ...; it skips the other's k-tiles in the mainloop ring (``Consumer.skip``), and the
 ordered barrier alternates the two warpgroups at the tensor cores and at the epilogue, so one
 warpgroup's epilogue runs under the other's MMAs. Peers (multicast) release every CTA of the
 cluster that wrote into their slot; the pipes object derives who from the cluster shape.
 
-``stream_k`` (:class:`~hopper_gemm.schedule.StreamKSplit`, or :class:`~hopper_gemm.schedule.AlignedSplit`
-with ``stream_k_aligned``): after the whole waves, the load warp and the math warpgroups walk the same
-units of this cluster's share of k-tiles (its lead, or its follow parts); a tile split between two
-clusters is summed through a global workspace, the only synchronization here outside pipes objects
-(global flags between clusters; modelled in ``hopper_gemm.stream_k_protocol``).
-
-``split_k`` (:class:`~hopper_gemm.schedule.SplitK`): no whole tiles; the load warp and the math warpgroups
-walk this cluster's one part of one tile, summed with the other parts in parallel
-(``hopper_gemm.split_k_protocol`` models it).
+``modes`` (a :class:`KernelModes`; ``gemm_modes.hooks.ModeHooks`` is the one that ships): the performance
+modes of ``contrib/gemm_modes`` — stream-K, split-K, the deferred epilogue, staging in the A/B ring —
+plug in at the points :class:`KernelModes` names, so this file stays the plain persistent GEMM. Without
+them (None) none of their code is emitted.
 
 ``comm`` (any ``pipes.cute.comm.CommHook``: the library's ``TileShipper``, or ``tile_comm.CommRole`` of
 examples/epilogue_comm.py; ``hopper_gemm.comm_hook`` says which configurations can host one): the
@@ -78,16 +57,15 @@ complete in global memory when its notify arrives (``lag = 0``: the tile itself)
 access, then ``griddepcontrol.launch_dependents``; the launch allows programmatic stream serialization.
 
 Reading this file: :func:`~hopper_gemm.roles.declare` (``roles.py``) builds the pipes objects above from
-a configuration; :class:`GemmKernel` holds the host side (``__call__`` / ``stream_k`` / ``traced`` →
-``launch``: TMA atoms, shared-memory struct, grid) and the device side (``kernel``: barrier init and
-role dispatch; ``math``: the math warpgroups' tile loop). The load warp is in ``load_warp.py``, the
-k-loop in ``mainloop.py``, the store path in ``epilogue_store.py`` (deferred: ``deferred_store.py``),
-stream-K's units and their fix-up in ``stream_k.py``, the tile order in ``schedule.py``.
+a configuration; :class:`GemmKernel` holds the host side (``__call__`` / ``traced`` → ``launch``: TMA
+atoms, shared-memory struct, grid) and the device side (``kernel``: barrier init and role dispatch;
+``math``: the math warpgroups' tile loop). The load warp is in ``load_warp.py``, the k-loop in
+``mainloop.py``, the store path in ``epilogue_store.py``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import cutlass
 import cutlass.cute as cute
@@ -102,7 +80,6 @@ from pipes.cute import (
     TraceEvent,
     TraceLayout,
     Tracer,
-    WarpSync,
     init_pipelines,
     storage_words,
 )
@@ -111,39 +88,69 @@ from pipes.tile_order import TileOrder
 
 from .comm_hook import adds_partials, check_comm
 from .config import GemmConfig, Problem, Schedule
-from .deferred_store import WARP_ROWS, DeferredStore, flush, hold
 from .epilogue import EpilogueArgs, apply_terms, load_operands, terms_for
 from .epilogue_store import EpilogueStage, offset_coords, store_tile
-from .kernel_parts import Copies, Shared, SmemLayouts, SplitContext, TileGrid
+from .kernel_parts import Copies, MathRegisters, Shared, SmemLayouts, TileGrid
 from .load_warp import load, load_atom
 from .mainloop import mainloop
 from .roles import BLOCK_THREADS, LOAD_REGISTERS, MATH_FIRST_WARP, MMA_REGISTERS, declare
-from .schedule import SplitK, stream_k_split
-from .split_k import split_k_unit
-from .stream_k import split_phase
 
 _DTYPES = {"fp16": cutlass.Float16, "bf16": cutlass.BFloat16}
+
+
+class KernelModes(Protocol):
+    """Where performance modes plug into the kernel (``gemm_modes.hooks.ModeHooks``). Host side: whether
+    the staging buffers have memory of their own, the TMA store's box, whether the launch passes a
+    workspace, whether the modes run the math warpgroups, and the modes in words. Device side:
+    ``plan`` (what the CTAs walk after the whole tiles, and how many whole tiles come first),
+    ``load_rest`` (the load warp's loads after the whole tiles) and ``math`` (the math warpgroups' role)."""
+
+    own_staging: bool
+    partial_sums: bool
+    takes_math_role: bool
+
+    def describe(self) -> str: ...
+
+    def stored_box(self, config: GemmConfig) -> tuple[int, int]: ...
+
+    def plan(self, kernel: Any, cluster_tiles: Any, clusters: Any, k_tiles: Any) -> tuple[Any, Any]: ...
+
+    def load_rest(self, kernel: Any, producer: Any, sources: Any, grid: TileGrid) -> Any: ...
+
+    def math(self, kernel: Any, decl: Any, context: Any, math_wg: Any) -> None: ...
 
 
 class GemmKernel:
     """One compiled configuration. ``__call__`` is the ``@cute.jit`` host function to compile."""
 
     def __init__(
-        self, config: GemmConfig, problem: Problem, trace: TraceLayout | None = None, comm: CommHook | None = None
+        self,
+        config: GemmConfig,
+        problem: Problem,
+        trace: TraceLayout | None = None,
+        comm: CommHook | None = None,
+        modes: KernelModes | None = None,
     ) -> None:
+        if not isinstance(config, GemmConfig):
+            raise TypeError(
+                f"GemmKernel takes a hopper_gemm.config.GemmConfig, got {type(config).__name__} (a "
+                "gemm_modes.TunedConfig t runs as GemmKernel(t.config, problem, modes=gemm_modes.launch.hooks_for(t)))"
+            )
         self.config = config
         self.trace = trace
         self.problem = problem
         self.comm = comm  # comm hook (pipes.cute.comm.CommHook), or None
+        self.modes = modes
         if comm is not None:
             if not isinstance(comm, CommHook):
                 raise TypeError(f"comm must be a pipes.cute.comm.CommHook, got {type(comm).__name__}")
-            check_comm(config)
+            check_comm(config, modes)
         # (producer warpgroup, math warpgroups) setmaxnreg: a comm role may ask for more in the producer
         # warpgroup; 128 × producer + 256 × math must stay within the SM's 64K registers.
         self.registers = (comm.registers if comm is not None else None) or (LOAD_REGISTERS, MMA_REGISTERS)
         self.decl = declare(config, problem, comm=comm)
-        self.ab_stages, self.epi_stages = config.stages(problem)
+        self.own_staging = modes is None or modes.own_staging
+        self.ab_stages, self.epi_stages = config.stages(problem, own_staging=self.own_staging)
         self.terms = terms_for(problem)
         self.order = TileOrder(config.cluster_m, config.cluster_n, config.raster, config.group)
         self.ab_dtype = _DTYPES[problem.dtype]
@@ -152,6 +159,8 @@ class GemmKernel:
         self.a_layout = LayoutEnum.ROW_MAJOR  # A (M, K): K contiguous
         self.b_layout = LayoutEnum.ROW_MAJOR if problem.b_major == "k" else LayoutEnum.COL_MAJOR
         self.c_layout = LayoutEnum.ROW_MAJOR
+        # What the kernel takes after its trace buffer: the comm role's arguments or a mode's workspace.
+        self.takes_extra = comm is not None or (modes is not None and modes.partial_sums)
 
     # --- host side ---------------------------------------------------------------------------------
     @cute.jit
@@ -184,9 +193,8 @@ class GemmKernel:
         partials: cute.Pointer,
         stream: Any,
     ) -> None:
-        """As ``__call__`` for a ``stream_k`` or ``split_k`` configuration: ``flags`` (Int32) and ``partials``
-        (Float32) are its workspace (:func:`hopper_gemm.launch.stream_k_workspace`; flags zero before the
-        first launch)."""
+        """As ``__call__`` for modes that sum partials across clusters: ``flags`` (Int32) and ``partials``
+        (Float32) are their workspace (``gemm_modes.launch.workspace``; flags zero before the first launch)."""
         self.launch(a, b, c, bias, alpha, clusters, bias, stream, (flags, partials))
 
     @cute.jit
@@ -216,7 +224,7 @@ class GemmKernel:
         clusters: Int32,
         trace_buf: cute.Tensor,
         stream: Any,
-        comm_args: Any = None,
+        extra: Any = None,
     ) -> None:
         cfg = self.config
         tiled_mma = sm90_utils.make_trivial_tiled_mma(
@@ -231,19 +239,17 @@ class GemmKernel:
         a_smem = sm90_utils.make_smem_layout_a(self.a_layout, self.tile_mnk, self.ab_dtype, self.ab_stages)
         b_smem = sm90_utils.make_smem_layout_b(self.b_layout, self.tile_mnk, self.ab_dtype, self.ab_stages)
         epi_smem = sm90_utils.make_smem_layout_epi(self.out_dtype, self.c_layout, cfg.epi_tile, self.epi_stages)
-        stored_smem, stored_box = epi_smem, cfg.epi_tile
-        if cutlass.const_expr(cfg.deferred_chunks > 0):
-            # Each math warp stores its own 16 rows of a staging buffer: the same memory as (16, epi_n) pieces.
-            stored_box = (WARP_ROWS, cfg.epi_n)
-            pieces = self.epi_stages * cfg.epi_tile[0] // WARP_ROWS
-            stored_smem = sm90_utils.make_smem_layout_epi(self.out_dtype, self.c_layout, stored_box, pieces)
+        # The TMA store's box: a staged subtile, or a mode's smaller piece of one (the same memory, row for row).
+        stored_box = cfg.epi_tile if self.modes is None else self.modes.stored_box(cfg)
+        pieces = self.epi_stages * cfg.epi_tile[0] // stored_box[0]
+        stored_smem = sm90_utils.make_smem_layout_epi(self.out_dtype, self.c_layout, stored_box, pieces)
         atom_a, tma_a = load_atom(a, a_smem, (cfg.tile_m, cfg.tile_k), cfg.cluster_n)
         atom_b, tma_b = load_atom(b, b_smem, (cfg.tile_n, cfg.tile_k), cfg.cluster_m)
         atom_c, tma_c = cpasync.make_tiled_tma_atom(
             cpasync.CopyBulkTensorTileS2GOp(), c, cute.slice_(stored_smem, (None, None, 0)), stored_box
         )
-        # With the staging in the ring, ``sc`` is a placeholder: the buffers alias the A ring (kernel()).
-        staging_elements = 1 if cfg.staging_in_ring else cute.cosize(epi_smem)
+        # Staging that borrows the A ring (a mode) leaves ``sc`` a placeholder: kernel() points into the ring.
+        staging_elements = cute.cosize(epi_smem) if self.own_staging else 1
         words = storage_words(*self.decl.pipelines)
         order_words = self.decl.order.barriers if self.decl.order is not None else 1
 
@@ -258,8 +264,8 @@ class GemmKernel:
         self.storage_type = Storage
         copies = Copies(tiled_mma, atom_a, tma_a, atom_b, tma_b, atom_c, tma_c)
         args = (copies, SmemLayouts(a_smem, b_smem, epi_smem, stored_smem), c, bias, alpha, trace_buf)
-        if cutlass.const_expr(self.comm is not None or cfg.partial_sums):
-            args = (*args, comm_args)  # the comm role's arguments, or the stream-K / split-K workspace
+        if cutlass.const_expr(self.takes_extra):
+            args = (*args, extra)
         self.kernel(*args).launch(
             grid=(cfg.cluster_m, cfg.cluster_n, clusters),
             block=(BLOCK_THREADS, 1, 1),
@@ -280,9 +286,8 @@ class GemmKernel:
         trace_buf: cute.Tensor,
         extra: Any = None,
     ) -> None:
-        """``extra``: the comm role's arguments (with ``comm``) or stream-K's (flags, partials) workspace."""
+        """``extra``: the comm role's arguments (with ``comm``) or a mode's (flags, partials) workspace."""
         cfg = self.config
-        comm_args = extra if cutlass.const_expr(self.comm is not None) else None
         warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         if warp == 0:
             cpasync.prefetch_descriptor(copies.atom_a)
@@ -311,9 +316,9 @@ class GemmKernel:
         epilogue_barrier = named.allocate("epilogue", threads=128 * cfg.warpgroups_per_tile)
 
         staging_base = storage.sc.data_ptr()
-        if cutlass.const_expr(cfg.staging_in_ring):
-            # Every CTA owns at most one tile (launch.clusters_to_launch checks): its last load has landed
-            # and its last wgmma has read the ring before the epilogue's first write, and no load follows.
+        if cutlass.const_expr(not self.own_staging):
+            # The mode guarantees every CTA owns at most one tile: its last load has landed and its last
+            # wgmma has read the ring before the epilogue's first write, and no load follows.
             staging_base = cute.recast_ptr(storage.sa.data_ptr(), dtype=self.out_dtype)
         shared = Shared(
             storage.sa.get_tensor(layouts.a.outer, swizzle=layouts.a.inner),
@@ -323,26 +328,7 @@ class GemmKernel:
             epilogue_barrier,
             _swizzled(staging_base, layouts.stored),
         )
-
-        rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
-        cta_m = rank % cfg.cluster_m
-        cta_n = rank // cfg.cluster_m
-        _, _, cluster_id = cute.arch.block_idx()
-        _, _, clusters = cute.arch.grid_dim()
-        tiles_m = (c.shape[0] + cfg.tile_m - 1) // cfg.tile_m
-        tiles_n = (c.shape[1] + cfg.tile_n - 1) // cfg.tile_n
-        clusters_m, clusters_n = self.order.cluster_grid(tiles_m, tiles_n)
-        cluster_tiles = clusters_m * clusters_n
-        k_tiles = (copies.tma_a.shape[1] + cfg.tile_k - 1) // cfg.tile_k
-        split = None
-        if cutlass.const_expr(cfg.stream_k):
-            split = stream_k_split(cfg, cluster_tiles, clusters, k_tiles)
-        first_split = None
-        if cutlass.const_expr(cfg.split_k > 1):
-            first_split = SplitK.first_split(cluster_tiles, clusters)
-        grid = TileGrid(
-            clusters_m, clusters_n, cta_m, cta_n, cluster_id, clusters, cluster_tiles, k_tiles, split, first_split
-        )
+        grid = self.tile_grid(c, copies)
 
         if warp < MATH_FIRST_WARP:
             cute.arch.setmaxregister_decrease(self.registers[0])
@@ -351,53 +337,66 @@ class GemmKernel:
             # comm hook: the communication warp (a trace-time test, then the run-time role test)
             if cutlass.const_expr(self.comm is not None):  # noqa: SIM102
                 if decl.layout.is_role("comm"):
-                    self.comm.run(decl.notify, c, comm_args)
+                    self.comm.run(decl.notify, c, extra)
         else:
             cute.arch.setmaxregister_increase(self.registers[1])
             math_wg = warp // 4 - 1
             epilogue_args = EpilogueArgs(alpha, bias, c.shape[1])
-            stream_k_args = extra if cutlass.const_expr(cfg.partial_sums) else None
-            self.math(decl, tracer, copies, shared, grid, epilogue_args, math_wg, comm_args, stream_k_args)
+            context = (copies, shared, grid, epilogue_args, tracer, extra)
+            if cutlass.const_expr(self.modes is not None and self.modes.takes_math_role):
+                self.modes.math(self, decl, context, math_wg)
+            else:
+                self.math(decl, context, math_wg)
 
     @cute.jit
-    def math(
-        self,
-        decl: cutlass.Constexpr,
-        tracer: cutlass.Constexpr,
-        copies: Copies,
-        shared: Shared,
-        grid: Any,
-        args: EpilogueArgs,
-        math_wg: Int32,
-        comm_args: Any = None,
-        stream_k_args: Any = None,
-    ) -> None:
-        """A math warpgroup: the k-loop of wgmmas per tile, then the epilogue through the staging ring."""
+    def tile_grid(self, c: cute.Tensor, copies: Copies) -> TileGrid:
+        """Where this CTA stands in the persistent walk (a mode's plan of the work after the whole tiles)."""
         cfg = self.config
-        tiled_mma, sa, sb, n = copies.tiled_mma, shared.a, shared.b, args.n
-        pingpong = cutlass.const_expr(cfg.schedule is Schedule.PINGPONG)
+        rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
+        _, _, cluster_id = cute.arch.block_idx()
+        _, _, clusters = cute.arch.grid_dim()
+        tiles_m = (c.shape[0] + cfg.tile_m - 1) // cfg.tile_m
+        tiles_n = (c.shape[1] + cfg.tile_n - 1) // cfg.tile_n
+        clusters_m, clusters_n = self.order.cluster_grid(tiles_m, tiles_n)
+        cluster_tiles = clusters_m * clusters_n
+        k_tiles = (copies.tma_a.shape[1] + cfg.tile_k - 1) // cfg.tile_k
+        plan, whole = None, cluster_tiles
+        if cutlass.const_expr(self.modes is not None):
+            plan, whole = self.modes.plan(self, cluster_tiles, clusters, k_tiles)
+        cta = (rank % cfg.cluster_m, rank // cfg.cluster_m)
+        return TileGrid(clusters_m, clusters_n, *cta, cluster_id, clusters, cluster_tiles, k_tiles, whole, plan)
+
+    @cute.jit
+    def math_registers(self, copies: Copies, shared: Shared, per_warpgroup: cutlass.Constexpr) -> MathRegisters:
+        """This math thread's MMA slice, operand fragments, accumulators and their coordinates in the tile
+        (``per_warpgroup``: each warpgroup is a whole tiled MMA of its own, as in ping-pong)."""
+        cfg = self.config
         tidx, _, _ = cute.arch.thread_idx()
         math_tidx = tidx - MATH_FIRST_WARP * 32
-        if cutlass.const_expr(pingpong):
-            # Each warpgroup is a whole tiled MMA of its own: thread index within the warpgroup.
+        if cutlass.const_expr(per_warpgroup):
             math_tidx = math_tidx % 128
-        thr_mma = tiled_mma.get_slice(math_tidx)
-        a_frag = tiled_mma.make_fragment_A(thr_mma.partition_A(sa))
-        b_frag = tiled_mma.make_fragment_B(thr_mma.partition_B(sb))
+        thr_mma = copies.tiled_mma.get_slice(math_tidx)
         tile_shape = (cfg.tile_m, cfg.tile_n)
-        acc = cute.make_rmem_tensor(thr_mma.partition_shape_C(tile_shape), Float32)
-        coords = thr_mma.partition_C(cute.make_identity_tensor(tile_shape))
+        return MathRegisters(
+            thr_mma,
+            copies.tiled_mma.make_fragment_A(thr_mma.partition_A(shared.a)),
+            copies.tiled_mma.make_fragment_B(thr_mma.partition_B(shared.b)),
+            cute.make_rmem_tensor(thr_mma.partition_shape_C(tile_shape), Float32),
+            thr_mma.partition_C(cute.make_identity_tensor(tile_shape)),
+            math_tidx,
+        )
 
-        epi = EpilogueStage(self, tiled_mma, copies.atom_c, copies.tma_c, shared.c, math_tidx)
-        deferred = None
-        held_tm, held_tn = Int32(0), Int32(0)
-        if cutlass.const_expr(cfg.deferred_chunks > 0):
-            # Every math warp stores its own rows through its own staging cursor: it syncs with itself only.
-            staging = decl.staging.producer(sync=WarpSync())
-            deferred = DeferredStore(self, epi, acc.shape, shared.c_stored, math_tidx // 32)
-            held_tm, held_tn = deferred.nowhere()
-        else:
-            staging = decl.staging.producer(sync=shared.epilogue_barrier)
+    @cute.jit
+    def math(self, decl: cutlass.Constexpr, context: Any, math_wg: Int32) -> None:
+        """A math warpgroup: the k-loop of wgmmas per tile, then the epilogue through the staging ring.
+        ``context``: (copies, shared memory, tile grid, epilogue arguments, tracer, the comm role's arguments)."""
+        cfg = self.config
+        copies, shared, grid, args, tracer, comm_args = context
+        pingpong = cutlass.const_expr(cfg.schedule is Schedule.PINGPONG)
+        regs = self.math_registers(copies, shared, pingpong)
+        acc, n, tile_shape = regs.acc, args.n, (cfg.tile_m, cfg.tile_n)
+        epi = EpilogueStage(self, copies.tiled_mma, copies.atom_c, copies.tma_c, shared.c, regs.math_tidx)
+        staging = decl.staging.producer(sync=shared.epilogue_barrier)
         consumer = decl.mainloop.consumer()
         first = grid.cluster_id
         step = grid.clusters
@@ -409,16 +408,14 @@ class GemmKernel:
             consumer.skip(math_wg * grid.k_tiles)
         comm = self.comm
         notify = decl.notify.producer() if cutlass.const_expr(comm is not None) else None
-        for linear in cutlass.range(first, grid.whole_tiles(cfg), step, unroll=1):
+        for linear in cutlass.range(first, grid.whole_tiles, step, unroll=1):
             tm, tn = self.order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
             if cutlass.const_expr(pingpong):
                 order.wait()
-            # Handles passed to a function come back: a dynamic loop carries only what it sees assigned.
-            held = None if deferred is None else (deferred, held_tm, held_tn)
-            consumer, staging = mainloop(tiled_mma, acc, a_frag, b_frag, consumer, grid.k_tiles, staging, held)
+            consumer, staging = mainloop(copies.tiled_mma, regs, consumer, grid.k_tiles, staging)
             if cutlass.const_expr(pingpong):
                 order.arrive()
-            origin = offset_coords(coords, tm * cfg.tile_m, tn * cfg.tile_n)
+            origin = offset_coords(regs.coords, tm * cfg.tile_m, tn * cfg.tile_n)
             # The terms' memory operands load while the last k-tile's wgmmas still run.
             loaded = load_operands(self.terms, acc, origin, args)
             warpgroup.wait_group(0)
@@ -426,39 +423,29 @@ class GemmKernel:
             if cutlass.const_expr(pingpong):
                 consumer.skip(grid.k_tiles)
                 order.wait()
-            _trace(tracer, TraceEvent.WAIT)
+            trace_epilogue(tracer, TraceEvent.WAIT)
             if cutlass.const_expr(len(self.terms) > 0):
                 apply_terms(self.terms, acc, origin, args, loaded)
             if cutlass.const_expr(adds_partials(comm)):  # comm hook: the owner's reduction
-                comm.add_received(acc, thr_mma, comm_args, tm, tn, (grid.clusters_m, grid.clusters_n), n, tile_shape)
+                clusters = (grid.clusters_m, grid.clusters_n)
+                comm.add_received(acc, regs.thr_mma, comm_args, tm, tn, clusters, n, tile_shape)
             if cutlass.const_expr(comm is not None):  # comm hook: a notify slot before the first TMA store
                 notify = comm.begin_tile(notify, epi.is_storer, comm_args, tm, tn, n)
-            if cutlass.const_expr(deferred is not None):
-                hold(deferred, acc)  # stored under the next tile's first k-tiles
-                held_tm, held_tn = tm, tn
-            else:
-                staging = store_tile(epi, acc, staging, tm, tn)
+            staging = store_tile(epi, acc, staging, tm, tn)
             if cutlass.const_expr(comm is not None):  # comm hook: commit (tm, tn) after the last staging commit
                 notify = comm.end_tile(notify, epi.is_storer, comm_args, tm, tn, n)
-            _trace(tracer, TraceEvent.RELEASE)
+            trace_epilogue(tracer, TraceEvent.RELEASE)
             if cutlass.const_expr(pingpong):
                 # The other warpgroup reuses the staging buffers next: no store may still read them.
                 staging.tail()
                 order.arrive()
-        split = SplitContext(copies, grid, args, (acc, a_frag, b_frag, coords, math_tidx), shared, stream_k_args)
-        if cutlass.const_expr(cfg.stream_k):  # the split phase (cooperative only); it stores the held tile
-            staging = split_phase(self, (epi, deferred), split, (consumer, staging), (held_tm, held_tn))
-        elif cutlass.const_expr(cfg.split_k > 1):  # this cluster's part of its tile, summed with the others
-            consumer, staging = split_k_unit(self, epi, split, (consumer, staging))
-        elif cutlass.const_expr(deferred is not None):
-            staging = flush(deferred, staging, held_tm, held_tn)
         if cutlass.const_expr(comm is not None):  # comm hook: end-of-stream once every store is complete
             comm.finish(notify, epi.is_storer)
         if cutlass.const_expr(not pingpong):
             staging.tail()
 
 
-def _trace(tracer: Any, event: TraceEvent) -> None:
+def trace_epilogue(tracer: Any, event: TraceEvent) -> None:
     """The epilogue's span in a traced build (trace id 3); nothing otherwise."""
     if tracer is not None:
         tracer.record(int(event), 3, 0)

@@ -1,5 +1,6 @@
 """The plain containers the GEMM kernel passes between its roles: host-built copy operands, shared
-memory as the roles see it, and where a CTA stands in the persistent walk (no code of their own)."""
+memory and registers as the roles see them, and where a CTA stands in the persistent walk (no code of
+their own)."""
 
 from __future__ import annotations
 
@@ -7,18 +8,16 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 
-class SplitContext(NamedTuple):
-    """What the math warpgroups' split work (stream-K's units, split-K's part) reads beside the handles it
-    threads through: the copies (for the tiled MMA), the tile grid (stream-K: plain values of it), the
-    epilogue terms' arguments, the math registers ``(acc, a_frag, b_frag, coords, math_tidx)``, shared
-    memory and the ``(flags, partials)`` workspace."""
+class MathRegisters(NamedTuple):
+    """One math thread's view of the MMA: its slice of the tiled MMA, the A/B fragments over the smem rings,
+    the fp32 accumulators, their (row, col) in the tile, and the thread's index among the math threads."""
 
-    copies: Any
-    grid: Any
-    args: Any
-    regs: Any
-    shared: Any
-    workspace: Any
+    thr_mma: Any
+    a_frag: Any
+    b_frag: Any
+    acc: Any
+    coords: Any
+    math_tidx: Any
 
 
 class Copies(NamedTuple):
@@ -85,16 +84,5 @@ class TileGrid:
     clusters: Any
     cluster_tiles: Any
     k_tiles: Any
-    split: Any = None  # StreamKSplit with ``stream_k`` (None otherwise)
-    first_split: Any = None  # with ``split_k``: SplitK.first_split, the whole waves' cluster-tiles
-
-    def whole_tiles(self, config: Any) -> Any:
-        """The cluster-tiles walked whole, first: stream-K's data-parallel ones, split-K's whole waves (none
-        in one wave), else all."""
-        if config.stream_k:
-            return self.split.dp_tiles
-        return self.first_split if config.split_k > 1 else self.cluster_tiles
-
-    def split_tiles(self) -> Any:
-        """With ``split_k``: the cluster-tiles split into parts, after the whole ones."""
-        return self.cluster_tiles - self.first_split
+    whole_tiles: Any  # the cluster-tiles walked whole, first (all of them unless a mode splits some)
+    plan: Any = None  # a mode's plan of the work after the whole tiles (None without one)

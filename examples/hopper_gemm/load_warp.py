@@ -17,14 +17,12 @@ from cutlass.cute.nvgpu import cpasync
 from pipes.cute import read_once_policy
 
 from .kernel_parts import Copies, LoadSources, Shared
-from .schedule import SplitK
 
 
 @cute.jit
 def load(kernel: cutlass.Constexpr, decl: cutlass.Constexpr, copies: Copies, shared: Shared, grid: Any) -> None:
     """The load warp: one stream of (tile, k) A/B k-tiles into the mainloop ring, in the order the math
-    warpgroups walk (``kernel.order``), the stream-K split phase's units after the whole tiles, or the
-    cluster's split-K part."""
+    warpgroups walk (``kernel.order``), then what a mode plans after the whole tiles."""
     # The kernel object itself must stay out of the run-time loops below (the DSL would try to carry it).
     cfg, order = kernel.config, kernel.order
     atom_a, tma_a, atom_b, tma_b = copies.atom_a, copies.tma_a, copies.atom_b, copies.tma_b
@@ -47,23 +45,11 @@ def load(kernel: cutlass.Constexpr, decl: cutlass.Constexpr, copies: Copies, sha
     # operand streams through L2 once (B at small M) and goes first, keeping L2 for the other.
     policies = (read_once_policy(grid.clusters_n), read_once_policy(grid.clusters_m))
     sources = LoadSources(atom_a, ga_part, sa_part, a_mask, atom_b, gb_part, sb_part, b_mask, *policies)
-    for linear in cutlass.range(grid.cluster_id, grid.whole_tiles(cfg), grid.clusters, unroll=1):
+    for linear in cutlass.range(grid.cluster_id, grid.whole_tiles, grid.clusters, unroll=1):
         tm, tn = order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
         producer = load_k_tiles(cfg, producer, sources, tm, tn, 0, grid.k_tiles)
-    if cutlass.const_expr(cfg.stream_k):  # the split phase: this cluster's share of k-tiles
-        at, end = grid.split.stream(grid.cluster_id, grid.k_tiles)
-        while at < end:
-            tile, kb, ke = grid.split.unit(at, end, grid.k_tiles)
-            linear = grid.split.dp_tiles + tile
-            tm, tn = order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
-            producer = load_k_tiles(cfg, producer, sources, tm, tn, kb, ke)
-            at = at + (ke - kb)
-    if cutlass.const_expr(cfg.split_k > 1):  # after the whole waves: this cluster's part of a split tile
-        tile, _, kb, ke = SplitK(cfg.split_k).unit(grid.cluster_id, grid.k_tiles)
-        if tile < grid.split_tiles():
-            linear = grid.first_split + tile
-            tm, tn = order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
-            producer = load_k_tiles(cfg, producer, sources, tm, tn, kb, ke)
+    if cutlass.const_expr(kernel.modes is not None):  # a mode's work after the whole tiles (split k-loops)
+        producer = kernel.modes.load_rest(kernel, producer, sources, grid)
     producer.tail()
 
 

@@ -13,50 +13,43 @@ import cutlass.cute as cute
 from cutlass import Int32
 from cutlass.cute.nvgpu import warpgroup
 
-from .deferred_store import store_chunk
-
 
 @cute.jit
 def mainloop(
-    tiled_mma: cute.TiledMma,
-    acc: cute.Tensor,
-    a_frag: cute.Tensor,
-    b_frag: cute.Tensor,
-    consumer: Any,
-    k_tiles: Int32,
-    staging: Any,
-    held: Any = None,
+    tiled_mma: cute.TiledMma, regs: Any, consumer: Any, k_tiles: Int32, staging: Any, under: Any = None
 ) -> tuple[Any, Any]:
-    """One tile's k-loop; returns the ``(consumer, staging)`` handles. Keeps one k-tile of wgmmas in
-    flight: the slot of k-tile k-1 is released once the wgmmas of k-tile k are issued and those of k-1
-    are complete. The caller waits for the last group and releases the last slot (so ping-pong can hand
-    the tensor cores on first).
+    """One tile's k-loop into ``regs.acc``; returns the ``(consumer, staging)`` handles. Keeps one k-tile of
+    wgmmas in flight: the slot of k-tile k-1 is released once the wgmmas of k-tile k are issued and those
+    of k-1 are complete. The caller waits for the last group and releases the last slot (so ping-pong can
+    hand the tensor cores on first).
 
-    ``held``: ``(DeferredStore, tm, tn)`` of the previous tile, whose chunk j goes out through ``staging``
-    right after the wgmmas of k-tile j are issued (the remaining chunks after the loop when K has fewer
-    k-tiles); None: ``staging`` is untouched."""
+    ``under``: work a mode hides under the k-loop (``gemm_modes``' deferred epilogue), a ``(work, tm, tn)``
+    whose ``work.store_chunk(j, staging, tm, tn)`` runs right after the wgmmas of k-tile j are issued, for
+    j < ``work.chunks`` (the rest after the loop when K has fewer k-tiles). None: ``staging`` comes back
+    untouched."""
+    acc, a_frag, b_frag = regs.acc, regs.a_frag, regs.b_frag
     token = consumer.try_wait()
     slot = consumer.wait(token)
     # The first k-tile of a tile overwrites the accumulators: no zero fill needed.
     _issue_k_tile(tiled_mma, acc, a_frag, b_frag, slot, True)
-    if cutlass.const_expr(held is not None):
-        deferred, held_tm, held_tn = held
-        staging = store_chunk(deferred, 0, staging, held_tm, held_tn)
+    if cutlass.const_expr(under is not None):
+        work, held_tm, held_tn = under
+        staging = _store_under(work, 0, staging, held_tm, held_tn)
     token = consumer.try_wait()
     for k in cutlass.range(1, k_tiles, unroll=1):
         slot = consumer.wait(token)
         _issue_k_tile(tiled_mma, acc, a_frag, b_frag, slot, False)
-        if cutlass.const_expr(held is not None):
-            for chunk in cutlass.range_constexpr(1, deferred.chunks):
+        if cutlass.const_expr(under is not None):
+            for chunk in cutlass.range_constexpr(1, work.chunks):
                 if k == chunk:
-                    staging = store_chunk(deferred, chunk, staging, held_tm, held_tn)
+                    staging = _store_under(work, chunk, staging, held_tm, held_tn)
         warpgroup.wait_group(1)
         consumer.release()
         token = consumer.try_wait()
-    if cutlass.const_expr(held is not None):
-        for chunk in cutlass.range_constexpr(1, deferred.chunks):
+    if cutlass.const_expr(under is not None):
+        for chunk in cutlass.range_constexpr(1, work.chunks):
             if k_tiles <= chunk:
-                staging = store_chunk(deferred, chunk, staging, held_tm, held_tn)
+                staging = _store_under(work, chunk, staging, held_tm, held_tn)
     return consumer, staging
 
 
@@ -78,3 +71,9 @@ def _issue_k_tile(
         cute.gemm(atom, acc, a_frag[None, None, kb, slot], b_frag[None, None, kb, slot], acc)
         atom.set(warpgroup.Field.ACCUMULATE, True)
     warpgroup.commit_group()
+
+
+def _store_under(work: Any, chunk: int, staging: Any, tm: Any, tn: Any) -> Any:
+    """``work.store_chunk(...)`` as a call that takes ``work`` (a method call inside a run-time loop would
+    make the DSL carry the trace-time object through the loop)."""
+    return work.store_chunk(chunk, staging, tm, tn)

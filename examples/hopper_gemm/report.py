@@ -32,10 +32,13 @@ class CompileReport:
     ptx: str
     cubin: bytes
     wgmma_serialized: bool = False  # ptxas C7510: every wgmma waits for the previous one (a slow mainloop)
+    modes: Any = None  # the kernel's performance modes (hopper_gemm.kernel.KernelModes), None without
 
     def lines(self) -> list[str]:
+        modes = self.modes.describe() if self.modes is not None else ""
+        shape = self.config.with_(pdl=False).describe() + modes + (" PDL" if self.config.pdl else "")
         return [
-            f"configuration : {self.config.describe()}",
+            f"configuration : {shape}",
             f"problem       : {self.problem.dtype} in/out, B {'(N, K)' if self.problem.b_major == 'k' else '(K, N)'}"
             f"{', bias' if self.problem.bias else ''}{', alpha' if self.problem.scaled else ''}",
             f"stages        : {self.ab_stages} A/B stages, {self.epi_stages} staging buffers",
@@ -81,14 +84,16 @@ def compile_with_remarks(entry: Any, args: tuple) -> tuple[Any, str]:
         return compiled, Path(remarks).read_text()
 
 
-def compile_report(config: GemmConfig, problem: Problem) -> CompileReport:
+def compile_report(config: GemmConfig, problem: Problem, modes: Any = None) -> CompileReport:
+    """Compile ``config`` (with performance ``modes``, a :class:`~hopper_gemm.kernel.KernelModes`) for sm_90a
+    and read back what ptxas made of it."""
     from .launch import compile_entry
 
-    kernel, entry, args = compile_entry(config, problem)
+    kernel, entry, args = compile_entry(config, problem, modes)
     compiled, text = compile_with_remarks(entry, args)
     registers = int(re.search(r"Used (\d+) registers", text).group(1))
     spills = sum(int(n) for n in re.findall(r"(\d+) bytes spill (?:stores|loads)", text))
-    ab, epi = config.stages(problem)
+    ab, epi = kernel.ab_stages, kernel.epi_stages
     return CompileReport(
         config,
         problem,
@@ -100,6 +105,7 @@ def compile_report(config: GemmConfig, problem: Problem) -> CompileReport:
         compiled.artifacts.PTX,
         compiled.artifacts.CUBIN,
         wgmma_serialized(text),
+        modes,
     )
 
 

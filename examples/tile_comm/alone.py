@@ -1,7 +1,7 @@
 """The communication warps without the GEMM: the T_comm baseline of benchmarks/comm_overlap.py.
 
 One warp per CTA, as many CTAs as the GEMM launches, each shipping exactly the tiles its GEMM CTA would
-compute, in the same order (:class:`hopper_gemm.schedule.TileOrder`), with the same device code
+compute, in the same order (:class:`pipes.tile_order.TileOrder`), with the same device code
 (:func:`tile_comm.ship.push_tile`): the same transport moving the same bytes, with nothing to wait for.
 It also sets the same per-CTA start/end flags, so a receiver cannot tell it from the fused kernel.
 """

@@ -14,7 +14,7 @@ Memory layouts (``tiles = tiles_m × tiles_n`` of the output, tile ``(tm, tn)`` 
 * ``credits[tile]`` (uint32), written by the receiver: the last epoch whose tile it has consumed. With
   :data:`OPT_CREDITS` the warp waits for ``credits[tile] ≥ epoch − 1`` before overwriting the tile;
 * ``counters[step]`` (uint32, device memory; engine ``copy``): the communication warps add 1 per finished
-  tile of the step (:meth:`hopper_gemm.schedule.TileOrder.step`) with a system-scope release; the copy
+  tile of the step (:meth:`pipes.tile_order.TileOrder.step`) with a system-scope release; the copy
   engine's stream waits for the step's tile count and ships the step (the launch resets the counters
   before its kernel);
 * ``stamps`` (int64, with :data:`OPT_STAMPS`): ``%globaltimer`` nanoseconds, :data:`CTA_STAMPS` per CTA

@@ -3,7 +3,7 @@
 A compiled CuTe DSL function converts every argument on every call (the fused kernel's 19 arguments:
 ~40 µs of Python on a fast host, ~100 µs on the GPU runner's, measured 2026-11-24), and a launch of the
 epilogue-comm GEMM changes only four of them: the stream, and the communication arguments' epoch,
-``delay_ns`` and ``options``. :class:`CachedLaunch` is a :class:`hopper_gemm.prepared.PreparedLaunch`
+``delay_ns`` and ``options``. :class:`CachedLaunch` is a :class:`gemm_modes.prepared.PreparedLaunch`
 (the GEMM's own: converted once, the address list packed once) that owns those four entries as cells;
 a call writes them and calls the host function.
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-from hopper_gemm.prepared import Cell, PreparedLaunch
+from gemm_modes.prepared import Cell, PreparedLaunch
 
 from pipes.epoch import as_int32
 

@@ -18,7 +18,7 @@ the ``st.release`` modifiers, nothing else differs between ``host``, ``local`` a
 
 Who moves the bytes (:class:`Engine`): ``sm`` — the communication warp copies each tile with loads and
 stores; ``copy`` (``host``, ``local``, ``peer``) — the communication warp counts each finished tile into its *step*
-(``hopper_gemm.schedule.TileOrder.step``) with a system-scope release, and the GPU's copy engines ship
+(``pipes.tile_order.TileOrder.step``) with a system-scope release, and the GPU's copy engines ship
 each step as one DMA as soon as its count is complete (``tile_comm.copy_engine``): the SMs never touch
 PCIe, so the GEMM's mainloop runs undisturbed.
 """

@@ -26,7 +26,7 @@ from .config import CommConfig, Transport
 from .config import transport as parse_transport
 from .receiver import Receiver
 
-#: What the fused kernel uses where the measured table (``hopper_gemm.autotable``) picks ping-pong, which
+#: What the fused kernel uses where the measured table (``gemm_modes.autotable``) picks ping-pong, which
 #: cannot host a communication warp, or stream-K or split-K, which split tiles between clusters: the
 #: table's unsplit cooperative configuration.
 COOPERATIVE_FALLBACK = GemmConfig(tile_m=256, tile_n=128, cluster_m=1, cluster_n=2, schedule=Schedule.COOPERATIVE)
@@ -42,16 +42,15 @@ def default_config(m: int, n: int, k: int, dtype: str = "bf16", comm: CommConfig
     fall behind the GEMM (E 0.69); full-width 4 MiB steps ship at ~48 GB/s and keep pace (E 0.88), for a
     GEMM 5 % slower (its L2 reuse is lower). One compile per distinct group.
     """
-    from hopper_gemm.autotable import pick
+    from gemm_modes.autotable import pick
     from hopper_gemm.config import Problem
 
-    config = pick(Problem(dtype), (m, n, k))
-    if config.schedule is not Schedule.COOPERATIVE or config.partial_sums:
-        config = COOPERATIVE_FALLBACK
-    # The fused protocol is checked with one buffer per acquire, and the comm role is told a tile is
-    # stored by the storing warp's bulk groups (a deferred epilogue stores from every math warp); its
-    # staging buffers are its own and it launches without PDL (GemmKernel refuses both with a comm role).
-    config = config.with_(epi_batch=1, deferred_chunks=0, staging_in_ring=False, pdl=False)
+    picked = pick(Problem(dtype), (m, n, k))
+    # The plain kernel without the table's performance modes (GemmKernel refuses them with a comm role):
+    # split tiles are not stored whole by one CTA, and a deferred epilogue stores from every math warp.
+    config = picked.config if picked.schedule is Schedule.COOPERATIVE and not picked.partial_sums else None
+    # The fused protocol is checked with one buffer per acquire, and the comm role launches without PDL.
+    config = (config or COOPERATIVE_FALLBACK).with_(epi_batch=1, ab_stages=None, pdl=False)
     if comm is not None and comm.counts_steps:
         config = full_width_band(config, m, n)
     return config
@@ -159,7 +158,7 @@ class EpilogueComm:
     # --- what is launched ----------------------------------------------------------------------------
     @property
     def clusters(self) -> int:
-        from hopper_gemm.launch import clusters_to_launch
+        from gemm_modes.launch import clusters_to_launch
 
         clusters = clusters_to_launch(self.config, self.m, self.n, self.out.device.index or 0)
         return clusters if self.max_clusters is None else min(clusters, self.max_clusters)

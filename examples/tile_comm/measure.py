@@ -220,7 +220,8 @@ def regret(m: int, n: int, k: int, transport: str = "local", dtype: str = "bf16"
 def plain_gemm(a: Any, b: Any, config: Any) -> Any:
     """A launcher of examples/persistent_gemm.py's kernel for ``a @ b.T`` with ``config`` (no comm)."""
     import torch
-    from hopper_gemm.api import launcher, validate
+    from gemm_modes.launch import launcher
+    from hopper_gemm.api import validate
 
     out = torch.empty(a.shape[0], b.shape[0], device=a.device, dtype=a.dtype)
     return launcher(config, validate(a, b, out=out), out)

@@ -8,6 +8,7 @@ launches must be bitwise identical.
 from __future__ import annotations
 
 import pytest
+from gemm_modes.modes import tuned_config
 
 pytestmark = pytest.mark.gpu
 
@@ -74,7 +75,7 @@ CONFIGS = [
     ("pingpong", (128, 192), (2, 1)),
     ("cooperative", (256, 128), (2, 2)),  # A and B both multicast: three peers release each stage
     ("pingpong", (128, 128), (2, 2)),
-    ("pingpong", (128, 64), (2, 1)),  # the small-M fill rule's tiles (hopper_gemm.autotable.small_m)
+    ("pingpong", (128, 64), (2, 1)),  # the small-M fill rule's tiles (gemm_modes.autotable.small_m)
     ("pingpong", (64, 128), (2, 1)),
     ("pingpong", (64, 64), (1, 2)),
 ]
@@ -146,7 +147,7 @@ def test_auto_wave_balance_picks_match_torch(mnk, bias):
     """Wave balance's picks on ragged M, N and K, with and without a bias: ping-pong 128×192 at long K (with
     a bias, where 128×192 spills, split-K on the last wave: 12 cluster-tiles past two waves in 4 parts),
     ping-pong 128×128, the cooperative tile."""
-    from hopper_gemm.autotable import wave_balance
+    from gemm_modes.autotable import wave_balance
 
     picked = wave_balance(mnk, bias=bias)
     assert (picked.tile_n, picked.schedule.value, picked.split_k) == {
@@ -167,7 +168,8 @@ def test_auto_split_k_picks_match_torch(mnk, bias, dtype):
     cluster; 128×192 in 2 at 800×1500), ragged edges and K included; gemm(split_k=...) runs the same path
     on request and refuses a grid the GPU cannot hold at once."""
     torch = _torch()
-    from hopper_gemm.api import choose_config, device_sms, gemm
+    from gemm_modes.choice import choose_config
+    from hopper_gemm.api import device_sms, gemm
     from hopper_gemm.config import Problem
 
     assert choose_config(Problem(dtype, bias=bias), mnk, "auto", None, None, sms=device_sms(0)).split_k > 1
@@ -206,7 +208,7 @@ def test_auto_schedule_runs_every_benchmark_shape_class():
 def test_auto_small_m_picks_match_torch_at_ragged_edges(m, n):
     """Every tile and cluster the fill rule can pick, on M and N that end inside a tile (and M below a
     cluster's rows: cluster 1×2 there), K with a partial last k-tile."""
-    from hopper_gemm.autotable import small_m
+    from gemm_modes.autotable import small_m
 
     picked = small_m((m, n, 520))
     _run(m, n, 520, "bf16", "nk", "auto")
@@ -218,7 +220,7 @@ def test_auto_small_m_picks_match_torch_at_ragged_edges(m, n):
 def test_auto_small_m_just_past_a_wave_takes_128x192(bias):
     """300×6120: 128×192 c1×2 fills one wave where 128×128 would take 1.09 (with a bias, which would spill
     128×192, the next cheapest); M, N and K end inside a tile."""
-    from hopper_gemm.autotable import pick
+    from gemm_modes.autotable import pick
     from hopper_gemm.config import Problem
 
     config = pick(Problem("bf16", bias=bias), (300, 6120, 1000))
@@ -260,7 +262,8 @@ def _matches_and_repeats(config, shape, bias, seed, repeats=3):
     """``config``'s kernel launched directly on randn bf16 (and a bias): NaN-poisoned output within the
     bound of fp32, then ``repeats`` more launches bitwise equal to the first."""
     torch = _torch()
-    from hopper_gemm.api import launcher, validate
+    from gemm_modes.launch import launcher
+    from hopper_gemm.api import validate
 
     m, n, k = shape
     a, b = _inputs(m, n, k, "bf16", "nk", seed=seed)
@@ -297,10 +300,9 @@ def test_stream_k_matches_torch_and_repeats_bitwise(shape, tile, cluster, bias, 
     ``remainder``: only the partial wave split, up to three parts per tile (4096³: 58 tiles in shares of
     57 k-tiles of 64)."""
     torch = _torch()
-    from hopper_gemm.config import GemmConfig
-    from hopper_gemm.launch import stream_k_workspace
+    from gemm_modes.launch import stream_k_workspace
 
-    config = GemmConfig(*tile, *cluster, "cooperative", stream_k=True, stream_k_remainder=remainder)
+    config = tuned_config(*tile, *cluster, "cooperative", stream_k=True, stream_k_remainder=remainder)
     _matches_and_repeats(config, shape, bias, 5, repeats=4)
     flags, _ = stream_k_workspace(config, torch.device("cuda", torch.cuda.current_device()))
     assert int(flags.count_nonzero()) == 0  # every split tile's flag was consumed and reset
@@ -326,10 +328,9 @@ def test_aligned_stream_k_matches_torch_and_repeats_bitwise(shape, tile, cluster
     wave left idle: NaN-poisoned output fully written, within the bound of fp32, bitwise over repeated
     launches, and every flag back at zero."""
     torch = _torch()
-    from hopper_gemm.config import GemmConfig
-    from hopper_gemm.launch import stream_k_workspace
+    from gemm_modes.launch import stream_k_workspace
 
-    config = GemmConfig(*tile, *cluster, "cooperative", stream_k=True, stream_k_aligned=True, **extra)
+    config = tuned_config(*tile, *cluster, "cooperative", stream_k=True, stream_k_aligned=True, **extra)
     _matches_and_repeats(config, shape, bias, 6, repeats=4)
     flags, _ = stream_k_workspace(config, torch.device("cuda", torch.cuda.current_device()))
     assert int(flags.count_nonzero()) == 0
@@ -339,7 +340,7 @@ def test_aligned_stream_k_matches_torch_and_repeats_bitwise(shape, tile, cluster
 @pytest.mark.parametrize("bias", [False, True])
 def test_auto_aligned_picks_match_torch(mnk, bias):
     """Auto's aligned split, ragged: under a wave (48 cluster-tiles on 66 clusters) and after one (1 + 51/66)."""
-    from hopper_gemm.autotable import pick
+    from gemm_modes.autotable import pick
     from hopper_gemm.config import Problem
 
     assert pick(Problem("bf16", bias=bias), mnk).stream_k_aligned
@@ -350,7 +351,7 @@ def test_auto_aligned_picks_match_torch(mnk, bias):
 def test_auto_stream_k_picks_match_torch(mnk):
     """Auto's stream-K picks: the partial wave alone after one whole wave (100 cluster-tiles = 66 + 34),
     and a whole wave split with a thin partial one after six (400 = 6 × 66 + 4), ragged M and K."""
-    from hopper_gemm.autotable import stream_k_pays
+    from gemm_modes.autotable import stream_k_pays
 
     assert stream_k_pays(mnk)
     _run(*mnk, "bf16", "nk", "auto")
@@ -392,8 +393,8 @@ def test_split_k_matches_torch_and_repeats_bitwise(shape, tile, cluster, extra, 
     output fully written, within bf16's bound of fp32, bitwise equal over repeated launches, and every
     flag back at zero."""
     torch = _torch()
+    from gemm_modes.launch import stream_k_workspace
     from hopper_gemm.config import GemmConfig
-    from hopper_gemm.launch import stream_k_workspace
 
     config = GemmConfig(*tile, *cluster, "cooperative", **extra)
     _matches_and_repeats(config, shape, bias, 13, repeats=4)
@@ -420,10 +421,10 @@ def test_split_k_after_whole_waves_matches_torch_and_repeats_bitwise(shape, part
     the last wave's tiles are split into ``parts`` and summed in parallel; NaN-poisoned output fully
     written, bitwise equal over repeated launches, every flag back at zero."""
     torch = _torch()
-    from hopper_gemm.config import GemmConfig
-    from hopper_gemm.launch import clusters_to_launch, resident_clusters, stream_k_workspace
+    from gemm_modes.launch import clusters_to_launch, stream_k_workspace
+    from hopper_gemm.launch import resident_clusters
 
-    config = GemmConfig(128, 256, 2, 1, "cooperative", split_k=parts)
+    config = tuned_config(128, 256, 2, 1, "cooperative", split_k=parts)
     assert clusters_to_launch(config, *shape[:2]) == resident_clusters(2)
     _matches_and_repeats(config, shape, bias, 17, repeats=4)
     flags, _ = stream_k_workspace(config, torch.device("cuda", torch.cuda.current_device()))
@@ -434,10 +435,10 @@ def test_split_k_refuses_a_grid_the_gpu_cannot_hold_at_once():
     """Every part waits for the tile's other parts: a split-K launch that would not be resident at once is
     a ValueError before anything launches."""
     _torch()
-    from hopper_gemm.config import GemmConfig
-    from hopper_gemm.launch import clusters_to_launch, resident_clusters
+    from gemm_modes.launch import clusters_to_launch
+    from hopper_gemm.launch import resident_clusters
 
-    config = GemmConfig(128, 256, 2, 1, "cooperative", split_k=4)
+    config = tuned_config(128, 256, 2, 1, "cooperative", split_k=4)
     assert clusters_to_launch(config, 1024, 1024) == 64 <= resident_clusters(2)
     with pytest.raises(ValueError, match=r"split_k = 4 is invalid for M×N = 4096×4096: .* make 256 cluster-tiles"):
         clusters_to_launch(config, 4096, 4096)
@@ -478,7 +479,8 @@ def test_deferred_epilogue_is_bitwise_the_staged_one(shape, config, bias):
     """Outputs stored from registers under the next tile's k-loop: NaN-poisoned output within the fp32
     bound, bitwise equal to the staged (TMA-store) epilogue of the same tile, and repeatable."""
     torch = _torch()
-    from hopper_gemm.api import launcher, validate
+    from gemm_modes.launch import launcher
+    from hopper_gemm.api import validate
     from hopper_gemm.config import GemmConfig
 
     tile, cluster, extra = config
@@ -531,13 +533,13 @@ def test_ring_staging_is_bitwise_the_staged_one(shape, config, bias):
     """The epilogue staged through the A ring's first bytes, every CTA owning one tile: NaN-poisoned
     output within the fp32 bound, bitwise equal to staging through buffers of their own, repeatable."""
     torch = _torch()
-    from hopper_gemm.api import launcher, validate
-    from hopper_gemm.config import GemmConfig
-    from hopper_gemm.launch import clusters_to_launch, resident_clusters
+    from gemm_modes.launch import clusters_to_launch, launcher
+    from hopper_gemm.api import validate
+    from hopper_gemm.launch import resident_clusters
 
     tile, cluster, schedule = config
     m, n, k = shape
-    ring_config = GemmConfig(*tile, *cluster, schedule, staging_in_ring=True)
+    ring_config = tuned_config(*tile, *cluster, schedule, staging_in_ring=True)
     if ring_config.cluster_tiles(m, n) > resident_clusters(ring_config.cluster_size):
         with pytest.raises(ValueError, match="a CTA would own a second tile"):
             clusters_to_launch(ring_config, m, n)
@@ -546,7 +548,7 @@ def test_ring_staging_is_bitwise_the_staged_one(shape, config, bias):
     bias_t = torch.randn(n, device="cuda", dtype=a.dtype) if bias else None
     outs = []
     for ring in (True, False, True):
-        cfg = GemmConfig(*tile, *cluster, schedule, staging_in_ring=ring)
+        cfg = tuned_config(*tile, *cluster, schedule, staging_in_ring=ring)
         out = torch.full((m, n), float("nan"), device="cuda", dtype=a.dtype)
         launcher(cfg, validate(a, b, bias=bias_t, out=out), out)()
         torch.cuda.synchronize()
@@ -560,7 +562,8 @@ def test_ring_staging_is_bitwise_the_staged_one(shape, config, bias):
 def test_auto_stages_in_the_ring_at_one_tile_per_cta(k, stages):
     """gemm() at 256×8192×K: the table's ping-pong 128×128 with the staging in the ring, and the stage
     that frees taken from K = 4096 on."""
-    from hopper_gemm.api import choose_config, device_sms
+    from gemm_modes.choice import choose_config
+    from hopper_gemm.api import device_sms
     from hopper_gemm.config import Problem
 
     mnk = (256, 8192, k)
@@ -636,11 +639,10 @@ def test_pdl_stream_k_launches_back_to_back_reset_their_flags():
     """Stream-K with PDL: ten launches without a sync, each waiting for the previous grid before it
     touches the shared flags and partials; every result bitwise the first, the flags back to zero."""
     torch = _torch()
-    from hopper_gemm.api import launcher, validate
-    from hopper_gemm.config import GemmConfig
-    from hopper_gemm.launch import stream_k_workspace
+    from gemm_modes.launch import launcher, stream_k_workspace
+    from hopper_gemm.api import validate
 
-    config = GemmConfig(128, 256, 2, 1, "cooperative", stream_k=True, stream_k_remainder=True, pdl=True)
+    config = tuned_config(128, 256, 2, 1, "cooperative", stream_k=True, stream_k_remainder=True, pdl=True)
     a, b = _inputs(4096, 4096, 4096, "bf16", "nk", seed=3)
     outs = [torch.full((4096, 4096), float("nan"), device="cuda", dtype=a.dtype) for _ in range(10)]
     launches = [launcher(config, validate(a, b, out=out), out) for out in outs]
@@ -659,14 +661,14 @@ def test_an_odd_n_in_padded_rows_matches_torch(n, chunks):
     """N odd inside padded rows (the layout gemm() returns), deferred and staged: every output inside N
     is written and right (what lands in the padding is unspecified: zeros, on the H100)."""
     torch = _torch()
-    from hopper_gemm.api import launcher, validate
-    from hopper_gemm.config import GemmConfig
+    from gemm_modes.launch import launcher
+    from hopper_gemm.api import validate
 
     m, k = 517, 256
     a, b = _inputs(m, n, k, "bf16", "nk", seed=9)
     padded = torch.full((m, (n + 7) // 8 * 8), float("nan"), device="cuda", dtype=a.dtype)
     out = padded[:, :n]
-    cfg = GemmConfig(256, 128, 1, 2, "cooperative", deferred_chunks=chunks)
+    cfg = tuned_config(256, 128, 1, 2, "cooperative", deferred_chunks=chunks)
     launcher(cfg, validate(a, b), out)()  # validate refuses such an out; gemm() builds one itself
     torch.cuda.synchronize()
     _check(out, _reference(a, b, "nk"), "bf16")

@@ -18,7 +18,7 @@ from test_gpu_gemm import _check, _inputs, _reference, _torch  # noqa: E402
 
 
 def _builds():
-    from hopper_gemm.api import LAUNCHES
+    from gemm_modes.launch import LAUNCHES
 
     return LAUNCHES.builds
 

@@ -18,7 +18,7 @@ from bounded import synchronize as _synchronize
 pytestmark = pytest.mark.gpu
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "examples"))
+sys.path[:0] = [str(ROOT / "examples"), str(ROOT / "contrib")]
 
 import ship_tiles as st  # noqa: E402
 import ship_tiles_cli as cli  # noqa: E402

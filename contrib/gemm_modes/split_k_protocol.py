@@ -2,9 +2,9 @@
 
 Each cluster is one agent (its math threads act together through the kernel's named barrier, as in
 ``stream_k_protocol``). Per launch, the agent of cluster ``c`` takes its (tile, part) from
-:meth:`SplitK.unit <hopper_gemm.schedule.SplitK.unit>`, the kernel's own arithmetic, and then, on its
-tile's flag (the counts are :meth:`~hopper_gemm.schedule.SplitK.posted` and
-:meth:`~hopper_gemm.schedule.SplitK.seen`):
+:meth:`SplitK.unit <gemm_modes.splits.SplitK.unit>`, the kernel's own arithmetic, and then, on its
+tile's flag (the counts are :meth:`~gemm_modes.splits.SplitK.posted` and
+:meth:`~gemm_modes.splits.SplitK.seen`):
 
 * writes its partial slot and adds 1 (``atom.release.gpu``);
 * waits until the flag counts every part's post (``ld.acquire.gpu``); parts 1 … s−1 add 1 more;
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from pipes.check import Agent, Ctx, ModelCounter, Protocol, Report, Scope, check
 
-from .schedule import SplitK
+from .splits import SplitK
 
 SPLIT_K_BUGS = ("no_wait", "no_reset", "early_reset")
 GPU = Scope.GPU

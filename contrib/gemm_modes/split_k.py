@@ -1,11 +1,11 @@
-"""Split-K in one wave (``GemmConfig.split_k`` = s): the s parts of a tile, each on its own cluster, summed
+"""Split-K in one wave (``TunedConfig.split_k`` = s): the s parts of a tile, each on its own cluster, summed
 in parallel through global memory.
 
 =========================  ===============================================  ================================
 role                       what it does with CTA tile ``t``                 synchronization
 =========================  ===============================================  ================================
 math warpgroups of part j  k-tiles ``[j·K/s, (j+1)·K/s)`` of the tile       the ``mainloop`` pipeline
-(cluster ``t·s + j``)      (:class:`~hopper_gemm.schedule.SplitK`)
+(cluster ``t·s + j``)      (:class:`~gemm_modes.splits.SplitK`)
                            post the other parts' shares of its              ``epilogue`` named barrier (256
                            accumulators into slot ``j`` of ``partials[t]``  threads), then thread 0:
                            (register order, 16 bytes per store,             ``atom.release.gpu`` +1 on
@@ -24,8 +24,8 @@ part 0, after its stores   put the flag back to 0 for the next launch       thre
 
 Every part waits only for the other parts' posts, and each posts before it waits; the launch has one
 cluster per part (``cluster-tiles × s`` at most the resident clusters, which
-:func:`~hopper_gemm.launch.clusters_to_launch` checks), so all are resident and no wait can close a
-cycle. ``hopper_gemm.split_k_protocol`` writes the same counts down for ``pipes.check``.
+:func:`~gemm_modes.launch.clusters_to_launch` checks), so all are resident and no wait can close a
+cycle. ``gemm_modes.split_k_protocol`` writes the same counts down for ``pipes.check``.
 
 Against stream-K's fix-up, where the one unit with k-tile 0 reads every other part's whole partial, each
 part here writes and reads (s − 1) / s of a tile and stores 1/s of it: the reads and the epilogue are
@@ -40,13 +40,12 @@ import cutlass
 import cutlass.cute as cute
 from cutlass import Uint32
 from cutlass.cute.nvgpu import warpgroup
+from hopper_gemm.epilogue import apply_terms
+from hopper_gemm.epilogue_store import offset_coords, store_tile
+from hopper_gemm.mainloop import mainloop
 
-from .epilogue import apply_terms
-from .epilogue_store import offset_coords, store_tile
-from .kernel_parts import SplitContext
-from .mainloop import mainloop
-from .schedule import SplitK
-from .stream_k import partial_slot, poll_flag
+from .splits import SplitK
+from .stream_k import SplitContext, partial_slot, poll_flag
 
 
 @cute.jit
@@ -56,8 +55,11 @@ def split_k_unit(
     """This cluster's part of its tile (the table above). ``handles``: the (mainloop consumer, staging)
     handles, returned."""
     consumer, staging = handles
-    tile, part, kb, ke = SplitK(kernel.config.split_k).unit(context.grid.cluster_id, context.grid.k_tiles)
-    if tile < context.grid.split_tiles():  # a cluster past the split tiles' parts has none (after whole waves)
+    grid = context.grid
+    tile, part, kb, ke = SplitK(kernel.modes.config.split_k).unit(grid.cluster_id, grid.k_tiles)
+    if (
+        tile < grid.cluster_tiles - grid.whole_tiles
+    ):  # a cluster past the split tiles' parts has none (after whole waves)
         consumer, staging = _part(kernel, epi, context, (consumer, staging), (tile, part, kb, ke))
     return consumer, staging
 
@@ -68,15 +70,15 @@ def _part(
 ) -> tuple[Any, Any]:
     """Part ``unit`` = (tile, part, first k-tile, end k-tile) of its tile."""
     copies, grid, args, regs, shared, workspace = context
-    cfg, order, terms = kernel.config, kernel.order, kernel.terms
-    acc, a_frag, b_frag, coords, math_tidx = regs
+    cfg, order, terms = kernel.modes.config, kernel.order, kernel.terms
+    acc, coords, math_tidx = regs.acc, regs.coords, regs.math_tidx
     consumer, staging = handles
     flags, partials = workspace
     split = SplitK(cfg.split_k)
-    tile, part, kb, ke = unit  # tile: the split tile's index (its flags and partials), after first_split
-    tm, tn = order.cta_tile(grid.first_split + tile, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
+    tile, part, kb, ke = unit  # tile: the split tile's index (its flags and partials), after the whole ones
+    tm, tn = order.cta_tile(grid.whole_tiles + tile, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
     if ke > kb:
-        consumer, staging = mainloop(copies.tiled_mma, acc, a_frag, b_frag, consumer, ke - kb, staging)
+        consumer, staging = mainloop(copies.tiled_mma, regs, consumer, ke - kb, staging)
         warpgroup.wait_group(0)
         consumer.release()
     else:  # fewer k-tiles than parts: this part adds nothing
@@ -143,7 +145,7 @@ def _finish_slice(
     acc, values, coords, math_tidx = regs
     partials, mine, shape = where
     tm, tn, j, per_part, subtiles = at
-    cfg = epi.kernel.config
+    cfg = epi.kernel.modes.config
     for other in cutlass.range_constexpr(cfg.split_k):
         if cutlass.const_expr(other != j):
             theirs = partial_slot(partials, mine, other, math_tidx, shape)

@@ -1,4 +1,4 @@
-"""The deferred epilogue (cooperative, ``GemmConfig(deferred_chunks=n)``): a tile's outputs are stored
+"""The deferred epilogue (cooperative, ``TunedConfig(deferred_chunks=n)``): a tile's outputs are stored
 while the *next* tile's first k-tiles run on the tensor cores, each math warp on its own.
 
 The staged epilogue (:mod:`hopper_gemm.epilogue_store`) keeps both math warpgroups off the tensor
@@ -43,7 +43,7 @@ class DeferredStore:
     """
 
     def __init__(self, kernel: Any, epi: Any, acc_shape: Any, pieces: cute.Tensor, warp: Any) -> None:
-        cfg = kernel.config
+        cfg = kernel.modes.config
         self.epi = epi
         self.chunks = cfg.deferred_chunks
         self.tile_shape = (cfg.tile_m, cfg.tile_n)
@@ -64,6 +64,10 @@ class DeferredStore:
     def nowhere(self) -> tuple[Int32, Int32]:
         """Tile coordinates past M: what a CTA holds before its first tile (nothing is stored for it)."""
         return self.tiles_m, Int32(0)
+
+    def store_chunk(self, chunk: int, staging: Any, tm: Any, tn: Any) -> Any:
+        """:func:`store_chunk` of this held tile: the work ``hopper_gemm.mainloop`` runs under its k-tiles."""
+        return store_chunk(self, chunk, staging, tm, tn)
 
 
 @cute.jit

@@ -21,7 +21,7 @@ last in its share)         (``ld.acquire.gpu``; a trap after 2 s),     thread 0'
 cluster split their tiles at the same k-tile, each with its own partials. A partial is laid out in the
 accumulators' register order, so the units (same thread index, same fragment) need no coordinates:
 value ``i`` of math thread ``t`` lives at ``(i // 4) · 4 · threads + 4 · t + i % 4`` of its slot. Up to
-``GemmConfig.stream_k_partials`` slots per tile in remainder mode (its shares are at least that fraction
+``TunedConfig.stream_k_partials`` slots per tile in remainder mode (its shares are at least that fraction
 of a tile), one otherwise (with ``stream_k_aligned`` the follow part's: a follower's units all post, and
 a lead, its cluster's only unit, adds). The flag counts the posted parts and the storing unit puts
 it back to 0 (the next launch is stream-ordered after this one). This is CUTLASS's ``GenericBarrier``
@@ -31,22 +31,21 @@ pattern (``__syncthreads`` then one thread's ``red.release.gpu``; one thread's `
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import cutlass
 import cutlass.cute as cute
 from cutlass import Int32, Int64, Uint32
 from cutlass.cute.nvgpu import warpgroup
 from cutlass.experimental.primitives.nvvm_wrapper import nanosleep
+from hopper_gemm.epilogue import apply_terms
+from hopper_gemm.epilogue_store import offset_coords, store_tile
+from hopper_gemm.mainloop import mainloop
 
 from pipes.cute import trap
 
 from .deferred_store import flush, hold
-from .epilogue import apply_terms
-from .epilogue_store import offset_coords, store_tile
-from .kernel_parts import SplitContext
-from .mainloop import mainloop
-from .schedule import AlignedSplit, StreamKSplit
+from .splits import AlignedSplit, StreamKSplit
 
 #: A partial not posted after this long traps instead of hanging the GPU (a broken split).
 TIMEOUT_NS = 2_000_000_000
@@ -138,17 +137,31 @@ def _slots(config: Any) -> int:
     return StreamKSplit.slots(config.stream_k_remainder, config.stream_k_partials)
 
 
-__all__ = ["add_partials", "partial_slot", "poll_flag", "save_partial", "workspace_words"]
+class SplitContext(NamedTuple):
+    """What the math warpgroups' split work (stream-K's units, split-K's part) reads beside the handles it
+    threads through: the copies (for the tiled MMA), the tile grid (stream-K: plain values of it), the
+    epilogue terms' arguments, the math registers (``hopper_gemm.kernel_parts.MathRegisters``), shared
+    memory and the ``(flags, partials)`` workspace."""
+
+    copies: Any
+    grid: Any
+    args: Any
+    regs: Any
+    shared: Any
+    workspace: Any
+
+
+__all__ = ["SplitContext", "add_partials", "partial_slot", "poll_flag", "save_partial", "workspace_words"]
 
 
 @cute.jit
 def split_phase(
     kernel: cutlass.Constexpr, stores: cutlass.Constexpr, context: SplitContext, handles: Any, held: Any = None
 ) -> Any:
-    """The math warpgroups' stream-K phase (``kernel.math`` after its whole tiles): this cluster's share
-    of k-tiles, unit by unit (:class:`StreamKSplit`). A unit with the tile's last k-tiles posts a partial
-    (:func:`save_partial`); the unit with k-tile 0 adds the others' partials if the tile is split
-    (:func:`add_partials`) and stores the tile. Returns the staging handle.
+    """The math warpgroups' stream-K phase (:meth:`~gemm_modes.hooks.ModeHooks.math` after its whole
+    tiles): this cluster's share of k-tiles, unit by unit (:class:`StreamKSplit`). A unit with the tile's
+    last k-tiles posts a partial (:func:`save_partial`); the unit with k-tile 0 adds the others' partials
+    if the tile is split (:func:`add_partials`) and stores the tile. Returns the staging handle.
 
     ``handles``: the (mainloop consumer, staging) handles; ``stores``: (the staged epilogue, the deferred
     one or None); ``held``: with a deferred epilogue, the (tm, tn) of the last whole tile, still held: its
@@ -160,9 +173,9 @@ def split_phase(
     rank = grid.cta_n * kernel.config.cluster_m + grid.cta_m
     # Plain values, not the TileGrid: a call inside the branch below rebuilds the (mutable) object it is
     # given in place, and the loop after the branch would then read values of the branch's region.
-    walk = (grid.k_tiles, grid.split, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n, rank)
+    walk = (grid.k_tiles, grid.plan, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n, rank)
     context = context._replace(grid=walk)
-    at, end = grid.split.stream(grid.cluster_id, grid.k_tiles)
+    at, end = grid.plan.stream(grid.cluster_id, grid.k_tiles)
     if cutlass.const_expr(deferred is not None):
         held_tm, held_tn = held
         if at < end:
@@ -170,7 +183,7 @@ def split_phase(
         else:
             staging = flush(deferred, staging, held_tm, held_tn)
     # Aligned, a lead is its cluster's only unit and came first above: the rest only post (less code live).
-    posts_only = kernel.config.stream_k_aligned and deferred is not None
+    posts_only = kernel.modes.config.stream_k_aligned and deferred is not None
     while at < end:
         at, consumer, staging = _unit(kernel, context, stores, (consumer, staging), at, end, posts_only=posts_only)
     return staging
@@ -191,11 +204,11 @@ def _unit(
     then a posted partial or the tile's fix-up and store (``posts_only``: a unit known to post). Returns
     (next position, consumer, staging)."""
     # The kernel object itself must stay out of the run-time loop (the DSL would try to carry it).
-    cfg, order, terms = kernel.config, kernel.order, kernel.terms
+    cfg, order, terms = kernel.modes.config, kernel.order, kernel.terms
     copies, walk, args, regs, shared, stream_k_args = context
     k_tiles, split, clusters_m, clusters_n, cta_m, cta_n, rank = walk
     epi, deferred = stores
-    acc, a_frag, b_frag, coords, math_tidx = regs
+    acc, coords, math_tidx = regs.acc, regs.coords, regs.math_tidx
     consumer, staging = handles
     flags, partials = stream_k_args
     # (partial slots per split tile, accumulators per thread, math threads)
@@ -203,7 +216,7 @@ def _unit(
     tile, kb, ke = split.unit(at, end, k_tiles)
     linear = split.dp_tiles + tile
     tm, tn = order.cta_tile(linear, clusters_m, clusters_n, cta_m, cta_n)
-    consumer, staging = mainloop(copies.tiled_mma, acc, a_frag, b_frag, consumer, ke - kb, staging, held)
+    consumer, staging = mainloop(copies.tiled_mma, regs, consumer, ke - kb, staging, held)
     warpgroup.wait_group(0)
     consumer.release()
     mine_tile = tile * cfg.cluster_size + rank

@@ -61,19 +61,23 @@ waves of 66 clusters). :func:`wave_balance` weighs the fill by what each tile do
 
 from __future__ import annotations
 
-from .config import GemmConfig, Problem, Schedule
-from .schedule import ALIGNED_ADD_K_TILES, AlignedSplit, StreamKSplit
+from hopper_gemm.config import GemmConfig, Problem, Schedule
 
-COOPERATIVE_128x256 = GemmConfig(tile_m=128, tile_n=256, cluster_m=2, cluster_n=1, schedule=Schedule.COOPERATIVE)
+from .modes import TunedConfig
+from .splits import ALIGNED_ADD_K_TILES, AlignedSplit, StreamKSplit
+
+COOPERATIVE_128x256 = TunedConfig(
+    GemmConfig(tile_m=128, tile_n=256, cluster_m=2, cluster_n=1, schedule=Schedule.COOPERATIVE)
+)
 #: Auto's cooperative tile for long K: its epilogue deferred under the next tile, one subtile per k-tile.
 COOPERATIVE_DEFERRED = COOPERATIVE_128x256.with_(deferred_chunks=8)
-#: The same with the partial wave's tiles split at one k (:class:`~hopper_gemm.schedule.AlignedSplit`).
+#: The same with the partial wave's tiles split at one k (:class:`~gemm_modes.splits.AlignedSplit`).
 COOPERATIVE_ALIGNED = COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_aligned=True)
-COOPERATIVE_256x128 = GemmConfig(
-    tile_m=256, tile_n=128, cluster_m=1, cluster_n=2, schedule=Schedule.COOPERATIVE, epi_batch=4
+COOPERATIVE_256x128 = TunedConfig(
+    GemmConfig(tile_m=256, tile_n=128, cluster_m=1, cluster_n=2, schedule=Schedule.COOPERATIVE, epi_batch=4)
 )
-PINGPONG_128x128 = GemmConfig(tile_m=128, tile_n=128, cluster_m=2, cluster_n=1, schedule=Schedule.PINGPONG)
-PINGPONG_128x192 = GemmConfig(tile_m=128, tile_n=192, cluster_m=2, cluster_n=1, schedule=Schedule.PINGPONG)
+PINGPONG_128x128 = TunedConfig(GemmConfig(tile_m=128, tile_n=128, cluster_m=2, cluster_n=1, schedule=Schedule.PINGPONG))
+PINGPONG_128x192 = PINGPONG_128x128.with_(tile_n=192)
 
 SMALL_M = 512
 #: Small-M tiles, largest first (the fill rule above).
@@ -111,7 +115,7 @@ def small_m_cost(mnk: tuple[int, int, int], tile: tuple[int, int], sms: int = H1
     return waves * (tile_m + tile_n) * rows * tile_m / m
 
 
-def small_m(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) -> GemmConfig:
+def small_m(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) -> TunedConfig:
     """Ping-pong for M ≤ ``SMALL_M``: the tile of :data:`SMALL_M_TILES` of least :func:`small_m_cost` (the
     larger on a tie), cluster 2×1 when M spans an even number of row tiles, else 1×2 (the fill rule above)."""
     m = mnk[0]
@@ -128,7 +132,7 @@ def small_m(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) 
 SMALL_N_TILES = tuple((tn, tm) for tm, tn in SMALL_M_TILES if tn in (64, 128))
 
 
-def small_n(mnk: tuple[int, int, int], sms: int = H100_SMS) -> GemmConfig:
+def small_n(mnk: tuple[int, int, int], sms: int = H100_SMS) -> TunedConfig:
     """The fill rule turned for N ≤ ``SMALL_M`` (and M above it): A is then the operand every tile
     streams, so the tile of :data:`SMALL_N_TILES` of least :func:`small_m_cost` on the turned problem,
     cluster 1×2 (A multicast) when N spans an even number of column tiles, else 2×1."""
@@ -139,7 +143,7 @@ def small_n(mnk: tuple[int, int, int], sms: int = H100_SMS) -> GemmConfig:
     return PINGPONG_128x128.with_(tile_m=tile_m, tile_n=tile_n, cluster_m=3 - cluster_n, cluster_n=cluster_n)
 
 
-def fill(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) -> GemmConfig | None:
+def fill(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) -> TunedConfig | None:
     """Both sides above ``SMALL_M`` but too few cooperative 128×256 tiles for the SMs (under one each): the
     ping-pong tile of :data:`SMALL_M_TILES` of least :func:`small_m_cost` if it streams fewer rows per SM
     than the cooperative tile, else None. Cluster 1×2 (A multicast), 2×1 where that would pair an odd
@@ -157,7 +161,7 @@ def fill(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) -> 
     return PINGPONG_128x128.with_(tile_m=tile_m, tile_n=tile_n, cluster_m=cluster_m, cluster_n=3 - cluster_m)
 
 
-def wave_fill(config: GemmConfig, m: int, n: int, sms: int = H100_SMS) -> float:
+def wave_fill(config: TunedConfig, m: int, n: int, sms: int = H100_SMS) -> float:
     """The share of the persistent clusters' turns that hold a cluster-tile: cluster-tiles over the whole
     waves they take (1.0 when the clusters divide them; 64 of 66 clusters busy in the one wave: 0.97)."""
     clusters = max(1, sms // config.cluster_size)
@@ -186,7 +190,7 @@ PINGPONG_REUSE_COST = ((PINGPONG_128x192, 0.06), (PINGPONG_128x128, 0.09))
 SPLIT_K_TAIL_FIXUP = 0.4
 
 
-def split_tail(mnk: tuple[int, int, int], sms: int = H100_SMS) -> tuple[GemmConfig, float] | None:
+def split_tail(mnk: tuple[int, int, int], sms: int = H100_SMS) -> tuple[TunedConfig, float] | None:
     """Split-K on the last wave with the cooperative 128×256 tile (``GemmConfig.split_k`` past one wave),
     and its score for :func:`wave_balance`: the most parts (8, 4, 2) whose last-wave tiles fit the
     clusters and keep ``SPLIT_K_MIN_PART`` k-tiles each, scored as the cluster-tiles over the clusters'
@@ -212,10 +216,10 @@ def split_tail(mnk: tuple[int, int, int], sms: int = H100_SMS) -> tuple[GemmConf
 ALIGNED_EXTRA_TURNS = 0.05
 
 
-def aligned_split(mnk: tuple[int, int, int], sms: int = H100_SMS) -> tuple[GemmConfig, float] | None:
+def aligned_split(mnk: tuple[int, int, int], sms: int = H100_SMS) -> tuple[TunedConfig, float] | None:
     """The cooperative 128×256 tile with the partial wave's tiles split at one k (``stream_k_aligned``), and
     its score for :func:`wave_balance`: the cluster-tiles over the clusters' turns, the whole waves plus a
-    lead and its addition (:data:`~hopper_gemm.schedule.ALIGNED_ADD_K_TILES`) as a share of the tile's
+    lead and its addition (:data:`~gemm_modes.splits.ALIGNED_ADD_K_TILES`) as a share of the tile's
     k-tiles, plus :data:`ALIGNED_EXTRA_TURNS`. None at K ≤ ``SHORT_K`` (not measured there) and where it
     splits nothing (whole waves, or a lead of every k-tile)."""
     m, n, k = mnk
@@ -231,7 +235,7 @@ def aligned_split(mnk: tuple[int, int, int], sms: int = H100_SMS) -> tuple[GemmC
     return COOPERATIVE_ALIGNED, tiles / (turns * clusters)
 
 
-def wave_balance(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) -> GemmConfig:
+def wave_balance(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) -> TunedConfig:
     """The cooperative 128×256 tile (deferred epilogue), a ping-pong tile of :data:`PINGPONG_REUSE_COST`,
     split-K on the last wave (:func:`split_tail`) or the aligned split (:func:`aligned_split`), whichever
     scores best: its :func:`wave_fill`, ping-pong's times ``1 + hidden × SHORT_K / K − reuse``
@@ -257,7 +261,7 @@ def wave_balance(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = Fa
     return paired_along_the_shorter_side(best, m, n)
 
 
-def paired_along_the_shorter_side(config: GemmConfig, m: int, n: int) -> GemmConfig:
+def paired_along_the_shorter_side(config: TunedConfig, m: int, n: int) -> TunedConfig:
     """A ping-pong 128×128 pick with cluster 1×2 where M is the longer side and its column tiles pair
     evenly: A, the larger operand, is then the one multicast (H100, with PDL, 2026-11-26: 6144×1024×2048
     1.007 / 1.031 → 1.048 / 1.076, ×8192 0.970 / 0.974 → 1.000 / 1.006; as split-K's clusters). Other picks
@@ -277,7 +281,7 @@ def paired_along_the_shorter_side(config: GemmConfig, m: int, n: int) -> GemmCon
 RING_EXTRA_STAGE_MIN_K = 4096
 
 
-def single_wave_staging(config: GemmConfig, problem: Problem, mnk: tuple[int, int, int], sms: int) -> GemmConfig:
+def single_wave_staging(config: TunedConfig, problem: Problem, mnk: tuple[int, int, int], sms: int) -> TunedConfig:
     """``config`` with ``staging_in_ring`` on where every CTA owns at most one tile (cluster-tiles ≤ the
     ``sms // cluster size`` clusters that fit at once; with split-K, cluster-tiles × parts), off otherwise;
     the stage that frees is taken only for K ≥ :data:`RING_EXTRA_STAGE_MIN_K` (a part's K with split-K)
@@ -309,7 +313,7 @@ def single_wave_staging(config: GemmConfig, problem: Problem, mnk: tuple[int, in
 
 
 #: Split-K's tile: cooperative 128×128 (its four subtiles allow 2 or 4 parts).
-SPLIT_K_128 = GemmConfig(tile_m=128, tile_n=128, cluster_m=2, cluster_n=1, schedule=Schedule.COOPERATIVE)
+SPLIT_K_128 = COOPERATIVE_128x256.with_(tile_n=128)
 #: Split-K where K is at least this many times the longer output side, both sides at least
 #: SPLIT_K_MIN_SIDE, and each part keeps at least SPLIT_K_MIN_PART k-tiles (H100, 2026-11-26: 39 shapes of
 #: 256…2048 × 256…2048 × 4096…16384; it lost only below the ratio, by up to 9 %, and won 1.02–1.50× over
@@ -325,7 +329,7 @@ SPLIT_K_MIN_PART = 16
 SPLIT_K_TILES = (((128, 128), (4, 2)), ((128, 192), (2,)))
 
 
-def split_k(mnk: tuple[int, int, int], sms: int = H100_SMS) -> GemmConfig | None:
+def split_k(mnk: tuple[int, int, int], sms: int = H100_SMS) -> TunedConfig | None:
     """Split-K for a long K on a small output: the first of :data:`SPLIT_K_TILES` (cooperative) whose
     cluster-tiles × parts fit the ``sms // 2`` clusters at once, the most parts first (None where none
     fits, or the shape is outside the rule's class). The cluster pairs the tiles of the shorter side, so
@@ -349,13 +353,13 @@ def split_k(mnk: tuple[int, int, int], sms: int = H100_SMS) -> GemmConfig | None
     return None
 
 
-def pick(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS) -> GemmConfig:
+def pick(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS) -> TunedConfig:
     """The measured best configuration for a shape (the table above) on a GPU with ``sms`` SMs."""
     split = split_k(mnk, sms)
     return whole_tiles(problem, mnk, sms) if split is None else single_wave_staging(split, problem, mnk, sms)
 
 
-def whole_tiles(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS) -> GemmConfig:
+def whole_tiles(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS) -> TunedConfig:
     """:func:`pick` without split-K: the configuration of the table's other rows."""
     m, n, k = mnk
     if m <= SMALL_M:
@@ -378,7 +382,7 @@ def stream_k_pays(mnk: tuple[int, int, int], sms: int = H100_SMS) -> bool:
     K above ``SHORT_K`` (not measured below), at least one whole wave and a partial one, and either the
     partial wave split alone and at most :data:`STREAM_K_MAX_FILL` full (:data:`STREAM_K_MAX_FILL_MANY_WAVES`
     from :data:`STREAM_K_MIN_WAVES` whole waves), or that many whole waves before a wave and the partial one
-    split together (the mode :class:`~hopper_gemm.schedule.StreamKSplit` falls back to)."""
+    split together (the mode :class:`~gemm_modes.splits.StreamKSplit` falls back to)."""
     m, n, k = mnk
     config = COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_remainder=True)
     clusters = max(1, sms // config.cluster_size)

@@ -14,7 +14,7 @@ from typing import Any
 from pipes.tile_order import ceil_div
 from pipes.tile_order import minimum as _min
 
-from .config import STREAM_K_PARTIALS
+from .modes import STREAM_K_PARTIALS
 
 
 def _max(a: Any, b: Any) -> Any:
@@ -38,7 +38,7 @@ class StreamKSplit:
       ``partials + 1`` shares. Fewer k-tiles run in the split phase, where clusters work at k offsets no
       other shares. With fewer tiles than clusters (``T < C``, no whole wave) every tile is cut into about
       ``C / T`` parts, when the launch has every resident cluster
-      (:func:`~hopper_gemm.launch.clusters_to_launch`), and summed by one unit each; :class:`SplitK` sums
+      (:func:`~gemm_modes.launch.clusters_to_launch`), and summed by one unit each; :class:`SplitK` sums
       such parts in parallel (measured faster).
 
     A tile's unit with k-tile 0 (``kb == 0``) comes last in its cluster's share; the others come first in
@@ -207,7 +207,7 @@ class SplitK:
     empty only when K has fewer k-tiles than parts). The load warp, the math warpgroups, the fix-up's flag
     counts and the CPU model all call these methods.
 
-    The fix-up (:mod:`hopper_gemm.split_k`) counts on one flag per CTA tile: every part adds 1 when its
+    The fix-up (:mod:`gemm_modes.split_k`) counts on one flag per CTA tile: every part adds 1 when its
     partial is posted, so :meth:`posted` means all are; every part but 0 adds 1 more once it has seen
     that, so part 0 puts the flag back to 0 at :meth:`seen` (no part still polls it)."""
 

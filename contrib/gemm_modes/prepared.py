@@ -20,7 +20,7 @@ against the value it was built with.
 points at its memref descriptor, whose first word is the data pointer. ``build`` checks that each of
 the first ``len(pointers)`` entries holds the pointer given, keeps only the descriptors (so a cached
 launch holds no caller's tensor alive) and :meth:`PreparedLaunch.rebind` writes new pointers into them:
-``gemm()`` keeps one such launch per call signature (:mod:`hopper_gemm.call_cache`).
+``gemm()`` keeps one such launch per call signature (:mod:`gemm_modes.call_cache`).
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Each cluster is one agent (its CTAs and math threads act together: the kernel's named barrier before
 one thread's release, and after one thread's acquire, makes the cluster's 256 threads one party at
-GPU scope). Per launch, an agent walks exactly what :class:`~hopper_gemm.schedule.StreamKSplit` (or,
-``aligned``, :class:`~hopper_gemm.schedule.AlignedSplit`) gives its cluster — the same code the kernel
+GPU scope). Per launch, an agent walks exactly what :class:`~gemm_modes.splits.StreamKSplit` (or,
+``aligned``, :class:`~gemm_modes.splits.AlignedSplit`) gives its cluster — the same code the kernel
 runs — and per split unit:
 
 * a unit with later k-tiles of a tile (``kb > 0``, part 1 … ``partials``) writes its partial slot (an
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 from pipes.check import Agent, Ctx, ModelCounter, Protocol, Report, Scope, check
 
-from .config import STREAM_K_PARTIALS
-from .schedule import AlignedSplit, StreamKSplit
+from .modes import STREAM_K_PARTIALS
+from .splits import AlignedSplit, StreamKSplit
 
 STREAM_K_BUGS = ("no_wait", "no_reset")
 GPU = Scope.GPU

@@ -1,0 +1,72 @@
+"""The configuration of a ``gemm()`` call: the measured table's (``schedule="auto"``) or the one asked for,
+with the overrides applied."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hopper_gemm.config import GemmConfig, Problem, Schedule
+
+from .autotable import H100_SMS, SPLIT_K_128, pick, single_wave_staging, whole_tiles
+from .autotable import split_k as split_k_rule
+from .modes import TunedConfig
+
+#: What ``stream_k`` takes besides None (the table's choice).
+STREAM_K_CHOICES = (True, False, "remainder", "aligned")
+
+
+def choose_config(
+    problem: Problem,
+    mnk: tuple[int, int, int],
+    schedule: str,
+    tile: Any,
+    cluster: Any,
+    stream_k: bool | str | None = None,
+    *,
+    sms: int | None = None,
+    split_k: int | None = None,
+) -> TunedConfig:
+    """The configuration for a call: the measured table for ``schedule="auto"``, else what was asked;
+    ``stream_k`` True / False / ``"remainder"`` (only the partial wave split) / ``"aligned"`` (the partial
+    wave's tiles split at one k, their later parts on the idle clusters) and ``split_k`` (parts per
+    tile, 1: none) override the table's choice (None: keep it; a new tile or cluster drops the table's
+    split-K, chosen for its own tile). ``sms``: the GPU's SM count (None: an H100's, what the table was
+    measured on)."""
+    if split_k is not None and (isinstance(split_k, bool) or not isinstance(split_k, int)):
+        raise ValueError(f"split_k = {split_k!r} is invalid: allowed None (the table's choice) or an int")
+    if schedule == "auto":
+        if split_k is not None and split_k > 1:  # the rule's cluster where it applies
+            config = split_k_rule(mnk, sms or H100_SMS) or SPLIT_K_128
+        elif split_k is not None or stream_k is not None:  # asked for another split (or none)
+            config = whole_tiles(problem, mnk, sms or H100_SMS)
+        else:
+            config = pick(problem, mnk, sms or H100_SMS)
+    else:
+        config = TunedConfig(
+            GemmConfig(schedule=Schedule(schedule))
+            if schedule == "cooperative"
+            else GemmConfig(tile_m=128, tile_n=128, schedule=Schedule.PINGPONG)
+        )
+    if tile is not None:
+        config = config.reshaped(tile_m=int(tile[0]), tile_n=int(tile[1]))
+    if cluster is not None:
+        config = config.reshaped(cluster_m=int(cluster[0]), cluster_n=int(cluster[1]))
+    if stream_k is not None:
+        if stream_k not in STREAM_K_CHOICES or isinstance(stream_k, int) and not isinstance(stream_k, bool):
+            raise ValueError(
+                f"stream_k = {stream_k!r} is invalid: allowed None (the table's choice), True, False, 'remainder' "
+                "or 'aligned'"
+            )
+        config = config.with_(
+            staging_in_ring=False,
+            stream_k=bool(stream_k),
+            stream_k_remainder=stream_k == "remainder",
+            stream_k_aligned=stream_k == "aligned",
+            split_k=1,
+        )
+    if split_k is not None:
+        config = config.with_(staging_in_ring=False, deferred_chunks=0, split_k=split_k)
+    # After the overrides: whether every CTA owns at most one tile depends on the final tile and cluster.
+    config = single_wave_staging(config, problem, mnk, sms or H100_SMS)
+    config.stages(problem)  # raises if it does not fit
+    return config
