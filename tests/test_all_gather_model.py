@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pipes.check import ModelChunkGate, ModelReadyFlags, Scope, chunk_pusher
+from pipes.check import ModelChunkGate, ModelReadyFlags, Scope, check, chunk_pusher
 from pipes.check.catalogue import ENTRIES, all_gather_launches
 from pipes.check.catalogue.comm import AG_BUGS, GATHER_BAD, GATHER_GOOD
 from pipes.chunks import ChunkPlan
@@ -126,3 +126,9 @@ def test_the_whole_catalogue_checks_the_all_gather_entries():
 
     assert all(e in GOOD for e in GATHER_GOOD) and all(e in BAD for e in GATHER_BAD)
     assert all(e.expect is not None and e.mentions for e in GATHER_BAD)
+
+
+def test_loading_the_own_rows_too_checks_clean():
+    """The own rows need no wait: the launching stream put them in place before the kernel started."""
+    report = check(all_gather_launches(launches=1, own_rows=True))
+    assert report.ok and report.exhaustive, str(report)

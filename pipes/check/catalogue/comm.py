@@ -207,7 +207,12 @@ AG_ENGINES = ("copy", "sm")
 
 
 def all_gather_launches(
-    launches: int = 2, world: int = 2, chunks_per_rank: int = 1, engine: str = "copy", bug: str | None = None
+    launches: int = 2,
+    world: int = 2,
+    chunks_per_rank: int = 1,
+    engine: str = "copy",
+    bug: str | None = None,
+    own_rows: bool = False,
 ) -> Protocol:
     """Every rank of an all-gather GEMM over ``launches`` back-to-back launches (:class:`pipes.comm.ChunkPusher`,
     :class:`pipes.cute.comm.ChunkGate`). Per rank ``r`` three agents:
@@ -224,7 +229,9 @@ def all_gather_launches(
       credits) or a warp of rank ``r`` (``"sm"``: epoch flags, epoch credits).
 
     One row per chunk and per tile (``chunk_rows = tile_m = 1``): the tile → chunk map is the kernel's
-    (:meth:`pipes.chunks.ChunkPlan.tile_span`). ``bug`` plants one of :data:`AG_BUGS`.
+    (:meth:`pipes.chunks.ChunkPlan.tile_span`). The load warp walks the other ranks' rows only; with
+    ``own_rows`` it walks its own first (they need no wait: in place before the kernel starts), for ten
+    times the states. ``bug`` plants one of :data:`AG_BUGS`.
     """
     if bug is not None and bug not in AG_BUGS:
         raise ValueError(f"bug = {bug!r} is invalid: allowed None or one of {AG_BUGS}")
@@ -245,7 +252,8 @@ def all_gather_launches(
     gates = {r: ModelChunkGate(flags[r], plan, r) for r in range(world)}
     issues = {r: ModelTmaIssue(f"issue{r}") for r in range(world)}
     # Tile rows in walk order: the rank's own rows first (the first waves never wait), then the others'.
-    order = {r: [c for q in range(world) for c in plan.chunks_of((r + q) % world)] for r in range(world)}
+    first = 0 if own_rows else 1
+    order = {r: [c for q in range(first, world) for c in plan.chunks_of((r + q) % world)] for r in range(world)}
 
     def credit(owner: int, sender: int) -> str:
         """The credit word in ``owner``'s memory that ``sender``'s pusher takes."""
@@ -421,8 +429,8 @@ BAD = [
     ),
 ]
 
-# The all-gather's protocols are larger (six agents over two launches: ~30,000 states, seconds to check):
-# kept apart from the small shipping protocols above, in the catalogue's GOOD and BAD all the same.
+# The all-gather's protocols are larger (six agents over two launches: up to ~6,000 states): kept apart
+# from the small shipping protocols above, in the catalogue's GOOD and BAD all the same.
 GATHER_GOOD = [
     Entry(
         "all_gather_copy",
