@@ -9,7 +9,12 @@ launches the receiver hands each tile back with a *credit* (the epoch it consume
 for the credit of the previous launch before overwriting a buffer. Each object here owns the
 :class:`~pipes.check.ModelCounter` values it needs (``counters()``, for ``Protocol(counters=...)``) and
 offers the agent-side calls, taking the agent's ``ctx``; :func:`copy_stream` and :func:`host_reader`
-build whole agents. A protocol mixes them with its own agents::
+build whole agents.
+
+The all-gather runs the other way: each rank's chunks of A are pushed into its peers' memory
+(:func:`chunk_pusher`), and a GEMM's load warp waits at its gate (:class:`ModelChunkGate`) before the
+TMA loads that read them; the TMA unit is an agent of its own (:func:`tma_unit`), handed the load warp's
+view with each issue (:class:`ModelTmaIssue`), fenced or not. A protocol mixes them with its own agents::
 
     flags = ModelReadyFlags("ready", 2, Scope.SYSTEM)
 
