@@ -233,9 +233,8 @@ def test_auto_small_m_just_past_a_wave_takes_128x192(bias):
 def test_wide_epilogue_subtiles(tile, cluster, bias):
     """Cooperative with 64-column epilogue subtiles (two staging buffers): the configuration's kernel,
     launched directly, on ragged edges."""
-    from hopper_gemm.config import GemmConfig
 
-    config = GemmConfig(*tile, *cluster, "cooperative", epi_stages=2, epi_n=64)
+    config = tuned_config(*tile, *cluster, "cooperative", epi_stages=2, epi_n=64)
     _matches_and_repeats(config, (3 * 256 + 40, 5 * 256 + 24, 1000), bias, 0, repeats=1)
 
 
@@ -252,10 +251,9 @@ def test_wide_epilogue_subtiles(tile, cluster, bias):
 def test_batched_epilogue_matches_torch_and_repeats_bitwise(config, bias):
     """``epi_batch``: several subtiles per staging acquire (one wait, one barrier pair): every subtile
     still lands where it belongs, on ragged edges, and repeated launches are bitwise equal."""
-    from hopper_gemm.config import GemmConfig
 
     schedule, tile, cluster, extra = config
-    _matches_and_repeats(GemmConfig(*tile, *cluster, schedule, **extra), (3 * 256 + 40, 70 * 128 + 24, 1000), bias, 3)
+    _matches_and_repeats(tuned_config(*tile, *cluster, schedule, **extra), (3 * 256 + 40, 70 * 128 + 24, 1000), bias, 3)
 
 
 def _matches_and_repeats(config, shape, bias, seed, repeats=3):
@@ -394,9 +392,8 @@ def test_split_k_matches_torch_and_repeats_bitwise(shape, tile, cluster, extra, 
     flag back at zero."""
     torch = _torch()
     from gemm_modes.launch import stream_k_workspace
-    from hopper_gemm.config import GemmConfig
 
-    config = GemmConfig(*tile, *cluster, "cooperative", **extra)
+    config = tuned_config(*tile, *cluster, "cooperative", **extra)
     _matches_and_repeats(config, shape, bias, 13, repeats=4)
     flags, _ = stream_k_workspace(config, torch.device("cuda", torch.cuda.current_device()))
     assert int(flags.count_nonzero()) == 0
@@ -481,7 +478,6 @@ def test_deferred_epilogue_is_bitwise_the_staged_one(shape, config, bias):
     torch = _torch()
     from gemm_modes.launch import launcher
     from hopper_gemm.api import validate
-    from hopper_gemm.config import GemmConfig
 
     tile, cluster, extra = config
     m, n, k = shape
@@ -489,7 +485,7 @@ def test_deferred_epilogue_is_bitwise_the_staged_one(shape, config, bias):
     bias_t = torch.randn(n, device="cuda", dtype=a.dtype) if bias else None
     outs = []
     for chunks in (extra["deferred_chunks"], 0):
-        cfg = GemmConfig(*tile, *cluster, "cooperative", **{**extra, "deferred_chunks": chunks})
+        cfg = tuned_config(*tile, *cluster, "cooperative", **{**extra, "deferred_chunks": chunks})
         out = torch.full((m, n), float("nan"), device="cuda", dtype=a.dtype)
         launch = launcher(cfg, validate(a, b, bias=bias_t, out=out), out)
         launch()
@@ -500,7 +496,7 @@ def test_deferred_epilogue_is_bitwise_the_staged_one(shape, config, bias):
     first = outs[0].clone()
     outs[0].fill_(float("nan"))
     launch = launcher(
-        GemmConfig(*tile, *cluster, "cooperative", **extra), validate(a, b, bias=bias_t, out=outs[0]), outs[0]
+        tuned_config(*tile, *cluster, "cooperative", **extra), validate(a, b, bias=bias_t, out=outs[0]), outs[0]
     )
     launch()
     torch.cuda.synchronize()
