@@ -72,7 +72,7 @@ class Modes:
 
     @property
     def takes_math_role(self) -> bool:
-        """Whether the math warpgroups run :func:`gemm_modes.math_role.math` (a split or a deferred
+        """Whether the math warpgroups run :meth:`gemm_modes.hooks.ModeHooks.math` (a split or a deferred
         epilogue) instead of the teaching kernel's own loop."""
         return self.partial_sums or self.deferred_chunks > 0
 
