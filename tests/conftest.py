@@ -37,8 +37,8 @@ os.environ.setdefault("CUTE_DSL_DUMP_DIR", tempfile.mkdtemp(prefix="pipes-cute-d
 
 
 @functools.cache
-def hopper_gpu_absent_reason() -> str | None:
-    """None when a compute-capability-9.x GPU is visible, else why not (one line)."""
+def gpu_absent_reason(major_wanted: int, family: str) -> str | None:
+    """None when GPU 0 has compute capability ``major_wanted``.x, else why not (one line)."""
     try:
         from cuda.bindings import runtime as cudart
     except Exception as exc:  # noqa: BLE001 - any import failure means no usable CUDA
@@ -50,11 +50,21 @@ def hopper_gpu_absent_reason() -> str | None:
         err, major = cudart.cudaDeviceGetAttribute(cudart.cudaDeviceAttr.cudaDevAttrComputeCapabilityMajor, 0)
         if int(err) != 0:
             return "cannot read the GPU's compute capability"
-        if major != 9:
-            return f"GPU 0 has compute capability {major}.x, not Hopper 9.0"
+        if major != major_wanted:
+            return f"GPU 0 has compute capability {major}.x, not {family} {major_wanted}.0"
     except Exception as exc:  # noqa: BLE001
         return f"CUDA unusable: {exc}".splitlines()[0]
     return None
+
+
+def hopper_gpu_absent_reason() -> str | None:
+    """None when a compute-capability-9.x GPU is visible, else why not (one line)."""
+    return gpu_absent_reason(9, "Hopper")
+
+
+def blackwell_gpu_absent_reason() -> str | None:
+    """None when GPU 0 is a Blackwell data-center part (compute capability 10.x, sm_100a), else why not."""
+    return gpu_absent_reason(10, "Blackwell")
 
 
 @functools.cache
@@ -73,33 +83,6 @@ def npu_absent_reason() -> str | None:
     if not getattr(torch, "npu", None) or not torch.npu.is_available():
         return "no Ascend NPU visible"
     return None
-
-
-@functools.cache
-def blackwell_gpu_absent_reason() -> str | None:
-    """None when GPU 0 is a Blackwell data-center part (compute capability 10.x, sm_100a), else why not."""
-    try:
-        from cuda.bindings import runtime as cudart
-    except Exception as exc:  # noqa: BLE001 - any import failure means no usable CUDA
-        return f"no CUDA runtime bindings ({type(exc).__name__})"
-    try:
-        err, count = cudart.cudaGetDeviceCount()
-        if int(err) != 0 or count == 0:
-            return "no CUDA GPU visible"
-        err, major = cudart.cudaDeviceGetAttribute(cudart.cudaDeviceAttr.cudaDevAttrComputeCapabilityMajor, 0)
-        if int(err) != 0:
-            return "cannot read the GPU's compute capability"
-        if major != 10:
-            return f"GPU 0 has compute capability {major}.x, not Blackwell 10.0"
-    except Exception as exc:  # noqa: BLE001
-        return f"CUDA unusable: {exc}".splitlines()[0]
-    return None
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "blackwell: needs an NVIDIA Blackwell GPU (sm_100a); skipped with a reason elsewhere"
-    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
