@@ -3,7 +3,7 @@
 For each (shape, transport): torch.matmul, the copy of C to the receiver (``copy_`` to pinned host memory
 or to a device buffer), the two back to back (the sequential baseline), the GEMM alone (no comm), the
 fused kernel with transport ``none`` (T_gemm), the communication warps alone (T_comm) and the fused
-kernel (T_fused), interleaved (hopper_gemm.timing; identical randn inputs; median of rounds).
+kernel (T_fused), interleaved (kernel_tools.timing; identical randn inputs; median of rounds).
 
     E = (T_gemm + T_comm − T_fused) / min(T_gemm, T_comm)     overlap efficiency
     S = T_sequential / T_fused                                speedup over matmul-then-copy

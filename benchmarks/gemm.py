@@ -30,7 +30,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[1] / d) for d in ("examples
 from gemm_modes.modes import tuned_config  # noqa: E402
 from gpu_clocks import ClockSampler, smi_id  # noqa: E402
 from hopper_gemm.config import Schedule  # noqa: E402
-from hopper_gemm.timing import time_interleaved  # noqa: E402
+from kernel_tools.timing import time_interleaved  # noqa: E402
 from needs_gpu import cuda_torch  # noqa: E402
 from shape_arg import table_rows  # noqa: E402
 

@@ -177,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"check: max |err| / max |ref| = {err:.2e} (fp32 reference), NaN outputs: {nan}")
         figures["rel_err"] = err
     if args.bench:
-        from hopper_gemm.timing import time_interleaved
+        from kernel_tools.timing import time_interleaved
 
         result = torch.empty_like(out)
         times = time_interleaved({"torch": reference, "pipes": lambda: gemm(a, b, out=result, **options)})
@@ -190,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
         figures.update(us=times["pipes"], torch_us=times["torch"], ratio=times["torch"] / times["pipes"])
     if args.trace:
         from gemm_modes.launch import hooks_for
-        from hopper_gemm.tracing import traced_run
+        from kernel_tools.tracing import traced_run
 
         from pipes.cute.timeline import draw_timeline
 

@@ -194,7 +194,7 @@ def one_shape(m: int, n: int, k: int, rank: int, device, args: argparse.Namespac
 def timings(a_r, b_r, ours, rs_out, device, rounds: int, variants: dict | None = None) -> dict:  # noqa: ANN001
     import torch
     import torch.distributed as dist
-    from hopper_gemm.timing import time_interleaved
+    from kernel_tools.timing import time_interleaved
     from tile_comm.measure import plain_gemm
 
     m, n = a_r.shape[0], b_r.shape[0]

@@ -69,7 +69,7 @@ def test_the_comm_warp_fits_in_40_registers(fused, transport):
     import subprocess
     import tempfile
 
-    from hopper_gemm.report import nvdisasm_path
+    from kernel_tools.report import nvdisasm_path
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp, "k.cubin")
@@ -631,7 +631,7 @@ def test_the_gemm_takes_the_librarys_own_comm_role():
     from hopper_gemm.comm_hook import adds_partials
     from hopper_gemm.kernel import GemmKernel
     from hopper_gemm.launch import fake_operands
-    from hopper_gemm.report import compile_with_remarks
+    from kernel_tools.report import compile_with_remarks
 
     from pipes.comm import fake_ship_args
     from pipes.cute.comm import ShipSpec, TileShipper

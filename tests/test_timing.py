@@ -1,4 +1,4 @@
-"""hopper_gemm.timing.time_paired on the CPU: the order alternates per round, each round's ratio is kept,
+"""kernel_tools.timing.time_paired on the CPU: the order alternates per round, each round's ratio is kept,
 and the median and quartiles are of those ratios (the GPU timing itself is stubbed)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 
 def test_paired_rounds_alternate_and_report_the_median_ratio(monkeypatch):
     torch = pytest.importorskip("torch")
-    from hopper_gemm import timing
+    from kernel_tools import timing
 
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: None)
     order: list[str] = []

@@ -103,7 +103,7 @@ def bench_shape(row: tuple, torch: Any) -> dict[str, float]:
     from gemm_modes.launch import launcher
     from hopper_gemm.api import validate
     from hopper_gemm.config import Problem
-    from hopper_gemm.timing import time_interleaved
+    from kernel_tools.timing import time_interleaved
 
     m, n, k, dtype, bias = row
     a, w, b, _, ref, torch_fn = shape_inputs(row, torch)

@@ -107,7 +107,7 @@ def bench_shape(
     from gemm import CANDIDATES
     from gemm_modes.launch import launcher
     from hopper_gemm.api import validate
-    from hopper_gemm.timing import time_interleaved
+    from kernel_tools.timing import time_interleaved
 
     m, n, k = shape
     g = torch.Generator(device="cuda").manual_seed(1)

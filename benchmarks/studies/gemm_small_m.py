@@ -149,7 +149,7 @@ def candidates_for(shape: tuple[int, int, int], sms: int = 132) -> dict[str, Gem
 def bench_shape(shape: tuple[int, int, int], torch, candidates: dict[str, GemmConfig]) -> dict[str, float]:
     """Ratio (torch time / ours) per candidate, and torch's µs under "torch"."""
     from checked_launch import checked_launcher
-    from hopper_gemm.timing import time_interleaved
+    from kernel_tools.timing import time_interleaved
 
     m, n, k = shape
     g = torch.Generator(device="cuda").manual_seed(1)

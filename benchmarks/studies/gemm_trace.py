@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     torch = cuda_torch("studies/gemm_trace.py")
     if torch is None:
         return 0
-    from hopper_gemm.tracing import traced_run
+    from kernel_tools.tracing import traced_run
 
     from pipes.cute.timeline import draw_timeline
 

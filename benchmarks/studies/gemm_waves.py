@@ -113,7 +113,7 @@ def waves(mnk: tuple[int, int, int], sms: int) -> str:
 def bench_shape(mnk: tuple[int, int, int], bias: bool, torch) -> dict[str, float]:
     """torch's µs under "torch", and the ratio (torch time / ours) of every contender."""
     from checked_launch import checked_launcher
-    from hopper_gemm.timing import time_interleaved
+    from kernel_tools.timing import time_interleaved
 
     m, n, k = mnk
     g = torch.Generator(device="cuda").manual_seed(1)

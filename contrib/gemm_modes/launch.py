@@ -150,8 +150,8 @@ def hooks_for(config: TunedConfig) -> Any:
 
 
 def compile_report(config: Any, problem: Any) -> Any:
-    """:func:`hopper_gemm.report.compile_report` of a configuration with its modes."""
-    from hopper_gemm.report import compile_report as report
+    """:func:`kernel_tools.report.compile_report` of a configuration with its modes."""
+    from kernel_tools.report import compile_report as report
 
     config = tuned(config)
     return report(config.config, problem, hooks_for(config))

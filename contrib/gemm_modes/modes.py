@@ -195,21 +195,17 @@ class TunedConfig:
         return TunedConfig(self.config, self.modes, **changes)
 
     def reshaped(self, **changes: Any) -> TunedConfig:
-        """:meth:`GemmConfig.reshaped` for a new tile, cluster or schedule, keeping ``deferred_chunks`` at its
-        largest value at most the old one that the new shape accepts (else 0); ``staging_in_ring`` goes off
-        (whether each CTA owns one tile depends on the shape: :func:`~gemm_modes.autotable.single_wave_staging`
-        decides again, and the stage count it set goes back to the smem budget's), and so does ``split_k``
-        (its parts were counted for the old tile's grid)."""
+        """``with_(**changes)`` for a new tile, cluster or schedule, keeping the epilogue's choices where the new
+        shape allows them: ``epi_batch`` and ``deferred_chunks`` become their largest values at most the old
+        ones that the new tile's subtiles, staging buffers, schedule and registers accept (else 1 / 0);
+        ``staging_in_ring`` goes off (whether each CTA owns one tile depends on the shape:
+        :func:`~gemm_modes.autotable.single_wave_staging` decides again, and the stage count it set goes back
+        to the smem budget's), and so does ``split_k`` (its parts were counted for the old tile's grid)."""
         stages = None if self.modes.staging_in_ring else self.config.ab_stages
-        config = self.config.with_(ab_stages=stages).reshaped(**changes)
-        modes = replace(self.modes, deferred_chunks=0, staging_in_ring=False, split_k=1)
-        base = TunedConfig(config, modes)
-        for chunks in range(self.modes.deferred_chunks, 0, -1):
-            try:
-                return base.with_(deferred_chunks=chunks)
-            except ValueError:
-                continue
-        return base
+        config = self.config.with_(ab_stages=stages, epi_batch=1, **changes)
+        base = TunedConfig(config, replace(self.modes, deferred_chunks=0, staging_in_ring=False, split_k=1))
+        batch = _largest_accepted(self.config.epi_batch, lambda b: base.with_(epi_batch=b)) or base
+        return _largest_accepted(self.modes.deferred_chunks, lambda d: batch.with_(deferred_chunks=d)) or batch
 
     @property
     def partial_sums(self) -> bool:
@@ -236,6 +232,16 @@ class TunedConfig:
 
     def describe(self) -> str:
         return self.config.with_(pdl=False).describe() + self.modes.describe() + (" PDL" if self.config.pdl else "")
+
+
+def _largest_accepted(most: int, build: Any) -> TunedConfig | None:
+    """``build(v)`` for the largest v in [1, most] it accepts (raises no ValueError for); None if none."""
+    for value in range(most, 0, -1):
+        try:
+            return build(value)
+        except ValueError:
+            continue
+    return None
 
 
 def _route(changes: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -10,7 +10,6 @@ guesses in the kernel.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 #: Hopper's opt-in shared memory per CTA (sm_90: 227 KiB).
@@ -225,12 +224,6 @@ class GemmConfig:
     def with_(self, **changes: object) -> GemmConfig:
         return replace(self, **changes)
 
-    def reshaped(self, **changes: object) -> GemmConfig:
-        """``with_(**changes)`` for a new tile, cluster or schedule, keeping ``epi_batch`` where the new shape
-        allows it: its largest value at most the old one that the new tile's subtiles and staging buffers accept."""
-        base = replace(self, epi_batch=1, **changes)
-        return _largest_accepted(self.epi_batch, lambda b: base.with_(epi_batch=b)) or base
-
     def describe(self) -> str:
         return (
             f"{self.schedule.value} tile {self.tile_m}×{self.tile_n}×{self.tile_k} cluster {self.cluster_m}×"
@@ -239,16 +232,6 @@ class GemmConfig:
             + (f" {self.epi_batch} subtiles per acquire" if self.epi_batch > 1 else "")
             + (" PDL" if self.pdl else "")
         )
-
-
-def _largest_accepted(most: int, build: Callable[[int], GemmConfig]) -> GemmConfig | None:
-    """``build(v)`` for the largest v in [1, most] it accepts (raises no ValueError for); None if none."""
-    for value in range(most, 0, -1):
-        try:
-            return build(value)
-        except ValueError:
-            continue
-    return None
 
 
 def _schedule(value: object) -> Schedule:

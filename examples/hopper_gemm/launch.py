@@ -90,9 +90,7 @@ def resident_clusters(cluster_size: int, device_index: int = 0) -> int:
         from cutlass.utils import HardwareInfo
 
         with torch.cuda.device(device_index):
-            # CUDA must be initialized and this device's context current: before, a first call ahead of any
-            # CUDA work failed inside the query (CUDA_ERROR_NOT_INITIALIZED) and fell back to SMs / cluster
-            # size, 33 clusters of 4 on an H100 that holds 30; a launch of 32 then ran as two waves.
+            # The query needs CUDA initialized and this device's context current (else CUDA_ERROR_NOT_INITIALIZED).
             torch.cuda.synchronize()
             count = HardwareInfo(device_index).get_max_active_clusters(cluster_size)
         _RESIDENT[key] = max(1, int(count))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hopper_gemm.config import GemmConfig, Problem
-from hopper_gemm.report import compile_with_remarks
+from kernel_tools.report import compile_with_remarks
 
 from .config import CommConfig
 
@@ -85,7 +85,7 @@ class Resources:
     smem_bytes: int
     ptx: str
     cubin: bytes
-    wgmma_serialized: bool = False  # ptxas C7510 (hopper_gemm.report.wgmma_serialized)
+    wgmma_serialized: bool = False  # ptxas C7510 (kernel_tools.report.wgmma_serialized)
 
     def line(self) -> str:
         return (
@@ -97,7 +97,7 @@ class Resources:
 def _resources(name: str, compiled: Any, remarks: str, smem: int) -> Resources:
     registers = int(re.search(r"Used (\d+) registers", remarks).group(1))
     spills = sum(int(n) for n in re.findall(r"(\d+) bytes spill (?:stores|loads)", remarks))
-    from hopper_gemm.report import wgmma_serialized
+    from kernel_tools.report import wgmma_serialized
 
     serialized = wgmma_serialized(remarks)
     return Resources(name, registers, spills, smem, compiled.artifacts.PTX, compiled.artifacts.CUBIN, serialized)

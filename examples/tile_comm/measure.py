@@ -1,7 +1,7 @@
 """Overlap, measured in one process: the fused kernel against its parts and the sequential baseline.
 
 For one shape and transport, with identical ``torch.randn`` inputs for every contender, timed with
-``hopper_gemm.timing.time_interleaved`` (every contender in every round; median of rounds):
+``kernel_tools.timing.time_interleaved`` (every contender in every round; median of rounds):
 
 * ``gemm_plain`` — the GEMM alone (``hopper_gemm``, no comm: examples/persistent_gemm.py's kernel);
 * ``gemm_none``  — the fused kernel with transport ``none`` (notify machinery, nothing shipped);
@@ -15,7 +15,7 @@ E = (T_gemm + T_comm − T_fused) / min(T_gemm, T_comm) with T_gemm = min(gemm_p
 S = T_sequential / T_fused; R = T_fused / T_gemm(none) − 1.
 
 Every batch starts after three untimed matmuls and the order rotates each round
-(``hopper_gemm.timing``): on a power-capped H100 a 3 ms GEMM otherwise runs several percent faster
+(``kernel_tools.timing``): on a power-capped H100 a 3 ms GEMM otherwise runs several percent faster
 when its batch follows a copy than when it follows another GEMM.
 """
 
@@ -114,7 +114,7 @@ def measure(
     ``config``: the GEMM configuration (default: the measured table's cooperative choice); ``comm``: the
     communication warp's :class:`~tile_comm.config.CommConfig` (default: the transport's)."""
     import torch
-    from hopper_gemm.timing import time_interleaved
+    from kernel_tools.timing import time_interleaved
 
     from .launcher import EpilogueComm, default_config
 
@@ -148,7 +148,7 @@ def measure(
         "comm_alone": fused.launch_alone,
         "fused": fused.launch,
     }
-    # Every batch starts from the power state of a running GEMM (see hopper_gemm.timing): 3 matmuls first.
+    # Every batch starts from the power state of a running GEMM (see kernel_tools.timing): 3 matmuls first.
     us = time_interleaved(
         contenders, rounds=rounds, batch=batch, settle=lambda: [matmul() for _ in range(3)], rotate=True
     )
@@ -160,14 +160,14 @@ def measure(
 @dataclass
 class PairedCost:
     """How much longer one kernel takes than another of the same power profile, ``what`` describing the
-    pair (paired rounds: ``hopper_gemm.timing.time_paired``): 'none' against the GEMM alone, and R, small
+    pair (paired rounds: ``kernel_tools.timing.time_paired``): 'none' against the GEMM alone, and R, small
     differences that a 7-way interleave answers with the contenders' power states mixed in."""
 
     device: str
     shape: tuple[int, int, int]
     what: str
     config: str
-    ratio: Any  # hopper_gemm.timing.PairedRatio
+    ratio: Any  # kernel_tools.timing.PairedRatio
 
     def as_dict(self) -> dict[str, Any]:
         fields = {"device": self.device, "shape": self.shape, "what": self.what, "config": self.config}
@@ -189,7 +189,7 @@ def none_cost(m: int, n: int, k: int, dtype: str = "bf16", config: Any = None, r
     timed in paired rounds (needs a GPU). ``config``: default the GEMM's own (``schedule="auto"``'s
     cooperative choice, what persistent_gemm.py runs)."""
     import torch
-    from hopper_gemm.timing import time_paired
+    from kernel_tools.timing import time_paired
 
     from .launcher import EpilogueComm, default_config
 
@@ -205,7 +205,7 @@ def regret(m: int, n: int, k: int, transport: str = "local", dtype: str = "bf16"
     """R = T_fused / T_gemm(none) − 1 in paired rounds: the fused kernel with ``transport`` (its default
     engine and configuration) against the same kernel shipping nothing (needs a GPU)."""
     import torch
-    from hopper_gemm.timing import time_paired
+    from kernel_tools.timing import time_paired
 
     from .launcher import EpilogueComm
 

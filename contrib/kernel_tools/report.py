@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config import GemmConfig, Problem
+from hopper_gemm.config import GemmConfig, Problem
 
 OPTIONS = "--gpu-arch sm_90a --keep-ptx --keep-cubin"
 
@@ -87,7 +87,7 @@ def compile_with_remarks(entry: Any, args: tuple) -> tuple[Any, str]:
 def compile_report(config: GemmConfig, problem: Problem, modes: Any = None) -> CompileReport:
     """Compile ``config`` (with performance ``modes``, a :class:`~hopper_gemm.kernel.KernelModes`) for sm_90a
     and read back what ptxas made of it."""
-    from .launch import compile_entry
+    from hopper_gemm.launch import compile_entry
 
     kernel, entry, args = compile_entry(config, problem, modes)
     compiled, text = compile_with_remarks(entry, args)

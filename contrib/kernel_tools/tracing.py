@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .config import GemmConfig
+from hopper_gemm.config import GemmConfig
 
 #: Records per (block, warp) region: enough for ~(tiles per CTA × k-tiles) mainloop events of the load warp.
 CAPACITY = 4096
@@ -17,13 +17,12 @@ def traced_run(a: Any, b_nk: Any, config: GemmConfig, clock: str = "globaltimer"
     import cutlass.cute as cute
     import torch
     from cutlass.cute.runtime import from_dlpack
+    from hopper_gemm.api import validate
+    from hopper_gemm.kernel import GemmKernel
+    from hopper_gemm.launch import clusters_to_launch, current_stream, cute_operands
+    from hopper_gemm.roles import BLOCK_THREADS, TRACE_NAMES
 
     from pipes.cute import TraceLayout
-
-    from .api import validate
-    from .kernel import GemmKernel
-    from .launch import clusters_to_launch, current_stream, cute_operands
-    from .roles import BLOCK_THREADS, TRACE_NAMES
 
     if modes is not None and modes.partial_sums:
         raise ValueError(
