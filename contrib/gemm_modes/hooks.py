@@ -32,7 +32,7 @@ from cutlass.cute.nvgpu import warpgroup
 from hopper_gemm.epilogue import apply_terms, load_operands
 from hopper_gemm.epilogue_store import EpilogueStage, offset_coords, store_tile
 from hopper_gemm.kernel import trace_epilogue
-from hopper_gemm.kernel_parts import TileGrid
+from hopper_gemm.kernel_parts import TileGrid, rows_first
 from hopper_gemm.load_warp import load_k_tiles
 from hopper_gemm.mainloop import mainloop
 
@@ -122,9 +122,10 @@ class ModeHooks:
         else:
             staging = decl.staging.producer(sync=shared.epilogue_barrier)
         consumer = decl.mainloop.consumer()
-        order, terms = kernel.order, kernel.terms
+        order, terms, gate = kernel.order, kernel.terms, kernel.gate
         for linear in cutlass.range(grid.cluster_id, grid.whole_tiles, grid.clusters, unroll=1):
             tm, tn = order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
+            tm = rows_first(gate, cfg.tile_m, tm, workspace)  # with a gate: its arguments (no workspace then)
             # Handles passed to a function come back: a dynamic loop carries only what it sees assigned.
             under = None if deferred is None else (deferred, held_tm, held_tn)
             consumer, staging = mainloop(copies.tiled_mma, regs, consumer, grid.k_tiles, staging, under)

@@ -55,3 +55,25 @@ def check_comm(config: GemmConfig, modes: Any = None) -> None:
             "GemmConfig.pdl must be False with a comm role (that pairing is neither built nor tested: "
             "the comm role's flags would be read by a grid that started before the previous one ended)"
         )
+
+
+def check_gate(config: GemmConfig, gate: Any, comm: Any, modes: Any) -> None:
+    """``ValueError`` unless ``config`` can gate its loads on arriving chunks of A (``gate``, a
+    ``pipes.cute.comm.GateSpec``): tiles of the gate's ``tile_m``, no comm role, no mode that sums partials
+    (the kernel's one extra argument is the gate's), and clusters that never hang over the rows."""
+    if gate.tile_m != config.tile_m:
+        raise ValueError(f"the gate counts tiles of {gate.tile_m} rows, the configuration {config.tile_m}")
+    if comm is not None:
+        raise ValueError("a gated GEMM takes no comm role: the kernel's run-time extra is the gate's arguments")
+    if modes is not None and modes.partial_sums:
+        raise ValueError(
+            f"a gated GEMM runs no mode that sums partials ({modes.describe().strip()}): their workspace and the "
+            "gate's arguments would both be the kernel's one extra argument"
+        )
+    rows = config.tile_m * config.cluster_m
+    if gate.plan.rows_per_rank % rows:
+        raise ValueError(
+            f"each rank's {gate.plan.rows_per_rank} rows must be whole cluster rows of tiles ({config.tile_m} × "
+            f"cluster_m {config.cluster_m} = {rows}): a cluster hanging over the rows would compute a tile row "
+            "that walking the rank's own rows first maps onto a real one"
+        )

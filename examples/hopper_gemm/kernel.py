@@ -23,6 +23,9 @@ only with ``comm``,    (``CommConfig.slots`` slots of (tm, tn)): after every lan
 cooperative)           acquire before a tile's first TMA         lag``); empty[s]: 1 (elected lane of
                        store, commit(tm, tn) after its last      the comm warp after its warp sync)
                        staging commit, tail() after the last
+``load`` with          before a tile row's first TMA load: wait  per chunk: every lane ``ld.acquire.sys``
+``gate`` (all-gather)  for each chunk of A's rows another GPU    until the flag holds this launch's
+                       pushes (``pipes.cute.comm.ChunkGate``)    value, then ``fence.proxy.async.global``
 ``comm`` (warp 1,      ← ``tiles``: wait, meta → (tm, tn), ship  (flags: pipes.cute.comm.ReadyFlags;
 setmaxnreg 40)         the tile, publish its ready flag (or,     copy engine: one red.release.sys per
                        with the copy engine, count it into its   tile on its step's counter,
@@ -42,6 +45,11 @@ cluster that wrote into their slot; the pipes object derives who from the cluste
 modes of ``contrib/gemm_modes`` — stream-K, split-K, the deferred epilogue, staging in the A/B ring —
 plug in at the points :class:`KernelModes` names, so this file stays the plain persistent GEMM. Without
 them (None) none of their code is emitted.
+
+``gate`` (a ``pipes.cute.comm.GateSpec``, ``examples/tp_ag_gemm.py``): A's rows arrive from other GPUs while
+the kernel runs. The load warp waits for the chunks a tile row needs before its first TMA load of them
+(``ChunkGate``, its arguments the kernel's ``extra``), and every role walks the rank's own rows first
+(:func:`~hopper_gemm.kernel_parts.rows_first`), so the first waves wait for nothing.
 
 ``comm`` (any ``pipes.cute.comm.CommHook``: the library's ``TileShipper``, or ``tile_comm.CommRole`` of
 examples/epilogue_comm.py; ``hopper_gemm.comm_hook`` says which configurations can host one): the
@@ -83,14 +91,14 @@ from pipes.cute import (
     init_pipelines,
     storage_words,
 )
-from pipes.cute.comm import CommHook
+from pipes.cute.comm import CommHook, GateSpec
 from pipes.tile_order import TileOrder
 
-from .comm_hook import adds_partials, check_comm
+from .comm_hook import adds_partials, check_comm, check_gate
 from .config import GemmConfig, Problem, Schedule
 from .epilogue import EpilogueArgs, apply_terms, load_operands, terms_for
 from .epilogue_store import EpilogueStage, offset_coords, store_tile
-from .kernel_parts import Copies, MathRegisters, Shared, SmemLayouts, TileGrid
+from .kernel_parts import Copies, MathRegisters, Shared, SmemLayouts, TileGrid, rows_first
 from .load_warp import load, load_atom
 from .mainloop import mainloop
 from .roles import BLOCK_THREADS, LOAD_REGISTERS, MATH_FIRST_WARP, MMA_REGISTERS, declare
@@ -130,6 +138,7 @@ class GemmKernel:
         trace: TraceLayout | None = None,
         comm: CommHook | None = None,
         modes: KernelModes | None = None,
+        gate: GateSpec | None = None,
     ) -> None:
         if not isinstance(config, GemmConfig):
             raise TypeError(
@@ -141,6 +150,9 @@ class GemmKernel:
         self.problem = problem
         self.comm = comm  # comm hook (pipes.cute.comm.CommHook), or None
         self.modes = modes
+        self.gate = gate
+        if gate is not None:
+            check_gate(config, gate, comm, modes)
         if comm is not None:
             if not isinstance(comm, CommHook):
                 raise TypeError(f"comm must be a pipes.cute.comm.CommHook, got {type(comm).__name__}")
@@ -160,7 +172,7 @@ class GemmKernel:
         self.b_layout = LayoutEnum.ROW_MAJOR if problem.b_major == "k" else LayoutEnum.COL_MAJOR
         self.c_layout = LayoutEnum.ROW_MAJOR
         # What the kernel takes after its trace buffer: the comm role's arguments or a mode's workspace.
-        self.takes_extra = comm is not None or (modes is not None and modes.partial_sums)
+        self.takes_extra = comm is not None or gate is not None or (modes is not None and modes.partial_sums)
 
     # --- host side ---------------------------------------------------------------------------------
     @cute.jit
@@ -177,7 +189,8 @@ class GemmKernel:
     ) -> None:
         """``a`` (M, K), ``b`` (N, K) with K or N contiguous, ``c`` (M, N); ``bias`` (N,) (ignored unless the
         problem has a bias); ``clusters``: how many clusters to launch (the persistent grid);
-        ``comm_args``: the comm role's run-time arguments (``tile_comm.args``; with ``comm`` only)."""
+        ``comm_args``: the comm role's run-time arguments (``tile_comm.args``; with ``comm`` only), or the
+        gate's ``pipes.cute.comm.GateArgs`` (with ``gate``)."""
         self.launch(a, b, c, bias, alpha, clusters, bias, stream, comm_args)
 
     @cute.jit
@@ -286,7 +299,8 @@ class GemmKernel:
         trace_buf: cute.Tensor,
         extra: Any = None,
     ) -> None:
-        """``extra``: the comm role's arguments (with ``comm``) or a mode's (flags, partials) workspace."""
+        """``extra``: the comm role's arguments (with ``comm``), the gate's ``GateArgs`` (with ``gate``) or a
+        mode's (flags, partials) workspace."""
         cfg = self.config
         warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         if warp == 0:
@@ -333,7 +347,7 @@ class GemmKernel:
         if warp < MATH_FIRST_WARP:
             cute.arch.setmaxregister_decrease(self.registers[0])
             if decl.layout.is_role("load"):
-                load(self, decl, copies, shared, grid)
+                load(self, decl, copies, shared, grid, extra)
             # comm hook: the communication warp (a trace-time test, then the run-time role test)
             if cutlass.const_expr(self.comm is not None):  # noqa: SIM102
                 if decl.layout.is_role("comm"):
@@ -391,7 +405,7 @@ class GemmKernel:
         """A math warpgroup: the k-loop of wgmmas per tile, then the epilogue through the staging ring.
         ``context``: (copies, shared memory, tile grid, epilogue arguments, tracer, the comm role's arguments)."""
         cfg = self.config
-        copies, shared, grid, args, tracer, comm_args = context
+        copies, shared, grid, args, tracer, comm_args = context  # comm_args: the comm role's, or the gate's
         pingpong = cutlass.const_expr(cfg.schedule is Schedule.PINGPONG)
         regs = self.math_registers(copies, shared, pingpong)
         acc, n, tile_shape = regs.acc, args.n, (cfg.tile_m, cfg.tile_n)
@@ -410,6 +424,7 @@ class GemmKernel:
         notify = decl.notify.producer() if cutlass.const_expr(comm is not None) else None
         for linear in cutlass.range(first, grid.whole_tiles, step, unroll=1):
             tm, tn = self.order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
+            tm = rows_first(self.gate, cfg.tile_m, tm, comm_args)
             if cutlass.const_expr(pingpong):
                 order.wait()
             consumer, staging = mainloop(copies.tiled_mma, regs, consumer, grid.k_tiles, staging)

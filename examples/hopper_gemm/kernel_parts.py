@@ -86,3 +86,13 @@ class TileGrid:
     k_tiles: Any
     whole_tiles: Any  # the cluster-tiles walked whole, first (all of them unless a mode splits some)
     plan: Any = None  # a mode's plan of the work after the whole tiles (None without one)
+
+
+def rows_first(gate: Any, tile_m: int, tm: Any, gate_args: Any) -> Any:
+    """Tile row ``tm`` of the walk as the tile row computed: with a ``gate`` (``pipes.cute.comm.GateSpec``),
+    this rank's own rows first (``ChunkPlan.own_rows_first``); without one, ``tm``. Every role maps its tile
+    rows through this one function (a plain call: a method call inside a run-time loop would make the DSL
+    carry the object through it)."""
+    if gate is None:
+        return tm
+    return gate.plan.own_rows_first(tm, tile_m, gate_args.rank)

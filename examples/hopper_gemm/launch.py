@@ -39,9 +39,10 @@ def fake_operands(problem: Problem) -> tuple[Any, Any, Any, Any]:
     return a, b, c, bias
 
 
-def compile_entry(config: GemmConfig, problem: Problem, modes: Any = None) -> tuple[Any, Any, tuple]:
+def compile_entry(config: GemmConfig, problem: Problem, modes: Any = None, gate: Any = None) -> tuple[Any, Any, tuple]:
     """(the kernel object, its host function to compile, fake arguments of that function's signature):
-    ``__call__``, or ``with_workspace`` with its two workspace pointers where ``modes`` (a
+    ``__call__`` (with a ``gate``, a ``pipes.cute.comm.GateSpec``: and fake gate arguments), or
+    ``with_workspace`` with its two workspace pointers where ``modes`` (a
     :class:`~hopper_gemm.kernel.KernelModes`) sum partials across clusters."""
     import cutlass
     import cutlass.cute as cute
@@ -49,8 +50,12 @@ def compile_entry(config: GemmConfig, problem: Problem, modes: Any = None) -> tu
 
     from .kernel import GemmKernel
 
-    kernel = GemmKernel(config, problem, modes=modes)
+    kernel = GemmKernel(config, problem, modes=modes, gate=gate)
     head = (*fake_operands(problem), cutlass.Float32(1.0), cutlass.Int32(1))
+    if gate is not None:
+        from pipes.comm.args import fake_gate_args
+
+        return kernel, kernel, (*head, make_fake_stream(), fake_gate_args())
     if modes is not None and modes.partial_sums:
         flags = make_ptr(cutlass.Uint32, 1 << 20, cute.AddressSpace.gmem, assumed_align=4)
         partials = make_ptr(cutlass.Float32, 1 << 20, cute.AddressSpace.gmem, assumed_align=16)

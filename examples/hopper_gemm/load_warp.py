@@ -15,14 +15,18 @@ import cutlass.cute as cute
 from cutlass.cute.nvgpu import cpasync
 
 from pipes.cute import read_once_policy
+from pipes.cute.comm import ChunkGate
 
-from .kernel_parts import Copies, LoadSources, Shared
+from .kernel_parts import Copies, LoadSources, Shared, rows_first
 
 
 @cute.jit
-def load(kernel: cutlass.Constexpr, decl: cutlass.Constexpr, copies: Copies, shared: Shared, grid: Any) -> None:
+def load(
+    kernel: cutlass.Constexpr, decl: cutlass.Constexpr, copies: Copies, shared: Shared, grid: Any, extra: Any = None
+) -> None:
     """The load warp: one stream of (tile, k) A/B k-tiles into the mainloop ring, in the order the math
-    warpgroups walk (``kernel.order``), then what a mode plans after the whole tiles."""
+    warpgroups walk (``kernel.order``), then what a mode plans after the whole tiles. With a ``gate``
+    (``extra``: its ``GateArgs``) a tile row's loads wait for the chunks of A it needs."""
     # The kernel object itself must stay out of the run-time loops below (the DSL would try to carry it).
     cfg, order = kernel.config, kernel.order
     atom_a, tma_a, atom_b, tma_b = copies.atom_a, copies.tma_a, copies.atom_b, copies.tma_b
@@ -45,8 +49,13 @@ def load(kernel: cutlass.Constexpr, decl: cutlass.Constexpr, copies: Copies, sha
     # operand streams through L2 once (B at small M) and goes first, keeping L2 for the other.
     policies = (read_once_policy(grid.clusters_n), read_once_policy(grid.clusters_m))
     sources = LoadSources(atom_a, ga_part, sa_part, a_mask, atom_b, gb_part, sb_part, b_mask, *policies)
+    gate_spec = kernel.gate
+    gate = ChunkGate.of(gate_spec, extra) if cutlass.const_expr(gate_spec is not None) else None
     for linear in cutlass.range(grid.cluster_id, grid.whole_tiles, grid.clusters, unroll=1):
         tm, tn = order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
+        if cutlass.const_expr(gate is not None):
+            tm = rows_first(gate_spec, cfg.tile_m, tm, extra)
+            gate = gate.wait_tile(tm)  # A's rows of this tile row are here and visible to the TMA
         producer = load_k_tiles(cfg, producer, sources, tm, tn, 0, grid.k_tiles)
     if cutlass.const_expr(kernel.modes is not None):  # a mode's work after the whole tiles (split k-loops)
         producer = kernel.modes.load_rest(kernel, producer, sources, grid)

@@ -1,0 +1,328 @@
+"""Two or four GPUs: all-gather + GEMM, the GEMM's load warp waiting only for the rows it is about to read.
+
+    torchrun --nproc-per-node 2 examples/tp_ag_gemm.py --rows 8192 --cols 4096 --k 8192 --check --bench
+    python examples/tp_ag_gemm.py --check --bench        # spawns one process per GPU itself (--world 2 or 4)
+
+Rank r holds A_r, the r-th block of M / world rows of A, and W_r (N_r × K, ``nn.Linear``'s layout); the
+result on rank r is C_r = AG(A) · W_rᵀ (M × N_r), the first half of a tensor-parallel MLP.
+
+==========================  ============================================  ====================================
+who                         what                                          synchronization
+==========================  ============================================  ====================================
+launching stream            ``ChunkPusher.begin``: A_r into its own rows  stream order; start event
+                            of the gathered buffer
+copy engines (this rank)    A_r to every peer's gathered buffer, chunk    a peer's credit first (binary, its
+                            by chunk (``ChunkPlan``), then the chunk's    ``grant`` after its kernel); flag:
+                            flag there (``cuStreamWriteValue32``)         memory barrier, parity token
+GEMM load warp              per tile row, own rows first: wait for each  ``ChunkGate``: ``ld.acquire.sys``
+(``GemmKernel(gate=...)``)  chunk of it another rank pushes, once per     per chunk, ``fence.proxy.async.
+                            launch; then the tile's TMA loads             global`` before the TMA loads
+math warpgroups, epilogue   the GEMM as ``examples/persistent_gemm.py``   the kernel's own pipes objects
+                            (every role walks its own rows first)
+launching stream            ``ChunkPusher.push`` joins the copy work;     stream order
+                            ``grant``: every sender's credit back
+==========================  ============================================  ====================================
+
+The first waves compute the rank's own rows, in place before the kernel starts, while the copy engines
+bring the others' rows. Contenders, interleaved in one run with both ranks in lockstep: torch.matmul on the
+gathered A, NCCL ``all_gather_into_tensor``, the two back to back (sequential), torch's
+``torch.ops.symm_mem.fused_all_gather_matmul``, our GEMM alone on a gathered A (the same kernel, no gate)
+and ours. Prints S = T_sequential / T_ours and ours over our GEMM alone. Without enough GPUs it compiles the
+gated kernel for sm_90a, reports its resources and proves the push/gate protocol with ``pipes.check``.
+Writes JSON to $OUT when set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import warnings
+from datetime import timedelta
+from pathlib import Path
+
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1] / "contrib")]
+
+#: C per rank = AG(A) · W_rᵀ: (M, N_r, K).
+SHAPES = [(8192, 4096, 8192), (8192, 8192, 4096), (16384, 4096, 8192), (4096, 14336, 8192), (8192, 4096, 2048)]
+REL_BOUND = 2e-2  # bf16 output against an fp32 reference
+#: Hardware work queues per CUDA context: the copy work waits on device memory (credits) that CUDA does not
+#: see as a dependency, and a stream blocked in such a wait stalls every stream sharing its queue.
+CONNECTIONS = "32"
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--m", "--rows", dest="m", type=int, help="the gathered rows M (each rank holds M / world)")
+    p.add_argument("--n", "--cols", dest="n", type=int, help="this rank's columns of W (N_r)")
+    p.add_argument("--k", type=int)
+    p.add_argument("--world", type=int, default=2, help="self-spawned: GPUs to use (2 or 4)")
+    p.add_argument("--chunk-rows", type=int, default=1024, help="rows per pushed chunk")
+    p.add_argument("--copy-streams", type=int, default=2, help="copy streams the chunk pushes alternate over")
+    p.add_argument("--check", action="store_true")
+    p.add_argument("--bench", action="store_true")
+    p.add_argument("--launches", type=int, default=3, help="--check: back-to-back launches, each compared")
+    p.add_argument("--rounds", type=int, default=5)
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    os.environ.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", CONNECTIONS)
+    try:
+        import torch
+    except ImportError:
+        return no_gpu_report(args, "torch is not installed")
+    if "RANK" in os.environ:
+        return run(args)
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if args.world not in (2, 4):
+        print(f"error: --world {args.world}: allowed 2 or 4", file=sys.stderr)
+        return 2
+    if count < args.world:
+        return no_gpu_report(args, f"needs {args.world} GPUs; {count} visible")
+    import torch.multiprocessing as mp
+
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29531")
+    mp.spawn(_spawned, args=(argv, args.world), nprocs=args.world, join=True)
+    return 0
+
+
+def _spawned(rank: int, argv: list[str] | None, world: int) -> None:
+    os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank))
+    code = main(argv)
+    if code:
+        raise SystemExit(code)
+
+
+def configuration(m: int, n: int, k: int, world: int) -> tuple:
+    """(the tuned configuration, the chunk plan's rows per rank): the measured table's unsplit pick (a gated
+    GEMM takes no workspace), clusters that never hang over a rank's rows."""
+    from gemm_modes.choice import choose_config
+    from hopper_gemm.config import Problem
+
+    config = choose_config(Problem("bf16"), (m, n, k), "auto", None, None, stream_k=False)
+    if (m // world) % (config.tile_m * config.cluster_m):
+        config = config.reshaped(cluster_m=1, cluster_n=2 if config.cluster_size > 1 else 1)
+    return config.with_(pdl=False)
+
+
+def gated_kernel(config, problem, plan):  # noqa: ANN001, ANN201
+    from gemm_modes.launch import hooks_for
+    from hopper_gemm.kernel import GemmKernel
+
+    from pipes.cute.comm import GateSpec
+
+    gate = GateSpec(plan, tile_m=config.tile_m)
+    return GemmKernel(config.config, problem, modes=hooks_for(config), gate=gate), gate
+
+
+def no_gpu_report(args: argparse.Namespace, why: str) -> int:
+    """The gated kernel compiled for sm_90a and the push/gate protocol proven with ``pipes.check``."""
+    from gemm_modes.launch import hooks_for
+    from hopper_gemm.config import Problem
+    from kernel_tools.report import compile_report
+
+    from pipes.check import check
+    from pipes.check.catalogue.comm import GATHER_BAD, GATHER_GOOD
+    from pipes.chunks import ChunkPlan
+
+    m, n, k = (args.m, args.n, args.k) if args.m else SHAPES[0]
+    print(f"no multi-GPU run here ({why}): compiling for sm_90a instead (nothing runs)")
+    config = configuration(m, n, k, args.world)
+    plan = ChunkPlan(rows=m, world=args.world, chunk_rows=args.chunk_rows)
+    _, gate = gated_kernel(config, Problem("bf16"), plan)
+    report = compile_report(config.config, Problem("bf16"), hooks_for(config), gate)
+    for line in report.lines():
+        print("  " + line)
+    print(f"  gate          : {plan.chunks} chunks of {plan.chunk_rows} rows, {plan.rows_per_rank} rows per rank")
+    print("push/gate protocol (pipes.check, two ranks; the copy engine's pushes and the SM's):")
+    clean = [check(entry.build()) for entry in GATHER_GOOD]
+    for result in clean:
+        print(f"  {result}".splitlines()[0])
+    for entry in GATHER_BAD:
+        found = check(entry.build())
+        print(f"  planted {entry.name:<34}: {found.findings[0].kind.name if found.findings else 'nothing found'}")
+    return 0 if all(result.ok for result in clean) else 1
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+    import torch.distributed as dist
+
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    local = int(os.environ.get("LOCAL_RANK", rank))
+    torch.cuda.set_device(local)
+    device = torch.device("cuda", local)
+    dist.init_process_group("nccl", device_id=device, timeout=timedelta(seconds=120))
+    shapes = [(args.m, args.n, args.k)] if args.m else SHAPES
+    rows = []
+    try:
+        for m, n, k in shapes:
+            rows.append(one_shape(m, n, k, rank, world, device, args))
+    finally:
+        dist.barrier()
+        dist.destroy_process_group()
+    if rank == 0:
+        report(rows, world)
+    return 0
+
+
+class GatedGemm:
+    """Our all-gather + GEMM on this rank: the gathered buffers, the pusher and the compiled gated kernel.
+    ``a_r``, this rank's row block, is its rows of the gathered buffer: the layer before writes it there,
+    and nothing copies it before the pushes."""
+
+    def __init__(self, w_r, m: int, chunk_rows: int, streams: int = 2) -> None:  # noqa: ANN001
+        import cutlass
+        import cutlass.cute as cute
+        import torch
+        import torch.distributed as dist
+        from gemm_modes.launch import clusters_to_launch
+        from hopper_gemm.config import Problem
+        from hopper_gemm.launch import current_stream, cute_operands
+
+        from pipes.chunks import ChunkPlan
+        from pipes.comm import ChunkPusher, Epochs, GatherBuffers
+        from pipes.epoch import FIRST
+
+        world = dist.get_world_size()
+        n, k = w_r.shape
+        self.config = configuration(m, n, k, world)
+        self.plan = ChunkPlan(rows=m, world=world, chunk_rows=chunk_rows)
+        self.buffers = GatherBuffers.create(self.plan, k, torch.bfloat16)
+        rank, rows = self.buffers.rank, self.plan.rows_per_rank
+        self.a_r = self.buffers.local.data[rank * rows : (rank + 1) * rows]
+        self.pusher = ChunkPusher(self.a_r, self.plan, self.buffers, streams=streams)
+        self.out = torch.empty(m, n, device=w_r.device, dtype=torch.bfloat16)
+        kernel, _ = gated_kernel(self.config, Problem("bf16"), self.plan)
+        clusters = clusters_to_launch(self.config, m, n, w_r.device.index or 0)
+        self.head = (*cute_operands(self.buffers.local.data, w_r, self.out, None), cutlass.Float32(1.0))
+        self.head = (*self.head, cutlass.Int32(clusters))
+        self.epochs = Epochs()
+        self.compiled = cute.compile(kernel, *self.head, current_stream(), self.pusher.gate_args(FIRST))
+        torch.cuda.synchronize()
+        dist.barrier()  # every rank compiled: no gate waits for a peer that is still compiling
+
+    def launch(self) -> None:
+        from hopper_gemm.launch import current_stream
+
+        epoch = self.epochs.next()
+        self.pusher.begin(epoch)
+        self.compiled(*self.head, current_stream(), self.pusher.gate_args(epoch))
+        self.pusher.push(epoch)
+        self.pusher.grant()
+
+
+def one_shape(m: int, n: int, k: int, rank: int, world: int, device, args: argparse.Namespace) -> dict:  # noqa: ANN001
+    import torch
+
+    if m % world:
+        raise ValueError(f"M = {m} is invalid on {world} ranks: allowed a multiple of the world size")
+    g = torch.Generator(device=device).manual_seed(11)
+    a = torch.randn(m, k, device=device, dtype=torch.bfloat16, generator=g)  # the same on every rank
+    w = torch.randn(world * n, k, device=device, dtype=torch.bfloat16, generator=g)
+    rows = m // world
+    a_r = a[rank * rows : (rank + 1) * rows].contiguous()
+    w_r = w[rank * n : (rank + 1) * n].contiguous()
+    ours = GatedGemm(w_r, m, args.chunk_rows, args.copy_streams)
+    ours.a_r.copy_(a_r)
+    row = {"shape": [m, n, k], "device": torch.cuda.get_device_name(device), "config": ours.config.describe()}
+    results = []
+    for _ in range(max(1, args.launches)):
+        ours.launch()
+        results.append(ours.out.clone())
+    torch.cuda.synchronize(device)
+    ref = a.float() @ w_r.float().t()
+    err = ((results[0].float() - ref).abs().max() / ref.abs().max()).item()
+    row.update(rel_err=err, bitwise_repeat=all(torch.equal(results[0], r) for r in results[1:]))
+    if args.check and (err > REL_BOUND or not row["bitwise_repeat"]):
+        raise AssertionError(f"rank {rank} {m}×{n}×{k}: rel err {err:.3g}, bitwise repeat {row['bitwise_repeat']}")
+    if args.bench or not args.check:
+        row["us"] = timings(a_r, w_r, ours, device, args.rounds)
+        us = row["us"]
+        row.update(S=us["sequential"] / us["ours"], over_gemm=us["ours"] / us["our_gemm"] - 1)
+        row["vs_torch_fused"] = us["torch_fused"] / us["ours"] if "torch_fused" in us else None
+    return row
+
+
+def timings(a_r, w_r, ours: GatedGemm, device, rounds: int) -> dict:  # noqa: ANN001
+    import torch
+    import torch.distributed as dist
+    from gemm_modes.launch import launcher
+    from hopper_gemm.api import validate
+    from kernel_tools.timing import time_interleaved
+
+    m, n = ours.out.shape
+    gathered = torch.empty(m, a_r.shape[1], device=device, dtype=torch.bfloat16)
+    dist.all_gather_into_tensor(gathered, a_r)
+    result = torch.empty(m, n, device=device, dtype=torch.bfloat16)
+    alone = torch.empty_like(result)
+    contenders = {
+        "matmul": lambda: torch.matmul(gathered, w_r.t(), out=result),
+        "all_gather": lambda: dist.all_gather_into_tensor(gathered, a_r),
+        "sequential": lambda: torch.matmul(_gather(gathered, a_r), w_r.t(), out=result),
+        "our_gemm": launcher(ours.config, validate(gathered, w_r, out=alone), alone),
+        "ours": ours.launch,
+    }
+    fused = _torch_fused(a_r, w_r)
+    if fused is not None:
+        contenders["torch_fused"] = fused
+    align = torch.zeros(1, device=device)
+    us = time_interleaved(contenders, rounds=rounds, batch=5, settle=lambda: dist.all_reduce(align))
+    worst = torch.tensor([us[c] for c in contenders], device=device, dtype=torch.float64)
+    dist.all_reduce(worst, op=dist.ReduceOp.MAX)  # the slower rank decides a collective's time
+    return dict(zip(contenders, worst.tolist(), strict=True))
+
+
+def _gather(gathered, a_r):  # noqa: ANN001, ANN202
+    import torch.distributed as dist
+
+    dist.all_gather_into_tensor(gathered, a_r)
+    return gathered
+
+
+def _torch_fused(a_r, w_r):  # noqa: ANN001, ANN202
+    import torch
+    import torch.distributed as dist
+
+    try:
+        import torch.distributed._symmetric_memory as symm_mem
+
+        name = dist.group.WORLD.group_name
+        if hasattr(symm_mem, "enable_symm_mem_for_group"):  # needed before torch 2.11, deprecated since
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)
+                symm_mem.enable_symm_mem_for_group(name)
+        op = torch.ops.symm_mem.fused_all_gather_matmul
+        wt = w_r.t()  # (K, N_r): the op computes A @ B
+        op(a_r, [wt], 0, name)
+        return lambda: op(a_r, [wt], 0, name)
+    except Exception as exc:  # noqa: BLE001 - report, do not fail the benchmark
+        print(f"torch fused_all_gather_matmul unavailable: {type(exc).__name__}: {str(exc)[:160]}")
+        return None
+
+
+def report(rows: list[dict], world: int) -> None:
+    print(f"device: {rows[0]['device']} × {world}; bf16 randn; C_r = AG(A)·W_rᵀ; µs (slower rank, median of rounds)")
+    cols = ["matmul", "all_gather", "sequential", "torch_fused", "our_gemm", "ours"]
+    head = " ".join(f"{c:>12}" for c in cols)
+    print(f"{'M×N_r×K':>18} {head} {'S':>5} {'×torch':>6} {'+gemm':>6} {'rel err':>8} {'repeat':>6}  configuration")
+    for r in rows:
+        m, n, k = r["shape"]
+        us = r.get("us", {})
+        cells = " ".join(f"{us[c]:12.1f}" if c in us else f"{'–':>12}" for c in cols)
+        s = f"{r['S']:5.2f}" if "S" in r else "    –"
+        vs = f"{r['vs_torch_fused']:6.2f}" if r.get("vs_torch_fused") else "     –"
+        over = f"{100 * r['over_gemm']:5.1f}%" if "over_gemm" in r else "     –"
+        line = f"{f'{m}×{n}×{k}':>18} {cells} {s} {vs} {over} {r['rel_err']:8.1e} {str(r['bitwise_repeat']):>6}"
+        print(f"{line}  {r['config']}")
+    out = os.environ.get("OUT")
+    if out:
+        Path(out, "tp_ag_gemm.json").write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,89 @@
+"""The all-gather GEMM on the CPU: the gated kernel's PTX, the own-rows-first walk, the configuration checks
+and the example's compile-only report (examples/tp_ag_gemm.py; the 2- and 4-GPU runs are in its --check)."""
+
+from __future__ import annotations
+
+import pytest
+from gemm_modes.launch import hooks_for
+from gemm_modes.modes import tuned_config
+from hopper_gemm.config import Problem
+from hopper_gemm.kernel_parts import rows_first
+from kernel_tools.report import compile_report
+from ptx_check import kernel_body, path_states
+
+from pipes.chunks import ChunkPlan
+from pipes.cute.comm import GateArgs, GateSpec
+
+PLAN = ChunkPlan(rows=8192, world=2, chunk_rows=1024)
+
+
+def _acquire_then_fence(ins: str, state: str) -> str:
+    if ins.startswith("ld.acquire."):
+        return "acquired"
+    if ins.startswith("fence.proxy.async.global") and state == "acquired":
+        return "fenced"
+    return state
+
+
+@pytest.fixture(scope="module", params=["cooperative", "deferred"])
+def gated(request):
+    extra = {"deferred_chunks": 8} if request.param == "deferred" else {}
+    config = tuned_config(128, 256, 2, 1, "cooperative", **extra)
+    return compile_report(config.config, Problem("bf16"), hooks_for(config), GateSpec(PLAN, tile_m=128))
+
+
+def test_every_tma_load_of_a_gated_tile_follows_a_system_acquire_and_the_global_proxy_fence(gated):
+    """The load warp's gate: each chunk's flag is acquired at system scope (the pusher is another GPU), and
+    no path reaches a TMA load between an acquire and its ``fence.proxy.async.global`` (the TMA reads
+    through the async proxy, which the generic acquire alone does not order)."""
+    ptx = gated.ptx
+    assert "ld.acquire.sys.global.b32" in ptx and "ld.acquire.gpu" not in ptx
+    states = path_states(kernel_body(ptx), _acquire_then_fence, "start")
+    loads = [s for ins, s in states if ins.startswith("cp.async.bulk.tensor.2d.shared::cluster.global")]
+    assert loads, "no multicast TMA load of the mainloop in the kernel"
+    reaching = set().union(*loads)
+    assert "acquired" not in reaching and "fenced" in reaching and "start" in reaching  # own rows: no wait
+    assert gated.spill_bytes == 0 and not gated.wgmma_serialized  # report=False: no printf near the wgmmas
+
+
+def test_without_a_gate_the_kernel_has_no_flag_wait():
+    ptx = compile_report(tuned_config(128, 256, 2, 1, "cooperative").config, Problem("bf16")).ptx
+    assert "ld.acquire.sys" not in ptx and "fence.proxy.async.global" not in ptx
+
+
+@pytest.mark.parametrize(("world", "tile_m"), [(2, 128), (4, 128), (2, 256), (4, 64)])
+def test_every_role_walks_its_own_rows_first_and_computes_every_tile_row_once(world, tile_m):
+    plan = ChunkPlan(rows=4096, world=world, chunk_rows=512)
+    gate = GateSpec(plan, tile_m=tile_m)
+    tiles, own = 4096 // tile_m, plan.rows_per_rank // tile_m
+    for rank in range(world):
+        walk = [rows_first(gate, tile_m, tm, GateArgs(None, rank, 0)) for tm in range(tiles)]
+        assert sorted(walk) == list(range(tiles))
+        assert walk[:own] == list(range(rank * own, (rank + 1) * own))
+    assert rows_first(None, tile_m, 5, None) == 5
+
+
+def test_a_gate_the_configuration_cannot_honour_is_refused_by_name():
+    from hopper_gemm.kernel import GemmKernel
+
+    config = tuned_config(128, 256, 2, 1, "cooperative")
+    with pytest.raises(ValueError, match="the gate counts tiles of 64 rows, the configuration 128"):
+        GemmKernel(config.config, Problem("bf16"), gate=GateSpec(PLAN, tile_m=64))
+    split = tuned_config(128, 256, 2, 1, "cooperative", split_k=2)
+    with pytest.raises(ValueError, match="runs no mode that sums partials .*split-K in 2"):
+        GemmKernel(split.config, Problem("bf16"), modes=hooks_for(split), gate=GateSpec(PLAN, tile_m=128))
+    odd = ChunkPlan(rows=2 * 1152, world=2, chunk_rows=128)  # 1152 rows per rank: 9 tiles of 128
+    with pytest.raises(ValueError, match=r"1152 rows must be whole cluster rows of tiles \(128 × cluster_m 2 = 256\)"):
+        GemmKernel(config.config, Problem("bf16"), gate=GateSpec(odd, tile_m=128))
+
+
+def test_the_example_without_gpus_compiles_the_gated_kernel_and_proves_the_protocol(capsys):
+    import tp_ag_gemm
+
+    assert tp_ag_gemm.main(["--rows", "8192", "--cols", "4096", "--k", "8192"]) == 0
+    out = capsys.readouterr().out
+    assert "compiling for sm_90a instead (nothing runs)" in out
+    assert "spills        : 0 bytes" in out and "gate          : 8 chunks of 1024 rows" in out
+    assert "pipes.check all_gather_copy: OK" in out and "pipes.check all_gather_sm: OK" in out
+    assert "planted all_gather_tma_before_acquire     : READ_UNCOMMITTED" in out
+    assert "planted all_gather_no_credit              : OVERWRITE_UNRELEASED" in out
