@@ -77,7 +77,7 @@ def test_a_gate_the_configuration_cannot_honour_is_refused_by_name():
         GemmKernel(config.config, Problem("bf16"), gate=GateSpec(odd, tile_m=128))
 
 
-def test_the_example_without_gpus_compiles_the_gated_kernel_and_proves_the_protocol(capsys):
+def test_the_example_without_gpus_compiles_the_gated_kernel_and_proves_the_protocol(capsys, torch_without_gpu):
     import tp_ag_gemm
 
     assert tp_ag_gemm.main(["--rows", "8192", "--cols", "4096", "--k", "8192"]) == 0

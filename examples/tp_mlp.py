@@ -1,0 +1,250 @@
+"""Two GPUs: a tensor-parallel MLP block, all-gather + GEMM → GELU → GEMM + reduce-scatter, both
+communications hidden under the GEMMs.
+
+    python examples/tp_mlp.py --check --bench                     # spawns the two processes itself
+    torchrun --nproc-per-node 2 examples/tp_mlp.py --tokens 8192 --check --bench
+
+Rank r holds X_r (its T / 2 tokens × hidden), W1_r (its intermediate / 2 rows of W1) and W2_r (its
+intermediate / 2 columns of W2); the block's output on rank r is its tokens' rows of
+Y = GELU(X · W1ᵀ) · W2ᵀ.
+
+=====================  =========================================================  ===========================
+step                   ours                                                       torch, sequential / async TP
+=====================  =========================================================  ===========================
+X → H_r = X · W1_rᵀ    ``examples/tp_ag_gemm.py``: X_r pushed by the copy engine  ``all_gather_into_tensor`` +
+(all-gather + GEMM)    in chunks, the GEMM's load warp gated per chunk            matmul / ``fused_all_gather_
+                                                                                  matmul``
+GELU                   one elementwise op, written into the second GEMM's A       the same op
+H_r · W2_rᵀ, summed    ``examples/tp_gemm_rs.py``: the other rank's rows shipped  matmul + ``reduce_scatter_
+over ranks             as they finish by the copy engine, added in the owner's    tensor`` / ``fused_matmul_
+(GEMM + reduce-scat.)  epilogue                                                   reduce_scatter``
+=====================  =========================================================  ===========================
+
+Timed in one run, interleaved, both ranks in lockstep; prints µs of the slower rank, ours against each,
+and the ideal against the sequential block: its time without NCCL's all-gather and reduce-scatter (both
+timed alone in the same rounds), what hiding both communications entirely would give at torch's compute
+speed. Writes JSON to $OUT when set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import warnings
+from datetime import timedelta
+from pathlib import Path
+
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1] / "contrib")]
+
+HIDDEN, INTERMEDIATE = 8192, 28672
+TOKENS = (4096, 8192, 16384)
+REL_BOUND = 3e-2  # two bf16 GEMMs and a bf16 activation against an fp32 reference
+CONNECTIONS = "32"  # hardware work queues: the copy work waits on device memory CUDA does not see
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--tokens", type=int, help=f"T (default: {', '.join(map(str, TOKENS))})")
+    p.add_argument("--hidden", type=int, default=HIDDEN)
+    p.add_argument("--intermediate", type=int, default=INTERMEDIATE)
+    p.add_argument("--chunk-rows", type=int, default=1024, help="rows per pushed chunk of X")
+    p.add_argument("--check", action="store_true")
+    p.add_argument("--bench", action="store_true")
+    p.add_argument("--rounds", type=int, default=5)
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    os.environ.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", CONNECTIONS)
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if "RANK" in os.environ:
+        return run(args)
+    count = torch.cuda.device_count() if torch is not None and torch.cuda.is_available() else 0
+    if count < 2:
+        print(
+            f"error: the tensor-parallel MLP needs 2 GPUs; {count} visible here (nothing run). Without GPUs, "
+            "examples/tp_ag_gemm.py and examples/tp_gemm_rs.py compile its two halves and prove their protocols.",
+            file=sys.stderr,
+        )
+        return 2
+    import torch.multiprocessing as mp
+
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29543")
+    mp.spawn(_spawned, args=(argv,), nprocs=2, join=True)
+    return 0
+
+
+def _spawned(rank: int, argv: list[str] | None) -> None:
+    os.environ.update(RANK=str(rank), WORLD_SIZE="2", LOCAL_RANK=str(rank))
+    code = main(argv)
+    if code:
+        raise SystemExit(code)
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+    import torch.distributed as dist
+
+    rank = int(os.environ["RANK"])
+    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
+    device = torch.device("cuda", torch.cuda.current_device())
+    dist.init_process_group("nccl", device_id=device, timeout=timedelta(seconds=120))
+    if dist.get_world_size() != 2:
+        raise ValueError(f"world size {dist.get_world_size()}: this example runs on exactly 2 GPUs")
+    rows = []
+    try:
+        for tokens in [args.tokens] if args.tokens else TOKENS:
+            rows.append(one_block(tokens, rank, device, args))
+    finally:
+        dist.barrier()
+        dist.destroy_process_group()
+    if rank == 0:
+        report(rows)
+    return 0
+
+
+class FusedMlp:
+    """Our block on this rank: the gated all-gather GEMM, the activation into the second GEMM's A, the
+    GEMM + reduce-scatter."""
+
+    def __init__(self, w1_r, w2_r, rank: int, tokens: int, chunk_rows: int) -> None:  # noqa: ANN001
+        from tile_comm.peer import TensorParallelGemmRS
+        from tp_ag_gemm import GatedGemm
+
+        self.up = GatedGemm(w1_r, tokens, chunk_rows)
+        self.x_r = self.up.a_r  # the layer before writes its tokens here
+        h = self.up.out.new_zeros(self.up.out.shape)
+        self.down = TensorParallelGemmRS(h, w2_r, rank)
+        self.down.compile()
+        half = tokens // 2
+        # The second GEMM reads the other rank's rows first (tile_comm.peer.rotate_rows): GELU writes there.
+        own, other = slice(rank * half, (rank + 1) * half), slice((1 - rank) * half, (2 - rank) * half)
+        self.halves = ((self.up.out[other], self.down.a_rot[:half]), (self.up.out[own], self.down.a_rot[half:]))
+
+    def launch(self):  # noqa: ANN201
+        import torch
+
+        self.up.launch()
+        for src, dst in self.halves:
+            torch.ops.aten.gelu.out(src, approximate="tanh", out=dst)
+        return self.down.launch()
+
+
+def one_block(tokens: int, rank: int, device, args: argparse.Namespace) -> dict:  # noqa: ANN001
+    import torch
+
+    hidden, inter = args.hidden, args.intermediate
+    g = torch.Generator(device=device).manual_seed(13)
+    x = torch.randn(tokens, hidden, device=device, dtype=torch.bfloat16, generator=g)
+    w1 = torch.randn(inter, hidden, device=device, dtype=torch.bfloat16, generator=g) / hidden**0.5
+    w2 = torch.randn(hidden, inter, device=device, dtype=torch.bfloat16, generator=g) / inter**0.5
+    half, inter_r = tokens // 2, inter // 2
+    x_r = x[rank * half : (rank + 1) * half].contiguous()
+    w1_r = w1[rank * inter_r : (rank + 1) * inter_r].contiguous()
+    w2_r = w2[:, rank * inter_r : (rank + 1) * inter_r].contiguous()
+    ours = FusedMlp(w1_r, w2_r, rank, tokens, args.chunk_rows)
+    ours.x_r.copy_(x_r)
+    row = {"tokens": tokens, "hidden": hidden, "intermediate": inter, "device": torch.cuda.get_device_name(device)}
+    first = ours.launch().clone()
+    again = ours.launch().clone()
+    torch.cuda.synchronize(device)
+    hid = torch.nn.functional.gelu(x.float() @ w1.float().t(), approximate="tanh")
+    ref = (hid @ w2.float().t())[rank * half : (rank + 1) * half]
+    err = ((first.float() - ref).abs().max() / ref.abs().max()).item()
+    row.update(rel_err=err, bitwise_repeat=bool(torch.equal(first, again)))
+    if args.check and (err > REL_BOUND or not row["bitwise_repeat"]):
+        raise AssertionError(f"rank {rank} T = {tokens}: rel err {err:.3g}, bitwise repeat {row['bitwise_repeat']}")
+    if args.bench or not args.check:
+        row["us"] = timings(x_r, w1_r, w2_r, ours, device, args.rounds)
+        us = row["us"]
+        row["vs_sequential"] = us["torch_sequential"] / us["ours"]
+        # Hiding both communications entirely, at torch's compute speed: the sequential block without them.
+        row["ideal"] = us["torch_sequential"] / (us["torch_sequential"] - us["all_gather"] - us["reduce_scatter"])
+        row["vs_async_tp"] = us["torch_async_tp"] / us["ours"] if "torch_async_tp" in us else None
+    return row
+
+
+def timings(x_r, w1_r, w2_r, ours: FusedMlp, device, rounds: int) -> dict:  # noqa: ANN001
+    import torch
+    import torch.distributed as dist
+    from kernel_tools.timing import time_interleaved
+
+    tokens = 2 * x_r.shape[0]
+    xg = torch.empty(tokens, x_r.shape[1], device=device, dtype=torch.bfloat16)
+    y = torch.empty(x_r.shape[0], w2_r.shape[0], device=device, dtype=torch.bfloat16)
+
+    def sequential() -> None:
+        dist.all_gather_into_tensor(xg, x_r)
+        h = torch.nn.functional.gelu(xg @ w1_r.t(), approximate="tanh")
+        dist.reduce_scatter_tensor(y, h @ w2_r.t())
+
+    partial = torch.empty(tokens, w2_r.shape[0], device=device, dtype=torch.bfloat16)
+    contenders = {
+        "torch_sequential": sequential,
+        "ours": ours.launch,
+        "all_gather": lambda: dist.all_gather_into_tensor(xg, x_r),  # the bound: what overlap can hide
+        "reduce_scatter": lambda: dist.reduce_scatter_tensor(y, partial),
+    }
+    async_tp = _torch_async_tp(x_r, w1_r, w2_r)
+    if async_tp is not None:
+        contenders["torch_async_tp"] = async_tp
+    align = torch.zeros(1, device=device)
+    us = time_interleaved(contenders, rounds=rounds, batch=3, settle=lambda: dist.all_reduce(align))
+    worst = torch.tensor([us[c] for c in contenders], device=device, dtype=torch.float64)
+    dist.all_reduce(worst, op=dist.ReduceOp.MAX)  # the slower rank decides a collective's time
+    return dict(zip(contenders, worst.tolist(), strict=True))
+
+
+def _torch_async_tp(x_r, w1_r, w2_r):  # noqa: ANN001, ANN202
+    import torch
+    import torch.distributed as dist
+
+    try:
+        import torch.distributed._symmetric_memory as symm_mem
+
+        name = dist.group.WORLD.group_name
+        if hasattr(symm_mem, "enable_symm_mem_for_group"):  # needed before torch 2.11, deprecated since
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)
+                symm_mem.enable_symm_mem_for_group(name)
+        gather, reduce = torch.ops.symm_mem.fused_all_gather_matmul, torch.ops.symm_mem.fused_matmul_reduce_scatter
+        w1t, w2t = w1_r.t(), w2_r.t()
+
+        def block():  # noqa: ANN202
+            _, (h,) = gather(x_r, [w1t], 0, name)
+            return reduce(torch.nn.functional.gelu(h, approximate="tanh"), w2t, "sum", 0, name)
+
+        block()
+        return block
+    except Exception as exc:  # noqa: BLE001 - report, do not fail the benchmark
+        print(f"torch async-TP ops unavailable: {type(exc).__name__}: {str(exc)[:160]}")
+        return None
+
+
+def report(rows: list[dict]) -> None:
+    r0 = rows[0]
+    print(f"device: {r0['device']} × 2; bf16 randn; hidden {r0['hidden']}, intermediate {r0['intermediate']}, GELU;")
+    print("µs of the slower rank, median of rounds")
+    head = f"{'torch seq.':>11} {'torch async':>11} {'ours':>9} {'×seq.':>6} {'ideal':>6} {'×async':>6}"
+    print(f"{'tokens':>7} {head} {'rel err':>8} repeat")
+    for r in rows:
+        us = r.get("us", {})
+        cells = " ".join(f"{us[c]:11.1f}" if c in us else f"{'–':>11}" for c in ("torch_sequential", "torch_async_tp"))
+        ours = f"{us['ours']:9.1f}" if "ours" in us else f"{'–':>9}"
+        seq = f"{r['vs_sequential']:6.2f} {r['ideal']:6.2f}" if "vs_sequential" in r else "     –      –"
+        asy = f"{r['vs_async_tp']:6.2f}" if r.get("vs_async_tp") else "     –"
+        print(f"{r['tokens']:7d} {cells} {ours} {seq} {asy} {r['rel_err']:8.1e} {r['bitwise_repeat']}")
+    out = os.environ.get("OUT")
+    if out:
+        Path(out, "tp_mlp.json").write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
