@@ -111,13 +111,19 @@ class ChunkPlan:
         return range(rank * self.chunks_per_rank, (rank + 1) * self.chunks_per_rank)
 
     def pushes(self, rank: int) -> list[tuple[int, int]]:
-        """``(chunk, peer)`` for every push of ``rank``'s chunks, in push order: chunk by chunk (every peer's
-        GEMM gets the block's first rows first), and for each chunk the peers from ``rank + 1`` on (the
-        peers are not all served first by the same stream). The host queues them in this order
-        (:func:`pipes.comm.push_plan`); the checker's model pushes in it too."""
+        """``(chunk, peer)`` for every push of ``rank``'s chunks, in push order: peer by peer, the one that needs
+        this block soonest first, and each peer's chunks first rows first. A receiver walks its own rows first,
+        then the next rank's, and so on (:meth:`own_rows_first`): rank ``rank``'s block is the next one of
+        rank ``rank − 1``, the one after that of ``rank − 2``, … — so, with every rank pushing this way, each
+        receiver gets first, at the full rate of its link, the block it reads right after its own rows. The
+        host queues them in this order (:func:`pipes.comm.push_plan`); the checker's model pushes in it too."""
         self.check_rank(rank)
-        peers = [(rank + i) % self.world for i in range(1, self.world)]
-        return [(chunk, peer) for chunk in self.chunks_of(rank) for peer in peers]
+        peers = [(rank - i) % self.world for i in range(1, self.world)]
+        return [(chunk, peer) for peer in peers for chunk in self.chunks_of(rank)]
+
+    def push_peers(self, rank: int) -> list[int]:
+        """The peers of :meth:`pushes`, in its order (each once)."""
+        return list(dict.fromkeys(peer for _, peer in self.pushes(rank)))
 
     def rows_of(self, chunk: int) -> range:
         """The rows of the gathered matrix that ``chunk`` holds."""

@@ -88,7 +88,7 @@ def test_the_pusher_model_takes_every_credit_first_and_pushes_in_the_hosts_order
         takes = [c for c in launch if str(c[1]).startswith("credit")]
         first_write = next(i for i, c in enumerate(launch) if c[0] == "write")
         assert all(launch.index(t) < first_write for t in takes)  # every credit before any chunk
-        assert [c[1] for c in takes[::2]] == [credits[p] for _, p in host[: world - 1]]
+        assert [c[1] for c in takes[::2]] == [credits[p] for p in plan.push_peers(rank)]
         assert [(c[1][2], c[1][1]) for c in launch if c[0] == "write"] == host
         assert launch[-1] == ("store", "pushed", epoch)
 

@@ -58,15 +58,19 @@ def buffers(plan: ChunkPlan, rank: int, columns: int = 64) -> GatherBuffers:
 
 # --- the plan ------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("world", [2, 4])
-def test_every_own_chunk_goes_to_every_peer_once_chunk_by_chunk(world):
+def test_every_own_chunk_goes_to_every_peer_once_the_soonest_reader_first(world):
+    """Peer by peer, rank − 1 first (it reads this block right after its own rows), each peer's chunks first
+    rows first."""
     plan = ChunkPlan(rows=world * 512, world=world, chunk_rows=128)
     for rank in range(world):
         copies = push_plan(plan, rank, row_bytes=128, src_pitch=128, dst_pitch=256)
         pairs = [(c.peer, c.chunk) for c in copies]
         peers = [p for p in range(world) if p != rank]
         assert sorted(pairs) == sorted((p, c) for c in plan.chunks_of(rank) for p in peers)
-        assert [c.chunk for c in copies] == sorted(c.chunk for c in copies)  # chunk-major: first rows first
-        assert copies[0].peer == (rank + 1) % world  # the peers from rank + 1 on
+        order = [(rank - i) % world for i in range(1, world)]
+        assert [c.peer for c in copies] == [p for p in order for _ in plan.chunks_of(rank)]
+        assert [c.chunk for c in copies] == list(plan.chunks_of(rank)) * (world - 1)  # first rows first
+        assert plan.push_peers(rank) == order
         for c in copies:
             local = c.chunk - plan.chunks_of(rank)[0]
             assert c.src_offset == local * 128 * 128 and c.dst_offset == plan.rows_of(c.chunk)[0] * 256
@@ -109,8 +113,7 @@ def test_credits_come_first_and_each_flag_follows_its_chunk_on_the_same_stream(w
     fork = ops.index(("fork", streams))
     credits = ops[:fork]
     # Every peer's credit for this rank, on stream 0, before the fork (so before any copy on any stream).
-    peers = [(rank + i) % world for i in range(1, world)]
-    assert credits == [("credit", 0, mine.peers[p].credit(rank)) for p in peers]
+    assert credits == [("credit", 0, mine.peers[p].credit(rank)) for p in plan.push_peers(rank)]
     assert ops[-1] == ("join", streams)
     body = ops[fork + 1 : -1]
     assert [op[0] for op in body] == ["copy", "flag"] * len(copies)

@@ -478,7 +478,7 @@ def chunk_pusher(
     the pusher takes no credit (a planted defect: the next launch may overwrite a chunk a peer still reads)."""
     plan.check_rank(rank)
     epochs = tuple(model_epoch(e, f"chunk_pusher {name}: epoch") for e in epochs)
-    peers = sorted({peer for _, peer in plan.pushes(rank)})
+    peers = plan.push_peers(rank)
     for peer in peers:
         if peer not in flags or flags[peer].count != plan.chunks:
             raise ProtocolError(f"chunk_pusher {name}: flags[{peer}] must hold one flag per chunk ({plan.chunks})")
@@ -487,7 +487,7 @@ def chunk_pusher(
         for epoch in epochs:
             if start is not None:
                 ctx.wait_counter(start, at_least=epoch, scope=Scope.SYSTEM)
-            for peer in [peer for _, peer in plan.pushes(rank)[: len(peers)]]:  # the first chunk's peers, in order
+            for peer in peers:  # every credit before the first push, in push order
                 if credits is None:
                     continue
                 if not epoch_credits:  # the binary semaphore: wait for 1, write 0
