@@ -1,7 +1,7 @@
 """The GEMM's work split beyond the tile order: stream-K, the aligned split and split-K.
 
 The persistent tile order itself (:class:`~pipes.tile_order.TileOrder`: grouped rasterization, and the
-*steps* a copy engine ships) is a library object, re-exported here. Every function here is plain
+*steps* a copy engine ships) is the library's. Every function here is plain
 ``+ - * //`` and ``min``, so the same code runs on Python ints (the CPU tests, the checker's models) and
 on CuTe DSL integers inside the kernel: the load warp and the math warpgroups agree by construction.
 """

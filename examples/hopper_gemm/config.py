@@ -181,7 +181,7 @@ class GemmConfig:
 
     def cluster_grid(self, m: int, n: int) -> tuple[int, int]:
         """(cluster rows, cluster columns) of an M×N output, as
-        :meth:`hopper_gemm.schedule.TileOrder.cluster_grid` counts them (a cluster may hang over the edge)."""
+        :meth:`pipes.tile_order.TileOrder.cluster_grid` counts them (a cluster may hang over the edge)."""
         rows, cols = -(-m // self.tile_m), -(-n // self.tile_n)
         return -(-rows // self.cluster_m), -(-cols // self.cluster_n)
 
