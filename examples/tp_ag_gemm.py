@@ -38,8 +38,6 @@ import argparse
 import json
 import os
 import sys
-import warnings
-from datetime import timedelta
 from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1] / "contrib")]
@@ -47,9 +45,6 @@ sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve
 #: C per rank = AG(A) · W_rᵀ: (M, N_r, K).
 SHAPES = [(8192, 4096, 8192), (8192, 8192, 4096), (16384, 4096, 8192), (4096, 14336, 8192), (8192, 4096, 2048)]
 REL_BOUND = 2e-2  # bf16 output against an fp32 reference
-#: Hardware work queues per CUDA context: the copy work waits on device memory (credits) that CUDA does not
-#: see as a dependency, and a stream blocked in such a wait stalls every stream sharing its queue.
-CONNECTIONS = "32"
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -69,32 +64,26 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
-    os.environ.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", CONNECTIONS)
+    from ranks import gpus, spawned_or_run
+
+    if "RANK" not in os.environ:
+        if args.world not in (2, 4):
+            print(f"error: --world {args.world}: allowed 2 or 4", file=sys.stderr)
+            return 2
+        if gpus() < args.world:
+            why = f"needs {args.world} GPUs; {gpus()} visible" if _has_torch() else "torch is not installed"
+            return no_gpu_report(args, why)
+    if spawned_or_run(main, argv, world=args.world, port=29531):
+        return 0
+    return run(args)
+
+
+def _has_torch() -> bool:
     try:
-        import torch
+        import torch  # noqa: F401
     except ImportError:
-        return no_gpu_report(args, "torch is not installed")
-    if "RANK" in os.environ:
-        return run(args)
-    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    if args.world not in (2, 4):
-        print(f"error: --world {args.world}: allowed 2 or 4", file=sys.stderr)
-        return 2
-    if count < args.world:
-        return no_gpu_report(args, f"needs {args.world} GPUs; {count} visible")
-    import torch.multiprocessing as mp
-
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ.setdefault("MASTER_PORT", "29531")
-    mp.spawn(_spawned, args=(argv, args.world), nprocs=args.world, join=True)
-    return 0
-
-
-def _spawned(rank: int, argv: list[str] | None, world: int) -> None:
-    os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank))
-    code = main(argv)
-    if code:
-        raise SystemExit(code)
+        return False
+    return True
 
 
 def configuration(m: int, n: int, k: int, world: int) -> tuple:
@@ -149,14 +138,11 @@ def no_gpu_report(args: argparse.Namespace, why: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    import torch
     import torch.distributed as dist
+    from ranks import start
 
-    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    local = int(os.environ.get("LOCAL_RANK", rank))
-    torch.cuda.set_device(local)
-    device = torch.device("cuda", local)
-    dist.init_process_group("nccl", device_id=device, timeout=timedelta(seconds=120))
+    rank, device = start()
+    world = dist.get_world_size()
     shapes = [(args.m, args.n, args.k)] if args.m else SHAPES
     rows = []
     try:
@@ -272,56 +258,33 @@ def timings(a_r, w_r, ours: GatedGemm, device, rounds: int) -> dict:  # noqa: AN
     import torch.distributed as dist
     from gemm_modes.launch import launcher
     from hopper_gemm.api import validate
-    from kernel_tools.timing import time_interleaved
+    from ranks import time_by_slower_rank, torch_op
 
     m, n = ours.out.shape
     gathered = torch.empty(m, a_r.shape[1], device=device, dtype=torch.bfloat16)
     dist.all_gather_into_tensor(gathered, a_r)
     result = torch.empty(m, n, device=device, dtype=torch.bfloat16)
     alone = torch.empty_like(result)
+
+    def sequential() -> None:
+        dist.all_gather_into_tensor(gathered, a_r)
+        torch.matmul(gathered, w_r.t(), out=result)
+
+    def fused(group: str):  # noqa: ANN202
+        op, wt = torch.ops.symm_mem.fused_all_gather_matmul, w_r.t()  # (K, N_r): the op computes A @ B
+        return lambda: op(a_r, [wt], 0, group)
+
     contenders = {
         "matmul": lambda: torch.matmul(gathered, w_r.t(), out=result),
         "all_gather": lambda: dist.all_gather_into_tensor(gathered, a_r),
-        "sequential": lambda: torch.matmul(_gather(gathered, a_r), w_r.t(), out=result),
+        "sequential": sequential,
         "our_gemm": launcher(ours.config, validate(gathered, w_r, out=alone), alone),
         "ours": ours.launch,
     }
-    fused = _torch_fused(a_r, w_r)
-    if fused is not None:
-        contenders["torch_fused"] = fused
-    align = torch.zeros(1, device=device)
-    us = time_interleaved(contenders, rounds=rounds, batch=5, settle=lambda: dist.all_reduce(align))
-    worst = torch.tensor([us[c] for c in contenders], device=device, dtype=torch.float64)
-    dist.all_reduce(worst, op=dist.ReduceOp.MAX)  # the slower rank decides a collective's time
-    return dict(zip(contenders, worst.tolist(), strict=True))
-
-
-def _gather(gathered, a_r):  # noqa: ANN001, ANN202
-    import torch.distributed as dist
-
-    dist.all_gather_into_tensor(gathered, a_r)
-    return gathered
-
-
-def _torch_fused(a_r, w_r):  # noqa: ANN001, ANN202
-    import torch
-    import torch.distributed as dist
-
-    try:
-        import torch.distributed._symmetric_memory as symm_mem
-
-        name = dist.group.WORLD.group_name
-        if hasattr(symm_mem, "enable_symm_mem_for_group"):  # needed before torch 2.11, deprecated since
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", FutureWarning)
-                symm_mem.enable_symm_mem_for_group(name)
-        op = torch.ops.symm_mem.fused_all_gather_matmul
-        wt = w_r.t()  # (K, N_r): the op computes A @ B
-        op(a_r, [wt], 0, name)
-        return lambda: op(a_r, [wt], 0, name)
-    except Exception as exc:  # noqa: BLE001 - report, do not fail the benchmark
-        print(f"torch fused_all_gather_matmul unavailable: {type(exc).__name__}: {str(exc)[:160]}")
-        return None
+    torch_fused = torch_op("fused_all_gather_matmul", fused)
+    if torch_fused is not None:
+        contenders["torch_fused"] = torch_fused
+    return time_by_slower_rank(contenders, device, rounds, batch=5)
 
 
 def report(rows: list[dict], world: int) -> None:

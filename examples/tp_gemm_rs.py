@@ -28,8 +28,6 @@ import argparse
 import json
 import os
 import sys
-import warnings
-from datetime import timedelta
 from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1] / "contrib")]
@@ -80,53 +78,18 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-#: Hardware work queues per CUDA context. The copy work waits on device memory (cuStreamWaitValue32) that
-#: CUDA does not see as a dependency; with the default 8 queues, streams share queues, and a stream
-#: blocked in such a wait stalls every stream behind it in its queue. 32 is the most CUDA allows. Read
-#: when CUDA initializes, so set before the first CUDA call (the spawned ranks inherit it).
-CONNECTIONS = "32"
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
-    os.environ.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", CONNECTIONS)
-    try:
-        import torch
-    except ImportError:
-        print("error: the two-GPU reduce-scatter needs torch and 2 GPUs; torch is not installed", file=sys.stderr)
+    from ranks import gpus, spawned_or_run, start
+
+    if "RANK" not in os.environ and gpus() < 2:
+        print(f"error: the two-GPU reduce-scatter needs torch and 2 GPUs; {gpus()} visible here", file=sys.stderr)
         return 2
-    if "RANK" in os.environ:
-        return run(args)
-    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    if count < 2:
-        print(f"error: the two-GPU reduce-scatter needs 2 GPUs; {count} visible here (nothing run)", file=sys.stderr)
-        return 2
-    import torch.multiprocessing as mp
-
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ.setdefault("MASTER_PORT", "29517")
-    mp.spawn(_spawned, args=(argv,), nprocs=2, join=True)
-    return 0
-
-
-def _spawned(rank: int, argv: list[str] | None) -> None:
-    os.environ.update(RANK=str(rank), WORLD_SIZE="2", LOCAL_RANK=str(rank))
-    code = main(argv)
-    if code:
-        raise SystemExit(code)
-
-
-def run(args: argparse.Namespace) -> int:
-    import torch
+    if spawned_or_run(main, argv, world=2, port=29517):
+        return 0
     import torch.distributed as dist
 
-    rank = int(os.environ["RANK"])
-    local = int(os.environ.get("LOCAL_RANK", rank))
-    torch.cuda.set_device(local)
-    device = torch.device("cuda", local)
-    dist.init_process_group("nccl", device_id=device, timeout=timedelta(seconds=120))
-    if dist.get_world_size() != 2:
-        raise ValueError(f"world size {dist.get_world_size()}: this example runs on exactly 2 GPUs")
+    rank, device = start(world=2)
     shapes = [(args.m, args.n, args.k)] if args.m else SHAPES
     rows = []
     try:
@@ -194,12 +157,17 @@ def one_shape(m: int, n: int, k: int, rank: int, device, args: argparse.Namespac
 def timings(a_r, b_r, ours, rs_out, device, rounds: int, variants: dict | None = None) -> dict:  # noqa: ANN001
     import torch
     import torch.distributed as dist
-    from kernel_tools.timing import time_interleaved
+    from ranks import time_by_slower_rank, torch_op
     from tile_comm.measure import plain_gemm
 
     m, n = a_r.shape[0], b_r.shape[0]
     partial = torch.empty(m, n, device=device, dtype=torch.bfloat16)
     plain = plain_gemm(ours.a_rot, b_r, ours.config)
+
+    def fused(group: str):  # noqa: ANN202
+        op, bt = torch.ops.symm_mem.fused_matmul_reduce_scatter, b_r.t()  # (K_r, N): the op computes A @ B
+        return lambda: op(a_r, bt, "sum", 0, group)
+
     contenders = {
         "matmul": lambda: torch.matmul(a_r, b_r.t(), out=partial),
         "reduce_scatter": lambda: dist.reduce_scatter_tensor(rs_out, partial),
@@ -208,39 +176,12 @@ def timings(a_r, b_r, ours, rs_out, device, rounds: int, variants: dict | None =
         "ours": ours.launch,
     }
     contenders |= {name: variant.launch for name, variant in (variants or {}).items()}
-    fused_op = _torch_fused(a_r, b_r)
-    if fused_op is not None:
-        contenders["torch_fused"] = fused_op
+    torch_fused = torch_op("fused_matmul_reduce_scatter", fused)
+    if torch_fused is not None:
+        contenders["torch_fused"] = torch_fused
     if ours.engine.value == "copy":  # our transport alone: the copy engines' DMA of the block, nothing to wait for
         contenders["our_dma"] = ours.ship_alone
-    # Both ranks start every batch together: a one-element all-reduce right before the batch's start event
-    # (otherwise a rank that ran ahead times its wait for the other one's bands as its own).
-    align = torch.zeros(1, device=device)
-    us = time_interleaved(contenders, rounds=rounds, batch=5, settle=lambda: dist.all_reduce(align))
-    worst = torch.tensor([us[k] for k in contenders], device=device, dtype=torch.float64)
-    dist.all_reduce(worst, op=dist.ReduceOp.MAX)  # the slower rank decides a collective's time
-    return dict(zip(contenders, worst.tolist(), strict=True))
-
-
-def _torch_fused(a_r, b_r):  # noqa: ANN001, ANN202
-    import torch
-    import torch.distributed as dist
-
-    try:
-        import torch.distributed._symmetric_memory as symm_mem
-
-        name = dist.group.WORLD.group_name
-        if hasattr(symm_mem, "enable_symm_mem_for_group"):  # needed before torch 2.11, deprecated since
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", FutureWarning)
-                symm_mem.enable_symm_mem_for_group(name)
-        op = torch.ops.symm_mem.fused_matmul_reduce_scatter
-        bt = b_r.t()  # (K_r, N): the op computes A @ B
-        op(a_r, bt, "sum", 0, name)
-        return lambda: op(a_r, bt, "sum", 0, name)
-    except Exception as exc:  # noqa: BLE001 - report, do not fail the benchmark
-        print(f"torch fused_matmul_reduce_scatter unavailable: {type(exc).__name__}: {str(exc)[:120]}")
-        return None
+    return time_by_slower_rank(contenders, device, rounds, batch=5)
 
 
 def derived(us: dict) -> dict:

@@ -32,8 +32,6 @@ import argparse
 import json
 import os
 import sys
-import warnings
-from datetime import timedelta
 from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1] / "contrib")]
@@ -41,7 +39,6 @@ sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve
 HIDDEN, INTERMEDIATE = 8192, 28672
 TOKENS = (4096, 8192, 16384)
 REL_BOUND = 3e-2  # two bf16 GEMMs and a bf16 activation against an fp32 reference
-CONNECTIONS = "32"  # hardware work queues: the copy work waits on device memory CUDA does not see
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -58,46 +55,20 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
-    os.environ.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", CONNECTIONS)
-    try:
-        import torch
-    except ImportError:
-        torch = None
-    if "RANK" in os.environ:
-        return run(args)
-    count = torch.cuda.device_count() if torch is not None and torch.cuda.is_available() else 0
-    if count < 2:
+    from ranks import gpus, spawned_or_run, start
+
+    if "RANK" not in os.environ and gpus() < 2:
         print(
-            f"error: the tensor-parallel MLP needs 2 GPUs; {count} visible here (nothing run). Without GPUs, "
+            f"error: the tensor-parallel MLP needs 2 GPUs; {gpus()} visible here (nothing run). Without GPUs, "
             "examples/tp_ag_gemm.py and examples/tp_gemm_rs.py compile its two halves and prove their protocols.",
             file=sys.stderr,
         )
         return 2
-    import torch.multiprocessing as mp
-
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ.setdefault("MASTER_PORT", "29543")
-    mp.spawn(_spawned, args=(argv,), nprocs=2, join=True)
-    return 0
-
-
-def _spawned(rank: int, argv: list[str] | None) -> None:
-    os.environ.update(RANK=str(rank), WORLD_SIZE="2", LOCAL_RANK=str(rank))
-    code = main(argv)
-    if code:
-        raise SystemExit(code)
-
-
-def run(args: argparse.Namespace) -> int:
-    import torch
+    if spawned_or_run(main, argv, world=2, port=29543):
+        return 0
     import torch.distributed as dist
 
-    rank = int(os.environ["RANK"])
-    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
-    device = torch.device("cuda", torch.cuda.current_device())
-    dist.init_process_group("nccl", device_id=device, timeout=timedelta(seconds=120))
-    if dist.get_world_size() != 2:
-        raise ValueError(f"world size {dist.get_world_size()}: this example runs on exactly 2 GPUs")
+    rank, device = start(world=2)
     rows = []
     try:
         for tokens in [args.tokens] if args.tokens else TOKENS:
@@ -174,7 +145,7 @@ def one_block(tokens: int, rank: int, device, args: argparse.Namespace) -> dict:
 def timings(x_r, w1_r, w2_r, ours: FusedMlp, device, rounds: int) -> dict:  # noqa: ANN001
     import torch
     import torch.distributed as dist
-    from kernel_tools.timing import time_interleaved
+    from ranks import time_by_slower_rank, torch_op
 
     tokens = 2 * x_r.shape[0]
     xg = torch.empty(tokens, x_r.shape[1], device=device, dtype=torch.bfloat16)
@@ -185,6 +156,16 @@ def timings(x_r, w1_r, w2_r, ours: FusedMlp, device, rounds: int) -> dict:  # no
         h = torch.nn.functional.gelu(xg @ w1_r.t(), approximate="tanh")
         dist.reduce_scatter_tensor(y, h @ w2_r.t())
 
+    def async_tp(group: str):  # noqa: ANN202
+        gather, reduce = torch.ops.symm_mem.fused_all_gather_matmul, torch.ops.symm_mem.fused_matmul_reduce_scatter
+        w1t, w2t = w1_r.t(), w2_r.t()
+
+        def block():  # noqa: ANN202
+            _, (h,) = gather(x_r, [w1t], 0, group)
+            return reduce(torch.nn.functional.gelu(h, approximate="tanh"), w2t, "sum", 0, group)
+
+        return block
+
     partial = torch.empty(tokens, w2_r.shape[0], device=device, dtype=torch.bfloat16)
     contenders = {
         "torch_sequential": sequential,
@@ -192,40 +173,10 @@ def timings(x_r, w1_r, w2_r, ours: FusedMlp, device, rounds: int) -> dict:  # no
         "all_gather": lambda: dist.all_gather_into_tensor(xg, x_r),  # the bound: what overlap can hide
         "reduce_scatter": lambda: dist.reduce_scatter_tensor(y, partial),
     }
-    async_tp = _torch_async_tp(x_r, w1_r, w2_r)
-    if async_tp is not None:
-        contenders["torch_async_tp"] = async_tp
-    align = torch.zeros(1, device=device)
-    us = time_interleaved(contenders, rounds=rounds, batch=3, settle=lambda: dist.all_reduce(align))
-    worst = torch.tensor([us[c] for c in contenders], device=device, dtype=torch.float64)
-    dist.all_reduce(worst, op=dist.ReduceOp.MAX)  # the slower rank decides a collective's time
-    return dict(zip(contenders, worst.tolist(), strict=True))
-
-
-def _torch_async_tp(x_r, w1_r, w2_r):  # noqa: ANN001, ANN202
-    import torch
-    import torch.distributed as dist
-
-    try:
-        import torch.distributed._symmetric_memory as symm_mem
-
-        name = dist.group.WORLD.group_name
-        if hasattr(symm_mem, "enable_symm_mem_for_group"):  # needed before torch 2.11, deprecated since
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", FutureWarning)
-                symm_mem.enable_symm_mem_for_group(name)
-        gather, reduce = torch.ops.symm_mem.fused_all_gather_matmul, torch.ops.symm_mem.fused_matmul_reduce_scatter
-        w1t, w2t = w1_r.t(), w2_r.t()
-
-        def block():  # noqa: ANN202
-            _, (h,) = gather(x_r, [w1t], 0, name)
-            return reduce(torch.nn.functional.gelu(h, approximate="tanh"), w2t, "sum", 0, name)
-
-        block()
-        return block
-    except Exception as exc:  # noqa: BLE001 - report, do not fail the benchmark
-        print(f"torch async-TP ops unavailable: {type(exc).__name__}: {str(exc)[:160]}")
-        return None
+    fused = torch_op("async-TP ops", async_tp)
+    if fused is not None:
+        contenders["torch_async_tp"] = fused
+    return time_by_slower_rank(contenders, device, rounds, batch=3)
 
 
 def report(rows: list[dict]) -> None:

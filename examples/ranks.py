@@ -1,0 +1,99 @@
+"""What the multi-GPU examples share: one process per GPU (under torchrun or spawned here), the rank's
+device and process group, torch's symmetric-memory group for its fused ops, and the timing of contenders
+by the slower rank."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+#: Hardware work queues per CUDA context. The copy work waits on device memory (credits, flags) that CUDA
+#: does not see as a dependency; with the default 8 queues a stream blocked in such a wait stalls every
+#: stream sharing its queue. Read when CUDA initializes, so set before the first CUDA call.
+CONNECTIONS = "32"
+
+
+def spawned_or_run(main: Callable[[list[str] | None], int], argv: list[str] | None, world: int, port: int) -> int:
+    """Inside a rank (torchrun or our spawn set ``RANK``): 0, the caller runs its rank. Otherwise spawn
+    ``world`` processes that each call ``main(argv)`` as one rank, and return 1 when they are done (the
+    caller returns 0 then). ``CUDA_DEVICE_MAX_CONNECTIONS`` is set first, for every rank."""
+    os.environ.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", CONNECTIONS)
+    if "RANK" in os.environ:
+        return 0
+    import torch.multiprocessing as mp
+
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", str(port))
+    mp.spawn(_rank, args=(main, argv, world), nprocs=world, join=True)
+    return 1
+
+
+def _rank(rank: int, main: Callable[[list[str] | None], int], argv: list[str] | None, world: int) -> None:
+    os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank))
+    code = main(argv)
+    if code:
+        raise SystemExit(code)
+
+
+def gpus() -> int:
+    """CUDA devices torch sees (0 without torch or CUDA)."""
+    try:
+        import torch
+    except ImportError:
+        return 0
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def start(world: int | None = None) -> tuple[int, Any]:
+    """This process's (rank, device), with the NCCL process group up; ``world``: the only size allowed."""
+    import torch
+    import torch.distributed as dist
+
+    rank = int(os.environ["RANK"])
+    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
+    device = torch.device("cuda", torch.cuda.current_device())
+    dist.init_process_group("nccl", device_id=device, timeout=timedelta(seconds=120))
+    if world is not None and dist.get_world_size() != world:
+        raise ValueError(f"world size {dist.get_world_size()}: this example runs on exactly {world} GPUs")
+    return rank, device
+
+
+def symm_mem_group() -> str:
+    """The world group's name, with torch's symmetric memory enabled for it (the fused ops need it)."""
+    import torch.distributed as dist
+    import torch.distributed._symmetric_memory as symm_mem
+
+    name = dist.group.WORLD.group_name
+    if hasattr(symm_mem, "enable_symm_mem_for_group"):  # needed before torch 2.11, deprecated since
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            symm_mem.enable_symm_mem_for_group(name)
+    return name
+
+
+def torch_op(what: str, build: Callable[[str], Callable[[], Any]]) -> Callable[[], Any] | None:
+    """``build(group name)``'s contender, run once; None (and why, printed) where this torch lacks the op."""
+    try:
+        op = build(symm_mem_group())
+        op()
+        return op
+    except Exception as exc:  # noqa: BLE001 - report, do not fail the benchmark
+        print(f"torch {what} unavailable: {type(exc).__name__}: {str(exc)[:160]}")
+        return None
+
+
+def time_by_slower_rank(contenders: dict[str, Callable[[], Any]], device: Any, rounds: int, batch: int) -> dict:
+    """µs per contender (``kernel_tools.timing.time_interleaved``), every batch started on all ranks together
+    (a one-element all-reduce first), each the slower rank's: a collective takes as long as its last rank."""
+    import torch
+    import torch.distributed as dist
+    from kernel_tools.timing import time_interleaved
+
+    align = torch.zeros(1, device=device)
+    us = time_interleaved(contenders, rounds=rounds, batch=batch, settle=lambda: dist.all_reduce(align))
+    worst = torch.tensor([us[c] for c in contenders], device=device, dtype=torch.float64)
+    dist.all_reduce(worst, op=dist.ReduceOp.MAX)
+    return dict(zip(contenders, worst.tolist(), strict=True))
