@@ -31,20 +31,11 @@ with a numbered interleaving that :func:`replay` reproduces.
 
 from .barrier import BarrierState, FlagState
 from .bridge import model_of, ordered_protocol, stream_protocol
-from .comm import (
-    ModelChunkGate,
-    ModelCredits,
-    ModelReadyFlags,
-    ModelStepCounters,
-    ModelTmaIssue,
-    chunk_pusher,
-    copy_stream,
-    host_reader,
-    tma_unit,
-)
+from .comm import ModelCredits, ModelReadyFlags, ModelStepCounters, copy_stream, host_reader
 from .context import Ctx
 from .counter import CounterState
 from .explore import check, replay, search
+from .gather import ModelChunkGate, ModelTmaIssue, chunk_pusher, tma_unit
 from .ordered import OrderedTurn
 from .pipeline import ModelPipelineOps
 from .protocol import (

@@ -24,20 +24,10 @@ from collections.abc import Iterator
 from ...chunks import ChunkPlan
 from ...epoch import FIRST, FRESH, next_epoch, previous
 from ...spec import ArrivalUnit, Completion, PipelineSpec, Role
-from ..comm import (
-    ModelChunkGate,
-    ModelCredits,
-    ModelReadyFlags,
-    ModelStepCounters,
-    ModelTmaIssue,
-    chunk_pusher,
-    copy_stream,
-    host_reader,
-    model_epoch,
-    tma_unit,
-)
+from ..comm import ModelCredits, ModelReadyFlags, ModelStepCounters, copy_stream, host_reader, model_epoch
 from ..context import Ctx
 from ..declarations import END_OF_STREAM, ModelCounter, ModelPipeline
+from ..gather import ModelChunkGate, ModelTmaIssue, chunk_pusher, tma_unit
 from ..protocol import Agent, Protocol
 from ..report import FindingKind
 from ..scope import HOST, Scope
