@@ -24,6 +24,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1] / d) for d in ("examples", "contrib")]
 
@@ -52,6 +53,33 @@ SHAPES = [
     (8192, 8192, 4096, "bf16", True),
 ]
 QUICK_SHAPES = [SHAPES[1], SHAPES[5], SHAPES[6], SHAPES[7], SHAPES[9]]
+
+#: ``--sweep``: squares (non-multiples of 128 among them), LLM projections of real models' (hidden,
+#: intermediate) pairs in both directions (up: T × intermediate × hidden, down: T × hidden × intermediate),
+#: and K from 512 to 16384. Auto's pick on each, against torch.
+_SQUARES = [(s, s, s, "bf16", False) for s in (1000, 1024, 2048, 3000, 4096, 4104, 6000, 8000, 8192)]
+_PROJECTIONS = [
+    (tokens, *pair, "bf16", False)
+    for (hidden, inter), token_counts in (
+        ((4096, 14336), (128, 1024, 4096, 16384)),
+        ((5120, 13824), (256, 2048, 8192)),
+        ((8192, 28672), (512, 4096)),
+        ((7168, 18432), (128, 8192)),
+    )
+    for tokens in token_counts
+    for pair in ((inter, hidden), (hidden, inter))
+]
+SWEEP = [
+    *_SQUARES,
+    (4096, 4096, 4096, "fp16", False),
+    (8192, 8192, 8192, "fp16", False),
+    *_PROJECTIONS,
+    (8192, 8192, 512, "bf16", False),
+    (4096, 4096, 16384, "bf16", False),
+    (1024, 1024, 16384, "bf16", False),
+]
+#: What ``--sweep`` asks of every shape, and of their geometric mean (ours / torch).
+SWEEP_FLOOR, SWEEP_GEOMEAN = 0.97, 1.03
 
 C = Schedule.COOPERATIVE
 P = Schedule.PINGPONG
@@ -222,6 +250,40 @@ def _auto(shape: tuple, rows: list[Row], sms: int | None = None, pdl: bool = Fal
     return f"; auto = {name} {ratio:.3f}{verdict}"
 
 
+def sweep(torch: Any, shapes: list[tuple]) -> int:
+    """Auto's pick (with PDL, as ``gemm()`` launches it) on every shape against torch, interleaved per shape;
+    one line per shape with the table's reason, then the floor and the geometric mean."""
+    import math
+
+    from gemm_modes.autotable import decide
+    from gemm_modes.launch import without_unheld_ring_staging, without_unheld_split_k
+    from hopper_gemm.api import device_sms
+    from hopper_gemm.config import Problem
+
+    sms = device_sms(torch.cuda.current_device())
+    print(f"device: {torch.cuda.get_device_name()} ({sms} SMs); torch {torch.__version__}; auto's pick with PDL")
+    ratios = []
+    for shape in shapes:
+        m, n, k, dtype, bias = shape
+        decision = decide(Problem(dtype, bias=bias), (m, n, k), sms)
+        config = without_unheld_split_k(decision.config, m, n)
+        CANDIDATES["auto"] = without_unheld_ring_staging(config, m, n).with_(pdl=True)
+        (row,), _ = bench_shape(shape, ["auto"], torch)
+        ratios.append(row.ratio)
+        print(
+            f"{f'{m}×{n}×{k}':>18} {dtype:>5} {row.us:9.1f} µs, torch {row.torch_us:9.1f} µs, ratio {row.ratio:6.3f}, "
+            f"rel err {row.rel_err:.1e}  {decision.rule}: {decision.facts}",
+            flush=True,
+        )
+    geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    below = sum(r < SWEEP_FLOOR for r in ratios)
+    print(
+        f"{len(ratios)} shapes: lowest {min(ratios):.3f} (≥ {SWEEP_FLOOR}: {len(ratios) - below} of {len(ratios)}), "
+        f"geometric mean {geomean:.3f} (≥ {SWEEP_GEOMEAN} {'✓' if geomean >= SWEEP_GEOMEAN else '✗'})"
+    )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer shapes and configurations")
@@ -235,10 +297,15 @@ def main(argv: list[str] | None = None) -> int:
         help="programmatic dependent launch for every configuration (on: as gemm() launches; both: each "
         "configuration twice, the PDL one named NAME+pdl, in the same interleaved rounds)",
     )
+    parser.add_argument(
+        "--sweep", action="store_true", help="auto's pick on SWEEP's shapes against torch, each with the reason"
+    )
     args = parser.parse_args(argv)
     torch = cuda_torch("gemm.py", "the CPU tests compile the kernels")
     if torch is None:
         return 0
+    if args.sweep:
+        return sweep(torch, SWEEP)
     default = QUICK if args.quick else [n for n in CANDIDATES if n not in DIAGNOSTIC]
     names = args.configs.split(",") if args.configs else default
     # With PDL, back-to-back launches of one configuration overlap one's set-up with the other's tail.

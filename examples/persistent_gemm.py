@@ -56,10 +56,29 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--check", action="store_true", help="compare with torch in fp32")
     p.add_argument("--bench", action="store_true", help="time against torch in the same run")
     p.add_argument("--json", help="write the figures here")
+    p.add_argument("--explain", action="store_true", help="say in one line what auto picks for the shape and why")
     p.add_argument("--trace", help="draw a trace-mode timeline of 4 SMs to this PNG")
     args = p.parse_args(argv)
     args.stream_k = {"auto": None, "on": True, "off": False}.get(args.stream_k, args.stream_k)
     return args
+
+
+def explain(args: argparse.Namespace, sms: int | None = None) -> str:
+    """One line: the configuration ``gemm()`` launches for these arguments and why (auto's reason, or
+    what was asked for)."""
+    from gemm_modes.autotable import H100_SMS, decide
+
+    problem = Problem(args.dtype, "k" if args.b_layout == "nk" else "n", bias=args.bias, scaled=args.alpha != 1.0)
+    mnk = (args.m, args.n, args.k)
+    overrides = (args.tile, args.cluster, args.stream_k, args.split_k)
+    if args.schedule == "auto" and all(o is None for o in overrides):
+        line = decide(problem, mnk, sms or H100_SMS).line()
+    else:
+        chosen = choose_config(
+            problem, mnk, args.schedule, args.tile, args.cluster, args.stream_k, split_k=args.split_k
+        )
+        line = f"as asked: {chosen.describe()}"
+    return line + ("" if sms else f" (on an H100's {H100_SMS} SMs)")
 
 
 def no_gpu_report(args: argparse.Namespace, why: str = "") -> int:
@@ -70,6 +89,8 @@ def no_gpu_report(args: argparse.Namespace, why: str = "") -> int:
     config = choose_config(problem, (args.m, args.n, args.k), *choice, split_k=args.split_k)
     config = config.with_(pdl=not args.no_pdl)  # what gemm() launches
     print(f"no CUDA GPU here{f' ({why})' if why else ''}: compiling for sm_90a instead (nothing runs)")
+    if args.explain:
+        print(explain(args))
     for line in compile_report(config, problem).lines():
         print("  " + line)
     if config.stream_k:  # the fix-up between clusters, on a small walk of the same split arithmetic
@@ -165,6 +186,8 @@ def run(args: argparse.Namespace) -> int:
     config = choose_config(problem, (args.m, args.n, args.k), *choice, sms=sms, split_k=args.split_k)
     config = config.with_(pdl=not args.no_pdl)
     print(f"{torch.cuda.get_device_name()}: {args.m}×{args.n}×{args.k} {args.dtype}, {config.describe()}")
+    if args.explain:
+        print(explain(args, sms))
     figures: dict[str, object] = {"device": torch.cuda.get_device_name(), "config": config.describe()}
     b_nk = b if args.b_layout == "nk" else b.t()
 

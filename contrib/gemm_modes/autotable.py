@@ -61,6 +61,8 @@ waves of 66 clusters). :func:`wave_balance` weighs the fill by what each tile do
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from hopper_gemm.config import GemmConfig, Problem, Schedule
 
 from .modes import TunedConfig
@@ -353,28 +355,77 @@ def split_k(mnk: tuple[int, int, int], sms: int = H100_SMS) -> TunedConfig | Non
     return None
 
 
+@dataclass(frozen=True)
+class Decision:
+    """What the table picks for a shape, the row of the table that picked it and the facts it went by."""
+
+    config: TunedConfig
+    rule: str
+    facts: str
+
+    def line(self) -> str:
+        """The decision in one line (``persistent_gemm.py --explain``)."""
+        return f"auto: {self.config.describe()} — {self.rule}: {self.facts}"
+
+
 def pick(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS) -> TunedConfig:
     """The measured best configuration for a shape (the table above) on a GPU with ``sms`` SMs."""
-    split = split_k(mnk, sms)
-    return whole_tiles(problem, mnk, sms) if split is None else single_wave_staging(split, problem, mnk, sms)
+    return decide(problem, mnk, sms).config
 
 
 def whole_tiles(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS) -> TunedConfig:
     """:func:`pick` without split-K: the configuration of the table's other rows."""
+    return decide(problem, mnk, sms, split=False).config
+
+
+def decide(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS, split: bool = True) -> Decision:
+    """The table's decision for a shape on a GPU with ``sms`` SMs, first match wins (the table above);
+    ``split`` False leaves out the split-K row."""
     m, n, k = mnk
+    clusters = max(1, sms // COOPERATIVE_128x256.cluster_size)
+    tiles = COOPERATIVE_128x256.cluster_tiles(m, n)
+    waves = f"{tiles} cluster-tiles of 128×256 on {clusters} clusters ({tiles / clusters:.2f} waves)"
+
+    def staged(config: TunedConfig) -> TunedConfig:
+        return single_wave_staging(config, problem, mnk, sms)
+
+    parts = split_k(mnk, sms) if split else None
+    if parts is not None:
+        held = sms // parts.cluster_size
+        facts = (
+            f"K = {k} ≥ {SPLIT_K_K_OVER_SIDE} × max(M, N) = {SPLIT_K_K_OVER_SIDE * max(m, n)} on a small output: "
+            f"{parts.cluster_tiles(m, n)} cluster-tiles × {parts.split_k} parts fit {held} clusters"
+        )
+        return Decision(staged(parts), "split-K", facts)
     if m <= SMALL_M:
-        return single_wave_staging(small_m(mnk, sms, problem.bias), problem, mnk, sms)
+        small = small_m(mnk, sms, problem.bias)
+        cost = small_m_cost(mnk, (small.tile_m, small.tile_n), sms)
+        facts = f"M = {m} ≤ {SMALL_M}: this tile streams the fewest rows per useful output ({cost:.0f})"
+        return Decision(staged(small), "small M", facts)
     if n <= SMALL_M:
         narrow = small_n(mnk, sms)
         # Where M is long enough to fill the SMs with cooperative 128×256 tiles, those stream less.
-        if small_m_cost((n, m, k), (narrow.tile_n, narrow.tile_m), sms) < small_m_cost((n, m, k), (256, 128), sms):
-            return single_wave_staging(narrow, problem, mnk, sms)
+        turned = small_m_cost((n, m, k), (narrow.tile_n, narrow.tile_m), sms)
+        if turned < small_m_cost((n, m, k), (256, 128), sms):
+            facts = f"N = {n} ≤ {SMALL_M}: this tile streams fewer rows of A ({turned:.0f}) than 256×128"
+            return Decision(staged(narrow), "small N", facts)
     filled = fill(mnk, sms, problem.bias)
     if filled is not None:
-        return single_wave_staging(filled, problem, mnk, sms)
+        facts = f"{waves}: fewer tiles than SMs, and this ping-pong tile streams fewer rows per SM"
+        return Decision(staged(filled), "fill the SMs", facts)
     if stream_k_pays(mnk, sms):
-        return COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_remainder=True)
-    return single_wave_staging(wave_balance(mnk, sms, problem.bias), problem, mnk, sms)
+        whole, partial = divmod(tiles, clusters)
+        facts = f"{waves}, K = {k} > {SHORT_K}: the last wave ({partial} of {clusters} clusters) is split by k"
+        return Decision(COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_remainder=True), "stream-K", facts)
+    balanced = wave_balance(mnk, sms, problem.bias)
+    whole = wave_fill(COOPERATIVE_DEFERRED, m, n, sms)
+    if balanced.stream_k_aligned or balanced.split_k > 1:
+        split_kind = "aligned split" if balanced.stream_k_aligned else f"split-K in {balanced.split_k}"
+        facts = f"{waves}: whole tiles keep {whole:.0%} of the clusters' turns busy; the last wave's {split_kind} more"
+    else:
+        share = wave_fill(balanced, m, n, sms)
+        facts = f"{waves}: this tile keeps {share:.0%} of the clusters' turns busy (128×256: {whole:.0%}), at K = {k}"
+    return Decision(staged(balanced), "wave balance", facts)
 
 
 def stream_k_pays(mnk: tuple[int, int, int], sms: int = H100_SMS) -> bool:

@@ -1,0 +1,72 @@
+"""``schedule="auto"`` explains itself: one line per pick naming the table's row and the facts it went by
+(``persistent_gemm.py --explain``), and ``benchmarks/gemm.py --sweep``'s shapes cover the families the
+choice must hold on (CPU: the decisions and the compiled kernels; the ratios need an H100)."""
+
+from __future__ import annotations
+
+import pytest
+from gemm_modes.autotable import decide, pick
+from hopper_gemm.config import Problem
+
+BF16 = Problem("bf16")
+
+
+@pytest.mark.parametrize(
+    ("mnk", "rule", "facts"),
+    [
+        ((1024, 1024, 8192), "split-K", "K = 8192 ≥ 4 × max(M, N) = 4096 on a small output"),
+        ((128, 8192, 8192), "small M", "M = 128 ≤ 512"),
+        ((8192, 256, 8192), "small N", "N = 256 ≤ 512"),
+        ((1024, 2048, 8192), "fill the SMs", "32 cluster-tiles of 128×256 on 66 clusters (0.48 waves)"),
+        ((8192, 8192, 8192), "stream-K", "the last wave (34 of 66 clusters) is split by k"),
+        ((4096, 4096, 4096), "wave balance", "256 cluster-tiles of 128×256 on 66 clusters (3.88 waves)"),
+        ((3072, 1024, 8192), "wave balance", "the last wave's aligned split"),
+    ],
+)
+def test_each_row_of_the_table_says_why_it_picked(mnk, rule, facts):
+    decision = decide(BF16, mnk)
+    assert decision.config == pick(BF16, mnk)  # the explanation is of the pick itself
+    assert decision.rule == rule and facts in decision.facts
+    assert decision.line().startswith(f"auto: {decision.config.describe()} — {rule}: ")
+
+
+def test_the_cli_explains_in_one_line_without_a_gpu(capsys, torch_without_gpu):
+    import persistent_gemm
+
+    assert persistent_gemm.main(["--m", "8192", "--n", "8192", "--k", "8192", "--explain"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("auto: ")]
+    assert len(lines) == 1 and "stream-K: " in lines[0] and lines[0].endswith("(on an H100's 132 SMs)")
+    assert (
+        persistent_gemm.main(["--m", "4096", "--n", "4096", "--k", "4096", "--schedule", "pingpong", "--explain"]) == 0
+    )
+    assert "as asked: pingpong tile 128×128×64" in capsys.readouterr().out
+
+
+def test_the_sweep_covers_every_family_the_choice_is_held_to():
+    import gemm
+
+    shapes = gemm.SWEEP
+    assert len(shapes) >= 30 and len(set(shapes)) == len(shapes)
+    squares = {m for m, n, k, _, _ in shapes if m == n == k}
+    assert {1000, 3000, 4104, 6000, 8000} <= squares and min(squares) <= 1024 and max(squares) >= 8192
+    assert {dtype for *_, dtype, _ in shapes} == {"bf16", "fp16"}
+    ks = {k for _, _, k, _, _ in shapes}
+    assert min(ks) <= 512 and max(ks) >= 16384
+    for hidden, inter in ((4096, 14336), (5120, 13824), (8192, 28672), (7168, 18432)):
+        up = {m for m, n, k, _, _ in shapes if (n, k) == (inter, hidden)}
+        down = {m for m, n, k, _, _ in shapes if (n, k) == (hidden, inter)}
+        assert up and up == down, (hidden, inter)  # both directions, the same token counts
+    assert min(m for m, *_ in shapes) <= 128 and max(m for m, *_ in shapes) >= 16384
+
+
+@pytest.mark.slow
+def test_every_sweep_pick_compiles_without_spills():
+    import gemm
+    from gemm_modes.launch import compile_report
+
+    picks = {
+        (pick(Problem(dtype, bias=bias), (m, n, k)), Problem(dtype, bias=bias)) for m, n, k, dtype, bias in gemm.SWEEP
+    }
+    for config, problem in picks:
+        report = compile_report(config, problem)
+        assert report.spill_bytes == 0 and not report.wgmma_serialized, config.describe()
