@@ -171,7 +171,7 @@ class GemmKernel:
         self.a_layout = LayoutEnum.ROW_MAJOR  # A (M, K): K contiguous
         self.b_layout = LayoutEnum.ROW_MAJOR if problem.b_major == "k" else LayoutEnum.COL_MAJOR
         self.c_layout = LayoutEnum.ROW_MAJOR
-        # What the kernel takes after its trace buffer: the comm role's arguments or a mode's workspace.
+        # What the kernel takes after its trace buffer: the comm role's or the gate's arguments, or a mode's workspace.
         self.takes_extra = comm is not None or gate is not None or (modes is not None and modes.partial_sums)
 
     # --- host side ---------------------------------------------------------------------------------
