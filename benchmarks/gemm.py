@@ -31,9 +31,9 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[1] / d) for d in ("examples
 from gemm_modes.modes import tuned_config  # noqa: E402
 from gpu_clocks import ClockSampler, smi_id  # noqa: E402
 from hopper_gemm.config import Schedule  # noqa: E402
-from kernel_tools.timing import time_interleaved  # noqa: E402
+from kernel_tools.timing import graphed, time_interleaved  # noqa: E402
 from needs_gpu import cuda_torch  # noqa: E402
-from shape_arg import table_rows  # noqa: E402
+from shape_arg import parse_shapes, table_rows  # noqa: E402
 
 #: The target per shape: ours / torch throughput at least this (the bias row against F.linear).
 TARGETS = {(4096, 4096, 4096): 1.05, (6144, 6144, 6144): 1.05, (8192, 8192, 8192): 1.02, (8192, 8192, 1024): 1.02}
@@ -77,6 +77,31 @@ SWEEP = [
     (8192, 8192, 512, "bf16", False),
     (4096, 4096, 16384, "bf16", False),
     (1024, 1024, 16384, "bf16", False),
+]
+#: ``--sweep --held-out``: shapes of the same families that auto's rules were not tuned on, held to the same bar.
+HELD_OUT = [
+    *[(s, s, s, "bf16", False) for s in (1536, 2560, 3072, 3584, 5000, 7000)],
+    (2560, 2560, 8192, "bf16", False),
+    (3072, 3584, 8192, "bf16", False),
+    (6144, 6144, 6144, "bf16", False),
+    (384, 14336, 4096, "bf16", False),
+    (384, 4096, 14336, "bf16", False),
+    (768, 13824, 5120, "bf16", False),
+    (768, 5120, 13824, "bf16", False),
+    (3072, 28672, 8192, "bf16", False),
+    (3072, 8192, 28672, "bf16", False),
+    (6144, 18432, 7168, "bf16", False),
+    (6144, 7168, 18432, "bf16", False),
+    (256, 28672, 8192, "bf16", False),
+    (512, 14336, 4096, "bf16", False),
+    (512, 7168, 2048, "bf16", False),
+    (256, 14336, 2048, "bf16", False),
+    (2048, 18432, 7168, "bf16", False),
+    (8192, 8192, 1024, "fp16", False),
+    (6144, 6144, 2048, "bf16", False),
+    (2048, 2048, 8192, "bf16", False),
+    (3072, 3072, 12288, "bf16", False),
+    (8192, 4096, 3072, "bf16", False),
 ]
 #: What ``--sweep`` asks of every shape, and of their geometric mean (ours / torch).
 SWEEP_FLOOR, SWEEP_GEOMEAN = 0.97, 1.03
@@ -141,6 +166,10 @@ CANDIDATES = {
     "pp128x192c21": tuned_config(128, 192, 2, 1, P),
     "pp128x192c21b2": tuned_config(128, 192, 2, 1, P, epi_batch=2),
     "pp64x256c21": tuned_config(64, 256, 2, 1, P),
+    "pp128x128c12": tuned_config(128, 128, 1, 2, P),
+    "pp128x192c12": tuned_config(128, 192, 1, 2, P),
+    "coop128x128c21skad4": tuned_config(128, 128, 2, 1, C, stream_k=True, stream_k_aligned=True, deferred_chunks=4),
+    "coop128x128c12skad4": tuned_config(128, 128, 1, 2, C, stream_k=True, stream_k_aligned=True, deferred_chunks=4),
 }
 QUICK = ["coop128x256c21d8", "coop128x256c21skrd8", "pp128x192c21", "pp128x128c21", "pp128x128c21r"]
 #: Measured and slower everywhere, or within 1 % of a table configuration (H100, 2026-11-24/25): kept for
@@ -157,6 +186,8 @@ DIAGNOSTIC |= {"coop256x128c12d1", "coop256x128c12d2", "coop256x128c12d4", "coop
 DIAGNOSTIC |= {"coop128x256c21skrd2", "coop128x256c21skrd4", "coop128x128c21d4"}
 #: Cooperative 128×128 with the staging in the ring: within 0.3 % of ping-pong's at 256×8192² (2026-11-26).
 DIAGNOSTIC |= {"coop128x128c21r"}
+#: Tried on the sweep's shapes that fall behind torch (see ``--sweep --configs``).
+DIAGNOSTIC |= {"pp128x128c12", "pp128x192c12", "coop128x128c21skad4", "coop128x128c12skad4"}
 
 ROUNDS = 10
 BATCH = 10
@@ -171,6 +202,7 @@ class Row:
     us: float
     torch_us: float
     rel_err: float
+    repeat_exact: bool = True
 
     @property
     def tflops(self) -> float:
@@ -185,8 +217,8 @@ class Row:
 
 def shape_inputs(shape, torch) -> tuple:
     """``(a, w, bias, out, ref, torch_fn)`` of a table row: identical ``torch.randn`` inputs for every
-    benchmark, w as (N, K) (a @ w.T, nn.Linear's layout), and torch's one-call equivalent (``F.linear``
-    with the bias, ``torch.matmul`` without)."""
+    benchmark, w as (N, K) (a @ w.T, nn.Linear's layout), the fp32 reference, and torch's one-call
+    equivalent (``F.linear`` with the bias, ``torch.matmul`` without)."""
     m, n, k, dtype, with_bias = shape
     tdt = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
     g = torch.Generator(device="cuda").manual_seed(1)
@@ -194,7 +226,7 @@ def shape_inputs(shape, torch) -> tuple:
     w = torch.randn(n, k, device="cuda", dtype=tdt, generator=g)
     bias = torch.randn(n, device="cuda", dtype=tdt, generator=g) if with_bias else None
     out = torch.empty(m, n, device="cuda", dtype=tdt)
-    ref = torch.nn.functional.linear(a, w, bias)
+    ref = torch.nn.functional.linear(a.float(), w.float(), None if bias is None else bias.float())
 
     def torch_fn():
         if with_bias:
@@ -205,9 +237,16 @@ def shape_inputs(shape, torch) -> tuple:
     return a, w, bias, out, ref, torch_fn
 
 
-def bench_shape(shape, names, torch) -> tuple[list[Row], tuple[float, float]]:
+def bench_shape(
+    shape, names, torch, skip_invalid: bool = False, graph: bool = False
+) -> tuple[list[Row], tuple[float, float]]:
     """The rows of ``shape`` (every configuration of ``names`` and torch, interleaved) and the wall-clock
-    span of the timed rounds (``time.time()``), without compiling and checking before them."""
+    span of the timed rounds (``time.time()``), without compiling and checking before them. Each
+    configuration's output is checked against the fp32 reference, and a second launch must repeat it
+    bit for bit. ``skip_invalid``: leave out, with a line that says why, a configuration whose modes refuse
+    the shape (a ``ValueError``). ``graph``: every contender's BATCH launches replayed from one CUDA graph
+    (:func:`kernel_tools.timing.graphed`), so no host dispatch is timed; torch's eager call is then
+    also timed, in rounds of its own, as the row ``torch eager``."""
     from gemm_modes.launch import launcher, without_unheld_ring_staging
     from hopper_gemm.api import validate
 
@@ -219,16 +258,33 @@ def bench_shape(shape, names, torch) -> tuple[list[Row], tuple[float, float]]:
     for name in names:
         if without_unheld_ring_staging(CANDIDATES[name], m, n) != CANDIDATES[name]:
             continue  # staging in the ring needs one tile per CTA: not this shape
-        contenders[name] = launcher(CANDIDATES[name], ops, out)
+        try:
+            contenders[name] = launcher(CANDIDATES[name], ops, out)
+        except ValueError as error:
+            if not skip_invalid:
+                raise
+            print(f"{'':>24}{name} left out: {error}")
+            continue
+        out.fill_(float("nan"))
+        contenders[name]()
+        first = out.clone()
         out.fill_(float("nan"))
         contenders[name]()
         torch.cuda.synchronize()
-        errors[name] = ((out.float() - ref.float()).abs().max() / ref.float().abs().max()).item()
+        errors[name] = ((out.float() - ref).abs().max() / ref.abs().max()).item(), torch.equal(first, out)
     t0 = time.time()
-    times = time_interleaved({"torch": torch_fn, **contenders}, ROUNDS, BATCH)
+    if graph:  # BATCH launches per graph, one replay per round; then torch's eager call in rounds of its own
+        replays = {name: graphed(fn, BATCH) for name, fn in {"torch": torch_fn, **contenders}.items()}
+        times = {name: us / BATCH for name, us in time_interleaved(replays, ROUNDS, 1).items()}
+        eager = torch.nn.functional.linear(a, w, bias).float()
+        errors["torch eager"] = ((eager - ref).abs().max() / ref.abs().max()).item(), True
+        contenders["torch eager"] = torch_fn
+        times |= time_interleaved({"torch eager": torch_fn}, ROUNDS, BATCH)
+    else:
+        times = time_interleaved({"torch": torch_fn, **contenders}, ROUNDS, BATCH)
     timed = (t0, time.time())
     torch_us = times["torch"]
-    rows = [Row((m, n, k), dtype, with_bias, name, times[name], torch_us, errors[name]) for name in contenders]
+    rows = [Row((m, n, k), dtype, with_bias, name, times[name], torch_us, *errors[name]) for name in contenders]
     return rows, timed
 
 
@@ -250,9 +306,16 @@ def _auto(shape: tuple, rows: list[Row], sms: int | None = None, pdl: bool = Fal
     return f"; auto = {name} {ratio:.3f}{verdict}"
 
 
-def sweep(torch: Any, shapes: list[tuple]) -> int:
-    """Auto's pick (with PDL, as ``gemm()`` launches it) on every shape against torch, interleaved per shape;
-    one line per shape with the table's reason, then the floor and the geometric mean."""
+def sweep(torch: Any, shapes: list[tuple], alternatives: list[str] = ()) -> int:
+    """Auto's pick (with PDL, as ``gemm()`` launches it) on every shape against torch, interleaved per shape
+    with the ``alternatives`` (CANDIDATES' names, also with PDL): one line per shape with the table's
+    reason and the error against fp32, the alternatives' ratios under it, then auto's floor and
+    geometric mean (and, with alternatives, those of the best contender per shape).
+
+    Every contender runs from CUDA graphs of BATCH launches (ours with PDL inside the graph): called
+    eagerly, torch's host dispatch (15–40 µs per call, host-dependent) is longer than the GEMM on the
+    small shapes, and the ratio would measure the host. Torch's eager time is printed beside it (what a
+    caller of ``torch.matmul`` outside a graph sees), and the ratio against it."""
     import math
 
     from gemm_modes.autotable import decide
@@ -261,26 +324,49 @@ def sweep(torch: Any, shapes: list[tuple]) -> int:
     from hopper_gemm.config import Problem
 
     sms = device_sms(torch.cuda.current_device())
-    print(f"device: {torch.cuda.get_device_name()} ({sms} SMs); torch {torch.__version__}; auto's pick with PDL")
-    ratios = []
+    print(
+        f"device: {torch.cuda.get_device_name()} ({sms} SMs); torch {torch.__version__}; every contender replayed "
+        f"from CUDA graphs of {BATCH} launches; auto's pick with PDL"
+    )
+    CANDIDATES.update({name: CANDIDATES[name].with_(pdl=True) for name in alternatives})
+    ratios, eager_ratios, best_ratios = [], [], []
     for shape in shapes:
         m, n, k, dtype, bias = shape
         decision = decide(Problem(dtype, bias=bias), (m, n, k), sms)
         config = without_unheld_split_k(decision.config, m, n)
         CANDIDATES["auto"] = without_unheld_ring_staging(config, m, n).with_(pdl=True)
-        (row,), _ = bench_shape(shape, ["auto"], torch)
-        ratios.append(row.ratio)
+        rows, _ = bench_shape(shape, ["auto", *alternatives], torch, skip_invalid=True, graph=True)
+        (eager,) = [r for r in rows if r.name == "torch eager"]
+        rows = [r for r in rows if r is not eager]
+        auto = rows[0]
+        ratios.append(auto.ratio)
+        eager_ratios.append(eager.us / auto.us)
+        best_ratios.append(max(r.ratio for r in rows))
+        exact = "bit-exact repeat" if auto.repeat_exact else "REPEAT DIFFERS"
         print(
-            f"{f'{m}×{n}×{k}':>18} {dtype:>5} {row.us:9.1f} µs, torch {row.torch_us:9.1f} µs, ratio {row.ratio:6.3f}, "
-            f"rel err {row.rel_err:.1e}  {decision.rule}: {decision.facts}",
+            f"{f'{m}×{n}×{k}':>18} {dtype:>5} {auto.us:9.1f} µs, torch {auto.torch_us:9.1f} µs (eager {eager.us:.1f}), "
+            f"ratio {auto.ratio:6.3f} (eager {eager.us / auto.us:6.3f}), err {auto.rel_err:.1e} (torch "
+            f"{eager.rel_err:.1e}) {exact}  {decision.config.describe()} — {decision.rule}: {decision.facts}",
             flush=True,
         )
-    geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-    below = sum(r < SWEEP_FLOOR for r in ratios)
-    print(
-        f"{len(ratios)} shapes: lowest {min(ratios):.3f} (≥ {SWEEP_FLOOR}: {len(ratios) - below} of {len(ratios)}), "
-        f"geometric mean {geomean:.3f} (≥ {SWEEP_GEOMEAN} {'✓' if geomean >= SWEEP_GEOMEAN else '✗'})"
-    )
+        if alternatives:
+            flag = {True: "", False: " (REPEAT DIFFERS)"}
+            others = ", ".join(f"{r.name} {r.ratio:.3f}{flag[r.repeat_exact]}" for r in rows[1:])
+            print(f"{'':>24}{others}", flush=True)
+
+    def summary(label: str, values: list[float]) -> str:
+        geomean = math.exp(sum(math.log(r) for r in values) / len(values))
+        below = sum(r < SWEEP_FLOOR for r in values)
+        verdict = "✓" if geomean >= SWEEP_GEOMEAN else "✗"
+        return (
+            f"{label}: {len(values)} shapes, lowest {min(values):.3f} (≥ {SWEEP_FLOOR}: {len(values) - below} of "
+            f"{len(values)}), geometric mean {geomean:.3f} (≥ {SWEEP_GEOMEAN} {verdict})"
+        )
+
+    print(summary("auto against torch's graph", ratios))
+    print(summary("auto against torch called eagerly", eager_ratios))
+    if alternatives:
+        print(summary("best contender per shape", best_ratios))
     return 0
 
 
@@ -298,14 +384,22 @@ def main(argv: list[str] | None = None) -> int:
         "configuration twice, the PDL one named NAME+pdl, in the same interleaved rounds)",
     )
     parser.add_argument(
-        "--sweep", action="store_true", help="auto's pick on SWEEP's shapes against torch, each with the reason"
+        "--sweep",
+        action="store_true",
+        help="auto's pick on SWEEP's shapes against torch, each with the reason (--configs: also these; "
+        "--shapes: these shapes instead, bf16 where SWEEP and HELD_OUT do not hold them)",
     )
+    parser.add_argument("--held-out", action="store_true", help="with --sweep: HELD_OUT's shapes instead of SWEEP's")
     args = parser.parse_args(argv)
     torch = cuda_torch("gemm.py", "the CPU tests compile the kernels")
     if torch is None:
         return 0
     if args.sweep:
-        return sweep(torch, SWEEP)
+        shapes = HELD_OUT if args.held_out else SWEEP
+        if args.shapes:  # rows of the tables as they are; other shapes bf16 without bias
+            known = {row[:3]: row for row in reversed(SWEEP + HELD_OUT)}  # bf16 before fp16
+            shapes = [known.get(mnk, (*mnk, "bf16", False)) for mnk in parse_shapes(parser, args.shapes)]
+        return sweep(torch, shapes, args.configs.split(",") if args.configs else [])
     default = QUICK if args.quick else [n for n in CANDIDATES if n not in DIAGNOSTIC]
     names = args.configs.split(",") if args.configs else default
     # With PDL, back-to-back launches of one configuration overlap one's set-up with the other's tail.

@@ -191,21 +191,26 @@ def test_stream_k_is_the_tables_choice_unless_asked():
     from hopper_gemm.config import Problem
 
     bf16 = Problem("bf16")
-    # 256×256 cluster-tiles on 66 clusters: 8192³ 15 waves + 34 tiles, 6144³ 8 + 48: the partial wave split.
-    for mnk in ((8192, 8192, 8192), (6144, 6144, 6144)):
-        picked = choose_config(bf16, mnk, "auto", None, None)
-        assert picked.stream_k and picked.stream_k_remainder, mnk
+    # 256×256 cluster-tiles on 66 clusters: 8192³ 15 waves + 34 tiles: the partial wave split; 6144³ 8 + 48
+    # (0.73 full): the aligned split (the wave balance's).
+    picked = choose_config(bf16, (8192, 8192, 8192), "auto", None, None)
+    assert picked.stream_k and picked.stream_k_remainder
+    picked = choose_config(bf16, (6144, 6144, 6144), "auto", None, None)
+    assert picked.stream_k and picked.stream_k_aligned
     # 3 waves + 58 (a wash when measured, 0.88 full), 1 + 62 (slower), whole waves (nothing to split).
     assert not choose_config(bf16, (4096, 4096, 4096), "auto", None, None).stream_k
     assert not choose_config(bf16, (1024, 8192, 8192), "auto", None, None).stream_k
     assert not choose_config(bf16, (256 * 33, 256 * 8, 4096), "auto", None, None).stream_k  # 4 × 66 tiles
-    # The partial wave alone: split when at most 0.6 full (0.75 from 6 whole waves), unsplit fuller
+    # From 6 whole waves, the partial wave alone: split when at most 0.6 full, unsplit fuller; before
+    # them never (the wave balance weighs the aligned split there)
     from gemm_modes.autotable import stream_k_pays
 
-    assert stream_k_pays((2560, 2560, 8192))  # 100 = 1 × 66 + 34: 0.52 full
-    assert stream_k_pays((3328, 3328, 8192))  # 169 = 2 × 66 + 37: 0.56
-    assert not stream_k_pays((2304, 3328, 8192))  # 117 = 1 × 66 + 51: 0.77, measured 1.01 → 0.85
-    assert stream_k_pays((6144, 6144, 6144))  # 8 whole waves + 48: 0.73 ≤ 0.75
+    assert not stream_k_pays((2560, 2560, 8192))  # 100 = 1 × 66 + 34: aligned 1.005 / remainder 1.019 / 0.976
+    assert not stream_k_pays((3328, 3328, 8192))  # 169 = 2 × 66 + 37
+    assert not stream_k_pays((512, 28672, 8192))  # 224 = 3 × 66 + 26: remainder 0.90–0.93, aligned 0.96–1.00
+    assert not stream_k_pays((6144, 6144, 6144))  # 8 whole waves + 48: 0.73 > 0.6
+    assert not stream_k_pays((8192, 5120, 13824))  # 9 + 46 (0.70): remainder 0.99–1.01, aligned 1.06
+    assert stream_k_pays((4096, 14336, 4096))  # 13 + 38: 0.58
     assert not stream_k_pays((4608, 4608, 8192))  # 324 = 4 × 66 + 60
     assert not stream_k_pays((7168, 7168, 8192))  # 784 = 11 × 66 + 58: 0.88
     # A thinner partial wave is split with a whole one: from 6 whole waves
@@ -435,7 +440,7 @@ def test_auto_takes_the_aligned_split_where_it_measured_ahead():
         assert chosen.stream_k_aligned and chosen.deferred_chunks == 8 and (chosen.tile_m, chosen.tile_n) == (128, 256)
     for mnk in ((4096, 4096, 4096), (1536, 2560, 8192), (4608, 4608, 8192)):
         assert not pick(bf16, mnk).stream_k, mnk
-    assert pick(bf16, (6144, 6144, 6144)).stream_k_remainder
+    assert pick(bf16, (6144, 6144, 6144)).stream_k_aligned  # 8 + 48/66 waves: 1.042 against remainder 1.038
     assert aligned_split((3072, 1024, 2048)) is None and aligned_split((4096, 4096, 4096)) is not None
     assert aligned_split((256 * 33, 256 * 8, 4096)) is None  # 4 whole waves of 66: nothing to split
 
@@ -453,7 +458,7 @@ def test_small_m_takes_the_largest_tile_that_fills_the_sms():
         return (c.tile_m, c.tile_n, c.cluster_m, c.cluster_n)
 
     assert shape((256, 8192, 8192)) == (128, 128, 2, 1)  # 2 × 64 = 128 tiles ≥ 0.9 × 132
-    assert shape((512, 8192, 1024)) == (128, 128, 2, 1)  # small M comes before short K
+    assert shape((256, 8192, 1024)) == (128, 128, 2, 1)  # small M comes before short K
     assert shape((128, 16384, 4096)) == (128, 128, 1, 2)  # one row tile: the cluster runs along N
     assert shape((128, 8192, 8192)) == (128, 64, 1, 2)  # 64 tiles of 128×128 would idle half the SMs
     assert shape((256, 4096, 8192)) == (128, 64, 2, 1)
@@ -472,6 +477,32 @@ def test_small_m_takes_the_largest_tile_that_fills_the_sms():
     # with a bias a 128×192 ping-pong tile spills: the rule takes the next cheapest
     biased = pick(Problem("bf16", bias=True), (384, 6144, 8192))
     assert (biased.tile_m, biased.tile_n, biased.cluster_m, biased.cluster_n) == (128, 128, 1, 2)
+
+
+def test_small_m_steps_aside_where_the_cooperative_tile_streams_no_more_and_splits_a_long_k():
+    """Past the ping-pong tiles, the small-M rule weighs the cooperative 128×256 tile (the table's other
+    rows then decide) and, where its tile leaves clusters idle and K is long, 128×128 tiles split at one k.
+    H100, with PDL, ours against ours in one run: 256×13824×5120 cooperative 1.00 against ping-pong
+    128×128 0.93, 512×8192×28672 0.99 against 0.91, 512×28672×8192 aligned 0.96 against 128×192 0.88;
+    256×5120×13824 the 128×128 split 0.91 against ping-pong 0.80."""
+    from gemm_modes.autotable import decide, small_m, small_m_cost
+    from hopper_gemm.config import Problem, Schedule
+
+    bf16 = Problem("bf16")
+    for mnk in ((256, 13824, 5120), (512, 8192, 28672), (512, 28672, 8192)):
+        ping = min((128, 192), (128, 128), key=lambda t: small_m_cost(mnk, t))
+        assert small_m_cost(mnk, (128, 256), row_pairs=True) < small_m_cost(mnk, ping)
+        assert small_m(mnk) is None
+        chosen = decide(bf16, mnk)
+        assert chosen.config.schedule is Schedule.COOPERATIVE and chosen.config.tile_n == 256, mnk
+    assert decide(bf16, (512, 28672, 8192)).config.stream_k_aligned
+    split = decide(bf16, (256, 5120, 13824))
+    assert split.rule == "small M" and split.config.stream_k_aligned and split.config.tile_n == 128
+    assert "split at one k" in split.facts
+    assert not small_m((256, 5120, 4096)).stream_k  # K below SMALL_M_SPLIT_MIN_K
+    assert not small_m((384, 14336, 8192)).stream_k  # 113 cluster-tiles of 128×192: the SMs are full
+    assert not small_m((130, 4096, 8192)).stream_k  # 128-row tiles would waste half their rows
+    assert small_m((384, 14336, 4096)) is not None  # 3 row tiles: a 2×1 cluster of 128×256 would pad a fourth
 
 
 def test_small_n_turns_the_fill_rule_where_cooperative_tiles_would_idle_sms():

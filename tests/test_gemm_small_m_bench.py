@@ -9,9 +9,13 @@ def test_every_pick_of_the_rules_is_a_candidate():
     from gemm_modes.autotable import SMALL_M, SMALL_M_TILES, pick, small_m, split_k, whole_tiles
     from hopper_gemm.config import Problem
 
-    for shape in gemm_small_m.SHAPES:
+    for shape in gemm_small_m.SHAPES:  # the rule's ping-pong tile, or it steps aside (split or cooperative)
         assert shape[0] <= SMALL_M
-        assert gemm_small_m.name_of(small_m(shape)) in gemm_small_m.CANDIDATES
+        picked = small_m(shape)
+        if picked is None or picked.stream_k:
+            assert shape == (512, 8192, 8192)  # the cooperative 128×256 tile streams no more
+        else:
+            assert gemm_small_m.name_of(picked) in gemm_small_m.CANDIDATES
     assert gemm_small_m.OLD in gemm_small_m.CANDIDATES and len(gemm_small_m.CANDIDATES) == 2 * len(SMALL_M_TILES)
     for shape in gemm_small_m.SMALL_N_SHAPES:  # auto's pick, turned rule or cooperative, is a candidate
         assert shape[0] > SMALL_M >= shape[1]

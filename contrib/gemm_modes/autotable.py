@@ -75,6 +75,8 @@ COOPERATIVE_128x256 = TunedConfig(
 COOPERATIVE_DEFERRED = COOPERATIVE_128x256.with_(deferred_chunks=8)
 #: The same with the partial wave's tiles split at one k (:class:`~gemm_modes.splits.AlignedSplit`).
 COOPERATIVE_ALIGNED = COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_aligned=True)
+#: The small-M rule's split for a long K: cooperative 128×128 (its four subtiles deferred), aligned split.
+COOPERATIVE_128_ALIGNED = COOPERATIVE_ALIGNED.with_(tile_n=128, deferred_chunks=4)
 COOPERATIVE_256x128 = TunedConfig(
     GemmConfig(tile_m=256, tile_n=128, cluster_m=1, cluster_n=2, schedule=Schedule.COOPERATIVE, epi_batch=4)
 )
@@ -107,26 +109,64 @@ STREAM_K_MAX_FILL_MANY_WAVES = 0.75
 H100_SMS = 132
 
 
-def small_m_cost(mnk: tuple[int, int, int], tile: tuple[int, int], sms: int = H100_SMS) -> float:
+def small_m_cost(
+    mnk: tuple[int, int, int], tile: tuple[int, int], sms: int = H100_SMS, row_pairs: bool = False
+) -> float:
     """The fill rule's estimate of a small-M tile's time (arbitrary units): each SM streams (tile_m +
-    tile_n) rows of K per tile, for ⌈tiles / SMs⌉ waves, and only M of the row tiles' rows are useful."""
+    tile_n) rows of K per tile, for ⌈tiles / SMs⌉ waves, and only M of the row tiles' rows are useful.
+    ``row_pairs``: the row tiles come in pairs (a 2×1 cluster: an odd count pads one)."""
     m, n, _ = mnk
     tile_m, tile_n = tile
     rows = -(-m // tile_m)
+    rows += rows % 2 if row_pairs else 0
     waves = -(-(rows * -(-n // tile_n)) // sms)
     return waves * (tile_m + tile_n) * rows * tile_m / m
 
 
-def small_m(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) -> TunedConfig:
+def small_m(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) -> TunedConfig | None:
     """Ping-pong for M ≤ ``SMALL_M``: the tile of :data:`SMALL_M_TILES` of least :func:`small_m_cost` (the
-    larger on a tie), cluster 2×1 when M spans an even number of row tiles, else 1×2 (the fill rule above)."""
+    larger on a tie), cluster 2×1 when M spans an even number of row tiles, else 1×2 (the fill rule above);
+    None where the cooperative 128×256 tile in its 2×1 cluster streams fewer rows (its N-wide tiles fill
+    the SMs: the table's other rows then decide)."""
     m = mnk[0]
     tiles = [t for t in SMALL_M_TILES if not (t[0] == 128 and m <= 64)]  # no wgmma half on padding
     tiles = [t for t in tiles if not (bias and t in SMALL_M_BIAS_SPILLS)]
     tile_m, tile_n = min(tiles, key=lambda t: small_m_cost(mnk, t, sms))  # min keeps the first of equals
+    if small_m_cost(mnk, (128, 256), sms, row_pairs=True) < small_m_cost(mnk, (tile_m, tile_n), sms):
+        return None  # the cooperative tile (its 2×1 cluster) streams fewer rows
     rows = -(-m // tile_m)
     cluster_m = 2 if rows % 2 == 0 else 1  # an odd row count would pad a cluster row with idle CTAs
-    return PINGPONG_128x128.with_(tile_m=tile_m, tile_n=tile_n, cluster_m=cluster_m, cluster_n=3 - cluster_m)
+    pingpong = PINGPONG_128x128.with_(tile_m=tile_m, tile_n=tile_n, cluster_m=cluster_m, cluster_n=3 - cluster_m)
+    m, n, k = mnk
+    if pingpong.cluster_tiles(m, n) >= max(1, sms // pingpong.cluster_size) or k < SMALL_M_SPLIT_MIN_K:
+        return pingpong  # the SMs are full (a split only adds its fix-up: 384×14336×4096 −10 %), or K is short
+    split = small_m_split(mnk, sms)
+    if split is not None and split[1] * useful_rows(m, 128) > wave_fill(pingpong, m, n, sms) * useful_rows(m, tile_m):
+        return split[0]
+    return pingpong
+
+
+def useful_rows(m: int, tile_m: int) -> float:
+    """The share of the row tiles' rows that M fills (130 rows in two 128-row tiles: 0.51)."""
+    return m / (-(-m // tile_m) * tile_m)
+
+
+#: The shortest K the small-M rule splits (:func:`small_m_split`; measured at K = 13824 and 14336).
+SMALL_M_SPLIT_MIN_K = 8192
+
+
+def small_m_split(mnk: tuple[int, int, int], sms: int = H100_SMS) -> tuple[TunedConfig, float] | None:
+    """:data:`COOPERATIVE_128_ALIGNED` with its cluster along the side whose tile count is even (2×1
+    first), and its :func:`aligned_split` score: the small-M rule takes it over its ping-pong tile where
+    that tile leaves clusters idle (fewer cluster-tiles than clusters) and the split keeps more of the
+    clusters' turns busy than the tile's :func:`wave_fill`, each weighed by its :func:`useful_rows`.
+    H100, with PDL, 2026-11-27, three runs: at 256×5120×13824 (40 cluster-tiles of 128×128 for 66
+    clusters) the split ran 11–15 % faster than ping-pong 128×128; at 384×4096×14336 about 4 %."""
+    m, n, _ = mnk
+    rows = -(-m // COOPERATIVE_128_ALIGNED.tile_m)
+    cols = -(-n // COOPERATIVE_128_ALIGNED.tile_n)
+    cluster_m = 1 if rows % 2 and cols % 2 == 0 else 2
+    return aligned_split(mnk, sms, COOPERATIVE_128_ALIGNED.with_(cluster_m=cluster_m, cluster_n=3 - cluster_m))
 
 
 #: Small-N tiles: :data:`SMALL_M_TILES` turned (N's side first) where the turned tile is one a ping-pong
@@ -218,23 +258,25 @@ def split_tail(mnk: tuple[int, int, int], sms: int = H100_SMS) -> tuple[TunedCon
 ALIGNED_EXTRA_TURNS = 0.05
 
 
-def aligned_split(mnk: tuple[int, int, int], sms: int = H100_SMS) -> tuple[TunedConfig, float] | None:
-    """The cooperative 128×256 tile with the partial wave's tiles split at one k (``stream_k_aligned``), and
-    its score for :func:`wave_balance`: the cluster-tiles over the clusters' turns, the whole waves plus a
-    lead and its addition (:data:`~gemm_modes.splits.ALIGNED_ADD_K_TILES`) as a share of the tile's
-    k-tiles, plus :data:`ALIGNED_EXTRA_TURNS`. None at K ≤ ``SHORT_K`` (not measured there) and where it
-    splits nothing (whole waves, or a lead of every k-tile)."""
+def aligned_split(
+    mnk: tuple[int, int, int], sms: int = H100_SMS, config: TunedConfig = COOPERATIVE_ALIGNED
+) -> tuple[TunedConfig, float] | None:
+    """``config`` (the cooperative 128×256 tile) with the partial wave's tiles split at one k
+    (``stream_k_aligned``), and its score for :func:`wave_balance`: the cluster-tiles over the clusters'
+    turns, the whole waves plus a lead and its addition (:data:`~gemm_modes.splits.ALIGNED_ADD_K_TILES`)
+    as a share of the tile's k-tiles, plus :data:`ALIGNED_EXTRA_TURNS`. None at K ≤ ``SHORT_K`` (not
+    measured there) and where it splits nothing (whole waves, or a lead of every k-tile)."""
     m, n, k = mnk
     if k <= SHORT_K:
         return None
-    clusters = max(1, sms // COOPERATIVE_ALIGNED.cluster_size)
-    tiles = COOPERATIVE_ALIGNED.cluster_tiles(m, n)
-    k_tiles = -(-k // COOPERATIVE_ALIGNED.tile_k)
+    clusters = max(1, sms // config.cluster_size)
+    tiles = config.cluster_tiles(m, n)
+    k_tiles = -(-k // config.tile_k)
     split = AlignedSplit.of(tiles, clusters, k_tiles)
     if not split.sk_tiles:
         return None
     turns = split.dp_tiles // clusters + (split.lead + ALIGNED_ADD_K_TILES) / k_tiles + ALIGNED_EXTRA_TURNS
-    return COOPERATIVE_ALIGNED, tiles / (turns * clusters)
+    return config, tiles / (turns * clusters)
 
 
 def wave_balance(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) -> TunedConfig:
@@ -397,10 +439,21 @@ def decide(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS, spl
             f"{parts.cluster_tiles(m, n)} cluster-tiles × {parts.split_k} parts fit {held} clusters"
         )
         return Decision(staged(parts), "split-K", facts)
-    if m <= SMALL_M:
-        small = small_m(mnk, sms, problem.bias)
+    small = small_m(mnk, sms, problem.bias) if m <= SMALL_M else None
+    if small is not None and small.stream_k_aligned:
+        busy = small_m_split(mnk, sms)[1]
+        facts = (
+            f"M = {m} ≤ {SMALL_M}, K = {k}: split at one k, 128×128 tiles keep {busy:.0%} of the clusters' turns busy"
+        )
+        return Decision(small, "small M", facts)
+    if small is not None:
         cost = small_m_cost(mnk, (small.tile_m, small.tile_n), sms)
-        facts = f"M = {m} ≤ {SMALL_M}: this tile streams the fewest rows per useful output ({cost:.0f})"
+        wide = small_m_cost(mnk, (128, 256), sms, row_pairs=True)
+        busy = wave_fill(small, m, n, sms)
+        facts = (
+            f"M = {m} ≤ {SMALL_M}: this tile streams the fewest rows per useful output ({cost:.0f}; 128×256: "
+            f"{wide:.0f}) and keeps {busy:.0%} of the clusters' turns busy"
+        )
         return Decision(staged(small), "small M", facts)
     if n <= SMALL_M:
         narrow = small_n(mnk, sms)
@@ -442,8 +495,9 @@ def stream_k_pays(mnk: tuple[int, int, int], sms: int = H100_SMS) -> bool:
     if k <= SHORT_K or not waves or not partial:
         return False
     k_tiles = -(-k // config.tile_k)
+    if waves < STREAM_K_MIN_WAVES:
+        return False
     split = StreamKSplit.of(tiles, clusters, k_tiles, remainder=True, partials=config.stream_k_partials)
-    many = waves >= STREAM_K_MIN_WAVES
     if split.sk_tiles == partial:  # the partial wave alone
-        return partial <= (STREAM_K_MAX_FILL_MANY_WAVES if many else STREAM_K_MAX_FILL) * clusters
-    return many
+        return partial <= STREAM_K_MAX_FILL * clusters
+    return True

@@ -48,6 +48,10 @@ def choose_config(
             else GemmConfig(tile_m=128, tile_n=128, schedule=Schedule.PINGPONG)
         )
     if tile is not None:
+        if schedule == "auto" and config.schedule is Schedule.COOPERATIVE and int(tile[0]) < 128:
+            # A 64-row tile is ping-pong's (a warpgroup per tile): the table's cluster on that schedule.
+            pingpong = GemmConfig(tile_m=128, tile_n=128, schedule=Schedule.PINGPONG)
+            config = TunedConfig(pingpong).reshaped(cluster_m=config.cluster_m, cluster_n=config.cluster_n)
         config = config.reshaped(tile_m=int(tile[0]), tile_n=int(tile[1]))
     if cluster is not None:
         config = config.reshaped(cluster_m=int(cluster[0]), cluster_n=int(cluster[1]))
