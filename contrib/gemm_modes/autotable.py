@@ -10,22 +10,23 @@ K ≥ 4 × max(M, N), both    :func:`split_k`: cooperative 128×128,    1024²×
 sides ≥ 256                4 or 2 parts per tile in one wave (else  0.67 → 0.95, 256×2048×8192 1.05 → 1.21,
                            128×192 in 2); cluster along the         768²×16384 0.55 → 0.76, 1024×1536×8192
                            shorter side                             0.69 → 0.82
-M ≤ 512                    :func:`small_m`: ping-pong, the tile of  128×8192² 0.74 → 0.96, 128×4096² 0.57 →
-                           least :func:`small_m_cost`; cluster 2×1  1.05, 384×6144×8192 0.57 → 0.81;
-                           for an even number of row tiles          256×8192² 0.97–0.99 (benchmarks/
-                                                                    studies/gemm_small_m.py)
+M ≤ 512, unless the        :func:`small_m`: ping-pong, the tile of  128×8192² 0.74 → 0.96, 128×4096² 0.57 →
+cooperative 128×256 tile   least :func:`small_m_cost`; cluster 2×1  1.05, 384×6144×8192 0.57 → 0.81;
+streams fewer rows         for an even number of row tiles; where   256×8192² 0.97–0.99 (benchmarks/
+                           it idles clusters at K ≥ 8192, 128×128   studies/gemm_small_m.py); the split at
+                           split at one k (:func:`small_m_split`)   256×5120×13824 +11 … +15 %
 N ≤ 512                    :func:`small_n`: the same rule turned    8192×256×8192 0.66 → 1.02, 4096×128×8192
                            (cluster 1×2), unless the cooperative    0.37 → 0.98, 8192×256×1024 0.98 → 1.30
                            tile streams no more rows per SM
 fewer cooperative 128×256  :func:`fill`: the ping-pong tile of      1024²×8192 0.41 → 0.85, 1024×2048×8192
 tiles than SMs             least cost if it beats the cooperative   0.57 → 0.93, 1536²×4096 0.72 → 0.87,
                            one; cluster 1×2                         1024²×2048 0.62 → 1.03
-K > 2048 and               cooperative 128×256 c2×1, stream-K      6144³ 1.03–1.05, 8192³ 1.07–1.09,
-stream_k_pays(): a         remainder mode, deferred epilogue       2560²×8192 0.84 → 0.95, 5120²×8192
-partial wave ≤ 0.6 full    (8 chunks)                              0.92 → 1.02; unsplit now: 4608²×8192
-after ≥ 1 whole wave                                               0.97 → 1.03, 4352²×8192 0.84 → 0.99
-(≤ 0.75 after ≥ 6), or                                             (ping-pong 128×192)
-any after ≥ 6
+K > 2048 and               cooperative 128×256 c2×1, stream-K      8192³ 1.07–1.09, 5120²×8192 0.92 →
+stream_k_pays(): ≥ 6       remainder mode, deferred epilogue       1.02; before 6 whole waves or past 0.6
+whole waves and a partial  (8 chunks)                              the aligned split ran level or ahead
+one ≤ 0.6 full, or any                                             (512×28672×8192 +5 … +8 %,
+partial one too thin to                                            8192×5120×13824 +6 %)
+split alone
 otherwise                  :func:`wave_balance`: cooperative        4096³ 1.02, 1024×8192² 1.00–1.02,
                            128×256 c2×1 (deferred epilogue),        8192²×1024 1.11–1.14 (128×192: a tie),
                            ping-pong 128×192 / 128×128 c2×1,        3072²×2048 0.80 → 1.00, 2048×5120×2048
@@ -90,21 +91,22 @@ SMALL_M_TILES = ((128, 192), (128, 128), (128, 64), (64, 128), (64, 64))
 SMALL_M_BIAS_SPILLS = ((128, 192),)
 #: Up to this K stream-K is never taken (not measured there); :func:`wave_balance`'s unit of K.
 SHORT_K = 2048
-#: Whole waves from which stream-K's wave mode (where the partial wave is too thin to split alone, a
-#: whole wave is split with it) pays, and its remainder mode takes a fuller partial wave. H100, 2026-11-26,
+#: Whole waves from which stream-K is taken: its wave mode (where the partial wave is too thin to split alone,
+#: a whole wave is split with it) pays, and so does its remainder mode on a partial wave. H100, 2026-11-26,
 #: ours / torch, unsplit → wave mode: 5120²×8192 (6 + 4/66 waves) 0.92 → 1.02, 5632²×8192 (7 + 22/66)
 #: 0.95 → 1.03, 6144×7168×8192 (10 + 12/66) +2 %; 4352²×8192 (4 + 25/66) 0.92 → 0.84, 3840²×8192 (3 +
 #: 27/66) 0.85 → 0.77, 3072²×8192 (2 + 12/66) 0.76 → 0.68: each cluster's share of the split waves
 #: starts at a k-tile no other cluster is at, and its loads miss the L2 that a wave's share.
 STREAM_K_MIN_WAVES = 6
 #: The fullest partial wave the remainder mode (its tiles alone split, at least half a tile per cluster) pays on:
-#: STREAM_K_MAX_FILL before STREAM_K_MIN_WAVES whole waves, STREAM_K_MAX_FILL_MANY_WAVES from them. Fuller, it saves too
+#: STREAM_K_MAX_FILL from STREAM_K_MIN_WAVES whole waves (before them the wave balance weighs the aligned split,
+#: which ran level or ahead there: 2560²×8192 −0.2 %, 3072×3584×8192 −1.2 %, 512×28672×8192 +5 … +8 %, 6144³ +0.4 %,
+#: 8192×5120×13824 (9 + 46/66) +6 %; H100, 2026-11-27). Fuller, it saves too
 #: little of a tile for its fix-up. Unsplit → remainder mode: 2560²×8192 (1 + 34/66) 0.84 → 0.92 / 0.97, 3072×3584×8192
 #: (2 + 36/66) 0.88 → 0.97, 3328²×8192 (2 + 37/66) a tie, ×4096 +7 %, 6144³ (8 + 48/66) +1 … +3.5 %, 8192×6144×4096 (11
 #: + 42/66) +0.8 %; 2304×3328×8192 (1 + 51/66) 1.01 → 0.85, 2816²×8192 (1 + 55/66) 1.00 → 0.82, 4096×5120×8192 (4 +
 #: 56/66) 1.02 → 0.95, 4096³ (3 + 58/66) −3 %, 4608²×8192 (4 + 60/66) 1.03 → 0.97, 7168²×8192 (10 + 58/66) 1.01 → 1.00.
 STREAM_K_MAX_FILL = 0.6
-STREAM_K_MAX_FILL_MANY_WAVES = 0.75
 #: The table was measured on an H100 SXM: 132 SMs.
 H100_SMS = 132
 
@@ -482,11 +484,11 @@ def decide(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS, spl
 
 
 def stream_k_pays(mnk: tuple[int, int, int], sms: int = H100_SMS) -> bool:
-    """Whether the cooperative 128×256 tile with stream-K (remainder mode) measured faster than unsplit:
-    K above ``SHORT_K`` (not measured below), at least one whole wave and a partial one, and either the
-    partial wave split alone and at most :data:`STREAM_K_MAX_FILL` full (:data:`STREAM_K_MAX_FILL_MANY_WAVES`
-    from :data:`STREAM_K_MIN_WAVES` whole waves), or that many whole waves before a wave and the partial one
-    split together (the mode :class:`~gemm_modes.splits.StreamKSplit` falls back to)."""
+    """Whether the cooperative 128×256 tile with stream-K (remainder mode) measured faster than the other
+    rows' picks: K above ``SHORT_K`` (not measured below), at least :data:`STREAM_K_MIN_WAVES` whole waves
+    and a partial one, and either the partial wave split alone and at most :data:`STREAM_K_MAX_FILL` full,
+    or a whole wave and the partial one split together (the mode :class:`~gemm_modes.splits.StreamKSplit`
+    falls back to where the partial wave is too thin to split alone)."""
     m, n, k = mnk
     config = COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_remainder=True)
     clusters = max(1, sms // config.cluster_size)
