@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 REFUSED = [
     ("gemm_ceiling", ["--shapes", "4096x4096"], "each entry needs three extents"),
     ("gemm_ceiling", ["--dtype", "fp8"], "invalid choice: 'fp8'"),
+    ("gemm_floor", ["--shapes", "64x64"], "--shapes"),
     ("gemm_host", ["--shapes", "64x64"], "--shapes"),
     ("gemm_host", ["--shapes", "64xAx64"], "--shapes"),
     ("gemm_profile", ["--group", "0"], "GemmConfig.group = 0 is invalid: allowed an int in [1, 64]"),
@@ -57,6 +58,7 @@ NO_GPU = [
     ("comm_overlap.py", []),
     ("studies/gemm_ceiling.py", []),
     ("studies/gemm_epilogue.py", []),
+    ("studies/gemm_floor.py", []),
     ("studies/gemm_host.py", ["--shapes", "64x64x64"]),
     ("studies/gemm_small_m.py", []),
     ("studies/gemm_sustained.py", ["--shapes", "4096x4096x4096"]),
@@ -83,7 +85,7 @@ SCRIPTS = [
     "comm_overlap.py",
     "check_handoff.py",
     "checker_vs_cutlass.py",
-    *(f"studies/{name}.py" for name in ("gemm_ceiling", "gemm_epilogue", "gemm_host", "gemm_profile")),
+    *(f"studies/{name}.py" for name in ("gemm_ceiling", "gemm_epilogue", "gemm_floor", "gemm_host", "gemm_profile")),
     *(f"studies/{name}.py" for name in ("gemm_small_m", "gemm_sustained", "gemm_trace", "gemm_waves")),
 ]
 

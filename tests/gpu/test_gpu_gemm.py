@@ -345,10 +345,10 @@ def test_auto_aligned_picks_match_torch(mnk, bias):
     _run(*mnk, "bf16", "nk", "auto", bias=bias)
 
 
-@pytest.mark.parametrize("mnk", [(2500, 2560, 4104), (5100, 5120, 2056)])
+@pytest.mark.parametrize("mnk", [(4100, 14300, 4104), (5100, 5120, 2056)])
 def test_auto_stream_k_picks_match_torch(mnk):
-    """Auto's stream-K picks: the partial wave alone after one whole wave (100 cluster-tiles = 66 + 34),
-    and a whole wave split with a thin partial one after six (400 = 6 × 66 + 4), ragged M and K."""
+    """Auto's stream-K picks: the partial wave alone after 14 whole waves (952 cluster-tiles = 14 × 66 + 28),
+    and a whole wave split with a thin partial one after six (400 = 6 × 66 + 4), ragged M, N and K."""
     from gemm_modes.autotable import stream_k_pays
 
     assert stream_k_pays(mnk)
