@@ -55,6 +55,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--world", type=int, default=2, help="self-spawned: GPUs to use (2 or 4)")
     p.add_argument("--chunk-rows", type=int, default=1024, help="rows per pushed chunk")
     p.add_argument("--copy-streams", type=int, default=2, help="copy streams the chunk pushes alternate over")
+    p.add_argument(
+        "--push-graph", action="store_true", help="replay each launch's pushes from a CUDA graph (less host time)"
+    )
     p.add_argument("--check", action="store_true")
     p.add_argument("--bench", action="store_true")
     p.add_argument("--launches", type=int, default=3, help="--check: back-to-back launches, each compared")
@@ -161,7 +164,7 @@ class GatedGemm:
     ``a_r``, this rank's row block, is its rows of the gathered buffer: the layer before writes it there,
     and nothing copies it before the pushes."""
 
-    def __init__(self, w_r, m: int, chunk_rows: int, streams: int = 2) -> None:  # noqa: ANN001
+    def __init__(self, w_r, m: int, chunk_rows: int, streams: int = 2, graph: bool = False) -> None:  # noqa: ANN001
         import cutlass
         import cutlass.cute as cute
         import torch
@@ -181,7 +184,7 @@ class GatedGemm:
         self.buffers = GatherBuffers.create(self.plan, k, torch.bfloat16)
         rank, rows = self.buffers.rank, self.plan.rows_per_rank
         self.a_r = self.buffers.local.data[rank * rows : (rank + 1) * rows]
-        self.pusher = ChunkPusher(self.a_r, self.plan, self.buffers, streams=streams)
+        self.pusher = ChunkPusher(self.a_r, self.plan, self.buffers, streams=streams, graph=graph)
         self.out = torch.empty(m, n, device=w_r.device, dtype=torch.bfloat16)
         kernel, _ = gated_kernel(self.config, Problem("bf16"), self.plan)
         clusters = clusters_to_launch(self.config, m, n, w_r.device.index or 0)
@@ -231,7 +234,7 @@ def one_shape(m: int, n: int, k: int, rank: int, world: int, device, args: argpa
     rows = m // world
     a_r = a[rank * rows : (rank + 1) * rows].contiguous()
     w_r = w[rank * n : (rank + 1) * n].contiguous()
-    ours = GatedGemm(w_r, m, args.chunk_rows, args.copy_streams)
+    ours = GatedGemm(w_r, m, args.chunk_rows, args.copy_streams, args.push_graph)
     ours.a_r.copy_(a_r)
     row = {"shape": [m, n, k], "device": torch.cuda.get_device_name(device), "config": ours.config.describe()}
     row["prepared"] = all(p is not None for p in ours.prepared.values())

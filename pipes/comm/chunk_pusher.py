@@ -9,7 +9,7 @@ symmetric memory (:class:`GatherBuffers`, :class:`pipes.comm.PeerGroup`). Per la
                                                   place); the start event
     the kernel (its launch call): the load warp's ChunkGate waits for each other rank's chunk before its
                                   first TMA load of it (pipes.cute.comm.ChunkGate)
-    copy streams, after it (push): one CUDA graph replay
+    copy streams, after it (push): queued directly (or one CUDA graph replay, ``graph=True``)
         stream 0, per peer p:           take p's credit for r (wait credits[r] ≥ 1 on p, write 0)
         per chunk c of r, per peer p:   cudaMemcpyAsync(chunk c → the same rows on p)
           (streams in turn)             cuStreamWriteValue32(p's flags[c] = parity_token(epoch)), fenced
@@ -18,8 +18,8 @@ symmetric memory (:class:`GatherBuffers`, :class:`pipes.comm.PeerGroup`). Per la
 
 **Why these orders.** The flag write's own memory barrier (the default of ``cuStreamWriteValue32``, a
 system-wide fence) puts the chunk's bytes before its flag for every observer, and the load warp acquires
-the flag at system scope, then fences for its TMA loads. The copy work replays one captured graph per
-launch parity, so its values never change: flags alternate the two tokens :func:`~pipes.epoch.parity_token`
+the flag at system scope, then fences for its TMA loads. The copy work is the same for every launch of
+one parity: flags alternate the two tokens :func:`~pipes.epoch.parity_token`
 (1, 2; never a fresh 0), which is unambiguous only because of the credit: the sender takes a peer's credit
 before its first copy of a launch, and the peer gives it back (writes 1) only after its kernel consumed the
 launch before — so a flag holds this launch's token or the previous one's, never one two launches old, and
@@ -29,7 +29,12 @@ by its end, and every flag follows its sender's take, so granting after the kern
 take consecutive epochs (:meth:`ChunkPusher.begin` refuses others).
 
 The copy streams wait only on credits the peers give after their kernels; the kernel waits only on flags
-the peers' copy streams raise: no cycle. Queue :meth:`ChunkPusher.push` after the kernel's launch call (the
+the peers' copy streams raise: no cycle — as long as the copies need no SM. Queued directly on the streams,
+a peer ``cudaMemcpyAsync`` runs on a copy engine. Replayed from a CUDA graph with four or more copy
+streams, the copies did not progress while the gated kernel held every SM (2×H100, 2026-11-27: the
+chunk waits trapped at 4 streams in the second launch, at 8 in the first, with 16 MiB chunks; 2 and 3
+streams, and every count queued directly, ran clean), so the graph, which saves host time per launch,
+is opt-in. Queue :meth:`ChunkPusher.push` after the kernel's launch call (the
 call loads the kernel's module, and loading a module while a stream waits would wait forever).
 
 :func:`push_plan` and :func:`queue_push` are plain Python (the order of every queued operation, checked on
@@ -225,12 +230,18 @@ class ChunkPusher:
 
     Per launch: :meth:`begin` (before the kernel), the kernel (its chunk gate waits for
     :meth:`flag_value`), :meth:`push` (after the kernel's launch call), :meth:`grant` (after the kernel).
-    ``streams``: copy streams the copies alternate over.
+    ``streams``: copy streams the copies alternate over. ``graph``: replay the launch's copy work from a
+    CUDA graph captured once per parity token (less host time per launch; see the module docstring for
+    why it is not the default).
     """
 
-    def __init__(self, src: Any, plan: ChunkPlan, buffers: GatherBuffers, *, streams: int = 2) -> None:
+    def __init__(
+        self, src: Any, plan: ChunkPlan, buffers: GatherBuffers, *, streams: int = 2, graph: bool = False
+    ) -> None:
         if isinstance(streams, bool) or not isinstance(streams, int) or not 1 <= streams <= 8:
             raise ValueError(f"streams = {streams!r} is invalid: allowed an int in [1, 8]")
+        if not isinstance(graph, bool):
+            raise ValueError(f"graph = {graph!r} is invalid: allowed True or False")
         check_push(src, plan, buffers)
         from cuda.bindings import driver as cu
 
@@ -243,7 +254,8 @@ class ChunkPusher:
         self._cu = cu
         self._start, self._done = cuda_event(), cuda_event()
         self._forks = [cuda_event() for _ in self.streams]
-        self._graphs: dict[int, Any] = {}  # token → the instantiated graph
+        self.graph = graph
+        self._graphs: dict[int, Any] = {}  # token → the instantiated graph (with ``graph``)
         self._last_epoch: int | None = None
         first_own = plan.chunks_of(buffers.rank)[0] * plan.chunk_rows
         self._own_rows = buffers.local.data[first_own : first_own + plan.rows_per_rank]
@@ -276,8 +288,9 @@ class ChunkPusher:
         check_cuda(cudart.cudaEventRecord(self._start, launching)[0], "cudaEventRecord")
 
     def push(self, epoch: int) -> None:
-        """After the kernel's launch call: the launch's copy work (one graph replay) after the start event;
-        the launching stream waits for it before its next work (the next launch may then rewrite ``src``)."""
+        """After the kernel's launch call: the launch's copy work (:func:`queue_push` on the copy streams, or
+        one graph replay) after the start event; the launching stream waits for it before its next work
+        (the next launch may then rewrite ``src``)."""
         import torch
         from cuda.bindings import runtime as cudart
 
@@ -286,7 +299,12 @@ class ChunkPusher:
         launching = torch.cuda.current_stream(self.src.device).cuda_stream
         side = self.streams[0].cuda_stream
         check_cuda(cudart.cudaStreamWaitEvent(side, self._start, 0)[0], "cudaStreamWaitEvent")
-        check_cuda(cudart.cudaGraphLaunch(self._graph(parity_token(epoch)), side)[0], "cudaGraphLaunch")
+        token = parity_token(epoch)
+        if self.graph:
+            check_cuda(cudart.cudaGraphLaunch(self._graph(token), side)[0], "cudaGraphLaunch")
+        else:
+            queue = self._queue()
+            queue_push(queue, self.copies, self.buffers, token, len(queue.raw))
         check_cuda(cudart.cudaEventRecord(self._done, side)[0], "cudaEventRecord")
         check_cuda(cudart.cudaStreamWaitEvent(launching, self._done, 0)[0], "cudaStreamWaitEvent")
 
@@ -295,9 +313,12 @@ class ChunkPusher:
         next launch may overwrite this rank's rows of it. Only after a kernel that waited for every chunk."""
         grant_credits(self.buffers, 1)
 
+    def _queue(self) -> _CudaQueue:
+        return _CudaQueue(self._cu, [s.cuda_stream for s in self.streams], self._forks, self)
+
     def _graph(self, token: int) -> Any:
         if token not in self._graphs:
-            queue = _CudaQueue(self._cu, [s.cuda_stream for s in self.streams], self._forks, self)
+            queue = self._queue()
             side = self.streams[0].cuda_stream
             self._graphs[token] = capture(
                 side, lambda: queue_push(queue, self.copies, self.buffers, token, len(queue.raw))
