@@ -41,28 +41,10 @@ ordered barrier alternates the two warpgroups at the tensor cores and at the epi
 warpgroup's epilogue runs under the other's MMAs. Peers (multicast) release every CTA of the
 cluster that wrote into their slot; the pipes object derives who from the cluster shape.
 
-``modes`` (a :class:`KernelModes`; ``gemm_modes.hooks.ModeHooks`` is the one that ships): the performance
-modes of ``contrib/gemm_modes`` — stream-K, split-K, the deferred epilogue, staging in the A/B ring —
-plug in at the points :class:`KernelModes` names, so this file stays the plain persistent GEMM. Without
-them (None) none of their code is emitted.
-
-``gate`` (a ``pipes.cute.comm.GateSpec``, ``examples/tp_ag_gemm.py``): A's rows arrive from other GPUs while
-the kernel runs. The load warp waits for the chunks a tile row needs before its first TMA load of them
-(``ChunkGate``, its arguments the kernel's ``extra``), and every role walks the rank's own rows first
-(:func:`~hopper_gemm.kernel_parts.rows_first`), so the first waves wait for nothing.
-
-``comm`` (any ``pipes.cute.comm.CommHook``: the library's ``TileShipper``, or ``tile_comm.CommRole`` of
-examples/epilogue_comm.py; ``hopper_gemm.comm_hook`` says which configurations can host one): the
-storing warp's ``commit`` closes one more bulk group after the staging ring's per-subtile groups and
-waits ``cp.async.bulk.wait_group lag`` (no ``.read``). Every tile contributes at least one group, so
-the ``lag`` newest groups belong to the ``lag`` newest tiles at most: every tile ``lag`` commits old is
-complete in global memory when its notify arrives (``lag = 0``: the tile itself). The staging ring's
-``.read`` waits count the same groups and stay correct (an empty group completes at once). Without
-``comm`` (None) none of this code is emitted: the kernel is the GEMM alone.
-
-``pdl`` (programmatic dependent launch): after the barrier init every thread executes
-``griddepcontrol.wait`` (the previous grid has completed and its memory is visible) before any global
-access, then ``griddepcontrol.launch_dependents``; the launch allows programmatic stream serialization.
+Four extension points, each emitting no code when off (docs/gemm.md, "Extension points"): ``modes``
+(:class:`KernelModes`, the performance modes of ``contrib/gemm_modes``), ``gate`` (A's rows arriving from
+other GPUs, ``pipes.cute.comm.GateSpec``), ``comm`` (a ``pipes.cute.comm.CommHook`` consuming stored
+tiles) and ``pdl`` (programmatic dependent launch).
 
 Reading this file: :func:`~hopper_gemm.roles.declare` (``roles.py``) builds the pipes objects above from
 a configuration; :class:`GemmKernel` holds the host side (``__call__`` / ``traced`` → ``launch``: TMA
