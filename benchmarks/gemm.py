@@ -391,14 +391,22 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--held-out", action="store_true", help="with --sweep: HELD_OUT's shapes instead of SWEEP's")
     args = parser.parse_args(argv)
-    torch = cuda_torch("gemm.py", "the CPU tests compile the kernels")
-    if torch is None:
-        return 0
+    unknown = [name for name in (args.configs or "").split(",") if name and name not in CANDIDATES]
+    if unknown:
+        parser.error(f"--configs: {', '.join(unknown)} not in CANDIDATES (allowed: {', '.join(CANDIDATES)})")
     if args.sweep:
         shapes = HELD_OUT if args.held_out else SWEEP
         if args.shapes:  # rows of the tables as they are; other shapes bf16 without bias
             known = {row[:3]: row for row in reversed(SWEEP + HELD_OUT)}  # bf16 before fp16
             shapes = [known.get(mnk, (*mnk, "bf16", False)) for mnk in parse_shapes(parser, args.shapes)]
+    elif args.shapes:
+        shapes = table_rows(parser, args.shapes, SHAPES)
+    else:
+        shapes = QUICK_SHAPES if args.quick else SHAPES
+    torch = cuda_torch("gemm.py", "the CPU tests compile the kernels")
+    if torch is None:
+        return 0
+    if args.sweep:
         return sweep(torch, shapes, args.configs.split(",") if args.configs else [])
     default = QUICK if args.quick else [n for n in CANDIDATES if n not in DIAGNOSTIC]
     names = args.configs.split(",") if args.configs else default
@@ -408,9 +416,6 @@ def main(argv: list[str] | None = None) -> int:
     elif args.pdl == "both":
         CANDIDATES.update({f"{name}+pdl": CANDIDATES[name].with_(pdl=True) for name in names})
         names = [variant for name in names for variant in (name, f"{name}+pdl")]
-    shapes = QUICK_SHAPES if args.quick else SHAPES
-    if args.shapes:
-        shapes = table_rows(parser, args.shapes, SHAPES)
     device = torch.cuda.get_device_name()
     pdl = {"off": "without", "on": "with", "both": "with (+pdl) and without"}[args.pdl]
     print(

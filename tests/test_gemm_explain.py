@@ -59,6 +59,33 @@ def test_the_sweep_covers_every_family_the_choice_is_held_to():
     assert min(m for m, *_ in shapes) <= 128 and max(m for m, *_ in shapes) >= 16384
 
 
+def test_the_held_out_shapes_are_other_shapes_of_the_same_families():
+    """``--held-out``: shapes the sweep does not hold, of its families (squares with non-multiples of 128,
+    projections of the sweep's models at other token counts, K from 1024 to 12288)."""
+    import gemm
+
+    held = {s[:3] for s in gemm.HELD_OUT}
+    assert len(held) == len(gemm.HELD_OUT) >= 20 and not held & {s[:3] for s in gemm.SWEEP}
+    assert {5000, 7000} <= {m for m, n, k in held if m == n == k}
+    pairs = {(4096, 14336), (5120, 13824), (8192, 28672), (7168, 18432)}
+    assert {(n, k) for m, n, k in held if (n, k) in pairs or (k, n) in pairs}
+    assert min(k for *_, k in held) <= 1024 and max(k for *_, k in held) >= 12288
+
+
+def test_sweep_shapes_are_checked_before_torch(capsys, monkeypatch):
+    import sys
+
+    import gemm
+
+    monkeypatch.setitem(sys.modules, "torch", None)
+    with pytest.raises(SystemExit) as exit_info:
+        gemm.main(["--sweep", "--shapes", "64x64"])
+    assert exit_info.value.code == 2 and "each entry needs three extents" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        gemm.main(["--sweep", "--configs", "coop128x256c21d8,nosuch"])
+    assert exit_info.value.code == 2 and "--configs: nosuch not in CANDIDATES" in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_every_sweep_pick_compiles_without_spills():
     import gemm
