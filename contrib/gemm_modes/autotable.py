@@ -130,7 +130,7 @@ def small_m(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) 
     larger on a tie), cluster 2×1 when M spans an even number of row tiles, else 1×2 (the fill rule above);
     None where the cooperative 128×256 tile in its 2×1 cluster streams fewer rows (its N-wide tiles fill
     the SMs: the table's other rows then decide)."""
-    m = mnk[0]
+    m, n, k = mnk
     tiles = [t for t in SMALL_M_TILES if not (t[0] == 128 and m <= 64)]  # no wgmma half on padding
     tiles = [t for t in tiles if not (bias and t in SMALL_M_BIAS_SPILLS)]
     tile_m, tile_n = min(tiles, key=lambda t: small_m_cost(mnk, t, sms))  # min keeps the first of equals
@@ -139,7 +139,6 @@ def small_m(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) 
     rows = -(-m // tile_m)
     cluster_m = 2 if rows % 2 == 0 else 1  # an odd row count would pad a cluster row with idle CTAs
     pingpong = PINGPONG_128x128.with_(tile_m=tile_m, tile_n=tile_n, cluster_m=cluster_m, cluster_n=3 - cluster_m)
-    m, n, k = mnk
     if pingpong.cluster_tiles(m, n) >= max(1, sms // pingpong.cluster_size) or k < SMALL_M_SPLIT_MIN_K:
         return pingpong  # the SMs are full (a split only adds its fix-up: 384×14336×4096 −10 %), or K is short
     split = small_m_split(mnk, sms)
