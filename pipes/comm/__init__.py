@@ -17,7 +17,7 @@
 ``import pipes`` never needs torch; these objects do, and say so when it is missing.
 """
 
-from .args import fake_gate_args, fake_ship_args, gate_args, ship_args
+from .args import fake_gate_args, fake_push_gate_args, fake_ship_args, gate_args, push_gate_args, ship_args
 from .chunk_pusher import (
     ChunkCopy,
     ChunkPusher,
@@ -49,10 +49,12 @@ __all__ = [
     "TileConsumer",
     "device_pointer",
     "fake_gate_args",
+    "fake_push_gate_args",
     "fake_ship_args",
     "gate_args",
     "grant_credits",
     "plan_steps",
+    "push_gate_args",
     "push_plan",
     "queue_push",
     "reached_all",

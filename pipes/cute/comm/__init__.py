@@ -15,6 +15,8 @@ copy engines, another kernel — is here, one object per job:
 * :class:`ChunkGate` (with :class:`GateSpec`) — an all-gather GEMM's load warp waits, once per chunk
   per launch, for the chunks of A another rank pushes (system-scope acquire, then the proxy fence its
   TMA loads need); :class:`ChunkSender` — the same chunks pushed by a warp's own copies (SM copies);
+  :class:`ChunkPushWarp` (with :class:`PushingGateArgs`) — those pushes by a spare warp of the gated
+  kernel itself;
 * :class:`CommHook` — the interface a kernel calls the comm role through; :class:`TileShipper` (with
   :class:`ShipSpec`, :class:`ShipArgs`) is the library's comm role.
 
@@ -27,6 +29,7 @@ from .credits import CREDIT_TIMEOUT_NS, Credits
 from .flags import AWAIT_TIMEOUT_NS, ReadyFlags, StepCounters
 from .gate import GATE_TIMEOUT_NS, MAX_CHUNKS, ChunkGate, GateArgs, GateSpec
 from .hook import CommHook
+from .push_warp import ChunkPushWarp, PushingGateArgs
 from .scope import SCOPES, check_reaches, check_scope, fence, needed_scope
 from .shipper import ENGINES, WAIT_CREDITS, ShipArgs, ShipSpec, TileShipper
 from .tile_copy import TileCopy
@@ -40,11 +43,13 @@ __all__ = [
     "SCOPES",
     "WAIT_CREDITS",
     "ChunkGate",
+    "ChunkPushWarp",
     "ChunkSender",
     "CommHook",
     "Credits",
     "GateArgs",
     "GateSpec",
+    "PushingGateArgs",
     "ReadyFlags",
     "ShipArgs",
     "ShipSpec",
