@@ -77,6 +77,41 @@ def test_a_gate_the_configuration_cannot_honour_is_refused_by_name():
         GemmKernel(config.config, Problem("bf16"), gate=GateSpec(odd, tile_m=128))
 
 
+@pytest.mark.parametrize("world", [2, 4])
+def test_the_push_warp_sends_this_ranks_chunks_beside_the_gate(world):
+    """``GemmKernel(push=ChunkPushWarp)``: warp 2 acquires every peer's credit, sends the rank's chunks in
+    16-byte stores and releases each flag at system scope, beside the load warp's gate (epochs: the gate
+    waits until a flag has reached the launch's); no spills, no serialized wgmma."""
+    from pipes.cute.comm import ChunkPushWarp, ChunkSender
+
+    plan = ChunkPlan(rows=8192, world=world, chunk_rows=1024)
+    gate = GateSpec(plan, tile_m=128, exact=False)
+    config = tuned_config(128, 256, 2, 1, "cooperative").config
+    pushing = compile_report(config, Problem("bf16"), None, gate, ChunkPushWarp(ChunkSender(plan, 4096)))
+    plain = compile_report(config, Problem("bf16"), None, gate)
+    assert "st.global.v4.b32" in pushing.ptx and "st.global.v4.b32" not in plain.ptx
+    assert "st.release.sys.global.b32" in pushing.ptx and "st.release.sys" not in plain.ptx
+    # the gate's polls plus one per peer's credit word
+    assert pushing.ptx.count("ld.acquire.sys") > plain.ptx.count("ld.acquire.sys")
+    assert pushing.spill_bytes == 0 and not pushing.wgmma_serialized
+
+
+def test_a_push_warp_without_its_gate_is_refused_by_name():
+    from hopper_gemm.kernel import GemmKernel
+
+    from pipes.cute.comm import ChunkPushWarp, ChunkSender
+
+    config = tuned_config(128, 256, 2, 1, "cooperative").config
+    push = ChunkPushWarp(ChunkSender(PLAN, 4096))
+    with pytest.raises(ValueError, match="a push warp needs a gate"):
+        GemmKernel(config, Problem("bf16"), push=push)
+    with pytest.raises(ValueError, match=r"the gate must wait until a flag has reached it \(GateSpec\(exact=False\)\)"):
+        GemmKernel(config, Problem("bf16"), gate=GateSpec(PLAN, tile_m=128), push=push)
+    other = ChunkPlan(rows=8192, world=2, chunk_rows=512)
+    with pytest.raises(ValueError, match="allowed one plan"):
+        GemmKernel(config, Problem("bf16"), gate=GateSpec(other, tile_m=128, exact=False), push=push)
+
+
 def test_the_example_without_gpus_compiles_the_gated_kernel_and_proves_the_protocol(capsys, torch_without_gpu):
     import tp_ag_gemm
 

@@ -84,12 +84,15 @@ def compile_with_remarks(entry: Any, args: tuple) -> tuple[Any, str]:
         return compiled, Path(remarks).read_text()
 
 
-def compile_report(config: GemmConfig, problem: Problem, modes: Any = None, gate: Any = None) -> CompileReport:
-    """Compile ``config`` (with performance ``modes``, a :class:`~hopper_gemm.kernel.KernelModes`, and a load
-    ``gate``, a ``pipes.cute.comm.GateSpec``) for sm_90a and read back what ptxas made of it."""
+def compile_report(
+    config: GemmConfig, problem: Problem, modes: Any = None, gate: Any = None, push: Any = None
+) -> CompileReport:
+    """Compile ``config`` (with performance ``modes``, a :class:`~hopper_gemm.kernel.KernelModes`, a load
+    ``gate``, a ``pipes.cute.comm.GateSpec``, and its ``push`` warp, a ``pipes.cute.comm.ChunkPushWarp``)
+    for sm_90a and read back what ptxas made of it."""
     from hopper_gemm.launch import compile_entry
 
-    kernel, entry, args = compile_entry(config, problem, modes, gate)
+    kernel, entry, args = compile_entry(config, problem, modes, gate, push)
     compiled, text = compile_with_remarks(entry, args)
     registers = int(re.search(r"Used (\d+) registers", text).group(1))
     spills = sum(int(n) for n in re.findall(r"(\d+) bytes spill (?:stores|loads)", text))

@@ -77,3 +77,19 @@ def check_gate(config: GemmConfig, gate: Any, comm: Any, modes: Any) -> None:
             f"cluster_m {config.cluster_m} = {rows}): a cluster hanging over the rows would compute a tile row "
             "that walking the rank's own rows first maps onto a real one"
         )
+
+
+def check_push(gate: Any, push: Any) -> None:
+    """``ValueError`` unless the push warp (``push``, a ``pipes.cute.comm.ChunkPushWarp``) can feed ``gate``:
+    a gate to wait on its chunks, the same chunks, and flags that hold epochs (``GateSpec(exact=False)``)."""
+    if gate is None:
+        raise ValueError("a push warp needs a gate: the kernel pushes its chunks for peers whose gates wait on them")
+    if push.sender.plan != gate.plan:
+        raise ValueError(
+            f"the push warp sends chunks of {push.sender.plan}, the gate waits on {gate.plan}: allowed one plan"
+        )
+    if gate.exact:
+        raise ValueError(
+            "SM pushes raise each flag to the launch's epoch: the gate must wait until a flag has reached it "
+            "(GateSpec(exact=False)), not for the copy engine's parity token"
+        )

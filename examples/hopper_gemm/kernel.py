@@ -26,6 +26,9 @@ cooperative)           acquire before a tile's first TMA         lag``); empty[s
 ``load`` with          before a tile row's first TMA load: wait  per chunk: every lane ``ld.acquire.sys``
 ``gate`` (all-gather)  for each chunk of A's rows another GPU    until the flag holds this launch's
                        pushes (``pipes.cute.comm.ChunkGate``)    value, then ``fence.proxy.async.global``
+``push`` (warp 2,      every peer's credit (``Credits``, .sys),  per chunk: every lane
+only with ``push``)    then this rank's chunks to each peer      ``fence.acq_rel.sys``, warp sync, lane 0
+                       (``ChunkSender``), a flag per chunk       ``st.release.sys`` of the epoch
 ``comm`` (warp 1,      ← ``tiles``: wait, meta → (tm, tn), ship  (flags: pipes.cute.comm.ReadyFlags;
 setmaxnreg 40)         the tile, publish its ready flag (or,     copy engine: one red.release.sys per
                        with the copy engine, count it into its   tile on its step's counter,
@@ -41,10 +44,11 @@ ordered barrier alternates the two warpgroups at the tensor cores and at the epi
 warpgroup's epilogue runs under the other's MMAs. Peers (multicast) release every CTA of the
 cluster that wrote into their slot; the pipes object derives who from the cluster shape.
 
-Four extension points, each emitting no code when off (docs/gemm.md, "Extension points"): ``modes``
+Five extension points, each emitting no code when off (docs/gemm.md, "Extension points"): ``modes``
 (:class:`KernelModes`, the performance modes of ``contrib/gemm_modes``), ``gate`` (A's rows arriving from
-other GPUs, ``pipes.cute.comm.GateSpec``), ``comm`` (a ``pipes.cute.comm.CommHook`` consuming stored
-tiles) and ``pdl`` (programmatic dependent launch).
+other GPUs, ``pipes.cute.comm.GateSpec``) with ``push`` (this rank's rows sent by warp 2,
+``pipes.cute.comm.ChunkPushWarp``), ``comm`` (a ``pipes.cute.comm.CommHook`` consuming stored tiles) and
+``pdl`` (programmatic dependent launch).
 
 Reading this file: :func:`~hopper_gemm.roles.declare` (``roles.py``) builds the pipes objects above from
 a configuration; :class:`GemmKernel` holds the host side (``__call__`` / ``traced`` → ``launch``: TMA
@@ -73,10 +77,10 @@ from pipes.cute import (
     init_pipelines,
     storage_words,
 )
-from pipes.cute.comm import CommHook, GateSpec
+from pipes.cute.comm import ChunkPushWarp, CommHook, GateSpec
 from pipes.tile_order import TileOrder
 
-from .comm_hook import adds_partials, check_comm, check_gate
+from .comm_hook import adds_partials, check_comm, check_gate, check_push
 from .config import GemmConfig, Problem, Schedule
 from .epilogue import EpilogueArgs, apply_terms, load_operands, terms_for
 from .epilogue_store import EpilogueStage, offset_coords, store_tile
@@ -121,6 +125,7 @@ class GemmKernel:
         comm: CommHook | None = None,
         modes: KernelModes | None = None,
         gate: GateSpec | None = None,
+        push: ChunkPushWarp | None = None,
     ) -> None:
         if not isinstance(config, GemmConfig):
             raise TypeError(
@@ -133,6 +138,9 @@ class GemmKernel:
         self.comm = comm  # comm hook (pipes.cute.comm.CommHook), or None
         self.modes = modes
         self.gate = gate
+        self.push = push
+        if push is not None:
+            check_push(gate, push)
         if gate is not None:
             check_gate(config, gate, comm, modes)
         if comm is not None:
@@ -142,7 +150,7 @@ class GemmKernel:
         # (producer warpgroup, math warpgroups) setmaxnreg: a comm role may ask for more in the producer
         # warpgroup; 128 × producer + 256 × math must stay within the SM's 64K registers.
         self.registers = (comm.registers if comm is not None else None) or (LOAD_REGISTERS, MMA_REGISTERS)
-        self.decl = declare(config, problem, comm=comm)
+        self.decl = declare(config, problem, comm=comm, push=push is not None)
         self.own_staging = modes is None or modes.own_staging
         self.ab_stages, self.epi_stages = config.stages(problem, own_staging=self.own_staging)
         self.terms = terms_for(problem)
@@ -296,7 +304,7 @@ class GemmKernel:
         tracer = None
         if cutlass.const_expr(self.trace is not None):
             tracer = Tracer.create(self.trace, trace_buf, smem.allocate_array(Int32, self.trace.warps))
-            decl = declare(cfg, self.problem, tracer, self.comm)
+            decl = declare(cfg, self.problem, tracer, self.comm, self.push is not None)
         if cutlass.const_expr(decl.order is not None):
             OrderedBarrier.init_barriers(decl.order, storage.order.data_ptr())
         # One cluster barrier after every init: remote releases need initialized peers.
@@ -334,6 +342,9 @@ class GemmKernel:
             if cutlass.const_expr(self.comm is not None):  # noqa: SIM102
                 if decl.layout.is_role("comm"):
                     self.comm.run(decl.notify, c, extra)
+            if cutlass.const_expr(self.push is not None):  # noqa: SIM102
+                if decl.layout.is_role("push"):  # the all-gather's SM pushes (extra: PushingGateArgs)
+                    self.push.run(extra)
         else:
             cute.arch.setmaxregister_increase(self.registers[1])
             math_wg = warp // 4 - 1

@@ -39,9 +39,12 @@ def fake_operands(problem: Problem) -> tuple[Any, Any, Any, Any]:
     return a, b, c, bias
 
 
-def compile_entry(config: GemmConfig, problem: Problem, modes: Any = None, gate: Any = None) -> tuple[Any, Any, tuple]:
+def compile_entry(
+    config: GemmConfig, problem: Problem, modes: Any = None, gate: Any = None, push: Any = None
+) -> tuple[Any, Any, tuple]:
     """(the kernel object, its host function to compile, fake arguments of that function's signature):
-    ``__call__`` (with a ``gate``, a ``pipes.cute.comm.GateSpec``: and fake gate arguments), or
+    ``__call__`` (with a ``gate``, a ``pipes.cute.comm.GateSpec``: and fake gate arguments, the push
+    warp's too with ``push``), or
     ``with_workspace`` with its two workspace pointers where ``modes`` (a
     :class:`~hopper_gemm.kernel.KernelModes`) sum partials across clusters."""
     import cutlass
@@ -50,11 +53,14 @@ def compile_entry(config: GemmConfig, problem: Problem, modes: Any = None, gate:
 
     from .kernel import GemmKernel
 
-    kernel = GemmKernel(config, problem, modes=modes, gate=gate)
+    kernel = GemmKernel(config, problem, modes=modes, gate=gate, push=push)
     head = (*fake_operands(problem), cutlass.Float32(1.0), cutlass.Int32(1))
     if gate is not None:
-        from pipes.comm.args import fake_gate_args
+        from pipes.comm.args import fake_gate_args, fake_push_gate_args
 
+        if push is not None:
+            args = fake_push_gate_args(gate.plan.world, _cutlass_dtype(problem.dtype))
+            return kernel, kernel, (*head, make_fake_stream(), args)
         return kernel, kernel, (*head, make_fake_stream(), fake_gate_args())
     if modes is not None and modes.partial_sums:
         flags = make_ptr(cutlass.Uint32, 1 << 20, cute.AddressSpace.gmem, assumed_align=4)
