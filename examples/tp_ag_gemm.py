@@ -58,6 +58,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--push-graph", action="store_true", help="replay each launch's pushes from a CUDA graph (less host time)"
     )
+    p.add_argument(
+        "--pusher",
+        choices=["copy", "sm"],
+        default="copy",
+        help="who pushes each rank's rows: the copy engines, or warp 2 of the GEMM itself (SM copies)",
+    )
     p.add_argument("--check", action="store_true")
     p.add_argument("--bench", action="store_true")
     p.add_argument("--launches", type=int, default=3, help="--check: back-to-back launches, each compared")
@@ -101,14 +107,17 @@ def configuration(m: int, n: int, k: int, world: int) -> tuple:
     return config.with_(pdl=False)
 
 
-def gated_kernel(config, problem, plan):  # noqa: ANN001, ANN201
+def gated_kernel(config, problem, plan, k: int, pusher: str = "copy"):  # noqa: ANN001, ANN201
+    """The gated GEMM, its gate and (``pusher="sm"``) its push warp: the copy engines raise each flag to a
+    parity token (the gate waits for it exactly), the push warp to the launch's epoch."""
     from gemm_modes.launch import hooks_for
     from hopper_gemm.kernel import GemmKernel
 
-    from pipes.cute.comm import GateSpec
+    from pipes.cute.comm import ChunkPushWarp, ChunkSender, GateSpec
 
-    gate = GateSpec(plan, tile_m=config.tile_m)
-    return GemmKernel(config.config, problem, modes=hooks_for(config), gate=gate), gate
+    gate = GateSpec(plan, tile_m=config.tile_m, exact=pusher == "copy")
+    push = ChunkPushWarp(ChunkSender(plan, k)) if pusher == "sm" else None
+    return GemmKernel(config.config, problem, modes=hooks_for(config), gate=gate, push=push), gate, push
 
 
 def no_gpu_report(args: argparse.Namespace, why: str) -> int:
@@ -125,11 +134,13 @@ def no_gpu_report(args: argparse.Namespace, why: str) -> int:
     print(f"no multi-GPU run here ({why}): compiling for sm_90a instead (nothing runs)")
     config = configuration(m, n, k, args.world)
     plan = ChunkPlan(rows=m, world=args.world, chunk_rows=args.chunk_rows)
-    _, gate = gated_kernel(config, Problem("bf16"), plan)
-    report = compile_report(config.config, Problem("bf16"), hooks_for(config), gate)
+    _, gate, push = gated_kernel(config, Problem("bf16"), plan, k, args.pusher)
+    report = compile_report(config.config, Problem("bf16"), hooks_for(config), gate, push)
     for line in report.lines():
         print("  " + line)
     print(f"  gate          : {plan.chunks} chunks of {plan.chunk_rows} rows, {plan.rows_per_rank} rows per rank")
+    if push is not None:
+        print(f"  push warp     : warp 2 sends this rank's {plan.chunks_per_rank} chunks to {push.peers} peer(s)")
     print("push/gate protocol (pipes.check, two ranks; the copy engine's pushes and the SM's):")
     clean = [check(entry.build()) for entry in GATHER_GOOD]
     for result in clean:
@@ -162,9 +173,12 @@ def run(args: argparse.Namespace) -> int:
 class GatedGemm:
     """Our all-gather + GEMM on this rank: the gathered buffers, the pusher and the compiled gated kernel.
     ``a_r``, this rank's row block, is its rows of the gathered buffer: the layer before writes it there,
-    and nothing copies it before the pushes."""
+    and nothing copies it before the pushes. ``pusher="sm"``: warp 2 of the kernel pushes instead of the
+    copy engines (its arguments carry the launch's epoch: the DSL's own call converts them every launch)."""
 
-    def __init__(self, w_r, m: int, chunk_rows: int, streams: int = 2, graph: bool = False) -> None:  # noqa: ANN001
+    def __init__(  # noqa: ANN001
+        self, w_r, m: int, chunk_rows: int, streams: int = 2, graph: bool = False, pusher: str = "copy"
+    ) -> None:
         import cutlass
         import cutlass.cute as cute
         import torch
@@ -174,7 +188,7 @@ class GatedGemm:
         from hopper_gemm.launch import current_stream, cute_operands
 
         from pipes.chunks import ChunkPlan
-        from pipes.comm import ChunkPusher, Epochs, GatherBuffers
+        from pipes.comm import ChunkPusher, Epochs, GatherBuffers, push_gate_args
         from pipes.epoch import FIRST
 
         world = dist.get_world_size()
@@ -184,17 +198,23 @@ class GatedGemm:
         self.buffers = GatherBuffers.create(self.plan, k, torch.bfloat16)
         rank, rows = self.buffers.rank, self.plan.rows_per_rank
         self.a_r = self.buffers.local.data[rank * rows : (rank + 1) * rows]
-        self.pusher = ChunkPusher(self.a_r, self.plan, self.buffers, streams=streams, graph=graph)
+        self.sm_push = pusher == "sm"
+        self.pusher = None
+        if not self.sm_push:
+            self.pusher = ChunkPusher(self.a_r, self.plan, self.buffers, streams=streams, graph=graph)
         self.out = torch.empty(m, n, device=w_r.device, dtype=torch.bfloat16)
-        kernel, _ = gated_kernel(self.config, Problem("bf16"), self.plan)
+        kernel, _, _ = gated_kernel(self.config, Problem("bf16"), self.plan, k, pusher)
         clusters = clusters_to_launch(self.config, m, n, w_r.device.index or 0)
         self.head = (*cute_operands(self.buffers.local.data, w_r, self.out, None), cutlass.Float32(1.0))
         self.head = (*self.head, cutlass.Int32(clusters))
         self.epochs = Epochs()
-        self.compiled = cute.compile(kernel, *self.head, current_stream(), self.pusher.gate_args(FIRST))
+        first = push_gate_args(self.buffers, self.plan, FIRST) if self.sm_push else self.pusher.gate_args(FIRST)
+        self.compiled = cute.compile(kernel, *self.head, current_stream(), first)
         # Arguments converted once per flag value (the two parity tokens alternate): ~5 µs of host time per
         # launch instead of the DSL's per-call conversion (None: a DSL whose argument list is unknown).
-        self.prepared = {self.pusher.flag_value(e): self._prepare(e) for e in (FIRST, FIRST + 1)}
+        self.prepared = {}
+        if not self.sm_push:
+            self.prepared = {self.pusher.flag_value(e): self._prepare(e) for e in (FIRST, FIRST + 1)}
         torch.cuda.synchronize()
         dist.barrier()  # every rank compiled: no gate waits for a peer that is still compiling
 
@@ -212,7 +232,13 @@ class GatedGemm:
     def launch(self) -> None:
         from hopper_gemm.launch import current_stream, current_stream_handle
 
+        from pipes.comm import grant_credits, push_gate_args
+
         epoch = self.epochs.next()
+        if self.sm_push:  # the kernel pushes; after it, every sender's credit word holds this epoch
+            self.compiled(*self.head, current_stream(), push_gate_args(self.buffers, self.plan, epoch))
+            grant_credits(self.buffers, epoch)
+            return
         self.pusher.begin(epoch)
         prepared = self.prepared.get(self.pusher.flag_value(epoch))
         if prepared is not None:
@@ -234,10 +260,10 @@ def one_shape(m: int, n: int, k: int, rank: int, world: int, device, args: argpa
     rows = m // world
     a_r = a[rank * rows : (rank + 1) * rows].contiguous()
     w_r = w[rank * n : (rank + 1) * n].contiguous()
-    ours = GatedGemm(w_r, m, args.chunk_rows, args.copy_streams, args.push_graph)
+    ours = GatedGemm(w_r, m, args.chunk_rows, args.copy_streams, args.push_graph, args.pusher)
     ours.a_r.copy_(a_r)
     row = {"shape": [m, n, k], "device": torch.cuda.get_device_name(device), "config": ours.config.describe()}
-    row["prepared"] = all(p is not None for p in ours.prepared.values())
+    row["prepared"] = bool(ours.prepared) and all(p is not None for p in ours.prepared.values())
     results = []
     for _ in range(max(1, args.launches)):
         ours.launch()

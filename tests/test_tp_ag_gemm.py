@@ -122,3 +122,11 @@ def test_the_example_without_gpus_compiles_the_gated_kernel_and_proves_the_proto
     assert "pipes.check all_gather_copy: OK" in out and "pipes.check all_gather_sm: OK" in out
     assert "planted all_gather_tma_before_acquire     : READ_UNCOMMITTED" in out
     assert "planted all_gather_no_credit              : OVERWRITE_UNRELEASED" in out
+
+
+def test_the_example_compiles_the_push_warp_with_pusher_sm(capsys, torch_without_gpu):
+    import tp_ag_gemm
+
+    assert tp_ag_gemm.main(["--rows", "8192", "--cols", "4096", "--k", "8192", "--pusher", "sm"]) == 0
+    out = capsys.readouterr().out
+    assert "spills        : 0 bytes" in out and "push warp     : warp 2 sends this rank's 4 chunks to 1 peer(s)" in out
