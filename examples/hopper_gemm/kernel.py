@@ -25,7 +25,8 @@ cooperative)           acquire before a tile's first TMA         lag``); empty[s
                        staging commit, tail() after the last
 ``load`` with          before a tile row's first TMA load: wait  per chunk: every lane ``ld.acquire.sys``
 ``gate`` (all-gather)  for each chunk of A's rows another GPU    until the flag holds this launch's
-                       pushes (``pipes.cute.comm.ChunkGate``)    value, then ``fence.proxy.async.global``
+                       pushes (``pipes.cute.comm.ChunkGate``)    value (with ``push``: has reached its
+                                                                 epoch), then ``fence.proxy.async.global``
 ``push`` (warp 2,      every peer's credit (``Credits``, .sys),  per chunk: every lane
 only with ``push``)    then this rank's chunks to each peer      ``fence.acq_rel.sys``, warp sync, lane 0
                        (``ChunkSender``), a flag per chunk       ``st.release.sys`` of the epoch
