@@ -53,7 +53,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--n", "--cols", dest="n", type=int, help="this rank's columns of W (N_r)")
     p.add_argument("--k", type=int)
     p.add_argument("--world", type=int, default=2, help="self-spawned: GPUs to use (2 or 4)")
-    p.add_argument("--chunk-rows", type=int, default=1024, help="rows per pushed chunk")
+    p.add_argument(
+        "--chunk-rows",
+        type=int,
+        help="rows per pushed chunk (default: 1024 for the copy engines; with --pusher sm, about one push per CTA)",
+    )
     p.add_argument("--copy-streams", type=int, default=2, help="copy streams the chunk pushes alternate over")
     p.add_argument(
         "--push-graph", action="store_true", help="replay each launch's pushes from a CUDA graph (less host time)"
@@ -107,6 +111,14 @@ def configuration(m: int, n: int, k: int, world: int) -> tuple:
     return config.with_(pdl=False)
 
 
+def default_chunk_rows(pusher: str, m: int, world: int, ctas: int) -> int:
+    """Rows per chunk unless ``--chunk-rows`` says: 1024 for the copy engines; for SM pushes, chunks that
+    deal about one push to each of the grid's ``ctas`` CTAs (:func:`pipes.cute.comm.sm_chunk_rows`)."""
+    from pipes.cute.comm import sm_chunk_rows
+
+    return 1024 if pusher == "copy" else sm_chunk_rows(m, world, ctas)
+
+
 def gated_kernel(config, problem, plan, k: int, pusher: str = "copy"):  # noqa: ANN001, ANN201
     """The gated GEMM, its gate and (``pusher="sm"``) its push warp: the copy engines raise each flag to a
     parity token (the gate waits for it exactly), the push warp to the launch's epoch."""
@@ -133,14 +145,17 @@ def no_gpu_report(args: argparse.Namespace, why: str) -> int:
     m, n, k = (args.m, args.n, args.k) if args.m else SHAPES[0]
     print(f"no multi-GPU run here ({why}): compiling for sm_90a instead (nothing runs)")
     config = configuration(m, n, k, args.world)
-    plan = ChunkPlan(rows=m, world=args.world, chunk_rows=args.chunk_rows)
+    ctas = min(config.cluster_tiles(m, n), 132 // config.cluster_size) * config.cluster_size  # an H100's grid
+    rows = args.chunk_rows or default_chunk_rows(args.pusher, m, args.world, ctas)
+    plan = ChunkPlan(rows=m, world=args.world, chunk_rows=rows)
     _, gate, push = gated_kernel(config, Problem("bf16"), plan, k, args.pusher)
     report = compile_report(config.config, Problem("bf16"), hooks_for(config), gate, push)
     for line in report.lines():
         print("  " + line)
     print(f"  gate          : {plan.chunks} chunks of {plan.chunk_rows} rows, {plan.rows_per_rank} rows per rank")
     if push is not None:
-        print(f"  push warp     : warp 2 sends this rank's {plan.chunks_per_rank} chunks to {push.peers} peer(s)")
+        pushes = plan.chunks_per_rank * push.peers
+        print(f"  push warp     : warp 2 of each of {ctas} CTAs: {pushes} pushes ({push.peers} peer(s)) dealt round-robin")
     print("push/gate protocol (pipes.check, two ranks; the copy engine's pushes and the SM's):")
     clean = [check(entry.build()) for entry in GATHER_GOOD]
     for result in clean:
@@ -177,7 +192,7 @@ class GatedGemm:
     copy engines (its arguments carry the launch's epoch: the DSL's own call converts them every launch)."""
 
     def __init__(  # noqa: ANN001
-        self, w_r, m: int, chunk_rows: int, streams: int = 2, graph: bool = False, pusher: str = "copy"
+        self, w_r, m: int, chunk_rows: int | None, streams: int = 2, graph: bool = False, pusher: str = "copy"
     ) -> None:
         import cutlass
         import cutlass.cute as cute
@@ -194,7 +209,9 @@ class GatedGemm:
         world = dist.get_world_size()
         n, k = w_r.shape
         self.config = configuration(m, n, k, world)
-        self.plan = ChunkPlan(rows=m, world=world, chunk_rows=chunk_rows)
+        clusters = clusters_to_launch(self.config, m, n, w_r.device.index or 0)
+        ctas = clusters * self.config.cluster_size
+        self.plan = ChunkPlan(rows=m, world=world, chunk_rows=chunk_rows or default_chunk_rows(pusher, m, world, ctas))
         self.buffers = GatherBuffers.create(self.plan, k, torch.bfloat16)
         rank, rows = self.buffers.rank, self.plan.rows_per_rank
         self.a_r = self.buffers.local.data[rank * rows : (rank + 1) * rows]
@@ -204,7 +221,6 @@ class GatedGemm:
             self.pusher = ChunkPusher(self.a_r, self.plan, self.buffers, streams=streams, graph=graph)
         self.out = torch.empty(m, n, device=w_r.device, dtype=torch.bfloat16)
         kernel, _, _ = gated_kernel(self.config, Problem("bf16"), self.plan, k, pusher)
-        clusters = clusters_to_launch(self.config, m, n, w_r.device.index or 0)
         self.head = (*cute_operands(self.buffers.local.data, w_r, self.out, None), cutlass.Float32(1.0))
         self.head = (*self.head, cutlass.Int32(clusters))
         self.epochs = Epochs()

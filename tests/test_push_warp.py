@@ -14,7 +14,7 @@ from ptx_check import kernel_body, path_states, unordered_flag_releases
 
 from pipes.chunks import ChunkPlan
 from pipes.comm import fake_push_gate_args
-from pipes.cute.comm import ChunkPushWarp, ChunkSender, PushingGateArgs
+from pipes.cute.comm import ChunkPushWarp, ChunkSender, PushingGateArgs, push_items, sm_chunk_rows
 
 OPTIONS = "--gpu-arch sm_90a --keep-ptx"
 COLUMNS = 512
@@ -71,3 +71,28 @@ def test_each_chunk_is_released_at_system_scope_after_its_stores(push_ptx):
 def test_the_gate_reads_its_arguments_by_name():
     assert PushingGateArgs._fields[:3] == ("flags", "rank", "value")
     assert ChunkPushWarp(ChunkSender(ChunkPlan(rows=1024, world=4, chunk_rows=128), 256)).peers == 3
+
+
+@pytest.mark.parametrize("world, rows, chunk_rows, ctas", [(2, 8192, 32, 132), (4, 8192, 64, 132), (2, 1024, 128, 3)])
+def test_every_push_is_dealt_to_exactly_one_cta(world, rows, chunk_rows, ctas):
+    plan = ChunkPlan(rows=rows, world=world, chunk_rows=chunk_rows)
+    dealt = [item for cta in range(ctas) for item in push_items(plan, cta, ctas)]
+    everything = [(i, j) for i in range(world - 1) for j in range(plan.chunks_per_rank)]
+    assert sorted(dealt) == everything
+    busiest = max(len(push_items(plan, cta, ctas)) for cta in range(ctas))
+    assert busiest == -(-len(everything) // ctas)  # round-robin: no CTA more than one item above another
+
+
+def test_the_push_warp_deals_by_the_grid(push_ptx):
+    _, ptx = push_ptx
+    assert "%nctaid.x" in ptx and "%ctaid.x" in ptx
+
+
+def test_sm_chunks_leave_about_one_push_per_cta():
+    assert sm_chunk_rows(8192, 2, 132) == 32  # 4096 rows to 1 peer: 128 pushes of 32 rows
+    assert sm_chunk_rows(8192, 4, 132) == 64  # 2048 rows to 3 peers: 96 pushes of 64 rows
+    assert sm_chunk_rows(16384, 2, 66) == 128
+    with pytest.raises(ValueError, match="does not divide a rank's 4000 rows"):
+        sm_chunk_rows(8000, 2, 16)
+    with pytest.raises(ValueError, match="cta = 5 of ctas = 4"):
+        push_items(ChunkPlan(rows=1024, world=2, chunk_rows=128), 5, 4)

@@ -29,7 +29,7 @@ from .credits import CREDIT_TIMEOUT_NS, Credits
 from .flags import AWAIT_TIMEOUT_NS, ReadyFlags, StepCounters
 from .gate import GATE_TIMEOUT_NS, MAX_CHUNKS, ChunkGate, GateArgs, GateSpec
 from .hook import CommHook
-from .push_warp import ChunkPushWarp, PushingGateArgs
+from .push_warp import ChunkPushWarp, PushingGateArgs, first_push, push_items, sm_chunk_rows
 from .scope import SCOPES, check_reaches, check_scope, fence, needed_scope
 from .shipper import ENGINES, WAIT_CREDITS, ShipArgs, ShipSpec, TileShipper
 from .tile_copy import TileCopy
@@ -59,5 +59,8 @@ __all__ = [
     "check_reaches",
     "check_scope",
     "fence",
+    "first_push",
     "needed_scope",
+    "push_items",
+    "sm_chunk_rows",
 ]
