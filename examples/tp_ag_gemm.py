@@ -155,7 +155,7 @@ def no_gpu_report(args: argparse.Namespace, why: str) -> int:
     print(f"  gate          : {plan.chunks} chunks of {plan.chunk_rows} rows, {plan.rows_per_rank} rows per rank")
     if push is not None:
         pushes = plan.chunks_per_rank * push.peers
-        print(f"  push warp     : warp 2 of each of {ctas} CTAs: {pushes} pushes ({push.peers} peer(s)) dealt round-robin")
+        print(f"  push warp     : warp 2 of each of {ctas} CTAs: {pushes} pushes to {push.peers} peer(s), round-robin")
     print("push/gate protocol (pipes.check, two ranks; the copy engine's pushes and the SM's):")
     clean = [check(entry.build()) for entry in GATHER_GOOD]
     for result in clean:
@@ -228,8 +228,9 @@ class GatedGemm:
         self.compiled = cute.compile(kernel, *self.head, current_stream(), first)
         # Arguments converted once per flag value (the two parity tokens alternate): ~5 µs of host time per
         # launch instead of the DSL's per-call conversion (None: a DSL whose argument list is unknown).
-        self.prepared = {}
-        if not self.sm_push:
+        if self.sm_push:  # one launch; its epoch cells rewritten per call
+            self.prepared = {"sm": self._prepare_sm(FIRST)}
+        else:
             self.prepared = {self.pusher.flag_value(e): self._prepare(e) for e in (FIRST, FIRST + 1)}
         torch.cuda.synchronize()
         dist.barrier()  # every rank compiled: no gate waits for a peer that is still compiling
@@ -245,14 +246,45 @@ class GatedGemm:
         cells = {"stream": Cell(-1 - len(gate), ctypes.c_uint64, int(stream))}
         return PreparedLaunch.build_with(self.compiled, (*self.head, stream, gate), cells)
 
+    def _prepare_sm(self, epoch: int):  # noqa: ANN202
+        """The push warp's launch with the gate's ``value`` and the ``epoch`` as cells: the address list ends
+        with the :class:`PushingGateArgs` entries (epoch last; the source tensor's entries counted by trying
+        1–3, each try checked against the stream's entry)."""
+        import ctypes
+
+        from gemm_modes.prepared import Cell, PreparedLaunch
+        from hopper_gemm.launch import current_stream
+
+        from pipes.comm import push_gate_args
+        from pipes.epoch import as_int32
+
+        stream, args = current_stream(), push_gate_args(self.buffers, self.plan, epoch)
+        peers = len(args.peer_data)
+        for src_entries in (1, 2, 3):
+            after = 4 + src_entries + 3 * peers  # the entries after the stream's
+            cells = {
+                "stream": Cell(-1 - after, ctypes.c_uint64, int(stream)),
+                "value": Cell(-after + 2, ctypes.c_int32, as_int32(epoch)),
+                "epoch": Cell(-1, ctypes.c_int32, as_int32(epoch)),
+            }
+            prepared = PreparedLaunch.build_with(self.compiled, (*self.head, stream, args), cells)
+            if prepared is not None:
+                return prepared
+        return None
+
     def launch(self) -> None:
         from hopper_gemm.launch import current_stream, current_stream_handle
 
         from pipes.comm import grant_credits, push_gate_args
+        from pipes.epoch import as_int32
 
         epoch = self.epochs.next()
         if self.sm_push:  # the kernel pushes; after it, every sender's credit word holds this epoch
-            self.compiled(*self.head, current_stream(), push_gate_args(self.buffers, self.plan, epoch))
+            prepared = self.prepared["sm"]
+            if prepared is not None:
+                prepared(current_stream_handle(), value=as_int32(epoch), epoch=as_int32(epoch))
+            else:
+                self.compiled(*self.head, current_stream(), push_gate_args(self.buffers, self.plan, epoch))
             grant_credits(self.buffers, epoch)
             return
         self.pusher.begin(epoch)
