@@ -111,12 +111,16 @@ def configuration(m: int, n: int, k: int, world: int) -> tuple:
     return config.with_(pdl=False)
 
 
+#: Warps of each CTA that push with ``--pusher sm``: every warp of the producer warpgroup beside the load warp.
+PUSH_WARPS = 3
+
+
 def default_chunk_rows(pusher: str, m: int, world: int, ctas: int) -> int:
     """Rows per chunk unless ``--chunk-rows`` says: 1024 for the copy engines; for SM pushes, chunks that
-    deal about one push to each of the grid's ``ctas`` CTAs (:func:`pipes.cute.comm.sm_chunk_rows`)."""
+    deal about one push to each push warp of the grid's ``ctas`` CTAs (:func:`pipes.cute.comm.sm_chunk_rows`)."""
     from pipes.cute.comm import sm_chunk_rows
 
-    return 1024 if pusher == "copy" else sm_chunk_rows(m, world, ctas)
+    return 1024 if pusher == "copy" else sm_chunk_rows(m, world, ctas * PUSH_WARPS)
 
 
 def gated_kernel(config, problem, plan, k: int, pusher: str = "copy"):  # noqa: ANN001, ANN201
@@ -128,7 +132,7 @@ def gated_kernel(config, problem, plan, k: int, pusher: str = "copy"):  # noqa: 
     from pipes.cute.comm import ChunkPushWarp, ChunkSender, GateSpec
 
     gate = GateSpec(plan, tile_m=config.tile_m, exact=pusher == "copy")
-    push = ChunkPushWarp(ChunkSender(plan, k)) if pusher == "sm" else None
+    push = ChunkPushWarp(ChunkSender(plan, k), warps=PUSH_WARPS) if pusher == "sm" else None
     return GemmKernel(config.config, problem, modes=hooks_for(config), gate=gate, push=push), gate, push
 
 
@@ -155,7 +159,8 @@ def no_gpu_report(args: argparse.Namespace, why: str) -> int:
     print(f"  gate          : {plan.chunks} chunks of {plan.chunk_rows} rows, {plan.rows_per_rank} rows per rank")
     if push is not None:
         pushes = plan.chunks_per_rank * push.peers
-        print(f"  push warp     : warp 2 of each of {ctas} CTAs: {pushes} pushes to {push.peers} peer(s), round-robin")
+        workers = f"warps 1–{push.warps} of each of {ctas} CTAs"
+        print(f"  push warps    : {workers}: {pushes} pushes to {push.peers} peer(s), round-robin")
     print("push/gate protocol (pipes.check, two ranks; the copy engine's pushes and the SM's):")
     clean = [check(entry.build()) for entry in GATHER_GOOD]
     for result in clean:

@@ -73,8 +73,8 @@ def test_the_gate_reads_its_arguments_by_name():
     assert ChunkPushWarp(ChunkSender(ChunkPlan(rows=1024, world=4, chunk_rows=128), 256)).peers == 3
 
 
-@pytest.mark.parametrize("world, rows, chunk_rows, ctas", [(2, 8192, 32, 132), (4, 8192, 64, 132), (2, 1024, 128, 3)])
-def test_every_push_is_dealt_to_exactly_one_cta(world, rows, chunk_rows, ctas):
+@pytest.mark.parametrize("world, rows, chunk_rows, ctas", [(2, 8192, 16, 396), (4, 8192, 64, 132), (2, 1024, 128, 3)])
+def test_every_push_is_dealt_to_exactly_one_warp(world, rows, chunk_rows, ctas):
     plan = ChunkPlan(rows=rows, world=world, chunk_rows=chunk_rows)
     dealt = [item for cta in range(ctas) for item in push_items(plan, cta, ctas)]
     everything = [(i, j) for i in range(world - 1) for j in range(plan.chunks_per_rank)]
@@ -91,8 +91,10 @@ def test_the_push_warp_deals_by_the_grid(push_ptx):
 def test_sm_chunks_leave_about_one_push_per_cta():
     assert sm_chunk_rows(8192, 2, 132) == 32  # 4096 rows to 1 peer: 128 pushes of 32 rows
     assert sm_chunk_rows(8192, 4, 132) == 64  # 2048 rows to 3 peers: 96 pushes of 64 rows
+    assert sm_chunk_rows(8192, 2, 396) == 16  # 3 warps × 132 CTAs: 256 pushes of 16 rows
+    assert sm_chunk_rows(16384, 2, 396) == 32  # 16 rows would be 1024 chunks, more than a gate remembers
     assert sm_chunk_rows(16384, 2, 66) == 128
     with pytest.raises(ValueError, match="does not divide a rank's 4000 rows"):
         sm_chunk_rows(8000, 2, 16)
-    with pytest.raises(ValueError, match="cta = 5 of ctas = 4"):
+    with pytest.raises(ValueError, match="worker = 5 of workers = 4"):
         push_items(ChunkPlan(rows=1024, world=2, chunk_rows=128), 5, 4)

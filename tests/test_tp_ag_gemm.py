@@ -79,7 +79,7 @@ def test_a_gate_the_configuration_cannot_honour_is_refused_by_name():
 
 @pytest.mark.parametrize("world", [2, 4])
 def test_the_push_warp_sends_this_ranks_chunks_beside_the_gate(world):
-    """``GemmKernel(push=ChunkPushWarp)``: warp 2 acquires every peer's credit, sends the rank's chunks in
+    """``GemmKernel(push=ChunkPushWarp)``: warps 1–3 acquire every peer's credit, send the rank's chunks in
     16-byte stores and releases each flag at system scope, beside the load warp's gate (epochs: the gate
     waits until a flag has reached the launch's); no spills, no serialized wgmma."""
     from pipes.cute.comm import ChunkPushWarp, ChunkSender
@@ -87,7 +87,7 @@ def test_the_push_warp_sends_this_ranks_chunks_beside_the_gate(world):
     plan = ChunkPlan(rows=8192, world=world, chunk_rows=1024)
     gate = GateSpec(plan, tile_m=128, exact=False)
     config = tuned_config(128, 256, 2, 1, "cooperative").config
-    pushing = compile_report(config, Problem("bf16"), None, gate, ChunkPushWarp(ChunkSender(plan, 4096)))
+    pushing = compile_report(config, Problem("bf16"), None, gate, ChunkPushWarp(ChunkSender(plan, 4096), warps=3))
     plain = compile_report(config, Problem("bf16"), None, gate)
     assert "st.global.v4.b32" in pushing.ptx and "st.global.v4.b32" not in plain.ptx
     assert "st.release.sys.global.b32" in pushing.ptx and "st.release.sys" not in plain.ptx
@@ -110,6 +110,11 @@ def test_a_push_warp_without_its_gate_is_refused_by_name():
     other = ChunkPlan(rows=8192, world=2, chunk_rows=512)
     with pytest.raises(ValueError, match="allowed one plan"):
         GemmKernel(config, Problem("bf16"), gate=GateSpec(other, tile_m=128, exact=False), push=push)
+    epoch_gate = GateSpec(PLAN, tile_m=128, exact=False)
+    with pytest.raises(ValueError, match="push and comm in one kernel"):
+        GemmKernel(config, Problem("bf16"), gate=epoch_gate, push=push, comm=object())
+    with pytest.raises(ValueError, match="ChunkPushWarp.warps = 4: the producer warpgroup has 3 warps"):
+        GemmKernel(config, Problem("bf16"), gate=epoch_gate, push=ChunkPushWarp(ChunkSender(PLAN, 4096), warps=4))
 
 
 def test_the_example_without_gpus_compiles_the_gated_kernel_and_proves_the_protocol(capsys, torch_without_gpu):
@@ -129,5 +134,5 @@ def test_the_example_compiles_the_push_warp_with_pusher_sm(capsys, torch_without
 
     assert tp_ag_gemm.main(["--rows", "8192", "--cols", "4096", "--k", "8192", "--pusher", "sm"]) == 0
     out = capsys.readouterr().out
-    assert "spills        : 0 bytes" in out and "gate          : 256 chunks of 32 rows" in out
-    assert "push warp     : warp 2 of each of 132 CTAs: 128 pushes to 1 peer(s), round-robin" in out
+    assert "spills        : 0 bytes" in out and "gate          : 512 chunks of 16 rows" in out
+    assert "push warps    : warps 1–3 of each of 132 CTAs: 256 pushes to 1 peer(s), round-robin" in out

@@ -79,9 +79,17 @@ def check_gate(config: GemmConfig, gate: Any, comm: Any, modes: Any) -> None:
         )
 
 
-def check_push(gate: Any, push: Any) -> None:
-    """``ValueError`` unless the push warp (``push``, a ``pipes.cute.comm.ChunkPushWarp``) can feed ``gate``:
-    a gate to wait on its chunks, the same chunks, and flags that hold epochs (``GateSpec(exact=False)``)."""
+def check_push(gate: Any, push: Any, comm: Any = None) -> None:
+    """``ValueError`` unless the push warps (``push``, a ``pipes.cute.comm.ChunkPushWarp``) can feed ``gate``:
+    a gate to wait on its chunks, the same chunks, flags that hold epochs (``GateSpec(exact=False)``), at
+    most the three warps beside the load warp, and no comm role (it would take warp 1)."""
+    if comm is not None:
+        raise ValueError(
+            "push and comm in one kernel: the push warps start at warp 1, the comm role's warp; an all-gather "
+            "GEMM and a GEMM that ships its tiles are two kernels"
+        )
+    if push.warps > 3:
+        raise ValueError(f"ChunkPushWarp.warps = {push.warps}: the producer warpgroup has 3 warps beside the load warp")
     if gate is None:
         raise ValueError("a push warp needs a gate: the kernel pushes its chunks for peers whose gates wait on them")
     if push.sender.plan != gate.plan:

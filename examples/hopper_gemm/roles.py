@@ -28,8 +28,9 @@ BLOCK_THREADS = 384
 LOAD_REGISTERS = 40
 MMA_REGISTERS = 232
 MATH_FIRST_WARP = 4
-#: The producer warpgroup's warp that pushes an all-gather's chunks with SM copies (warp 1 is a comm role's).
-PUSH_WARP = 2
+#: The first of the producer warpgroup's warps that push an all-gather's chunks with SM copies (1–3: every
+#: warp beside the load warp; a comm role would take warp 1, so the two do not share a kernel).
+PUSH_FIRST_WARP = 1
 
 
 @dataclass(frozen=True)
@@ -51,14 +52,13 @@ class Declarations:
 TRACE_NAMES = {1: "mainloop", 2: "pingpong", 3: "epilogue"}
 
 
-def declare(
-    config: GemmConfig, problem: Problem, tracer: Any = None, comm: Any = None, push: bool = False
-) -> Declarations:
+def declare(config: GemmConfig, problem: Problem, tracer: Any = None, comm: Any = None, push: int = 0) -> Declarations:
     """The pipelines, the staging ring, the ping-pong order and the role layout of one configuration.
 
     ``tracer``: a :class:`pipes.cute.Tracer` (built inside the kernel) to record the mainloop's events.
     ``comm``: a ``tile_comm.CommRole`` (adds the ``tiles`` pipeline and the ``store``/``comm`` roles).
-    ``push``: an all-gather's push warp (``pipes.cute.comm.ChunkPushWarp``) on warp :data:`PUSH_WARP`.
+    ``push``: an all-gather's push warps (``pipes.cute.comm.ChunkPushWarp``): their count, from warp
+    :data:`PUSH_FIRST_WARP` (0: none).
     """
     ab_stages, epi_stages = config.stages(problem)
     math_warps = 4 * config.warpgroups_per_tile  # warps that consume one slot
@@ -84,7 +84,7 @@ def declare(
     # Ping-pong: of the 8 math warps, the 4 of one warpgroup consume each slot.
     roles = {"load": Warps(0), "mma": Warps(MATH_FIRST_WARP, 8, threads=math_warps * 32)}
     if push:
-        roles["push"] = Warps(PUSH_WARP)
+        roles["push"] = Warps(PUSH_FIRST_WARP, push)
     notify = None
     if comm is not None:  # comm hook: the store→notify pipeline and the store/comm roles
         notify, roles = comm.declare(roles, storing_warp=MATH_FIRST_WARP)
