@@ -68,6 +68,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         default="copy",
         help="who pushes each rank's rows: the copy engines, or warp 2 of the GEMM itself (SM copies)",
     )
+    p.add_argument(
+        "--push-warps",
+        type=int,
+        choices=[1, 2, 3],
+        default=1,
+        help="--pusher sm: warps per CTA that push (beside the load warp, from warp 1)",
+    )
     p.add_argument("--check", action="store_true")
     p.add_argument("--bench", action="store_true")
     p.add_argument("--launches", type=int, default=3, help="--check: back-to-back launches, each compared")
@@ -111,19 +118,15 @@ def configuration(m: int, n: int, k: int, world: int) -> tuple:
     return config.with_(pdl=False)
 
 
-#: Warps of each CTA that push with ``--pusher sm``: every warp of the producer warpgroup beside the load warp.
-PUSH_WARPS = 3
-
-
-def default_chunk_rows(pusher: str, m: int, world: int, ctas: int) -> int:
+def default_chunk_rows(pusher: str, m: int, world: int, workers: int) -> int:
     """Rows per chunk unless ``--chunk-rows`` says: 1024 for the copy engines; for SM pushes, chunks that
-    deal about one push to each push warp of the grid's ``ctas`` CTAs (:func:`pipes.cute.comm.sm_chunk_rows`)."""
+    deal about one push to each of the grid's ``workers`` push warps (:func:`pipes.cute.comm.sm_chunk_rows`)."""
     from pipes.cute.comm import sm_chunk_rows
 
-    return 1024 if pusher == "copy" else sm_chunk_rows(m, world, ctas * PUSH_WARPS)
+    return 1024 if pusher == "copy" else sm_chunk_rows(m, world, workers)
 
 
-def gated_kernel(config, problem, plan, k: int, pusher: str = "copy"):  # noqa: ANN001, ANN201
+def gated_kernel(config, problem, plan, k: int, pusher: str = "copy", push_warps: int = 1):  # noqa: ANN001, ANN201
     """The gated GEMM, its gate and (``pusher="sm"``) its push warp: the copy engines raise each flag to a
     parity token (the gate waits for it exactly), the push warp to the launch's epoch."""
     from gemm_modes.launch import hooks_for
@@ -132,7 +135,7 @@ def gated_kernel(config, problem, plan, k: int, pusher: str = "copy"):  # noqa: 
     from pipes.cute.comm import ChunkPushWarp, ChunkSender, GateSpec
 
     gate = GateSpec(plan, tile_m=config.tile_m, exact=pusher == "copy")
-    push = ChunkPushWarp(ChunkSender(plan, k), warps=PUSH_WARPS) if pusher == "sm" else None
+    push = ChunkPushWarp(ChunkSender(plan, k), warps=push_warps) if pusher == "sm" else None
     return GemmKernel(config.config, problem, modes=hooks_for(config), gate=gate, push=push), gate, push
 
 
@@ -150,16 +153,16 @@ def no_gpu_report(args: argparse.Namespace, why: str) -> int:
     print(f"no multi-GPU run here ({why}): compiling for sm_90a instead (nothing runs)")
     config = configuration(m, n, k, args.world)
     ctas = min(config.cluster_tiles(m, n), 132 // config.cluster_size) * config.cluster_size  # an H100's grid
-    rows = args.chunk_rows or default_chunk_rows(args.pusher, m, args.world, ctas)
+    rows = args.chunk_rows or default_chunk_rows(args.pusher, m, args.world, ctas * args.push_warps)
     plan = ChunkPlan(rows=m, world=args.world, chunk_rows=rows)
-    _, gate, push = gated_kernel(config, Problem("bf16"), plan, k, args.pusher)
+    _, gate, push = gated_kernel(config, Problem("bf16"), plan, k, args.pusher, args.push_warps)
     report = compile_report(config.config, Problem("bf16"), hooks_for(config), gate, push)
     for line in report.lines():
         print("  " + line)
     print(f"  gate          : {plan.chunks} chunks of {plan.chunk_rows} rows, {plan.rows_per_rank} rows per rank")
     if push is not None:
         pushes = plan.chunks_per_rank * push.peers
-        workers = f"warps 1–{push.warps} of each of {ctas} CTAs"
+        workers = f"{'warp 1' if push.warps == 1 else f'warps 1–{push.warps}'} of each of {ctas} CTAs"
         print(f"  push warps    : {workers}: {pushes} pushes to {push.peers} peer(s), round-robin")
     print("push/gate protocol (pipes.check, two ranks; the copy engine's pushes and the SM's):")
     clean = [check(entry.build()) for entry in GATHER_GOOD]
@@ -197,7 +200,14 @@ class GatedGemm:
     copy engines (its arguments carry the launch's epoch: the DSL's own call converts them every launch)."""
 
     def __init__(  # noqa: ANN001
-        self, w_r, m: int, chunk_rows: int | None, streams: int = 2, graph: bool = False, pusher: str = "copy"
+        self,
+        w_r,
+        m: int,
+        chunk_rows: int | None,
+        streams: int = 2,
+        graph: bool = False,
+        pusher: str = "copy",
+        push_warps: int = 1,
     ) -> None:
         import cutlass
         import cutlass.cute as cute
@@ -215,8 +225,9 @@ class GatedGemm:
         n, k = w_r.shape
         self.config = configuration(m, n, k, world)
         clusters = clusters_to_launch(self.config, m, n, w_r.device.index or 0)
-        ctas = clusters * self.config.cluster_size
-        self.plan = ChunkPlan(rows=m, world=world, chunk_rows=chunk_rows or default_chunk_rows(pusher, m, world, ctas))
+        workers = clusters * self.config.cluster_size * push_warps
+        chunk_rows = chunk_rows or default_chunk_rows(pusher, m, world, workers)
+        self.plan = ChunkPlan(rows=m, world=world, chunk_rows=chunk_rows)
         self.buffers = GatherBuffers.create(self.plan, k, torch.bfloat16)
         rank, rows = self.buffers.rank, self.plan.rows_per_rank
         self.a_r = self.buffers.local.data[rank * rows : (rank + 1) * rows]
@@ -225,7 +236,7 @@ class GatedGemm:
         if not self.sm_push:
             self.pusher = ChunkPusher(self.a_r, self.plan, self.buffers, streams=streams, graph=graph)
         self.out = torch.empty(m, n, device=w_r.device, dtype=torch.bfloat16)
-        kernel, _, _ = gated_kernel(self.config, Problem("bf16"), self.plan, k, pusher)
+        kernel, _, _ = gated_kernel(self.config, Problem("bf16"), self.plan, k, pusher, push_warps)
         self.head = (*cute_operands(self.buffers.local.data, w_r, self.out, None), cutlass.Float32(1.0))
         self.head = (*self.head, cutlass.Int32(clusters))
         self.epochs = Epochs()
@@ -313,7 +324,7 @@ def one_shape(m: int, n: int, k: int, rank: int, world: int, device, args: argpa
     rows = m // world
     a_r = a[rank * rows : (rank + 1) * rows].contiguous()
     w_r = w[rank * n : (rank + 1) * n].contiguous()
-    ours = GatedGemm(w_r, m, args.chunk_rows, args.copy_streams, args.push_graph, args.pusher)
+    ours = GatedGemm(w_r, m, args.chunk_rows, args.copy_streams, args.push_graph, args.pusher, args.push_warps)
     ours.a_r.copy_(a_r)
     row = {"shape": [m, n, k], "device": torch.cuda.get_device_name(device), "config": ours.config.describe()}
     row["prepared"] = bool(ours.prepared) and all(p is not None for p in ours.prepared.values())

@@ -134,5 +134,10 @@ def test_the_example_compiles_the_push_warp_with_pusher_sm(capsys, torch_without
 
     assert tp_ag_gemm.main(["--rows", "8192", "--cols", "4096", "--k", "8192", "--pusher", "sm"]) == 0
     out = capsys.readouterr().out
+    assert "spills        : 0 bytes" in out and "gate          : 256 chunks of 32 rows" in out
+    assert "push warps    : warp 1 of each of 132 CTAs: 128 pushes to 1 peer(s), round-robin" in out
+    argv = ["--rows", "8192", "--cols", "4096", "--k", "8192", "--pusher", "sm", "--push-warps", "3"]
+    assert tp_ag_gemm.main(argv) == 0
+    out = capsys.readouterr().out
     assert "spills        : 0 bytes" in out and "gate          : 512 chunks of 16 rows" in out
     assert "push warps    : warps 1–3 of each of 132 CTAs: 256 pushes to 1 peer(s), round-robin" in out
