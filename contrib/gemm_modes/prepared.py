@@ -104,15 +104,17 @@ class PreparedLaunch:
             return None
         if any(read_cell(exe_args[c.index], c.kind) != c.value for c in cells.values()):
             return None
+        # ``compiled`` owns the loaded module: once it is collected, the executor's function (and a CUDA
+        # graph that captured a launch of it) points at unloaded code.
         if not pointers:
-            return cls(compiled.to(), exe_args, (keep, args), cells)
+            return cls(compiled.to(), exe_args, (keep, args, compiled), cells)
         descriptors = [getattr(t, "_memref_desc", None) for t in args[:count]]
         if any(d is None for d in descriptors):
             return None
         if any(read_cell(exe_args[i], ctypes.c_uint64) != pointers[i] for i in range(count)):
             return None
         pointer_cells = tuple(ctypes.c_uint64.from_address(_address(exe_args[i])) for i in range(count))
-        return cls(compiled.to(), exe_args, (keep, descriptors, args[count:]), cells, pointer_cells)
+        return cls(compiled.to(), exe_args, (keep, descriptors, args[count:], compiled), cells, pointer_cells)
 
     def rebind(self, pointers: tuple[int, ...]) -> None:
         """Point the tensors given to :meth:`build` as ``pointers`` at new data (same shapes and strides)."""

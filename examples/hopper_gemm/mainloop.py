@@ -35,7 +35,10 @@ def mainloop(
     if cutlass.const_expr(under is not None):
         work, held_tm, held_tn = under
         staging = _store_under(work, 0, staging, held_tm, held_tn)
-    token = consumer.try_wait()
+    # Peek only at a k-tile this tile has: ``try_wait`` on a phase that is not coming blocks until the
+    # hardware's time limit (~4 µs on an H100), which the CTA's last tile would pay at every launch.
+    if k_tiles > 1:
+        token = consumer.try_wait()
     for k in cutlass.range(1, k_tiles, unroll=1):
         slot = consumer.wait(token)
         _issue_k_tile(tiled_mma, acc, a_frag, b_frag, slot, False)
@@ -45,7 +48,8 @@ def mainloop(
                     staging = _store_under(work, chunk, staging, held_tm, held_tn)
         warpgroup.wait_group(1)
         consumer.release()
-        token = consumer.try_wait()
+        if k + 1 < k_tiles:
+            token = consumer.try_wait()
     if cutlass.const_expr(under is not None):
         for chunk in cutlass.range_constexpr(1, work.chunks):
             if k_tiles <= chunk:
