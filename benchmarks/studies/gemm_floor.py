@@ -5,6 +5,8 @@ over ``ROUNDS`` rounds; the figure is the median per launch. At 128×128×64 (on
 left is the kernel's fixed cost: its launch, set-up (barrier init, cluster sync, descriptor prefetch) and
 the store's completion before it exits. The variants vary what a fixed cost could hang on: the schedule,
 the cluster, the A/B stage count (the shared memory a CTA asks for) and programmatic dependent launch.
+(None of them was it: a peek at a k-tile that never comes, blocking until ``mbarrier.try_wait``'s time
+limit, cost ~4 µs per launch until the mainloop stopped making it; see docs/cute-async.md.)
 
     python benchmarks/studies/gemm_floor.py [--shapes 128x128x64,1024x1024x1024]
 """
