@@ -214,6 +214,17 @@ class Machine(MachineFacts):
 
     def _exit_warnings(self, world: World) -> list[Problem]:
         warnings = []
+        for bar, phase in world.peeks:
+            name = self.layout.barrier_names[bar]
+            warnings.append(
+                Problem(
+                    "PEEK_NEVER_COMPLETES",
+                    f"a try_wait/try_acquire on {name} found phase {phase} incomplete, and it never completes before "
+                    "exit: on the GPU that peek blocks until mbarrier.try_wait's time limit (~4 µs on an H100) and "
+                    "then returns false, at every launch — peek only at a phase that is coming (e.g. not past a "
+                    "loop's last item: `if k + 1 < k_tiles: token = consumer.try_wait()`)",
+                )
+            )
         for declared, state in zip(self.layout.counters, world.counters, strict=True):
             if declared.drain and state.value > 0:
                 warnings.append(

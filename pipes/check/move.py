@@ -91,6 +91,7 @@ class Move:
         self.engines = list(world.engines)
         self.counters = list(world.counters)
         self.launched = world.launched
+        self.peeks = set(world.peeks)
         self.loads = {load.label: load for load in world.loads}
         self.lines: list[str] = []
         self.problem: Problem | None = None
@@ -111,7 +112,14 @@ class Move:
             tuple(self.loads[label] for label in sorted(self.loads)),
             tuple(c if c is o else intern(c) for c, o in zip(self.counters, old.counters, strict=True)),
             self.launched,
+            self._pending_peeks(),
         )
+
+    def _pending_peeks(self) -> tuple[tuple[int, int], ...]:
+        """The failed peeks whose phase has still not completed (a barrier's phase count only grows)."""
+        if not self.peeks:
+            return ()
+        return tuple(sorted((bar, phase) for bar, phase in self.peeks if self.barriers[bar].completed <= phase))
 
     # -- agents ----------------------------------------------------------------------------------
     def run_agent(self, agent: int) -> None:
@@ -162,6 +170,9 @@ class Move:
             self._pass(agent, op)
         elif kind is TryWait:
             if not mb.passes(self.barriers[op.barrier], op.parity):
+                # The phase being waited for is the current one: remembered until it completes; one still
+                # incomplete at exit is a peek that blocked until mbarrier.try_wait's time limit.
+                self.peeks.add((op.barrier, self.barriers[op.barrier].completed))
                 return False
             self._pass(agent, op)
             return True

@@ -36,6 +36,10 @@ class FindingKind(enum.Enum):
     CREDITS_LEFT = "signals left untaken on a counter at exit (harmless to this kernel)"
     ILLEGAL_FLAG = "a flag the target does not have: an illegal pipe pair, an id out of range (Ascend)"
     FLAG_CAUTION = "a legal but risky flag: an explicit reserved id, one id from one source pipe to two pipes (Ascend)"
+    PEEK_NEVER_COMPLETES = (
+        "a try_wait/try_acquire on a phase that does not complete before exit: on the GPU it blocks until "
+        "mbarrier.try_wait's time limit (~4 µs on an H100) at every launch"
+    )
     STATIC_MISMATCH = (
         "a note: the count check before exploring saw a mismatch the search did not confirm (it decides: no hang found)"
     )
@@ -45,7 +49,9 @@ class FindingKind(enum.Enum):
         return Severity.WARNING if self in _WARNINGS else Severity.ERROR
 
 
-_WARNINGS = frozenset({FindingKind.CREDITS_LEFT, FindingKind.FLAG_CAUTION, FindingKind.STATIC_MISMATCH})
+_WARNINGS = frozenset(
+    {FindingKind.CREDITS_LEFT, FindingKind.FLAG_CAUTION, FindingKind.STATIC_MISMATCH, FindingKind.PEEK_NEVER_COMPLETES}
+)
 
 
 @dataclass(frozen=True)

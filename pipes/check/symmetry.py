@@ -350,7 +350,7 @@ class Symmetry:
         engines = tuple(self._engine(world.engines[old], old, know) for old in order)
         loads = tuple(sorted(self._load(load, rename, know) for load in world.loads)) if world.loads else ()
         counters = tuple(self._counter(c, know, rename) for c in world.counters) if world.counters else ()
-        return (shapes_key, barriers, world.flags, cells, knowledge, engines, loads, counters, launched)
+        return (shapes_key, barriers, world.flags, cells, knowledge, engines, loads, counters, launched, world.peeks)
 
     def _load(self, load: Any, rename: list[int], know) -> Hashable:
         agent = load.agent

@@ -45,6 +45,9 @@ class World(NamedTuple):
     counters: tuple[mc.CounterState, ...] = ()
     launched: int = 0
     """Bit ``a``: agent ``a`` executed ``griddepcontrol.launch_dependents``."""
+    peeks: tuple[tuple[int, int], ...] = ()
+    """``(barrier, phase)`` of every ``try_wait``/``try_acquire`` that found its phase incomplete and whose
+    phase has not completed since (sorted; no agent named, so symmetric worlds stay one state)."""
 
 
 class Problem(NamedTuple):

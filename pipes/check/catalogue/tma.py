@@ -49,6 +49,43 @@ def two_operand_loads(stages: int = 2, k_blocks: int = 4, expect_tx: int = A_BYT
     return Protocol(name, [Agent("tma", loads), Agent("mma", mma)], [ModelPipeline(spec, fence_reads=False)])
 
 
+def peeking_mainloop(stages: int = 2, tiles: int = 2, k_tiles: int = 2, dangling: bool = False) -> Protocol:
+    """The Hopper GEMM's k-loop as it peeks: after each k-tile's wgmmas the math warpgroup polls the next
+    slot (``try_wait``) and later waits on the token. ``dangling``: it also peeks after the tile's last
+    k-tile — for the CTA's last tile at a slot no load will ever fill (a peek that blocks until
+    ``mbarrier.try_wait``'s time limit, ~4 µs per launch on an H100)."""
+    spec = PipelineSpec(
+        "mainloop",
+        stages,
+        Role("tma", ArrivalUnit.ELECTED_PER_WARP),
+        Role("mma", ArrivalUnit.WARPGROUP),
+        Completion.TRANSACTION_BYTES,
+        A_BYTES,
+    )
+
+    def loads(ctx: Ctx) -> None:
+        p = ctx.producer("mainloop")
+        for item in range(tiles * k_tiles):
+            slot = p.acquire()
+            ctx.load("mainloop", slot, item, nbytes=A_BYTES)
+            p.commit()
+        p.tail()
+
+    def mma(ctx: Ctx) -> None:
+        c = ctx.consumer("mainloop")
+        for tile in range(tiles):
+            token = c.try_wait()
+            for k in range(k_tiles):
+                slot = c.wait(token)
+                assert ctx.read("mainloop", slot, proxy="async") == tile * k_tiles + k
+                c.release()
+                if dangling or k + 1 < k_tiles:
+                    token = c.try_wait()
+
+    name = "peeking_mainloop" + ("_dangling" if dangling else "")
+    return Protocol(name, [Agent("tma", loads), Agent("mma", mma)], [ModelPipeline(spec, fence_reads=False)])
+
+
 def hand_written_tma(stages: int = 2, k_blocks: int = 4, wait_store: str = "read") -> Protocol:
     """A kernel written the way most are, without pipeline objects: ``full[s]``/``empty[s]`` mbarrier
     arrays, a producer thread that waits ``empty[s]``, arms ``full[s]`` with ``arrive.expect_tx`` and
@@ -93,6 +130,7 @@ def hand_written_tma(stages: int = 2, k_blocks: int = 4, wait_store: str = "read
 
 GOOD = [
     Entry("two_operand_loads", "A and B TMA loads complete one stage (load parts)", two_operand_loads),
+    Entry("peeking_mainloop", "a k-loop that peeks (try_wait) at the next k-tile of its tile only", peeking_mainloop),
     Entry(
         "hand_written_tma",
         "raw mbarrier arrays + TMA loads + a TMA-store epilogue ending in wait_group.read 0",
@@ -101,6 +139,14 @@ GOOD = [
 ]
 
 BAD = [
+    Entry(
+        "peeking_mainloop_dangling",
+        "the k-loop peeks after its last k-tile too: the last tile's peek waits on a slot nothing will fill",
+        lambda: peeking_mainloop(dangling=True),
+        FindingKind.PEEK_NEVER_COMPLETES,
+        ("mainloop.full[0]", "never completes before exit", "if k + 1 < k_tiles"),
+        twin="peeking_mainloop",
+    ),
     Entry(
         "two_operand_loads_short_expect",
         "the producer arms only the A tile's bytes: the stage completes before the B tile lands",
