@@ -5,6 +5,8 @@ over ``ROUNDS`` rounds; the figure is the median per launch. At 128×128×64 (on
 left is the kernel's fixed cost: its launch, set-up (barrier init, cluster sync, descriptor prefetch) and
 the store's completion before it exits. The variants vary what a fixed cost could hang on: the schedule,
 the cluster, the A/B stage count (the shared memory a CTA asks for) and programmatic dependent launch.
+``--cupti`` also prints each contender's kernel duration and the gap between kernels as CUPTI sees them
+(``kernel_tools.timing.kernel_spans``): time spent inside the kernel, or between launches.
 (None of them was it: a peek at a k-tile that never comes, blocking until ``mbarrier.try_wait``'s time
 limit, cost ~4 µs per launch until the mainloop stopped making it; see docs/cute-async.md.)
 
@@ -42,6 +44,7 @@ def variants() -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", help="comma-separated MxNxK (default: 128x128x64,1024x1024x1024)")
+    parser.add_argument("--cupti", action="store_true", help="also CUPTI's kernel durations and gaps (torch.profiler)")
     args = parser.parse_args(argv)
     shapes = parse_shapes(parser, args.shapes) if args.shapes else SHAPES
     torch = cuda_torch("studies/gemm_floor.py", "the CPU tests compile the kernels")
@@ -49,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from gemm_modes.launch import launcher
     from hopper_gemm.api import validate
-    from kernel_tools.timing import graphed, time_interleaved
+    from kernel_tools.timing import graphed, kernel_spans, time_interleaved
 
     print(f"device: {torch.cuda.get_device_name()}; {LAUNCHES} launches per graph, median of {ROUNDS} rounds, µs")
     for m, n, k in shapes:
@@ -61,6 +64,10 @@ def main(argv: list[str] | None = None) -> int:
         replays |= {name: graphed(launcher(config, ops, out), LAUNCHES) for name, config in variants().items()}
         times = time_interleaved(replays, ROUNDS, 1)
         print(f"{m}×{n}×{k}: " + " | ".join(f"{name} {us / LAUNCHES:.2f}" for name, us in times.items()), flush=True)
+        if args.cupti:
+            for name, replay in replays.items():
+                span = kernel_spans(replay)
+                print(f"  {name}: kernel {span.duration:.2f}, gap {span.gap:.2f} ({span.kernels} kernels)", flush=True)
     return 0
 
 

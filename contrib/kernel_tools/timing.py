@@ -83,6 +83,43 @@ def time_interleaved(
 
 
 @dataclass(frozen=True)
+class KernelSpan:
+    """CUPTI's view of a replayed batch (torch.profiler): the median kernel duration and the median gap
+    from one kernel's end to the next one's start, in µs, over ``kernels`` kernels."""
+
+    duration: float
+    gap: float
+    kernels: int
+
+
+def kernel_spans(fn: Callable[[], object], replays: int = 3) -> KernelSpan:
+    """Profile ``replays`` calls of ``fn`` (a graph replay of several launches) and read every kernel's GPU
+    start and end: where a batch's time per launch goes — inside the kernels, or between them."""
+    import json
+    import tempfile
+    from pathlib import Path
+
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(replays):
+            fn()
+        torch.cuda.synchronize()
+    with tempfile.NamedTemporaryFile(suffix=".json") as trace:  # the Chrome trace holds each kernel's ts, dur
+        prof.export_chrome_trace(trace.name)
+        events = json.loads(Path(trace.name).read_text())["traceEvents"]
+    spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in events if e.get("cat") == "kernel")
+    if len(spans) < 2:
+        raise RuntimeError(f"kernel_spans: CUPTI reported {len(spans)} kernel(s); is the profiler available?")
+    durations = [end - start for start, end in spans]
+    gaps = [later[0] - earlier[1] for earlier, later in zip(spans, spans[1:], strict=False)]
+    return KernelSpan(statistics.median(durations), statistics.median(gaps), len(spans))
+
+
+@dataclass(frozen=True)
 class PairedRatio:
     """``other / base`` time per round: the median and the quartiles over ``rounds`` rounds."""
 
