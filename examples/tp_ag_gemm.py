@@ -42,8 +42,11 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1] / "contrib")]
 
-#: C per rank = AG(A) · W_rᵀ: (M, N_r, K).
-SHAPES = [(8192, 4096, 8192), (8192, 8192, 4096), (16384, 4096, 8192), (4096, 14336, 8192), (8192, 4096, 2048)]
+#: C per rank = AG(A) · W_rᵀ: (M, N_r, K), by world size (the default shapes of ``--bench``).
+SHAPES = {
+    2: [(8192, 4096, 8192), (8192, 8192, 4096), (16384, 4096, 8192), (4096, 14336, 8192), (8192, 4096, 2048)],
+    4: [(8192, 2048, 8192), (8192, 4096, 4096), (16384, 2048, 8192), (4096, 7168, 8192), (8192, 2048, 2048)],
+}
 REL_BOUND = 2e-2  # bf16 output against an fp32 reference
 
 
@@ -149,7 +152,7 @@ def no_gpu_report(args: argparse.Namespace, why: str) -> int:
     from pipes.check.catalogue.comm import GATHER_BAD, GATHER_GOOD
     from pipes.chunks import ChunkPlan
 
-    m, n, k = (args.m, args.n, args.k) if args.m else SHAPES[0]
+    m, n, k = (args.m, args.n, args.k) if args.m else SHAPES[args.world][0]
     print(f"no multi-GPU run here ({why}): compiling for sm_90a instead (nothing runs)")
     config = configuration(m, n, k, args.world)
     ctas = min(config.cluster_tiles(m, n), 132 // config.cluster_size) * config.cluster_size  # an H100's grid
@@ -180,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
 
     rank, device = start()
     world = dist.get_world_size()
-    shapes = [(args.m, args.n, args.k)] if args.m else SHAPES
+    shapes = [(args.m, args.n, args.k)] if args.m else SHAPES.get(world, SHAPES[2])
     rows = []
     try:
         for m, n, k in shapes:

@@ -46,7 +46,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--tokens", type=int, help=f"T (default: {', '.join(map(str, TOKENS))})")
     p.add_argument("--hidden", type=int, default=HIDDEN)
     p.add_argument("--intermediate", type=int, default=INTERMEDIATE)
-    p.add_argument("--chunk-rows", type=int, default=1024, help="rows per pushed chunk of X")
+    p.add_argument("--chunk-rows", type=int, help="rows per pushed chunk of X (default: tp_ag_gemm's for the pusher)")
+    p.add_argument(
+        "--pusher",
+        choices=["copy", "sm"],
+        default="copy",
+        help="who pushes X's rows in the all-gather GEMM: the copy engines, or the GEMM's own warp (tp_ag_gemm)",
+    )
     p.add_argument("--check", action="store_true")
     p.add_argument("--bench", action="store_true")
     p.add_argument("--rounds", type=int, default=5)
@@ -85,11 +91,13 @@ class FusedMlp:
     """Our block on this rank: the gated all-gather GEMM, the activation into the second GEMM's A, the
     GEMM + reduce-scatter."""
 
-    def __init__(self, w1_r, w2_r, rank: int, tokens: int, chunk_rows: int) -> None:  # noqa: ANN001
+    def __init__(  # noqa: ANN001
+        self, w1_r, w2_r, rank: int, tokens: int, chunk_rows: int | None, pusher: str = "copy"
+    ) -> None:
         from tile_comm.peer import TensorParallelGemmRS
         from tp_ag_gemm import GatedGemm
 
-        self.up = GatedGemm(w1_r, tokens, chunk_rows)
+        self.up = GatedGemm(w1_r, tokens, chunk_rows, pusher=pusher)
         self.x_r = self.up.a_r  # the layer before writes its tokens here
         h = self.up.out.new_zeros(self.up.out.shape)
         self.down = TensorParallelGemmRS(h, w2_r, rank)
@@ -120,7 +128,7 @@ def one_block(tokens: int, rank: int, device, args: argparse.Namespace) -> dict:
     x_r = x[rank * half : (rank + 1) * half].contiguous()
     w1_r = w1[rank * inter_r : (rank + 1) * inter_r].contiguous()
     w2_r = w2[:, rank * inter_r : (rank + 1) * inter_r].contiguous()
-    ours = FusedMlp(w1_r, w2_r, rank, tokens, args.chunk_rows)
+    ours = FusedMlp(w1_r, w2_r, rank, tokens, args.chunk_rows, args.pusher)
     ours.x_r.copy_(x_r)
     row = {"tokens": tokens, "hidden": hidden, "intermediate": inter, "device": torch.cuda.get_device_name(device)}
     first = ours.launch().clone()
