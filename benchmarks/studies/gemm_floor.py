@@ -7,8 +7,8 @@ the store's completion before it exits. The variants vary what a fixed cost coul
 the cluster, the A/B stage count (the shared memory a CTA asks for) and programmatic dependent launch.
 ``--cupti`` also prints each contender's kernel duration and the gap between kernels as CUPTI sees them
 (``kernel_tools.timing.kernel_spans``): time spent inside the kernel, or between launches.
-(None of them was it: a peek at a k-tile that never comes, blocking until ``mbarrier.try_wait``'s time
-limit, cost ~4 µs per launch until the mainloop stopped making it; see docs/cute-async.md.)
+(None of them moves it much; a peek at a k-tile that never comes would, by ~4 µs per launch: it blocks
+until ``mbarrier.try_wait``'s time limit, docs/cute-async.md.)
 
     python benchmarks/studies/gemm_floor.py [--shapes 128x128x64,1024x1024x1024]
 """
