@@ -14,18 +14,23 @@ A_BYTES = 16384
 B_BYTES = 8192
 
 
-def two_operand_loads(stages: int = 2, k_blocks: int = 4, expect_tx: int = A_BYTES + B_BYTES) -> Protocol:
-    """A GEMM mainloop whose stage holds an A and a B tile, each brought by its own TMA load into its own
-    ``part`` of the slot; the stage completes when both have landed (``expect_tx`` = A + B bytes).
-    ``expect_tx=A_BYTES``: the producer arms only A's bytes, so the stage completes before B lands."""
-    spec = PipelineSpec(
+def _mainloop(stages: int, tx_bytes: int) -> PipelineSpec:
+    """A GEMM's TMA-load ring: the load warp's elected lane arms each stage, one math warpgroup reads it."""
+    return PipelineSpec(
         "mainloop",
         stages,
         Role("tma", ArrivalUnit.ELECTED_PER_WARP),
         Role("mma", ArrivalUnit.WARPGROUP),
         Completion.TRANSACTION_BYTES,
-        expect_tx,
+        tx_bytes,
     )
+
+
+def two_operand_loads(stages: int = 2, k_blocks: int = 4, expect_tx: int = A_BYTES + B_BYTES) -> Protocol:
+    """A GEMM mainloop whose stage holds an A and a B tile, each brought by its own TMA load into its own
+    ``part`` of the slot; the stage completes when both have landed (``expect_tx`` = A + B bytes).
+    ``expect_tx=A_BYTES``: the producer arms only A's bytes, so the stage completes before B lands."""
+    spec = _mainloop(stages, expect_tx)
 
     def loads(ctx: Ctx) -> None:
         p = ctx.producer("mainloop")
@@ -54,14 +59,7 @@ def peeking_mainloop(stages: int = 2, tiles: int = 2, k_tiles: int = 2, dangling
     slot (``try_wait``) and later waits on the token. ``dangling``: it also peeks after the tile's last
     k-tile — for the CTA's last tile at a slot no load will ever fill (a peek that blocks until
     ``mbarrier.try_wait``'s time limit, ~4 µs per launch on an H100)."""
-    spec = PipelineSpec(
-        "mainloop",
-        stages,
-        Role("tma", ArrivalUnit.ELECTED_PER_WARP),
-        Role("mma", ArrivalUnit.WARPGROUP),
-        Completion.TRANSACTION_BYTES,
-        A_BYTES,
-    )
+    spec = _mainloop(stages, A_BYTES)
 
     def loads(ctx: Ctx) -> None:
         p = ctx.producer("mainloop")
