@@ -628,6 +628,7 @@ CANNOT = {
     "cross_core_binary_reading": "counter capacity: TS credits are unbounded counts",
     "cross_core_credits_left": "Ascend cross-core counters; no at-exit credit warning",
     "two_operand_loads_short_expect": "transaction bytes per operand are not modelled",
+    "peeking_mainloop_dangling": "a non-blocking poll (try_wait) and its cost are not modelled; a wait is a wait",
     "hand_written_tma_store_not_waited": "TMA-store completion at exit is not modelled",
     "multicast_mainloop_no_tail": "multicast / a peer CTA's exit: TS checks one CTA's schedule",
     "dsmem_relay_cta_scope": "release scopes (.cta/.cluster) are not modelled",
