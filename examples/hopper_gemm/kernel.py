@@ -27,8 +27,8 @@ cooperative)           acquire before a tile's first TMA         lag``); empty[s
 ``gate`` (all-gather)  for each chunk of A's rows another GPU    until the flag holds this launch's
                        pushes (``pipes.cute.comm.ChunkGate``)    value (with ``push``: has reached its
                                                                  epoch), then ``fence.proxy.async.global``
-``push`` (warps 1–3,   every peer's credit (``Credits``, .sys),  per chunk: every lane
-only with ``push``)    then its share of this rank's chunks      ``fence.acq_rel.sys``, warp sync, lane 0
+``push`` (warps 1 to   every peer's credit (``Credits``, .sys),  per chunk: every lane
+``push.warps``)        then its share of this rank's chunks      ``fence.acq_rel.sys``, warp sync, lane 0
                        (``ChunkSender``), a flag per chunk       ``st.release.sys`` of the epoch
 ``comm`` (warp 1,      ← ``tiles``: wait, meta → (tm, tn), ship  (flags: pipes.cute.comm.ReadyFlags;
 setmaxnreg 40)         the tile, publish its ready flag (or,     copy engine: one red.release.sys per
@@ -47,7 +47,7 @@ cluster that wrote into their slot; the pipes object derives who from the cluste
 
 Five extension points, each emitting no code when off (docs/gemm.md, "Extension points"): ``modes``
 (:class:`KernelModes`, the performance modes of ``contrib/gemm_modes``), ``gate`` (A's rows arriving from
-other GPUs, ``pipes.cute.comm.GateSpec``) with ``push`` (this rank's rows sent by warps 1–3,
+other GPUs, ``pipes.cute.comm.GateSpec``) with ``push`` (this rank's rows sent by warps 1 to 3 at most,
 ``pipes.cute.comm.ChunkPushWarp``), ``comm`` (a ``pipes.cute.comm.CommHook`` consuming stored tiles) and
 ``pdl`` (programmatic dependent launch).
 
@@ -151,7 +151,8 @@ class GemmKernel:
         # (producer warpgroup, math warpgroups) setmaxnreg: a comm role may ask for more in the producer
         # warpgroup; 128 × producer + 256 × math must stay within the SM's 64K registers.
         self.registers = (comm.registers if comm is not None else None) or (LOAD_REGISTERS, MMA_REGISTERS)
-        self.decl = declare(config, problem, comm=comm, push=push.warps if push is not None else 0)
+        self.push_warps = push.warps if push is not None else 0
+        self.decl = declare(config, problem, comm=comm, push=self.push_warps)
         self.own_staging = modes is None or modes.own_staging
         self.ab_stages, self.epi_stages = config.stages(problem, own_staging=self.own_staging)
         self.terms = terms_for(problem)
@@ -305,7 +306,7 @@ class GemmKernel:
         tracer = None
         if cutlass.const_expr(self.trace is not None):
             tracer = Tracer.create(self.trace, trace_buf, smem.allocate_array(Int32, self.trace.warps))
-            decl = declare(cfg, self.problem, tracer, self.comm, self.push.warps if self.push is not None else 0)
+            decl = declare(cfg, self.problem, tracer, self.comm, self.push_warps)
         if cutlass.const_expr(decl.order is not None):
             OrderedBarrier.init_barriers(decl.order, storage.order.data_ptr())
         # One cluster barrier after every init: remote releases need initialized peers.
