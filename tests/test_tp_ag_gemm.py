@@ -136,8 +136,6 @@ def test_the_example_compiles_the_push_warp_with_pusher_sm(capsys, torch_without
     out = capsys.readouterr().out
     assert "spills        : 0 bytes" in out and "gate          : 256 chunks of 32 rows" in out
     assert "push warps    : warp 1 of each of 132 CTAs: 128 pushes to 1 peer(s), round-robin" in out
-    argv = ["--rows", "8192", "--cols", "4096", "--k", "8192", "--pusher", "sm", "--push-warps", "3"]
-    assert tp_ag_gemm.main(argv) == 0
-    out = capsys.readouterr().out
-    assert "spills        : 0 bytes" in out and "gate          : 512 chunks of 16 rows" in out
-    assert "push warps    : warps 1–3 of each of 132 CTAs: 256 pushes to 1 peer(s), round-robin" in out
+    # three push warps per CTA: chunks of 16 rows (the kernel with three push warps compiles in test_the_push_warp_…)
+    assert tp_ag_gemm.default_chunk_rows("sm", 8192, 2, 132 * 3) == 16
+    assert tp_ag_gemm.default_chunk_rows("copy", 8192, 2, 132 * 3) == 1024
