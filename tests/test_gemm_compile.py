@@ -163,6 +163,22 @@ def test_declared_pipelines_pass_the_checker():
     assert order.ok and order.exhaustive, str(order)
 
 
+def test_the_mainloop_peeks_only_at_k_tiles_that_come():
+    """The k-loop's rule for peeking after k-tile k (``peeks_after``, the kernel's own function) leaves no
+    ``try_wait`` on a phase that never completes; peeking after every k-tile does (the CTA's last tile)."""
+    from hopper_gemm.mainloop import peeks_after
+
+    from pipes.check import check
+    from pipes.check.catalogue.tma import peeking_mainloop
+    from pipes.check.report import FindingKind
+
+    for k_tiles in (1, 3):
+        clean = check(peeking_mainloop(tiles=2, k_tiles=k_tiles, peeks=peeks_after))
+        assert clean.ok and clean.exhaustive and not clean.findings, str(clean)
+        always = check(peeking_mainloop(tiles=2, k_tiles=k_tiles, peeks=lambda k, n: True))
+        assert [f.kind for f in always.findings] == [FindingKind.PEEK_NEVER_COMPLETES], str(always)
+
+
 def test_the_compile_only_report_leaves_the_working_directory_clean(tmp_path):
     """ptxas keeps the PTX and cubin next to the working directory unless told where; the report tells it
     (run as a user would: another directory, no CUTE_DSL_DUMP_DIR)."""

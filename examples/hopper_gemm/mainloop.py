@@ -14,6 +14,14 @@ from cutlass import Int32
 from cutlass.cute.nvgpu import warpgroup
 
 
+def peeks_after(k: Any, k_tiles: Any) -> Any:
+    """Whether the k-loop peeks (``try_wait``) at k-tile k + 1's slot after issuing k-tile k: only when the
+    tile has that k-tile. ``try_wait`` on a phase that is not coming blocks until the hardware's time limit
+    (~4 µs on an H100), which the CTA's last tile would pay at every launch. Python ints (the CPU checker's
+    model of this loop) and DSL integers alike."""
+    return k + 1 < k_tiles
+
+
 @cute.jit
 def mainloop(
     tiled_mma: cute.TiledMma, regs: Any, consumer: Any, k_tiles: Int32, staging: Any, under: Any = None
@@ -35,9 +43,7 @@ def mainloop(
     if cutlass.const_expr(under is not None):
         work, held_tm, held_tn = under
         staging = _store_under(work, 0, staging, held_tm, held_tn)
-    # Peek only at a k-tile this tile has: ``try_wait`` on a phase that is not coming blocks until the
-    # hardware's time limit (~4 µs on an H100), which the CTA's last tile would pay at every launch.
-    if k_tiles > 1:
+    if peeks_after(0, k_tiles):
         token = consumer.try_wait()
     for k in cutlass.range(1, k_tiles, unroll=1):
         slot = consumer.wait(token)
@@ -48,7 +54,7 @@ def mainloop(
                     staging = _store_under(work, chunk, staging, held_tm, held_tn)
         warpgroup.wait_group(1)
         consumer.release()
-        if k + 1 < k_tiles:
+        if peeks_after(k, k_tiles):
             token = consumer.try_wait()
     if cutlass.const_expr(under is not None):
         for chunk in cutlass.range_constexpr(1, work.chunks):

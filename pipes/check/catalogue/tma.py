@@ -3,6 +3,8 @@ mbarrier + TMA code (raw barrier arrays, ``arrive.expect_tx``, TMA loads and a T
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ...spec import ArrivalUnit, Completion, PipelineSpec, Role
 from ..context import Ctx
 from ..declarations import ModelBarrier, ModelPipeline
@@ -54,11 +56,20 @@ def two_operand_loads(stages: int = 2, k_blocks: int = 4, expect_tx: int = A_BYT
     return Protocol(name, [Agent("tma", loads), Agent("mma", mma)], [ModelPipeline(spec, fence_reads=False)])
 
 
-def peeking_mainloop(stages: int = 2, tiles: int = 2, k_tiles: int = 2, dangling: bool = False) -> Protocol:
+def peeking_mainloop(
+    stages: int = 2,
+    tiles: int = 2,
+    k_tiles: int = 2,
+    dangling: bool = False,
+    peeks: Callable[[int, int], bool] | None = None,
+) -> Protocol:
     """The Hopper GEMM's k-loop as it peeks: after each k-tile's wgmmas the math warpgroup polls the next
     slot (``try_wait``) and later waits on the token. ``dangling``: it also peeks after the tile's last
     k-tile — for the CTA's last tile at a slot no load will ever fill (a peek that blocks until
-    ``mbarrier.try_wait``'s time limit, ~4 µs per launch on an H100)."""
+    ``mbarrier.try_wait``'s time limit, ~4 µs per launch on an H100). ``peeks(k, k_tiles)``: a kernel's own
+    rule for peeking after k-tile k instead (``hopper_gemm.mainloop.peeks_after``)."""
+    if peeks is None:
+        peeks = (lambda k, n: True) if dangling else (lambda k, n: k + 1 < n)
     spec = _mainloop(stages, A_BYTES)
 
     def loads(ctx: Ctx) -> None:
@@ -77,7 +88,7 @@ def peeking_mainloop(stages: int = 2, tiles: int = 2, k_tiles: int = 2, dangling
                 slot = c.wait(token)
                 assert ctx.read("mainloop", slot, proxy="async") == tile * k_tiles + k
                 c.release()
-                if dangling or k + 1 < k_tiles:
+                if peeks(k, k_tiles):
                     token = c.try_wait()
 
     name = "peeking_mainloop" + ("_dangling" if dangling else "")
