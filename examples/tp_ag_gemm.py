@@ -2,6 +2,7 @@
 
     torchrun --nproc-per-node 2 examples/tp_ag_gemm.py --rows 8192 --cols 4096 --k 8192 --check --bench
     python examples/tp_ag_gemm.py --check --bench        # spawns one process per GPU itself (--world 2 or 4)
+    python examples/tp_ag_gemm.py --check --bench --pusher sm   # the GEMM's own warp 1 pushes (no copy engine)
 
 Rank r holds A_r, the r-th block of M / world rows of A, and W_r (N_r × K, ``nn.Linear``'s layout); the
 result on rank r is C_r = AG(A) · W_rᵀ (M × N_r), the first half of a tensor-parallel MLP.
@@ -29,7 +30,9 @@ gathered A, NCCL ``all_gather_into_tensor``, the two back to back (sequential), 
 ``torch.ops.symm_mem.fused_all_gather_matmul``, our GEMM alone on a gathered A (the same kernel, no gate)
 and ours. Prints S = T_sequential / T_ours and ours over our GEMM alone. Without enough GPUs it compiles the
 gated kernel for sm_90a, reports its resources and proves the push/gate protocol with ``pipes.check``.
-Writes JSON to $OUT when set.
+Writes JSON to $OUT when set. ``--pusher sm``: instead of the copy engines, warp 1 of every CTA
+(``--push-warps`` up to 3) pushes its share of the rank's chunks to every peer
+(``pipes.cute.comm.ChunkPushWarp``), flags and credits holding the launch's epoch.
 """
 
 from __future__ import annotations
