@@ -62,7 +62,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--chunk-rows",
         type=int,
-        help="rows per pushed chunk (default: 1024 for the copy engines; with --pusher sm, about one push per CTA)",
+        help="rows per pushed chunk (default: 1024 for the copy engines; --pusher sm: about one push per push warp)",
     )
     p.add_argument("--copy-streams", type=int, default=2, help="copy streams the chunk pushes alternate over")
     p.add_argument(
@@ -72,7 +72,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--pusher",
         choices=["copy", "sm"],
         default="copy",
-        help="who pushes each rank's rows: the copy engines, or warp 2 of the GEMM itself (SM copies)",
+        help="who pushes each rank's rows: the copy engines, or warps of the GEMM itself (SM copies, --push-warps)",
     )
     p.add_argument(
         "--push-warps",
@@ -202,8 +202,8 @@ def run(args: argparse.Namespace) -> int:
 class GatedGemm:
     """Our all-gather + GEMM on this rank: the gathered buffers, the pusher and the compiled gated kernel.
     ``a_r``, this rank's row block, is its rows of the gathered buffer: the layer before writes it there,
-    and nothing copies it before the pushes. ``pusher="sm"``: warp 2 of the kernel pushes instead of the
-    copy engines (its arguments carry the launch's epoch: the DSL's own call converts them every launch)."""
+    and nothing copies it before the pushes. ``pusher="sm"``: the kernel's push warps push instead of the
+    copy engines (its arguments carry the launch's epoch: a prepared launch rewrites it per call)."""
 
     def __init__(  # noqa: ANN001
         self,

@@ -41,7 +41,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tp_ag_gemm.py"
 def test_the_gated_gemm_matches_with_either_pusher(world, pusher):
     """``tp_ag_gemm.py --check``: the gated GEMM's result within bf16 of fp32 and bitwise equal over 20
     back-to-back launches, its rows pushed by the copy engines (4 streams, queued directly) or by its own
-    warp 2."""
+    push warp (warp 1 of every CTA)."""
     if _gpus() < world:
         pytest.skip(f"needs {world} GPUs; {_gpus()} visible")
     shape = ["--m", "8192", "--n", "4096", "--k", "2048"]
