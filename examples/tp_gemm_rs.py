@@ -1,21 +1,22 @@
-"""Two GPUs: tensor-parallel GEMM + reduce-scatter, the other rank's rows shipped as they finish.
+"""Tensor-parallel GEMM + reduce-scatter on 2 or more GPUs, every other rank's rows shipped as they finish.
 
     torchrun --nproc-per-node 2 examples/tp_gemm_rs.py --rows 8192 --cols 8192 --k 4096 --check --bench
     python examples/tp_gemm_rs.py --check          # spawns the two processes itself
+    python examples/tp_gemm_rs.py --world 4 --check --bench     # four GPUs
     python examples/tp_gemm_rs.py --engine sm --check --bench   # the comm warps store the tiles themselves
     python examples/epilogue_comm.py --transport peer --check   # the same
 
-Engine ``copy`` (default): the communication warp counts each finished tile of the other rank's row
-block into its band, and the GPU's copy engines DMA every complete band over NVLink into the other
-rank's symmetric-memory buffer, raising the band's flag there; ``sm``: the communication warps store
+Engine ``copy`` (default): the communication warp counts each finished tile of another rank's row
+block into its band, and the GPU's copy engines DMA every complete band over NVLink into that rank's
+symmetric-memory buffer, raising the band's flag there; ``sm`` (two GPUs): the communication warps store
 every tile themselves. ``--reduce epilogue`` (default, engine copy): the owner's GEMM waits for each
-band's flag in its epilogue and adds the band before storing; ``pass``: a torch add after the GEMM.
+band's flags in its epilogue and adds the bands before storing; ``pass``: torch adds after the GEMM.
 The symmetric-memory buffers (``pipes.comm.PeerChannel``), the copy engine's steps and parity-token flags
 (``pipes.comm.CopyEngineShipper``), the step counts and the bounded flag waits (``pipes.cute.comm``) are
 the comm library's (docs/comm.md).
 
-Rank r holds the K-slice A[:, K_r], B[:, K_r] (K split in two); the result on rank r is row block r of
-C = A·Bᵀ. Contenders, timed in one run and interleaved (both ranks in lockstep): torch.matmul per GPU,
+Rank r holds the K-slice A[:, K_r], B[:, K_r] (K split over the GPUs); the result on rank r is row block r
+of C = A·Bᵀ. Contenders, timed in one run and interleaved (both ranks in lockstep): torch.matmul per GPU,
 NCCL ``reduce_scatter_tensor``, the two back to back (sequential), torch's
 ``torch.ops.symm_mem.fused_matmul_reduce_scatter`` when present, and ours (tile_comm.peer). Prints
 E = (T_gemm + T_comm − T_fused) / min(T_gemm, T_comm) and S = T_sequential / T_fused, with T_gemm = our
@@ -40,7 +41,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--m", "--rows", dest="m", type=int)  # --rows/--cols under torchrun (it takes --m, --n)
     p.add_argument("--n", "--cols", dest="n", type=int)
-    p.add_argument("--k", type=int, help="the full K (each rank holds K/2)")
+    p.add_argument("--k", type=int, help="the full K (each rank holds K / world)")
+    p.add_argument("--world", type=int, default=2, help="self-spawned: GPUs to use (at least 2)")
     p.add_argument("--check", action="store_true")
     p.add_argument("--bench", action="store_true")
     p.add_argument("--rounds", type=int, default=5)
@@ -49,7 +51,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--delay-ns",
         type=int,
         default=0,
-        help="--check: rank 0's comm warp sleeps this long per tile (rank 1 must wait for the late bands)",
+        help="--check: rank 0's comm warp sleeps this long per tile (the other ranks must wait for its late bands)",
     )
     p.add_argument(
         "--copy-streams",
@@ -82,14 +84,22 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     from ranks import gpus, spawned_or_run, start
 
-    if "RANK" not in os.environ and gpus() < 2:
-        print(f"error: the two-GPU reduce-scatter needs torch and 2 GPUs; {gpus()} visible here", file=sys.stderr)
-        return 2
-    if spawned_or_run(main, argv, world=2, port=29517):
+    if "RANK" not in os.environ:
+        if args.world < 2:
+            print(f"error: --world {args.world}: allowed at least 2", file=sys.stderr)
+            return 2
+        if gpus() < args.world:
+            print(
+                f"error: the reduce-scatter over {args.world} GPUs needs torch and {args.world} GPUs; "
+                f"{gpus()} visible here",
+                file=sys.stderr,
+            )
+            return 2
+    if spawned_or_run(main, argv, world=args.world, port=29517):
         return 0
     import torch.distributed as dist
 
-    rank, device = start(world=2)
+    rank, device = start()
     shapes = [(args.m, args.n, args.k)] if args.m else SHAPES
     rows = []
     try:
@@ -108,13 +118,16 @@ def one_shape(m: int, n: int, k: int, rank: int, device, args: argparse.Namespac
     import torch.distributed as dist
     from tile_comm.peer import TensorParallelGemmRS
 
+    world = dist.get_world_size()
+    if k % world or m % world:
+        raise ValueError(f"M = {m}, K = {k} are invalid on {world} GPUs: allowed multiples of the world size")
     g = torch.Generator(device=device).manual_seed(7)
-    a = torch.randn(m, k, device=device, dtype=torch.bfloat16, generator=g)  # the same on both ranks
+    a = torch.randn(m, k, device=device, dtype=torch.bfloat16, generator=g)  # the same on every rank
     b = torch.randn(n, k, device=device, dtype=torch.bfloat16, generator=g)
-    kr = k // 2
+    kr = k // world
     a_r = a[:, rank * kr : (rank + 1) * kr].contiguous()
     b_r = b[:, rank * kr : (rank + 1) * kr].contiguous()
-    half = m // 2
+    half = m // world
     counts = [int(c) for c in str(args.copy_streams).split(",")]
     reduces = str(args.reduce).split(",") if args.engine == "copy" else ["pass"]
     depths = [int(d) for d in str(args.step_rows).split(",")] if args.step_rows else [None]
@@ -126,6 +139,7 @@ def one_shape(m: int, n: int, k: int, rank: int, device, args: argparse.Namespac
     variants |= {f"ours_r{d}": TensorParallelGemmRS(a_r, b_r, rank, **first | {"step_rows": d}) for d in depths[1:]}
     dist.barrier()
     row = {"shape": [m, n, k], "device": torch.cuda.get_device_name(device), "buffers": ours.buffers.path}
+    row["world"] = world
     row["engine"] = args.engine
     row["reduce"] = ours.reduce
 
@@ -194,7 +208,8 @@ def derived(us: dict) -> dict:
 
 
 def report(rows: list[dict]) -> None:
-    print(f"device: {rows[0]['device']} × 2; bf16 randn, K split over the GPUs; µs (slower rank, median of rounds)")
+    world = rows[0]["world"]
+    print(f"device: {rows[0]['device']} × {world}; bf16 randn, K split over the GPUs; µs (slowest rank, median)")
     print(f"peer buffers: {rows[0]['buffers']}")
     cols = ["matmul", "reduce_scatter", "sequential", "torch_fused", "our_gemm", "our_dma", "ours"]
     cols += sorted({c for r in rows for c in r.get("us", {}) if c.startswith("ours_")})

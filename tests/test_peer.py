@@ -1,5 +1,6 @@
-"""The two-GPU reduce-scatter (tile_comm.peer, examples/tp_gemm_rs.py) on the CPU: what can be checked
-without two GPUs — the row rotation, the shape rules, the compiled kernels' ordering instructions."""
+"""The reduce-scatter over 2 or more GPUs (tile_comm.peer, examples/tp_gemm_rs.py) on the CPU: what can be
+checked without the GPUs — the row rotation, which rank's rows go where, the shape rules, the compiled
+kernels' ordering instructions."""
 
 from __future__ import annotations
 
@@ -17,6 +18,82 @@ def test_rotation_puts_the_other_ranks_block_first():
     a = torch.arange(8).view(8, 1)
     assert rotate_rows(a, 0).flatten().tolist() == [4, 5, 6, 7, 0, 1, 2, 3]  # rank 0 owns rows 0-3
     assert rotate_rows(a, 1).flatten().tolist() == [0, 1, 2, 3, 4, 5, 6, 7]  # rank 1 owns rows 4-7
+
+
+def test_four_ranks_rotate_the_next_ranks_blocks_first_and_their_own_last():
+    torch = pytest.importorskip("torch")
+    from tile_comm.peer import rotate_rows
+
+    a = torch.arange(8).view(8, 1)  # four blocks of two rows
+    assert rotate_rows(a, 1, 4).flatten().tolist() == [4, 5, 6, 7, 0, 1, 2, 3]
+    assert rotate_rows(a, 3, 4).flatten().tolist() == [0, 1, 2, 3, 4, 5, 6, 7]
+
+
+def test_at_each_position_every_rank_ships_to_a_different_rank():
+    """Each GPU receives from one sender at a time, and the own block comes last."""
+    from tile_comm.peer import block_order
+
+    assert block_order(1, 4) == [2, 3, 0, 1]
+    for p in range(3):
+        assert sorted(block_order(r, 4)[p] for r in range(4)) == [0, 1, 2, 3]
+    with pytest.raises(ValueError, match="rank 4 of world 4"):
+        block_order(4, 4)
+
+
+@pytest.mark.parametrize("world", [2, 3, 4, 8])
+def test_every_sender_writes_the_slot_and_flag_its_receiver_awaits(world):
+    """Sender s ships the block at position p of its rotated C to rank ``block_order(s)[p]``: the copy step
+    goes to target p (``plan_steps(block_rows=…)``) and raises flag ``step`` there. The receiver's epilogue,
+    for each tile of its own block and each slot, waits for ``inbox_step`` and reads ``inbox_row``: they
+    must name that same flag and row, and ``inbox_slot`` the same slot."""
+    from tile_comm.config import CommConfig
+    from tile_comm.peer import block_order, copy_engine_config
+    from tile_comm.role import inbox_row, inbox_slot, inbox_step, own_block_start, shipping_order
+
+    from pipes.comm import plan_steps, step_of_tiles
+
+    n = 2048
+    config = copy_engine_config(n)
+    for depth in (1, 2):
+        m = world * config.tile_m * depth * 2
+        comm = CommConfig("peer", engine="copy", ship_blocks=world, step_rows=depth)
+        order = shipping_order(comm, config)
+        tiles_m, tiles_n = m // config.tile_m, n // config.tile_n
+        cm, cn = order.cluster_grid(tiles_m, tiles_n)
+        block_tiles = tiles_m // world
+        steps = plan_steps(order, comm.shipped_rows(m), n, (config.tile_m, config.tile_n), 2, n, block_rows=m // world)
+        target_of_flag = {s.index: s.target for s in steps}
+        sender_step = step_of_tiles(order, tiles_m, tiles_n)  # tile of the sender's C → the flag it raises
+        own = own_block_start(order, cm, world)
+        assert own == (world - 1) * block_tiles
+        for receiver in range(world):
+            for sender in set(range(world)) - {receiver}:
+                slot = inbox_slot(sender, receiver, world)
+                assert block_order(sender, world)[slot] == receiver
+                for tm in range(own, tiles_m):
+                    row = inbox_row(tm, own, world, slot)
+                    assert row == slot * block_tiles + tm - own  # where the sender computed these rows
+                    for tn in range(tiles_n):
+                        flag = inbox_step(order, tm, tn, cm, cn, world, slot)
+                        assert flag == sender_step[row * tiles_n + tn]
+                        assert target_of_flag[flag] == slot
+        assert len(steps) == (world - 1) * len({sender_step[t] for t in range(block_tiles * tiles_n)})
+
+
+def test_a_copy_step_across_two_row_blocks_is_refused():
+    from tile_comm.config import CommConfig
+    from tile_comm.peer import check_shape, copy_engine_config
+    from tile_comm.role import shipping_order
+
+    from pipes.comm import plan_steps
+
+    config = copy_engine_config(2048)
+    order = shipping_order(CommConfig("peer", engine="copy", ship_blocks=4, step_rows=2), config)
+    with pytest.raises(ValueError, match="across blocks of 256 rows"):
+        plan_steps(order, 768, 2048, (config.tile_m, config.tile_n), 2, 2048, block_rows=256)
+    with pytest.raises(ValueError, match=r"M = 3072 is invalid .* over 4 GPUs: allowed a multiple of 2048"):
+        check_shape(3072, 2048, config, world=4, step_rows=2)
+    check_shape(4096, 2048, config, world=4, step_rows=2)
 
 
 def test_the_first_row_block_is_computed_first():
@@ -163,6 +240,28 @@ def test_the_owner_epilogue_waits_for_each_band_then_adds_it():
     assert "ld.acquire.sys" not in plain.ptx and "ld.global.v2.b16" not in plain.ptx
 
 
+def test_the_four_gpu_owner_epilogue_awaits_and_adds_three_partials():
+    """``ship_blocks = 4``: the owner's epilogue polls three flags (one per other rank) before any lane
+    reads the inbox, then loads three partials per accumulator pair; still no spills, no serialized wgmma."""
+    from hopper_gemm.config import Problem
+    from tile_comm.build import fused_resources
+    from tile_comm.config import CommConfig, Transport
+    from tile_comm.peer import STEP_ROWS, copy_engine_config
+
+    config = copy_engine_config(8192)
+    comm = CommConfig(Transport.PEER, ship_blocks=4, engine="copy", adds_received=True, step_rows=STEP_ROWS)
+    four = fused_resources(config, Problem("bf16"), comm)
+    two = fused_resources(config, Problem("bf16"), replace(comm, ship_blocks=2))
+    assert four.spill_bytes == 0 and not four.wgmma_serialized, four.line()
+    body = re.sub(r"//.*", "", four.ptx)
+    loads = [m.start() for m in re.finditer(r"ld\.global\.v2\.b16", body)]
+    assert len(loads) == 3 * (config.acc_registers // 2)
+    polls = [m.start() for m in re.finditer(r"ld\.acquire\.sys\.global\.b32", body)]
+    two_polls = len(re.findall(r"ld\.acquire\.sys\.global\.b32", re.sub(r"//.*", "", two.ptx)))
+    assert len(polls) == 3 * two_polls  # one bounded poll loop per slot
+    assert max(polls) < loads[0] and "bar.warp.sync" in body[max(polls) : loads[0]]
+
+
 def test_the_owner_awaits_the_step_the_other_rank_raises_for_each_tile():
     """The inbox flag of each tile of this rank's block is the step in which the other rank's walk (over
     its own rotated C, whose first block is this rank's) computed those rows: the flag its shipper raises."""
@@ -225,7 +324,8 @@ def test_the_two_gpu_launch_protocol_passes_the_checker_and_planted_defects_do_n
 
 
 def test_the_example_refuses_cleanly_without_two_gpus(capsys):
-    """On a CPU-only machine (no torch, or no GPUs) the two-GPU example says why in one line, exit 2."""
+    """On a CPU-only machine (no torch, or no GPUs) the example says why in one line, exit 2; so does a
+    world of fewer than two ranks."""
     try:
         import torch
     except ImportError:
@@ -236,4 +336,8 @@ def test_the_example_refuses_cleanly_without_two_gpus(capsys):
 
     assert tp_gemm_rs.main([]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: the two-GPU reduce-scatter needs") and err.count("\n") == 1
+    assert err.startswith("error: the reduce-scatter over 2 GPUs needs") and err.count("\n") == 1
+    assert tp_gemm_rs.main(["--world", "4"]) == 2
+    assert "over 4 GPUs needs torch and 4 GPUs" in capsys.readouterr().err
+    assert tp_gemm_rs.main(["--world", "1"]) == 2
+    assert capsys.readouterr().err == "error: --world 1: allowed at least 2\n"

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Any
 
 
 class Transport(str, enum.Enum):
@@ -109,17 +110,17 @@ class CommConfig:
     warps pushing to pinned host memory at full speed back the PCIe writes up into the memory system and
     slow the GEMM's mainloop from ~170 to ~290 µs per tile; pacing spreads a tile's push over the next
     tile's mainloop so the link stays busy without the queue.
-    ``ship_blocks``: C's rows are cut into this many equal blocks and only block 0's tiles are shipped (1:
-    every tile). The two-GPU reduce-scatter (:mod:`tile_comm.peer`) orders A's rows so that block 0 is
-    the block the other GPU owns; the rest stays home.
+    ``ship_blocks``: C's rows are cut into this many equal blocks and every block but the last is shipped
+    (1: every tile). The reduce-scatter over ``ship_blocks`` GPUs (:mod:`tile_comm.peer`) orders A's rows
+    so that the blocks the other GPUs own come first and this GPU's own block last; that one stays home.
     ``engine``: ``sm`` (the warp copies) or ``copy`` (the warp counts tiles into steps and the copy
     engines ship each complete step; not ``none``). ``copy_streams``: how many streams the copy
     engine's steps alternate over (each step waits for its count, copies, then raises its ready flag;
     a second stream's copy hides the first one's wait-and-flag gap).
-    ``adds_received``: the two-GPU reduce-scatter's owner side in the epilogue (``peer`` with the copy
-    engine and ``ship_blocks = 2`` only): before storing a tile of its own row block, the math warpgroups
-    wait for the flag of the step that the other GPU's copy engine raises in this GPU's inbox, then add
-    the other rank's partial of the tile to the accumulators; the stored C is then the reduced row block.
+    ``adds_received``: the reduce-scatter's owner side in the epilogue (``peer`` with the copy engine and
+    ``ship_blocks ≥ 2`` only): before storing a tile of its own row block, the math warpgroups wait for the
+    flags of the step that every other GPU's copy engine raises in this GPU's inbox, then add those
+    ``ship_blocks − 1`` partials of the tile to the accumulators; the stored C is then the reduced block.
     ``step_rows``: band rows (cluster rows of the GEMM's raster band) per copy-engine step
     (``TileOrder.step_depth``): fewer, larger copies and flags. Each copy costs the copy engine ~2.6 µs
     and each flag ~1.7–2.2 µs beyond the bytes (2×H200, 16 × 4 MiB over NVLink in 250 µs vs one 64 MiB
@@ -157,12 +158,12 @@ class CommConfig:
                 "(every step is shipped)"
             )
         if self.adds_received and (
-            self.transport is not Transport.PEER or self.engine is not Engine.COPY or self.ship_blocks != 2
+            self.transport is not Transport.PEER or self.engine is not Engine.COPY or self.ship_blocks < 2
         ):
             raise ValueError(
                 f"CommConfig.adds_received = True is invalid with transport {self.transport.value!r}, engine "
                 f"{self.engine.value!r}, ship_blocks {self.ship_blocks}: the epilogue adds what the other GPU's "
-                "copy engine delivered, so it needs transport 'peer', engine 'copy' and ship_blocks 2"
+                "copy engines delivered, so it needs transport 'peer', engine 'copy' and ship_blocks ≥ 2"
             )
         for name, low, high in (
             ("slots", 1, 8),
@@ -184,6 +185,10 @@ class CommConfig:
             raise ValueError(
                 f"CommConfig.lag = {self.lag!r} is invalid: allowed an int in [0, slots-1] = [0, {self.slots - 1}]"
             )
+
+    def shipped_rows(self, m: Any) -> Any:
+        """Of C's ``m`` rows, how many leave: every block of ``ship_blocks`` but the last (all with 1)."""
+        return m - m // self.ship_blocks if self.ship_blocks > 1 else m
 
     @property
     def scope(self) -> str | None:

@@ -225,8 +225,9 @@ class EpilogueComm:
                 self.out,
                 shipping_order(self.comm, self.config),
                 self.comm.copy_streams,
-                rows=self.m // self.comm.ship_blocks,
+                rows=self.comm.shipped_rows(self.m),
                 peer=self.comm.transport is Transport.PEER,
+                block_rows=self.m // self.comm.ship_blocks if self.receiver.copy_targets else None,
             )
         return self._shipper
 
@@ -252,15 +253,21 @@ class EpilogueComm:
         return epoch
 
 
-def copy_engine_shipper(receiver: Receiver, c: Any, order: Any, streams: int, *, rows: int, peer: bool) -> Any:
+def copy_engine_shipper(
+    receiver: Receiver, c: Any, order: Any, streams: int, *, rows: int, peer: bool, block_rows: int | None = None
+) -> Any:
     """The library's :class:`~pipes.comm.CopyEngineShipper` of C's first ``rows`` rows into ``receiver``
     (layout ``rows``), counting into the receiver's step counters; ``peer``: parity-token flags and the
-    launch credit of the two-GPU protocol."""
+    launch credits of the peer protocol. ``block_rows``: block ``i`` of that many rows goes to
+    ``receiver.copy_targets[i]`` (a reduce-scatter over more than two GPUs)."""
     from pipes.comm import CopyEngineShipper, CopyTarget, plan_steps
 
     if receiver.layout != "rows" or c.device.type != "cuda":
         raise ValueError("the copy engine ships a CUDA C into a receiver of layout 'rows'")
-    steps = plan_steps(order, rows, c.shape[1], (receiver.tile_m, receiver.tile_n), c.element_size(), c.stride(0))
+    tile = (receiver.tile_m, receiver.tile_n)
+    steps = plan_steps(order, rows, c.shape[1], tile, c.element_size(), c.stride(0), block_rows=block_rows)
+    if block_rows is not None:
+        return CopyEngineShipper(c, receiver.copy_targets, steps, streams, token_flags=peer)
     addresses = receiver.addresses()
     target = CopyTarget(receiver.data, addresses.flags, addresses.credits, receiver.counters)
     return CopyEngineShipper(c, target, steps, streams, token_flags=peer)

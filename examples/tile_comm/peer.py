@@ -1,21 +1,25 @@
-"""Two GPUs: the tensor-parallel GEMM whose communication warp reduce-scatters C while the GEMM runs.
+"""Tensor-parallel GEMM whose communication warp reduce-scatters C while the GEMM runs, on 2 or more GPUs.
 
-Rank r holds a K-slice: ``A_r`` (M, K_r) and ``B_r`` (N, K_r); the full C = Σ_r A_r · B_rᵀ is
-reduce-scattered by rows, rank r owning row block r (M/2 rows). Each rank computes its partial over A's
-rows *rotated* so the block the other rank owns comes first (``rotate_rows``): with raster "n" the
-persistent tile order finishes those tiles first, and the communication warp ships exactly them
-(``CommConfig(ship_blocks=2)``: block 0 of two) into the other GPU's receive buffer, raising each tile's
-flag there at system scope. The owner adds the received partial to its own: by default in the GEMM's
-epilogue (``reduce="epilogue"``: before storing a tile of its block, the math warpgroups wait for the
-band's flag and add the band's rows to the accumulators, so the stored block is the result), or after
-the GEMM (``reduce="pass"``: one warp waits on the device for every flag of the block,
-:mod:`tile_comm.await_flags`, then a torch add).
+Rank r of ``world`` holds a K-slice: ``A_r`` (M, K_r) and ``B_r`` (N, K_r); the full C = Σ_r A_r · B_rᵀ is
+reduce-scattered by rows, rank r owning row block r (M / world rows). Each rank computes its partial over
+A's rows *rotated* (:func:`block_order`): the blocks of ranks r+1, r+2, … first and its own last. With
+raster "m" the persistent tile order finishes them in that order, and the copy engines ship each band of
+block p to rank r+p+1 (mod world) as soon as it is complete (``CommConfig(ship_blocks=world)``: every
+block but the last leaves), raising the band's flag there at system scope. At any moment every rank ships
+to a different peer, so every GPU's NVLink receives from one sender at a time. The owner adds the
+``world − 1`` received partials to its own: by default in the GEMM's epilogue (``reduce="epilogue"``:
+before storing a tile of its block, the math warpgroups wait for the band's flags and add the bands' rows
+to the accumulators, so the stored block is the result), or after the GEMM (``reduce="pass"``: one warp
+waits on the device for every flag of the block, :mod:`tile_comm.await_flags`, then torch adds). Two GPUs
+also offer ``engine="sm"``: the communication warps store every tile over NVLink themselves.
 
-The receive buffers and flags live in ``torch.distributed`` symmetric memory: each rank's buffer is
-mapped into the other's address space, so the peer's ``dst`` / ``flags`` are plain device pointers in
-the same argument tuple the single-GPU transports use (the ship/publish code does not change).
-Back-to-back launches: the owner writes ``credits[t] = epoch`` after adding tile t, and the sender's
-communication warp waits for ``credits[t] ≥ epoch − 1`` before overwriting it (``OPT_CREDITS``).
+The receive buffers and flags live in ``torch.distributed`` symmetric memory (``pipes.comm.PeerGroup``):
+every rank's buffer is mapped into the others' address spaces, so a peer's inbox and flags are plain
+device pointers. Rank j's inbox holds one slot per other rank (:func:`tile_comm.role.inbox_slot`): slot p
+comes from the rank that computes j's block as its block p, at the same rows as there, with its flags.
+Back-to-back launches: the copy engine takes one binary credit per receiving rank before its first copy
+(the receiver writes it back once it consumed the launch); engine ``sm`` waits per tile for
+``credits[t] ≥ epoch − 1`` before overwriting it (``OPT_CREDITS``).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from .config import DEFAULT_STEP_ROWS, CommConfig, Engine, Transport
 from .receiver import Receiver
 from .role import shipping_order
 
+#: The world size of the two-GPU engine ``sm`` (and of ``epilogue_comm.py --transport peer``).
 WORLD = 2
 #: Cooperative 256×128 with raster "n": bands of cluster *rows*, so the first row block's tiles finish first.
 PEER_GEMM = GemmConfig(256, 128, 1, 2, Schedule.COOPERATIVE, raster="n", group=8)
@@ -40,72 +45,99 @@ PEER_GEMM = GemmConfig(256, 128, 1, 2, Schedule.COOPERATIVE, raster="n", group=8
 STEP_ROWS = DEFAULT_STEP_ROWS[Transport.PEER]
 
 
-def rotate_rows(a: Any, rank: int) -> Any:
-    """``a``'s rows with the block the *other* rank owns first (a copy): rank r owns block r of 2."""
+def block_order(rank: int, world: int = WORLD) -> list[int]:
+    """The row blocks of C in rank ``rank``'s rotated rows: ranks ``rank + 1, rank + 2, …`` (mod ``world``),
+    its own last; block p of that order goes to the rank at position p."""
+    if world < 2 or not 0 <= rank < world:
+        raise ValueError(f"rank {rank} of world {world}: allowed world ≥ 2 and 0 ≤ rank < world")
+    return [(rank + p) % world for p in range(1, world + 1)]
+
+
+def rotate_rows(a: Any, rank: int, world: int = WORLD) -> Any:
+    """``a``'s rows in the order of :func:`block_order` (a copy): rank r owns block r of ``world``."""
     import torch
 
-    half = a.shape[0] // 2
-    own, other = (a[:half], a[half:]) if rank == 0 else (a[half:], a[:half])
-    return torch.cat([other, own]).contiguous()
+    rows = a.shape[0] // world
+    return torch.cat([a[b * rows : (b + 1) * rows] for b in block_order(rank, world)]).contiguous()
 
 
-def check_shape(m: int, n: int, config: GemmConfig) -> None:
-    """ValueError unless the two row blocks are whole cluster-tile rows and N whole tiles."""
-    rows = WORLD * config.tile_m * config.cluster_m
+def check_shape(m: int, n: int, config: GemmConfig, world: int = WORLD, step_rows: int = 1) -> None:
+    """ValueError unless the row blocks are whole copy steps (``step_rows`` cluster rows) and N whole tiles."""
+    rows = world * config.tile_m * config.cluster_m * step_rows
     if m % rows:
         raise ValueError(
-            f"M = {m} is invalid for the two-GPU reduce-scatter: allowed a multiple of {rows} "
-            f"(2 row blocks × tile_m {config.tile_m} × cluster_m {config.cluster_m}: no tile straddles the blocks)"
+            f"M = {m} is invalid for the reduce-scatter over {world} GPUs: allowed a multiple of {rows} "
+            f"({world} row blocks × tile_m {config.tile_m} × cluster_m {config.cluster_m} × {step_rows} row(s) "
+            "per copy step: no tile or copy straddles two blocks)"
         )
     if n % config.tile_n:
         raise ValueError(
-            f"N = {n} is invalid for the two-GPU reduce-scatter: allowed a multiple of tile_n {config.tile_n}"
+            f"N = {n} is invalid for the reduce-scatter over {world} GPUs: allowed a multiple of tile_n {config.tile_n}"
         )
 
 
 @dataclass
 class PeerBuffers:
-    """This rank's receive buffer (tiles of its row block, tile-major) and words (flags, CTA flags,
-    credits), and the same two of the other rank, mapped here through symmetric memory."""
+    """This rank's receive buffer (``data``: a slot per other rank) and words (flags, CTA flags,
+    credits), and every other rank's, mapped here through symmetric memory (``outboxes[rank]``)."""
 
     data: Any
     words: Any
-    peer_data: Any
-    peer_words: Any
+    outboxes: dict[int, Any]
     path: str
 
     @classmethod
-    def create(cls, m: int, n: int, config: GemmConfig, dtype: Any, device: Any, group: Any) -> PeerBuffers:
-        """Both ranks' buffers through the library's :class:`pipes.comm.PeerChannel` (collective): the
-        data is this rank's row block as tiles, the words the receiver's flags, CTA flags and credits."""
-        from pipes.comm import PeerChannel
+    def create(
+        cls, m: int, n: int, config: GemmConfig, dtype: Any, device: Any, group: Any, world: int = WORLD
+    ) -> PeerBuffers:
+        """Every rank's buffers through the library's :class:`pipes.comm.PeerGroup` (collective): the data
+        is the ``world − 1`` slots of this rank's row block, as tiles, the words the receiver's flags, CTA
+        flags and credits."""
+        from pipes.comm import PeerGroup
 
         tiles_m, tiles_n = m // config.tile_m, n // config.tile_n
-        received = (tiles_m // WORLD) * tiles_n
+        received = (tiles_m // world) * (world - 1) * tiles_n
         words = 2 * tiles_m * tiles_n + 2 * MAX_TRACED_CTAS
         shape = (received, config.tile_m, config.tile_n)
-        channel = PeerChannel.create(shape, dtype, flags=words, credits=1, group=group, device=device)
-        inbox, outbox = channel.inbox, channel.outbox
-        return cls(inbox.data, inbox.flags, outbox.data, outbox.flags, "torch symmetric memory")
+        peers = PeerGroup.create(shape, dtype, flags=words, credits=1, group=group, device=device)
+        outboxes = {r: (box.data, box.flags) for r, box in peers.outboxes.items()}
+        return cls(peers.inbox.data, peers.inbox.flags, outboxes, "torch symmetric memory")
+
+    def outbox(self, rank: int) -> tuple[Any, Any]:
+        """Rank ``rank``'s (data, words), as this GPU writes them."""
+        return self.outboxes[rank]
 
 
-def peer_receiver(buffers: PeerBuffers, m: int, n: int, config: GemmConfig, comm: CommConfig) -> Receiver:
-    """The sender's view: tiles and flags go to the *other* rank's buffers; stamps and the copy engine's
-    step counters stay here. Engine ``sm``: tile-major tiles, a flag per tile; engine ``copy``: the row
-    block as rows of C, a flag per step (``comm.step_rows`` row bands)."""
+def peer_receiver(
+    buffers: PeerBuffers, m: int, n: int, config: GemmConfig, comm: CommConfig, rank: int = 0, world: int = WORLD
+) -> Receiver:
+    """The sender's view: tiles and flags go to the other ranks' buffers; stamps and the copy engine's
+    step counters stay here. Engine ``sm`` (two GPUs): tile-major tiles, a flag per tile; engine ``copy``:
+    the shipped blocks as rows of C, a flag per step (``comm.step_rows`` row bands), block p into slot p
+    of rank ``block_order(rank, world)[p]``'s inbox (``Receiver.copy_targets``)."""
     import torch
 
-    from pipes.comm import step_of_tiles
+    from pipes.comm import CopyTarget, step_of_tiles
 
     tiles_m, tiles_n = m // config.tile_m, n // config.tile_n
     device = buffers.data.device
     stamps = torch.zeros(stamp_words(tiles_m, tiles_n), dtype=torch.int64, device=device)
     counters = torch.zeros(tiles_m * tiles_n, dtype=torch.int32, device=device)  # engine copy only
+    order = block_order(rank, world)
+    first_data, first_words = buffers.outbox(order[0])
+    targets = None
     if comm.engine is Engine.SM:
-        data, layout, flag_index = buffers.peer_data, "tiles", None
+        data, layout, flag_index = first_data, "tiles", None
     else:
-        data, layout = buffers.peer_data.view(m // WORLD, n), "rows"
+        shipped = comm.shipped_rows(m)
+        data, layout = first_data.view(shipped, n), "rows"
         flag_index = step_of_tiles(shipping_order(comm, config), tiles_m, tiles_n)
+        credits = 4 * (tiles_m * tiles_n + 2 * MAX_TRACED_CTAS)  # Receiver's words: flags, CTA flags, credits
+        targets = []
+        for slot, peer in enumerate(order[:-1]):
+            peer_data, peer_words = buffers.outbox(peer)
+            base = peer_words.data_ptr()
+            targets.append(CopyTarget(peer_data.view(shipped, n), base, base + credits + 4 * slot, counters))
     receiver = Receiver(
         Transport.PEER,
         tiles_m,
@@ -113,12 +145,13 @@ def peer_receiver(buffers: PeerBuffers, m: int, n: int, config: GemmConfig, comm
         config.tile_m,
         config.tile_n,
         data,
-        buffers.peer_words,
+        first_words,
         stamps,
         counters,
         layout,
     )
     receiver.flag_index = flag_index
+    receiver.copy_targets = targets
     return receiver
 
 
@@ -132,7 +165,8 @@ def copy_engine_config(n: int) -> GemmConfig:
 
 
 class TensorParallelGemmRS:
-    """One rank's fused GEMM + reduce-scatter: ``launch()`` returns this rank's row block of C (M/2, N)."""
+    """One rank's fused GEMM + reduce-scatter over the ranks of ``group``: ``launch()`` returns this rank's
+    row block of C (M / world, N)."""
 
     def __init__(
         self,
@@ -147,11 +181,11 @@ class TensorParallelGemmRS:
         reduce: str = "epilogue",
         step_rows: int | None = None,
     ) -> None:
-        """``engine``: ``copy`` (the copy engines DMA each finished row band to the other GPU; the default)
-        or ``sm`` (the communication warps store every tile over NVLink themselves). ``reduce``: where
-        the other rank's partial is added: ``epilogue`` (the default with the copy engine: the math
-        warpgroups wait for each band's flag and add it before storing, ``CommConfig.adds_received``) or
-        ``pass`` (after the GEMM: a one-warp kernel awaits every flag, then a torch add over the block).
+        """``engine``: ``copy`` (the copy engines DMA each finished row band to its owner; the default)
+        or ``sm`` (two GPUs: the communication warps store every tile over NVLink themselves). ``reduce``:
+        where the other ranks' partials are added: ``epilogue`` (the default with the copy engine: the math
+        warpgroups wait for each band's flags and add the bands before storing, ``CommConfig.adds_received``)
+        or ``pass`` (after the GEMM: a one-warp kernel awaits every flag, then torch adds over the block).
         ``step_rows``: row bands per copy-engine step (``CommConfig.step_rows``; default :data:`STEP_ROWS`)."""
         from .launcher import EpilogueComm
 
@@ -162,47 +196,54 @@ class TensorParallelGemmRS:
             raise ValueError(f"step_rows = {step_rows} needs engine 'copy' (the comm warps ship tile by tile)")
         if reduce == "epilogue" and engine is not Engine.COPY:
             raise ValueError("reduce = 'epilogue' needs engine 'copy' (the inbox holds rows of C); use reduce='pass'")
+        import torch.distributed as dist
+
+        world = dist.get_world_size(group) if dist.is_initialized() else 1
+        if world < 2 or (engine is Engine.SM and world != WORLD):
+            allowed = "exactly 2 GPUs" if engine is Engine.SM else "at least 2 GPUs"
+            raise ValueError(f"world size {world}: the reduce-scatter with engine {engine.value!r} needs {allowed}")
         self.reduce = reduce
         m, n = a_r.shape[0], b_r.shape[0]
         if config is None:
             config = copy_engine_config(n) if engine is Engine.COPY else PEER_GEMM
-        check_shape(m, n, config)
-        self.m, self.n, self.rank, self.config, self.engine = m, n, rank, config, engine
-        self.a_rot = rotate_rows(a_r, rank)
+        steps = (STEP_ROWS if step_rows is None else step_rows) if engine is Engine.COPY else 1
+        check_shape(m, n, config, world, steps)
+        self.m, self.n, self.rank, self.world, self.config, self.engine = m, n, rank, world, config, engine
+        self.a_rot = rotate_rows(a_r, rank, world)
         self.c = a_r.new_empty((m, n))
-        self.buffers = PeerBuffers.create(m, n, config, a_r.dtype, a_r.device, group)
+        self.buffers = PeerBuffers.create(m, n, config, a_r.dtype, a_r.device, group, world)
         if engine is Engine.COPY:
             comm = CommConfig(
                 Transport.PEER,
-                ship_blocks=WORLD,
+                ship_blocks=world,
                 engine=Engine.COPY,
                 copy_streams=copy_streams,
                 adds_received=reduce == "epilogue",
-                step_rows=STEP_ROWS if step_rows is None else step_rows,
+                step_rows=steps,
             )
         else:
             # 8 loads in flight per lane (the comm warp gets 56 registers): peer stores over NVLink are
             # latency-bound per warp; 4 in flight left the ship slower than the GEMM (2×H200, measured 2026-11-24).
-            comm = CommConfig(Transport.PEER, ship_blocks=WORLD, pace_ns=pace_ns, unroll=8)
-        receiver = peer_receiver(self.buffers, m, n, config, comm)
+            comm = CommConfig(Transport.PEER, ship_blocks=world, pace_ns=pace_ns, unroll=8)
+        receiver = peer_receiver(self.buffers, m, n, config, comm, rank, world)
+        block = m // world
         if engine is Engine.COPY:
-            # The other rank's partial of this rank's block lands here as rows, with a flag per step.
-            receiver.inbox = self.buffers.data.view(m // WORLD, n)
+            # The other ranks' partials of this rank's block land here as rows, a slot each, with a flag per step.
+            receiver.inbox = self.buffers.data.view((world - 1) * block, n)
             receiver.inbox_flags = self.buffers.words
         self.fused = EpilogueComm(
             self.a_rot, b_r, Transport.PEER, out=self.c, receiver=receiver, config=config, comm=comm
         )
         tiles_m, tiles_n = m // config.tile_m, n // config.tile_n
-        self.received = (tiles_m // WORLD) * tiles_n
-        # The flags the owner awaits: one per tile (sm) or one per step of its block (copy engine).
+        self.received = (tiles_m // world) * (world - 1) * tiles_n
+        # The flags the owner awaits: one per tile (sm) or one per step of every slot (copy engine).
         self.awaited = self.received if engine is Engine.SM else len(self.fused.shipper.steps)
         self.tiles_n = tiles_n
         tiles = tiles_m * tiles_n
         self.flags = self.buffers.words[: self.received]
         self.credits = self.buffers.words[tiles + 2 * MAX_TRACED_CTAS : tiles + 2 * MAX_TRACED_CTAS + self.received]
-        if engine is Engine.COPY:  # the first launch may ship at once: the semaphore starts given
+        if engine is Engine.COPY:  # the first launch may ship at once: every sender's semaphore starts given
             import torch
-            import torch.distributed as dist
 
             self.credits.fill_(1)
             torch.cuda.synchronize(self.c.device)
@@ -219,14 +260,15 @@ class TensorParallelGemmRS:
         that long per tile before counting it (tests: the other rank's reduction must wait for the bands)."""
         # copy engine: one credit per launch
         epoch = self.fused.launch(credits=self.engine is Engine.SM, delay_ns=delay_ns)
-        cfg, half = self.config, self.m // WORLD
-        own = self.c[half:]
-        if self.reduce == "epilogue":  # the kernel added what arrived: its second row block is the result
+        cfg, half = self.config, self.m // self.world
+        own = self.c[self.m - half :]
+        if self.reduce == "epilogue":  # the kernel added what arrived: its last row block is the result
             self._give_credit(epoch)
             return own
         self._await_flags(epoch)
-        if self.engine is Engine.COPY:  # the other rank's partial of this block, as rows of C
-            own.add_(self.buffers.data.view(half, self.n))
+        if self.engine is Engine.COPY:  # the other ranks' partials of this block, as rows of C, slot by slot
+            for partial in self.buffers.data.view(self.world - 1, half, self.n):
+                own.add_(partial)
         else:
             received = self.buffers.data.view(half // cfg.tile_m, self.tiles_n, cfg.tile_m, cfg.tile_n)
             own.view(half // cfg.tile_m, cfg.tile_m, self.tiles_n, cfg.tile_n).add_(received.permute(0, 2, 1, 3))
@@ -236,15 +278,15 @@ class TensorParallelGemmRS:
 
     def ship_alone(self) -> None:
         """The transport alone (the T_comm of our DMA): the copy engines ship this rank's C as it is to the
-        other GPU, without waiting for the GEMM; the inbox is credited at once (nothing reads it)."""
+        other GPUs, without waiting for the GEMM; the inbox is credited at once (nothing reads it)."""
         epoch = self.fused.launch_alone()
-        # Only once the other rank's copies of this launch have landed: its next launch takes this credit
+        # Only once the other ranks' copies of this launch have landed: their next launch takes this credit
         # and clears it, and a credit given before that clear would be lost.
         self._await_flags(epoch)
         self._give_credit(epoch)
 
     def _await_flags(self, epoch: int) -> None:
-        """One warp waits on the device until every flag of this rank's block holds ``epoch``."""
+        """One warp waits on the device until every flag of this rank's inbox holds ``epoch``'s value."""
         import cutlass
         from cutlass.cute.runtime import make_ptr
         from hopper_gemm.launch import current_stream
@@ -257,7 +299,7 @@ class TensorParallelGemmRS:
         compiled()(flags, cutlass.Int32(self.awaited), value, cutlass.Int64(AWAIT_TIMEOUT_NS), current_stream())
 
     def _give_credit(self, epoch: int) -> None:
-        """After consuming a launch: the sender may overwrite the inbox. Engine ``sm``: every tile's credit
-        becomes the epoch (the comm warp waits for ``≥ epoch − 1``); engine ``copy``: ``credits[0] = 1``, the
-        binary semaphore the other GPU's copy work takes before its first copy of the next launch."""
+        """After consuming a launch: the senders may overwrite the inbox. Engine ``sm``: every tile's credit
+        becomes the epoch (the comm warp waits for ``≥ epoch − 1``); engine ``copy``: ``credits[p] = 1`` for
+        every slot p, the binary semaphore slot p's sender takes before its first copy of the next launch."""
         self.credits.fill_(1 if self.engine is Engine.COPY else as_int32(epoch))

@@ -54,10 +54,13 @@ class Receiver:
     layout: str = "tiles"
     flag_index: np.ndarray | None = None  # tile → the flag word that covers it (None: its own)
     epoch: int = 0
-    # Two-GPU reduce-scatter with CommConfig.adds_received: this GPU's own receive buffer (rows) and the
-    # per-step flags the other GPU raises there (read by the math warpgroups' epilogue).
+    # Reduce-scatter with CommConfig.adds_received: this GPU's own receive buffer (rows, a slot per other
+    # GPU) and the per-step flags the other GPUs raise there (read by the math warpgroups' epilogue).
     inbox: Any = None
     inbox_flags: Any = None
+    # Reduce-scatter over more than two GPUs: the copy engine's pipes.comm.CopyTarget per shipped row
+    # block (each goes to another GPU); None: every step goes to ``data``.
+    copy_targets: list[Any] | None = None
     _addresses: Addresses | None = field(default=None, repr=False)
 
     @classmethod

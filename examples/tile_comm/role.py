@@ -6,10 +6,10 @@ StoreNotifyPipeline between the storing warp and warp 1, its acquire/commit/tail
 
 * the storing warp's and the comm warp's ``%globaltimer`` stamps (the ``--trace`` picture) and the
   per-CTA start/end flags the host watches (:mod:`.ship`);
-* ``ship_blocks``: only the first of several row blocks leaves (the two-GPU reduce-scatter);
+* ``ship_blocks``: every row block but the last leaves (the reduce-scatter: the last is this rank's);
 * ``add_received`` before each tile's epilogue, in every math thread (``CommConfig.adds_received``
   only, a :class:`hopper_gemm.comm_hook.ReceivesPartials`): for a tile of this rank's row block, wait
-  for its step's flag in the inbox, add the other rank's partial to the accumulators.
+  for its step's flag from every other rank in the inbox, add their partials to the accumulators.
 """
 
 from __future__ import annotations
@@ -100,32 +100,39 @@ class CommRole(TraceStatic):
         n: Any,
         tile: cutlass.Constexpr,
     ) -> None:
-        """The reduce-scatter's owner side: a tile of the second row block (this rank's: ``rotate_rows``
-        puts the other rank's first) waits for the flag of its step, which the other GPU's copy engine
-        raises in this GPU's inbox after the step's rows land, then adds those rows to the accumulators.
+        """The reduce-scatter's owner side: a tile of the last row block (this rank's: ``rotate_rows``
+        puts the other ranks' first) waits, for every other rank, for the flag of its step, which that
+        GPU's copy engine raises in this GPU's inbox after the step's rows land, then adds those rows to
+        the accumulators.
 
-        The other rank walks the same tile order over its own rotated C, whose first block is this
-        rank's: tile row ``tm`` here is its tile row ``tm - block``, and ``TileOrder.step`` of that is
-        the flag it raised. Lane 0 polls with ``ld.acquire.sys``; the warp sync then orders every lane's
-        reads of the inbox after that acquire (CUTLASS's ``GenericBarrier`` does the same with one
-        thread and ``__syncthreads``)."""
+        The inbox holds one slot per other rank, in the order of :func:`inbox_slot`: slot ``p`` comes from
+        the rank that computes this rank's block as its block ``p`` (its rotated C's rows at the same place
+        as the slot's rows here), and :func:`inbox_step` is the flag it raised. Lane 0 polls with
+        ``ld.acquire.sys``; the warp sync then orders every lane's reads of the inbox after that acquire
+        (CUTLASS's ``GenericBarrier`` does the same with one thread and ``__syncthreads``)."""
         clusters_m, clusters_n = clusters
         tile_m, tile_n = tile
+        blocks = self.config.ship_blocks
         args = DeviceArgs.of(packed)
-        block = own_block_start(self.order, clusters_m)
+        own = own_block_start(self.order, clusters_m, blocks)
         # A cluster hanging over C's last column computes a tile outside C: TMA clips its store, and it has
         # nothing in the inbox to add (reading it would run past the inbox's rows).
-        if (tm >= block) & (tn * tile_n < n):
-            step = inbox_step(self.order, tm, tn, clusters_m, clusters_n)
+        if (tm >= own) & (tn * tile_n < n):
             if cute.arch.lane_idx() == 0:
                 # No printf in a kernel with wgmma (ptxas would serialize every wgmma): trap without a message.
                 inbox = ReadyFlags(args.inbox_flags, "sys", "inbox")
-                inbox.wait(step, parity_token(args.epoch), exact=True, report=False)
+                for slot in cutlass.range_constexpr(blocks - 1):
+                    step = inbox_step(self.order, tm, tn, clusters_m, clusters_n, blocks, slot)
+                    inbox.wait(step, parity_token(args.epoch), exact=True, report=False)
             cute.arch.sync_warp()
             row_stride = cute.assume(n, divby=8)
-            inbox = cute.make_tensor(args.inbox, cute.make_layout((block * tile_m, n), stride=(row_stride, 1)))
-            received = thr_mma.partition_C(cute.local_tile(inbox, (tile_m, tile_n), (tm - block, tn)))
-            acc.store(acc.load() + received.load().to(Float32))
+            inbox = cute.make_tensor(args.inbox, cute.make_layout((own * tile_m, n), stride=(row_stride, 1)))
+            total = acc.load()
+            for slot in cutlass.range_constexpr(blocks - 1):
+                row = inbox_row(tm, own, blocks, slot)
+                received = thr_mma.partition_C(cute.local_tile(inbox, (tile_m, tile_n), (row, tn)))
+                total = total + received.load().to(Float32)
+            acc.store(total)
 
     @cute.jit
     def finish(self, producer: Any, is_storer: Any) -> None:
@@ -149,8 +156,8 @@ class CommRole(TraceStatic):
             # Few values stay live across this loop (the warp has 40 registers): the rest is recomputed.
             tiles_n = (c.shape[1] + tile_n - 1) // tile_n
             # A cluster hanging over C's edge computes tiles outside C: nothing to ship.
-            # Only block 0 of ship_blocks row blocks leaves (the peer's block; see CommConfig.ship_blocks).
-            shipped_rows = c.shape[0] // cfg.ship_blocks if cutlass.const_expr(cfg.ship_blocks > 1) else c.shape[0]
+            # Every row block but the last (this rank's own) leaves; see CommConfig.ship_blocks.
+            shipped_rows = cfg.shipped_rows(c.shape[0])
             if (tm * tile_m < shipped_rows) & (tn < tiles_n):
                 if cutlass.const_expr(cfg.counts_steps):
                     clusters_m, clusters_n = self.order.cluster_grid((c.shape[0] + tile_m - 1) // tile_m, tiles_n)
@@ -170,15 +177,33 @@ def shipping_order(config: CommConfig, gemm_config: Any) -> TileOrder:
     return TileOrder.of(gemm_config, step_depth=config.step_rows)
 
 
-def own_block_start(order: TileOrder, clusters_m: Any) -> Any:
-    """The first tile row of this rank's row block in its rotated C (the second of two blocks)."""
-    return clusters_m * order.cluster_m // 2
+def own_block_start(order: TileOrder, clusters_m: Any, blocks: int = 2) -> Any:
+    """The first tile row of this rank's row block in its rotated C (the last of ``blocks``)."""
+    return clusters_m * order.cluster_m // blocks * (blocks - 1)
 
 
-def inbox_step(order: TileOrder, tm: Any, tn: Any, clusters_m: Any, clusters_n: Any) -> Any:
-    """The inbox flag that covers tile (tm, tn) of this rank's block: the step the other rank's walk
-    (the same order over its rotated C, whose first block is this rank's) computes those rows in."""
-    return order.step(tm - own_block_start(order, clusters_m), tn, clusters_m, clusters_n)
+def inbox_row(tm: Any, own: Any, blocks: int, slot: int) -> Any:
+    """The inbox's tile row that holds slot ``slot``'s partial of tile row ``tm`` of this rank's block
+    (which starts at tile row ``own``): the row the sending rank computed it at in its rotated C."""
+    return tm - own + slot * (own // (blocks - 1))
+
+
+def inbox_step(
+    order: TileOrder, tm: Any, tn: Any, clusters_m: Any, clusters_n: Any, blocks: int = 2, slot: int = 0
+) -> Any:
+    """The inbox flag that covers tile (tm, tn) of this rank's block in slot ``slot``: the step the sending
+    rank's walk (the same order over its rotated C, where this rank's block is its block ``slot``)
+    computes those rows in."""
+    own = own_block_start(order, clusters_m, blocks)
+    return order.step(inbox_row(tm, own, blocks, slot), tn, clusters_m, clusters_n)
+
+
+def inbox_slot(sender: int, receiver: int, world: int) -> int:
+    """Which of ``receiver``'s inbox slots ``sender`` writes: the position of ``receiver``'s block in
+    ``sender``'s rotated rows (:func:`tile_comm.peer.block_order`)."""
+    if sender == receiver or not (0 <= sender < world and 0 <= receiver < world):
+        raise ValueError(f"sender {sender}, receiver {receiver}: allowed two different ranks of {world}")
+    return (receiver - sender - 1) % world
 
 
 @cute.jit
@@ -191,4 +216,13 @@ def _tile_stamp(args: Any, tm: Any, tn: Any, n: Any, tile_n: cutlass.Constexpr, 
         tile_stamp(args, tm * tiles_n + tn, which)
 
 
-__all__ = ["COMM_WARP", "PIPELINE", "CommRole", "inbox_step", "own_block_start", "shipping_order"]
+__all__ = [
+    "COMM_WARP",
+    "PIPELINE",
+    "CommRole",
+    "inbox_row",
+    "inbox_slot",
+    "inbox_step",
+    "own_block_start",
+    "shipping_order",
+]

@@ -13,9 +13,11 @@ order, on ``streams`` copy streams in turn::
     cuStreamBatchMemOp: memory barrier (system scope)                    # data before flag
     cudaMemcpyAsync(epoch word → flags[step])                             # 4 bytes
 
-With ``token_flags`` (two GPUs) each flag is instead raised to the launch's
+With ``token_flags`` (peer GPUs) each flag is instead raised to the launch's
 :func:`~pipes.epoch.parity_token` with one fenced ``cuStreamWriteValue32``, and the launch first takes
-the receiver's binary credit (``credits[0]``: wait for 1, write 0).
+each receiver's binary credit (its ``credits`` word: wait for 1, write 0). Steps may go to several
+receivers (a reduce-scatter over more than two GPUs ships each peer its own row block): each
+:class:`Step` names its :class:`CopyTarget`, and :func:`plan_steps` with ``block_rows`` assigns them.
 
 None of these values changes between launches (the epoch travels through the device word), so the
 sequence is captured once into a CUDA graph and each launch replays it with one call; queued call by
@@ -35,6 +37,7 @@ blocked in a counter wait stalls every stream that shares its hardware queue.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +68,7 @@ class Step:
     dst_offset: int
     width_bytes: int
     rows: int
+    target: int = 0  # which CopyTarget of the shipper receives it
 
 
 def step_of_tiles(order: TileOrder, tiles_m: int, tiles_n: int) -> np.ndarray:
@@ -82,9 +86,12 @@ def plan_steps(
     elem_bytes: int,
     ldc: int,
     dst_ld: int | None = None,
+    block_rows: int | None = None,
 ) -> list[Step]:
     """Every step of an ``m × n`` output in walk order. ``ldc``: the output's row stride in elements;
-    ``dst_ld``: the receive buffer's (default whole tiles wide, ``tiles_n × tile_n``)."""
+    ``dst_ld``: the receive buffer's (default whole tiles wide, ``tiles_n × tile_n``). ``block_rows``:
+    the output's rows are cut into blocks of this many rows and block ``i``'s steps go to target ``i``
+    (each lands at the same rows of its receive buffer); a step may not straddle two blocks."""
     tile_m, tile_n = tile
     tiles_m, tiles_n = -(-m // tile_m), -(-n // tile_n)
     clusters_m, clusters_n = order.cluster_grid(tiles_m, tiles_n)
@@ -93,6 +100,15 @@ def plan_steps(
     for index in range(order.steps(clusters_m, clusters_n)):
         rows, cols = order.step_tiles(index, tiles_m, tiles_n)
         row0, col0 = rows[0] * tile_m, cols[0] * tile_n
+        end = min(rows[-1] * tile_m + tile_m, m)
+        target = 0
+        if block_rows is not None:
+            target = row0 // block_rows
+            if (end - 1) // block_rows != target:
+                raise ValueError(
+                    f"step {index} covers rows {row0}..{end - 1}, across blocks of {block_rows} rows: "
+                    "allowed only steps inside one block (blocks of whole step rows)"
+                )
         steps.append(
             Step(
                 index,
@@ -100,7 +116,8 @@ def plan_steps(
                 (row0 * ldc + col0) * elem_bytes,
                 (row0 * dst_ld + col0) * elem_bytes,
                 (min(cols[-1] * tile_n + tile_n, n) - col0) * elem_bytes,
-                min(rows[-1] * tile_m + tile_m, m) - row0,
+                end - row0,
+                target,
             )
         )
     return steps
@@ -133,52 +150,73 @@ class CopyEngineShipper:
     """
 
     def __init__(
-        self, src: Any, target: CopyTarget, steps: list[Step], streams: int = 2, *, token_flags: bool = False
+        self,
+        src: Any,
+        target: CopyTarget | Sequence[CopyTarget],
+        steps: list[Step],
+        streams: int = 2,
+        *,
+        token_flags: bool = False,
     ) -> None:
-        """``steps``: :func:`plan_steps` of the kernel's tile order. ``streams``: copy streams the steps
-        alternate over (a second stream's copy hides the first one's wait-and-flag gap).
-        ``token_flags``: the two-GPU protocol: a launch first takes ``credits[0]`` (waits for 1, writes 0;
-        the receiving GPU writes 1 once it has consumed the previous launch) and each flag is raised to
-        the launch's :func:`~pipes.epoch.parity_token` with a fenced ``cuStreamWriteValue32``; launches
-        must then take consecutive epochs."""
+        """``target``: one :class:`CopyTarget`, or one per receiver (``Step.target`` picks; they share the
+        step counters). ``steps``: :func:`plan_steps` of the kernel's tile order. ``streams``: copy streams
+        the steps alternate over (a second stream's copy hides the first one's wait-and-flag gap).
+        ``token_flags``: the peer-GPU protocol: a launch first takes every target's ``credits`` word (waits
+        for 1, writes 0; the receiving GPU writes 1 once it has consumed the previous launch) and each flag
+        is raised to the launch's :func:`~pipes.epoch.parity_token` with a fenced ``cuStreamWriteValue32``;
+        launches must then take consecutive epochs."""
         import torch
         from cuda.bindings import driver as cu
 
+        targets = (target,) if isinstance(target, CopyTarget) else tuple(target)
         if getattr(src, "device", None) is None or src.device.type != "cuda" or src.dim() != 2:
             raise ValueError("CopyEngineShipper ships a 2-D CUDA tensor (the kernel's output)")
         if isinstance(streams, bool) or not isinstance(streams, int) or not 1 <= streams <= 8:
             raise ValueError(f"streams = {streams!r} is invalid: allowed an int in [1, 8]")
-        if target.data.element_size() != src.element_size():
-            raise ValueError(f"the receive buffer holds {target.data.dtype}, the source {src.dtype}: they must match")
-        if len(steps) > target.counters.numel():
-            raise ValueError(f"{len(steps)} steps but the target holds {target.counters.numel()} counters")
-        self.target = target
+        if not targets or any(not isinstance(t, CopyTarget) for t in targets):
+            raise ValueError("CopyEngineShipper ships to a CopyTarget or a non-empty sequence of them")
+        counters = targets[0].counters
+        for i, t in enumerate(targets):
+            if t.data.element_size() != src.element_size():
+                raise ValueError(f"target {i} holds {t.data.dtype}, the source {src.dtype}: they must match")
+            if t.counters.data_ptr() != counters.data_ptr():
+                raise ValueError(f"target {i} counts into other step counters than target 0: targets share them")
+            if t.data.stride(0) != targets[0].data.stride(0):
+                raise ValueError(f"target {i}'s rows have another pitch than target 0's: the targets must share it")
+        if len(steps) > counters.numel():
+            raise ValueError(f"{len(steps)} steps but the target holds {counters.numel()} counters")
+        unknown = sorted({s.target for s in steps} - set(range(len(targets))))
+        if unknown:
+            raise ValueError(f"steps name targets {unknown}, but the shipper has {len(targets)} target(s)")
+        self.targets = targets
+        self.target = targets[0]
         self.src = src
         self.streams = _streams(src.device.index or 0, streams)
         self.steps = steps
         self._cu = cu
         self._src = src.data_ptr()
-        self._dst = target.data.data_ptr()
-        self._pitches = (src.stride(0) * src.element_size(), target.data.stride(0) * target.data.element_size())
+        self._dst = [t.data.data_ptr() for t in targets]
+        self._pitches = (src.stride(0) * src.element_size(), targets[0].data.stride(0) * targets[0].data.element_size())
         # Whole rows on both sides: one linear copy. Measured on 2×H200 (2026-11-24): a 2-D copy costs
         # ~130 ns per row per stream (a 256-row step took ~33 µs whether its rows were 8 or 16 KiB).
         self._linear = [s.width_bytes == self._pitches[0] == self._pitches[1] for s in self.steps]
-        self._counters = target.counters.data_ptr()
+        self._counters = counters.data_ptr()
         self._counter_bytes = 4 * (max(s.index for s in self.steps) + 1) if self.steps else 0
         self._counter = [cu.CUdeviceptr(self._counters + 4 * s.index) for s in self.steps]
         # One ready flag per step: every queued write carries a system-wide memory barrier (~1 µs each).
-        self._flag = [target.flags + 4 * s.index for s in self.steps]
+        self._flag = [targets[s.target].flags + 4 * s.index for s in self.steps]
         # The launch's epoch, which every flag copy reads (so the copy work's values never change).
         self._epoch_word = torch.zeros(1, dtype=torch.int32, device=src.device)
-        self._credit_waits = [self._credit_batches(target.credits, s.tiles) for s in self.steps]
-        self._launch_credit = cu.CUdeviceptr(target.credits) if token_flags else None
+        self._credit_waits = [self._credit_batches(targets[s.target].credits, s.tiles) for s in self.steps]
+        used = sorted({s.target for s in self.steps}) if self.steps else [0]
+        self._launch_credits = [cu.CUdeviceptr(targets[t].credits) for t in used] if token_flags else []
         self._peer = token_flags
         self._last_epoch: int | None = None
         self._start, self._done = _event(), _event()
         self._forks = [_event() for _ in self.streams]
         self._graphs: dict[tuple[bool, bool, int], Any] = {}  # (waits, timed, token) → the instantiated graph
         #: Set True to time the next launches (:meth:`timeline_us`): CUDA events at the launch's start, at
-        #: the kernel's end (its launch call's place in the stream), after the launch credit is taken and
+        #: the kernel's end (its launch call's place in the stream), after the launch credits are taken and
         #: after each step's flag. The step events are recorded by the replayed graph itself.
         self.timed = False
         self._timing = _Timing.create(len(self.steps))
@@ -246,7 +284,7 @@ class CopyEngineShipper:
         return self._graphs[key][1]
 
     def _queue(self, waits: bool, credit_epoch: int | None, timed: bool = False, token: int = 0) -> None:
-        """The copy work, from the first copy stream: take the launch credit (peer), fork to the other
+        """The copy work, from the first copy stream: take the launch credits (peer), fork to the other
         streams, then per step on the streams in turn: wait for the step's tile count, copy its rows, then
         raise its flag: a system-scope memory barrier and a copy of the epoch word, or (``token``, peer)
         a ``cuStreamWriteValue32`` of the token, fenced system-wide by default; join back."""
@@ -255,8 +293,8 @@ class CopyEngineShipper:
         cu = self._cu
         raw = [s.cuda_stream for s in self.streams]
         handles = [cu.CUstream(r) for r in raw]
-        if self._launch_credit is not None:  # the other GPU consumed the previous launch: take its credit
-            _check(cu.cuStreamBatchMemOp(handles[0], 2, _take_credit(cu, self._launch_credit), 0)[0], "credit")
+        for credit in self._launch_credits:  # each receiving GPU consumed the previous launch: take its credit
+            _check(cu.cuStreamBatchMemOp(handles[0], 2, _take_credit(cu, credit), 0)[0], "credit")
         if timed:
             _record(self._timing.credit_taken, raw[0])
         for fork, stream in zip(self._forks[1:], raw[1:], strict=True):
@@ -275,7 +313,7 @@ class CopyEngineShipper:
                     for p in params:
                         p.waitValue.value = previous(credit_epoch) & 0xFFFFFFFF  # GEQ compares cyclically
                     _check(cu.cuStreamBatchMemOp(handle, len(params), params, 0)[0], "cuStreamBatchMemOp")
-            dst, src = self._dst + step.dst_offset, self._src + step.src_offset
+            dst, src = self._dst[step.target] + step.dst_offset, self._src + step.src_offset
             width, rows = step.width_bytes, step.rows
             if self._linear[i]:
                 err = cudart.cudaMemcpyAsync(dst, src, width * rows, kind, stream)
@@ -297,7 +335,7 @@ class CopyEngineShipper:
 
     def timeline_us(self) -> Timeline:
         """The last timed launch (``timed = True``; synchronizes), in µs from its start."""
-        return self._timing.read(credit=self._launch_credit is not None)
+        return self._timing.read(credit=bool(self._launch_credits))
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""The two-GPU reduce-scatter on two GPUs: result equal to the fp32 reference within bf16 tolerance and
-bitwise equal run to run, on both ranks (examples/tp_gemm_rs.py --check in two processes)."""
+"""The reduce-scatter on two and four GPUs: result equal to the fp32 reference within bf16 tolerance and
+bitwise equal run to run, on every rank (examples/tp_gemm_rs.py --check, one process per GPU)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,29 @@ VARIANTS = {  # id: (engine, reduce, delay_ns, step_rows)
 }
 
 
+def _run(shape: tuple[int, int, int], world: int, variant: str, port: int) -> None:
+    """``tp_gemm_rs.py --check`` of ``shape`` on ``world`` GPUs with the ``VARIANTS[variant]`` options."""
+    (m, n, k), (engine, reduce, delay_ns, step_rows) = shape, VARIANTS[variant]
+    cmd = [sys.executable, str(ROOT / "examples" / "tp_gemm_rs.py"), "--check", "--world", str(world)]
+    cmd += ["--m", str(m), "--n", str(n), "--k", str(k), "--engine", engine, "--reduce", reduce]
+    cmd += ["--delay-ns", str(delay_ns), "--repeat", "20", *(["--step-rows", str(step_rows)] if step_rows else [])]
+    env = dict(os.environ, MASTER_PORT=str(port))
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "True" in done.stdout  # bitwise repeat column
+
+
+@pytest.mark.parametrize("variant", ["copy-epilogue", "copy-epilogue-late-sender", "copy-pass"])
+@pytest.mark.parametrize("shape", [(2048, 2048, 2048), (4096, 2048, 4096)])
+def test_four_gpu_reduce_scatter_matches_the_reference(shape, variant):
+    """Every rank receives three partials of its block, one per slot, and adds them in its epilogue (or
+    after the GEMM). With the late sender, rank 0's bands reach the other three late: each must wait for
+    rank 0's slot. 20 launches back to back, each bitwise equal to the first."""
+    if _gpus() < 4:
+        pytest.skip(f"needs 4 GPUs; {_gpus()} visible")
+    _run(shape, 4, variant, 29700 + shape[0] % 97 + 5 * list(VARIANTS).index(variant))
+
+
 @pytest.mark.parametrize("variant", list(VARIANTS))
 @pytest.mark.parametrize("shape", [(2048, 2048, 2048), (4096, 2048, 4096)])
 def test_two_gpu_reduce_scatter_matches_the_reference(shape, variant):
@@ -36,32 +59,6 @@ def test_two_gpu_reduce_scatter_matches_the_reference(shape, variant):
     rank 1 long after rank 1's GEMM reached its own block: rank 1's epilogue must wait for each flag, or
     it adds stale rows and misses the reference. Each case runs 20 launches back to back, each compared
     bit for bit with the first (the inbox flags' two tokens alternate 19 times)."""
-    engine, reduce, delay_ns, step_rows = VARIANTS[variant]
     if _gpus() < 2:
         pytest.skip(f"needs 2 GPUs (peer transport); {_gpus()} visible")
-    m, n, k = shape
-    cmd = [
-        sys.executable,
-        str(ROOT / "examples" / "tp_gemm_rs.py"),
-        "--check",
-        "--m",
-        str(m),
-        "--n",
-        str(n),
-        "--k",
-        str(k),
-        "--engine",
-        engine,
-        "--reduce",
-        reduce,
-        "--delay-ns",
-        str(delay_ns),
-        "--repeat",
-        "20",
-        *(["--step-rows", str(step_rows)] if step_rows else []),
-    ]
-    port = 29600 + m % 97 + 5 * list(VARIANTS).index(variant)
-    env = dict(os.environ, MASTER_PORT=str(port))
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "True" in done.stdout  # bitwise repeat column
+    _run(shape, 2, variant, 29600 + shape[0] % 97 + 5 * list(VARIANTS).index(variant))
