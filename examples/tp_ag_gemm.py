@@ -334,14 +334,16 @@ def one_shape(m: int, n: int, k: int, rank: int, world: int, device, args: argpa
     ours.a_r.copy_(a_r)
     row = {"shape": [m, n, k], "device": torch.cuda.get_device_name(device), "config": ours.config.describe()}
     row["prepared"] = bool(ours.prepared) and all(p is not None for p in ours.prepared.values())
-    results = []
-    for _ in range(max(1, args.launches)):
+    ours.launch()
+    first = ours.out.clone()
+    differing = torch.zeros((), dtype=torch.int64, device=device)  # launches unlike the first, counted on the GPU
+    for _ in range(max(1, args.launches) - 1):
         ours.launch()
-        results.append(ours.out.clone())
+        differing += torch.ne(ours.out, first).any()
     torch.cuda.synchronize(device)
     ref = a.float() @ w_r.float().t()
-    err = ((results[0].float() - ref).abs().max() / ref.abs().max()).item()
-    row.update(rel_err=err, bitwise_repeat=all(torch.equal(results[0], r) for r in results[1:]))
+    err = ((first.float() - ref).abs().max() / ref.abs().max()).item()
+    row.update(rel_err=err, bitwise_repeat=differing.item() == 0, launches=max(1, args.launches))
     if args.check and (err > REL_BOUND or not row["bitwise_repeat"]):
         raise AssertionError(f"rank {rank} {m}×{n}×{k}: rel err {err:.3g}, bitwise repeat {row['bitwise_repeat']}")
     if args.bench or not args.check:
