@@ -341,3 +341,15 @@ def test_the_example_refuses_cleanly_without_two_gpus(capsys):
     assert "over 4 GPUs needs torch and 4 GPUs" in capsys.readouterr().err
     assert tp_gemm_rs.main(["--world", "1"]) == 2
     assert capsys.readouterr().err == "error: --world 1: allowed at least 2\n"
+
+
+def test_a_copy_engine_config_whose_steps_are_not_whole_rows_is_refused():
+    """The copy engine numbers steps over the shipped rows, the kernel over all of C: they agree only for
+    bands of whole rows, so a user's configuration that walks otherwise is refused with the rule."""
+    from tile_comm.peer import PEER_GEMM, check_copy_engine_config, copy_engine_config
+
+    check_copy_engine_config(copy_engine_config(8192), 8192)
+    with pytest.raises(ValueError, match=r"raster 'n', group 8 is invalid .* allowed raster 'm' with group ≥ 32"):
+        check_copy_engine_config(PEER_GEMM, 8192)
+    with pytest.raises(ValueError, match="group ≥ 32"):
+        check_copy_engine_config(copy_engine_config(8192).with_(group=8), 8192)

@@ -5,8 +5,8 @@ reduce-scattered by rows, rank r owning row block r (M / world rows). Each rank 
 A's rows *rotated* (:func:`block_order`): the blocks of ranks r+1, r+2, … first and its own last. With
 raster "m" the persistent tile order finishes them in that order, and the copy engines ship each band of
 block p to rank r+p+1 (mod world) as soon as it is complete (``CommConfig(ship_blocks=world)``: every
-block but the last leaves), raising the band's flag there at system scope. At any moment every rank ships
-to a different peer, so every GPU's NVLink receives from one sender at a time. The owner adds the
+block but the last leaves), raising the band's flag there at system scope. Ranks in step ship block p at
+the same time, each to a different peer, so no GPU's links receive from two senders at once. The owner adds the
 ``world − 1`` received partials to its own: by default in the GEMM's epilogue (``reduce="epilogue"``:
 before storing a tile of its block, the math warpgroups wait for the band's flags and add the bands' rows
 to the accumulators, so the stored block is the result), or after the GEMM (``reduce="pass"``: one warp
@@ -103,6 +103,24 @@ class PeerBuffers:
         outboxes = {r: (box.data, box.flags) for r, box in peers.outboxes.items()}
         return cls(peers.inbox.data, peers.inbox.flags, outboxes, "torch symmetric memory")
 
+    @classmethod
+    def on_one_gpu(cls, m: int, n: int, config: GemmConfig, dtype: Any, device: Any, world: int) -> list[PeerBuffers]:
+        """Every rank's buffers on one GPU, each rank's ``outboxes`` the others' (one GPU standing in for
+        ``world``: the protocol and the kernels are the same, the pointers local)."""
+        import torch
+
+        tiles_m, tiles_n = m // config.tile_m, n // config.tile_n
+        received = (tiles_m // world) * (world - 1) * tiles_n
+        words = 2 * tiles_m * tiles_n + 2 * MAX_TRACED_CTAS + received  # flags, CTA flags, credits
+        boxes = [
+            (
+                torch.zeros(received, config.tile_m, config.tile_n, dtype=dtype, device=device),
+                torch.zeros(words, dtype=torch.int32, device=device),
+            )
+            for _ in range(world)
+        ]
+        return [cls(*boxes[r], {p: boxes[p] for p in range(world) if p != r}, "one GPU") for r in range(world)]
+
     def outbox(self, rank: int) -> tuple[Any, Any]:
         """Rank ``rank``'s (data, words), as this GPU writes them."""
         return self.outboxes[rank]
@@ -164,6 +182,19 @@ def copy_engine_config(n: int) -> GemmConfig:
     return PEER_GEMM.with_(raster="m", group=clusters_n)
 
 
+def check_copy_engine_config(config: GemmConfig, n: int) -> None:
+    """ValueError unless ``config`` walks C in bands of whole rows (raster "m", one band C's full width):
+    the copy engine numbers its steps over the shipped rows, the kernel and the owner over all of C, and
+    the two numberings agree only when a step is a band row of the full width."""
+    clusters_n = -(-(n // config.tile_n) // config.cluster_n)
+    if config.raster != "m" or config.group < clusters_n:
+        raise ValueError(
+            f"config raster {config.raster!r}, group {config.group} is invalid for the copy engine's reduce-scatter "
+            f"at N = {n}: allowed raster 'm' with group ≥ {clusters_n} (each step whole rows of C; see "
+            "copy_engine_config)"
+        )
+
+
 class TensorParallelGemmRS:
     """One rank's fused GEMM + reduce-scatter over the ranks of ``group``: ``launch()`` returns this rank's
     row block of C (M / world, N)."""
@@ -180,13 +211,18 @@ class TensorParallelGemmRS:
         copy_streams: int = 2,
         reduce: str = "epilogue",
         step_rows: int | None = None,
+        buffers: PeerBuffers | None = None,
+        max_clusters: int | None = None,
     ) -> None:
         """``engine``: ``copy`` (the copy engines DMA each finished row band to its owner; the default)
         or ``sm`` (two GPUs: the communication warps store every tile over NVLink themselves). ``reduce``:
         where the other ranks' partials are added: ``epilogue`` (the default with the copy engine: the math
         warpgroups wait for each band's flags and add the bands before storing, ``CommConfig.adds_received``)
         or ``pass`` (after the GEMM: a one-warp kernel awaits every flag, then torch adds over the block).
-        ``step_rows``: row bands per copy-engine step (``CommConfig.step_rows``; default :data:`STEP_ROWS`)."""
+        ``step_rows``: row bands per copy-engine step (``CommConfig.step_rows``; default :data:`STEP_ROWS`).
+        ``buffers``: this rank's buffers when not created collectively over ``group`` (the world size is
+        then their ranks', :meth:`PeerBuffers.on_one_gpu`); ``max_clusters``: at most this many clusters
+        (several ranks sharing one GPU must all be resident at once)."""
         from .launcher import EpilogueComm
 
         engine = Engine(engine)
@@ -198,7 +234,10 @@ class TensorParallelGemmRS:
             raise ValueError("reduce = 'epilogue' needs engine 'copy' (the inbox holds rows of C); use reduce='pass'")
         import torch.distributed as dist
 
-        world = dist.get_world_size(group) if dist.is_initialized() else 1
+        if buffers is not None:
+            world = len(buffers.outboxes) + 1
+        else:
+            world = dist.get_world_size(group) if dist.is_initialized() else 1
         if world < 2 or (engine is Engine.SM and world != WORLD):
             allowed = "exactly 2 GPUs" if engine is Engine.SM else "at least 2 GPUs"
             raise ValueError(f"world size {world}: the reduce-scatter with engine {engine.value!r} needs {allowed}")
@@ -206,12 +245,14 @@ class TensorParallelGemmRS:
         m, n = a_r.shape[0], b_r.shape[0]
         if config is None:
             config = copy_engine_config(n) if engine is Engine.COPY else PEER_GEMM
+        elif engine is Engine.COPY:
+            check_copy_engine_config(config, n)
         steps = (STEP_ROWS if step_rows is None else step_rows) if engine is Engine.COPY else 1
         check_shape(m, n, config, world, steps)
         self.m, self.n, self.rank, self.world, self.config, self.engine = m, n, rank, world, config, engine
         self.a_rot = rotate_rows(a_r, rank, world)
         self.c = a_r.new_empty((m, n))
-        self.buffers = PeerBuffers.create(m, n, config, a_r.dtype, a_r.device, group, world)
+        self.buffers = buffers or PeerBuffers.create(m, n, config, a_r.dtype, a_r.device, group, world)
         if engine is Engine.COPY:
             comm = CommConfig(
                 Transport.PEER,
@@ -232,7 +273,14 @@ class TensorParallelGemmRS:
             receiver.inbox = self.buffers.data.view((world - 1) * block, n)
             receiver.inbox_flags = self.buffers.words
         self.fused = EpilogueComm(
-            self.a_rot, b_r, Transport.PEER, out=self.c, receiver=receiver, config=config, comm=comm
+            self.a_rot,
+            b_r,
+            Transport.PEER,
+            out=self.c,
+            receiver=receiver,
+            config=config,
+            comm=comm,
+            max_clusters=max_clusters,
         )
         tiles_m, tiles_n = m // config.tile_m, n // config.tile_n
         self.received = (tiles_m // world) * (world - 1) * tiles_n
@@ -241,13 +289,16 @@ class TensorParallelGemmRS:
         self.tiles_n = tiles_n
         tiles = tiles_m * tiles_n
         self.flags = self.buffers.words[: self.received]
-        self.credits = self.buffers.words[tiles + 2 * MAX_TRACED_CTAS : tiles + 2 * MAX_TRACED_CTAS + self.received]
+        # Engine sm: a credit per received tile; copy engine: one binary credit per slot (per sender).
+        credits = self.received if engine is Engine.SM else world - 1
+        self.credits = self.buffers.words[tiles + 2 * MAX_TRACED_CTAS : tiles + 2 * MAX_TRACED_CTAS + credits]
         if engine is Engine.COPY:  # the first launch may ship at once: every sender's semaphore starts given
             import torch
 
             self.credits.fill_(1)
             torch.cuda.synchronize(self.c.device)
-            dist.barrier(group)
+            if buffers is None:
+                dist.barrier(group)
 
     def compile(self) -> None:
         from .await_flags import compiled

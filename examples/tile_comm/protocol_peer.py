@@ -1,32 +1,43 @@
-"""The two-GPU reduce-scatter's launch protocol over several launches, run through ``pipes.check``.
+"""The reduce-scatter's launch protocol over ``ranks`` GPUs and several launches, run through ``pipes.check``.
 
 :mod:`tile_comm.protocol` proves one launch inside one GPU (the storing warp → communication warp
-hand-off). This model proves what happens *between* the two GPUs and *across* launches with the copy
-engine (:mod:`pipes.comm.copy_engine`, :class:`tile_comm.peer.TensorParallelGemmRS`). Per rank ``r``
-(device ``r``), two agents:
+hand-off). This model proves what happens *between* the GPUs and *across* launches with the copy
+engine (:mod:`pipes.comm.copy_engine`, :class:`tile_comm.peer.TensorParallelGemmRS`). Rank ``r`` of
+``W = ranks`` computes C's row blocks in :func:`tile_comm.peer.block_order`: ranks ``r+1, r+2, …`` (mod
+``W``), its own last; block position ``p < W − 1`` goes to rank :func:`shipped_to` ``(r, p) = (r+p+1) % W``,
+into slot ``p`` of that rank's inbox (:func:`tile_comm.role.inbox_slot`), and slot ``p`` of rank ``r``'s
+inbox comes from :func:`sender_of` ``(r, p) = (r−p−1) % W``. Every slot has its own flags (one per band)
+and its own binary credit word ``credits[p]`` in the receiver's memory. Per rank ``r`` (device ``r``):
 
 * ``launch{r}`` — the launching stream and the fused kernel, in stream order: the step counters back to
-  0 and the start event (:meth:`pipes.comm.CopyEngineShipper.begin`); the kernel: each band of the other rank's
-  row block written to C and counted (``red.release.sys``), then each band of its own block: wait for
-  the band's inbox flag (``ld.acquire.sys`` until it holds the launch's parity token,
-  :func:`pipes.epoch.parity_token`; ``CommConfig.adds_received``), read the other rank's partial from
-  the inbox; after the kernel, the join (the launching stream waits for its copy work), then the credit
-  (``credits[0] = 1``: the other rank may overwrite this inbox).
+  0 and the start event (:meth:`pipes.comm.CopyEngineShipper.begin`); the kernel: each band of every
+  other rank's row block (position by position) written to C and counted (``red.release.sys``), then each
+  band of its own block: for every slot, wait for the band's flag (``ld.acquire.sys`` until it holds the
+  launch's parity token, :func:`pipes.epoch.parity_token`; ``CommConfig.adds_received``) and read that
+  sender's partial from the inbox; after the kernel, the join (the launching stream waits for its copy
+  work), then the credits (``credits[p] = 1`` for every slot: the senders may overwrite this inbox).
 * ``copy{r}_{k}`` — copy stream ``k`` (an agent off the SMs, reached only at system scope, placed with
-  the host as in :mod:`tile_comm.protocol`): after the start event, stream 0 takes the other rank's
-  credit (wait for 1, write 0) and forks the others (the graph's fork event); each stream, for its bands:
-  wait until the band's count is complete, read the band of C, write it into the other rank's inbox,
-  raise the band's flag there to the launch's token (a fenced ``cuStreamWriteValue32``); the others join
-  stream 0, which then signals the launching stream's join. Tokens alternate between two values, so the
-  model also proves they cannot be confused: a flag the owner reads holds this launch's token or the
-  previous launch's, never the one before (``no_credit`` shows what happens without the credit).
+  the host as in :mod:`tile_comm.protocol`): after the start event, stream 0 takes the credit of every
+  receiver, in block order (wait for 1, write 0), and forks the others (the graph's fork event); the
+  (block, band) steps in walk order are dealt round-robin over the streams; each: wait until the step's
+  count is complete, read the band of C, write it into the receiver's inbox slot, raise the slot's band
+  flag there to the launch's token (a fenced ``cuStreamWriteValue32``); the others join stream 0, which
+  then signals the launching stream's join. Tokens alternate between two values, so the model also
+  proves they cannot be confused: a flag the owner reads holds this launch's token or the previous
+  launch's, never the one before (``no_credit`` shows what happens without the credit).
 
 The counts and flags are :class:`pipes.check.ModelStepCounters` and :class:`pipes.check.ModelReadyFlags`;
 launches take the epochs :data:`pipes.epoch.FIRST`, :func:`~pipes.epoch.next_epoch` of it, … The data
 carry their launch: C's band ``b`` of launch ``e`` on rank ``r`` is ``(e, r, b)``. The kernel asserts
-that the inbox holds the other rank's band of *this* launch, the copy engine that C holds this launch's
+that each inbox slot holds its sender's band of *this* launch, the copy engine that C holds this launch's
 band; a stale or early value, a race the checker sees, or a wait nobody satisfies is a finding.
 ``bug`` plants a defect (:data:`PEER_BUGS`) to show what the checker reports.
+
+With ``ranks = 2`` (the default) the names are the two-GPU model's: ``credit{r}``, flags ``flag{r}_{b}``,
+memory ``("inbox", r, b)`` and ``("C", r, b)``, label ``tp_reduce_scatter``; with more ranks the slot (or
+block position) ``p`` joins them: ``credit{r}_{p}``, ``flag{r}_{p}_{b}``, ``("inbox", r, p, b)``,
+``("C", r, p, b)``, label ``tp_reduce_scatter_{ranks}ranks``. The state space grows fast with ranks:
+three ranks, one band, one copy stream take ~55,000 states for one launch and ~91,000 for two.
 """
 
 from __future__ import annotations
@@ -45,8 +56,8 @@ from pipes.check import (
 )
 from pipes.epoch import FIRST, next_epoch
 
-#: ``credit_before_flags``: the credit given right after the kernel is queued, before this rank saw the
-#: other's flags (a credit given before the sender's clear is lost);
+#: ``credit_before_flags``: the credits given right after the kernel is queued, before this rank saw the
+#: senders' flags (a credit given before the sender's clear is lost);
 #: ``no_credit``: the sender never takes a credit (it may overwrite an inbox still being read);
 #: ``flag_before_data``: the flag raised before the band's data; ``no_reset``: the step counters are not
 #: reset per launch (a stale count ships a band before this launch computed it); ``one_token``: every
@@ -57,76 +68,121 @@ PEER_BUGS = ("credit_before_flags", "no_credit", "flag_before_data", "no_reset",
 SYS = Scope.SYSTEM
 
 
-def reduce_scatter_protocol(launches: int = 2, bands: int = 2, bug: str | None = None, streams: int = 1) -> Protocol:
-    """The two ranks' launch protocol for ``launches`` back-to-back launches of ``bands`` bands per block,
-    each rank's copy work on ``streams`` copy streams (bands dealt round-robin, as the shipper does)."""
+def shipped_to(rank: int, position: int, ranks: int = 2) -> int:
+    """The rank that block ``position`` of ``rank``'s rotated rows belongs to (and is shipped to)."""
+    return (rank + position + 1) % ranks
+
+
+def sender_of(rank: int, slot: int, ranks: int = 2) -> int:
+    """The rank that writes slot ``slot`` of ``rank``'s inbox (its block ``slot`` is ``rank``'s)."""
+    return (rank - slot - 1) % ranks
+
+
+def reduce_scatter_protocol(
+    launches: int = 2, bands: int = 2, bug: str | None = None, streams: int = 1, *, ranks: int = 2
+) -> Protocol:
+    """The ``ranks`` ranks' launch protocol for ``launches`` back-to-back launches of ``bands`` bands per
+    row block, each rank's copy work on ``streams`` copy streams (its (block, band) steps in walk order dealt
+    round-robin, as the shipper does). ``ranks = 2`` is the two-GPU model (its names and labels as ever)."""
     if bug is not None and bug not in PEER_BUGS:
         raise ValueError(f"bug = {bug!r} is invalid: allowed None or one of {PEER_BUGS}")
     if launches < 1 or bands < 1 or streams < 1:
         raise ValueError(f"launches = {launches}, bands = {bands}, streams = {streams}: allowed at least 1 each")
+    if isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < 2:
+        raise ValueError(f"ranks = {ranks!r} is invalid: allowed an int of at least 2")
     epochs = [FIRST]
     while len(epochs) < launches:
         epochs.append(next_epoch(epochs[-1]))
     holds = "epoch_bit" if bug == "parity_flag" else "parity_token"
-    #: counts[r]: rank r's band counters; inbox[r]: the flags of rank r's inbox (raised by the other rank).
-    counts = [ModelStepCounters(f"count{r}_", bands, 1) for r in (0, 1)]
-    inbox = [ModelReadyFlags(f"flag{r}_", bands, SYS, holds=holds) for r in (0, 1)]
+    world, slots = range(ranks), range(ranks - 1)
+    two = ranks == 2  # the two-GPU model keeps its names: one slot, not numbered
+
+    def slot_name(name: str, r: int, p: int) -> str:
+        """Rank ``r``'s word ``name`` of inbox slot ``p`` (``name{r}`` with two ranks, else ``name{r}_{p}``)."""
+        return f"{name}{r}" if two else f"{name}{r}_{p}"
+
+    def inbox_key(r: int, p: int, b: int) -> tuple:
+        return ("inbox", r, b) if two else ("inbox", r, p, b)
+
+    def c_key(r: int, p: int, b: int) -> tuple:
+        return ("C", r, b) if two else ("C", r, p, b)
+
+    #: counts[r]: rank r's step counters, step p·bands + b for band b of block position p;
+    #: inbox[r][p]: the flags of slot p of rank r's inbox (raised by rank r − p − 1).
+    counts = [ModelStepCounters(f"count{r}_", (ranks - 1) * bands, 1) for r in world]
+    inbox = [[ModelReadyFlags(slot_name("flag", r, p) + "_", bands, SYS, holds=holds) for p in slots] for r in world]
 
     def raised(e: int) -> int:
         """The epoch whose token launch ``e`` raises the flags to (``one_token``: always the first's)."""
         return FIRST if bug == "one_token" else e
 
+    def give_credits(ctx: Ctx, r: int) -> None:
+        """Rank ``r`` consumed its inbox: every slot's sender may overwrite its slot (``credits[p] = 1``)."""
+        for p in slots:
+            ctx.store_counter(slot_name("credit", r, p), 1, scope=SYS)
+
     def launch(r: int):
         def run(ctx: Ctx) -> None:
             for e in epochs:
                 if bug != "no_reset":
-                    for b in range(bands):
-                        counts[r].reset(ctx, b)  # cudaMemsetAsync before the kernel
+                    for s in range(counts[r].steps):
+                        counts[r].reset(ctx, s)  # cudaMemsetAsync before the kernel
                 ctx.store_counter(f"start{r}", e, scope=SYS)  # the start event the copy work waits for
-                for b in range(bands):  # the kernel: the other rank's block first (its bands are shipped)
-                    ctx.write_global(("C", r, b), (e, r, b))
-                    counts[r].count(ctx, b)
+                for p in slots:  # the kernel: the other ranks' blocks first, in block_order (they are shipped)
+                    for b in range(bands):
+                        ctx.write_global(c_key(r, p, b), (e, r, b))
+                        counts[r].count(ctx, p * bands + b)
                 if bug == "credit_before_flags":
-                    ctx.store_counter(f"credit{r}", 1, scope=SYS)
-                for b in range(bands):  # then its own block: each band waits for the other rank's copy
-                    inbox[r].wait(ctx, b, raised(e), scope=SYS)
-                    got = ctx.read_global(("inbox", r, b))
-                    if got != (e, 1 - r, b):
-                        why = inbox[r].confusion(raised(e))
-                        raise AssertionError(
-                            f"launch {e} on rank {r} added {got!r} as band {b}" + (f": {why}" if why else "")
-                        )
+                    give_credits(ctx, r)
+                for b in range(bands):  # then its own block: each band waits for every other rank's copy
+                    for p in slots:
+                        sender = sender_of(r, p, ranks)
+                        inbox[r][p].wait(ctx, b, raised(e), scope=SYS)
+                        got = ctx.read_global(inbox_key(r, p, b))
+                        if got != (e, sender, b):
+                            why = inbox[r][p].confusion(raised(e))
+                            where = "" if two else f" from slot {p} (rank {sender})"
+                            raise AssertionError(
+                                f"launch {e} on rank {r} added {got!r} as band {b}{where}" + (f": {why}" if why else "")
+                            )
                 ctx.wait_counter(f"done{r}", e, scope=SYS)  # the join: this rank's copy work is done
                 if bug != "credit_before_flags":
-                    ctx.store_counter(f"credit{r}", 1, scope=SYS)  # the other rank may overwrite the inbox
+                    give_credits(ctx, r)  # the other ranks may overwrite the inbox
 
         return run
 
+    #: The copy steps of a rank in walk order: (block position p, band b), p major.
+    walk = [(p, b) for p in slots for b in range(bands)]
+
     def copy(r: int, stream: int):
-        """Copy stream ``stream`` of rank ``r``: stream 0 takes the credit and forks the others (``fork{r}``),
-        each ships bands ``stream, stream + streams, …``, the others join stream 0 (``join{r}``)."""
-        peer = 1 - r
+        """Copy stream ``stream`` of rank ``r``: stream 0 takes every receiver's credit and forks the others
+        (``fork{r}``), each ships steps ``stream, stream + streams, …`` of the walk (block p to rank
+        r + p + 1, into its slot p), the others join stream 0 (``join{r}``)."""
 
         def run(ctx: Ctx) -> None:
             for n, e in enumerate(epochs, start=1):
                 ctx.wait_counter(f"start{r}", e, scope=SYS)
                 if stream == 0:
-                    if bug != "no_credit":  # the binary semaphore: wait for 1, write 0
-                        ctx.wait_counter(f"credit{peer}", 1, scope=SYS)
-                        ctx.store_counter(f"credit{peer}", 0, scope=SYS)
+                    if bug != "no_credit":  # the binary semaphores, in block order: wait for 1, write 0
+                        for p in slots:
+                            credit = slot_name("credit", shipped_to(r, p, ranks), p)
+                            ctx.wait_counter(credit, 1, scope=SYS)
+                            ctx.store_counter(credit, 0, scope=SYS)
                     if streams > 1:
                         ctx.store_counter(f"fork{r}", e, scope=SYS)
                 else:
                     ctx.wait_counter(f"fork{r}", e, scope=SYS)
-                for b in range(stream, bands, streams):
-                    counts[r].wait(ctx, b)
-                    data = ctx.read_global(("C", r, b))
-                    assert data == (e, r, b), f"launch {e}: rank {r}'s copy engine shipped {data!r} as band {b}"
+                for p, b in walk[stream::streams]:
+                    peer = shipped_to(r, p, ranks)
+                    counts[r].wait(ctx, p * bands + b)
+                    data = ctx.read_global(c_key(r, p, b))
+                    where = "" if two else f" for rank {peer}"
+                    assert data == (e, r, b), f"launch {e}: rank {r}'s copy engine shipped {data!r} as band {b}{where}"
                     if bug == "flag_before_data":
-                        inbox[peer].publish(ctx, b, raised(e))
-                    ctx.write_global(("inbox", peer, b), data)
+                        inbox[peer][p].publish(ctx, b, raised(e))
+                    ctx.write_global(inbox_key(peer, p, b), data)
                     if bug != "flag_before_data":
-                        inbox[peer].publish(ctx, b, raised(e), fenced=bug != "no_fence")
+                        inbox[peer][p].publish(ctx, b, raised(e), fenced=bug != "no_fence")
                 if stream > 0:
                     ctx.signal(f"join{r}", 1, scope=SYS)
                     continue
@@ -137,22 +193,24 @@ def reduce_scatter_protocol(launches: int = 2, bands: int = 2, bug: str | None =
         return run
 
     agents = []
-    for r in (0, 1):
+    for r in world:
         agents.append(Agent(f"launch{r}", launch(r), device=r))
         agents += [Agent(f"copy{r}_{k}", copy(r, k), device=HOST) for k in range(streams)]
     counters = []
-    for r in (0, 1):
-        counters += [ModelCounter(f"start{r}"), ModelCounter(f"done{r}"), ModelCounter(f"credit{r}", initial=1)]
+    for r in world:
+        counters += [ModelCounter(f"start{r}"), ModelCounter(f"done{r}")]
+        counters += [ModelCounter(slot_name("credit", r, p), initial=1) for p in slots]
         counters += [ModelCounter(f"fork{r}"), ModelCounter(f"join{r}")]
-        counters += [*counts[r].counters(), *inbox[r].counters()]
-    stale = {("inbox", r, b): ("before the first launch", r, b) for r in (0, 1) for b in range(bands)}
-    stale |= {("C", r, b): ("before the first launch", r, b) for r in (0, 1) for b in range(bands)}
-    label = "tp_reduce_scatter" + (f"_{bug}" if bug else "")
+        counters += [*counts[r].counters(), *(c for flags in inbox[r] for c in flags.counters())]
+    cells = [(r, p, b) for r in world for p in slots for b in range(bands)]
+    stale = {inbox_key(r, p, b): ("before the first launch", r, b) for r, p, b in cells}
+    stale |= {c_key(r, p, b): ("before the first launch", r, b) for r, p, b in cells}
+    label = "tp_reduce_scatter" + ("" if two else f"_{ranks}ranks") + (f"_{bug}" if bug else "")
     return Protocol(label, agents, [], counters=counters, initial=stale)
 
 
 def check_reduce_scatter(
-    launches: int = 2, bands: int = 2, bug: str | None = None, streams: int = 1, **limits: int
+    launches: int = 2, bands: int = 2, bug: str | None = None, streams: int = 1, *, ranks: int = 2, **limits: int
 ) -> Report:
     """:func:`reduce_scatter_protocol` through the checker (exhaustive within ``max_states``)."""
-    return check(reduce_scatter_protocol(launches, bands, bug, streams), **limits)
+    return check(reduce_scatter_protocol(launches, bands, bug, streams, ranks=ranks), **limits)

@@ -243,8 +243,13 @@ class CopyEngineShipper:
         from cuda.bindings import runtime as cudart
 
         if self._peer:
-            check_consecutive(self._last_epoch, epoch, "the two-GPU flags")
+            check_consecutive(self._last_epoch, epoch, "the peer flags")
         self._last_epoch = epoch
+        # Every graph a launch may replay is built before any kernel of this launch is queued: building one
+        # may load modules, which may wait for the device to be idle, and a kernel that waits for another
+        # GPU's copy work would then wait on a graph not yet launched there (CUDA's lazy loading hazards).
+        for token in (parity_token(0), parity_token(1)) if self._peer else (0,):
+            self._graph(True, self.timed, token)
         launching = torch.cuda.current_stream(self.src.device).cuda_stream
         _check(cudart.cudaMemsetAsync(self._counters, 0, self._counter_bytes, launching)[0], "cudaMemsetAsync")
         word = self._cu.CUdeviceptr(self._epoch_word.data_ptr())

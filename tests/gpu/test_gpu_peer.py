@@ -62,3 +62,23 @@ def test_two_gpu_reduce_scatter_matches_the_reference(shape, variant):
     if _gpus() < 2:
         pytest.skip(f"needs 2 GPUs (peer transport); {_gpus()} visible")
     _run(shape, 2, variant, 29600 + shape[0] % 97 + 5 * list(VARIANTS).index(variant))
+
+
+ONE_GPU = Path(__file__).resolve().parent / "rs_one_gpu.py"
+
+
+@pytest.mark.parametrize(
+    "case",
+    [("4", "8192", "4096", "2048", "2"), ("4", "4096", "2048", "2048", "-1"), ("3", "6144", "4096", "3072", "1")],
+    ids=["4-ranks-slow-rank", "4-ranks", "3-ranks-slow-rank"],
+)
+def test_reduce_scatter_over_several_ranks_on_one_gpu(case):
+    """The world-size-general routing where only one GPU is lent: every rank on its own stream, buffers
+    local, the partials added after the GEMM (tests/gpu/rs_one_gpu.py). 20 launches per rank, bit-exact."""
+    if _gpus() < 1:
+        pytest.skip("needs a GPU")
+    world, m, n, k, slow = case
+    cmd = [sys.executable, str(ONE_GPU), "--world", world, "--m", m, "--n", n, "--k", k, "--slow-rank", slow]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.stdout.count("bit-exact: True") == int(world)
