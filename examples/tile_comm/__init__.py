@@ -12,8 +12,8 @@ its measurements. Modules, one job each:
 * :mod:`.build`    — compiling every variant (with or without a GPU) and its resources.
 * :mod:`.receiver` — receive buffers, ready flags, per-CTA flags, credits, timestamps (host or device).
 * :mod:`.consumer` — checksums each tile as it lands (on ``pipes.comm.TileConsumer``), watches the CTAs.
-* :mod:`.peer`     — the two-GPU reduce-scatter (examples/tp_gemm_rs.py); :mod:`.await_flags` its owner's wait.
-* :mod:`.protocol_peer` — the two GPUs' launch protocol across launches, run through ``pipes.check``.
+* :mod:`.peer`     — the reduce-scatter over 2+ GPUs (examples/tp_gemm_rs.py); :mod:`.await_flags` its owner's wait.
+* :mod:`.protocol_peer` — the GPUs' launch protocol across launches, run through ``pipes.check``.
 * :mod:`.launcher` — ``EpilogueComm``: validate, compile once, launch with a fresh epoch per launch.
 * :mod:`.measure`  — E, S, R against the baselines in one interleaved run (benchmarks/comm_overlap.py).
 * :mod:`.protocol` — the pipeline protocol of the kernel, run through ``pipes.check``.
