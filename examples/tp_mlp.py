@@ -1,11 +1,12 @@
-"""Two GPUs: a tensor-parallel MLP block, all-gather + GEMM → GELU → GEMM + reduce-scatter, both
+"""A tensor-parallel MLP block on 2 or more GPUs, all-gather + GEMM → GELU → GEMM + reduce-scatter, both
 communications hidden under the GEMMs.
 
     python examples/tp_mlp.py --check --bench                     # spawns the two processes itself
+    python examples/tp_mlp.py --world 4 --check --bench          # four GPUs
     torchrun --nproc-per-node 2 examples/tp_mlp.py --tokens 8192 --check --bench
 
-Rank r holds X_r (its T / 2 tokens × hidden), W1_r (its intermediate / 2 rows of W1) and W2_r (its
-intermediate / 2 columns of W2); the block's output on rank r is its tokens' rows of
+Rank r of W holds X_r (its T / W tokens × hidden), W1_r (its intermediate / W rows of W1) and W2_r (its
+intermediate / W columns of W2); the block's output on rank r is its tokens' rows of
 Y = GELU(X · W1ᵀ) · W2ᵀ.
 
 =====================  =========================================================  ===========================
@@ -15,12 +16,12 @@ X → H_r = X · W1_rᵀ    ``examples/tp_ag_gemm.py``: X_r pushed by the copy e
 (all-gather + GEMM)    in chunks, the GEMM's load warp gated per chunk            matmul / ``fused_all_gather_
                                                                                   matmul``
 GELU                   one elementwise op, written into the second GEMM's A       the same op
-H_r · W2_rᵀ, summed    ``examples/tp_gemm_rs.py``: the other rank's rows shipped  matmul + ``reduce_scatter_
+H_r · W2_rᵀ, summed    ``examples/tp_gemm_rs.py``: the other ranks' rows shipped  matmul + ``reduce_scatter_
 over ranks             as they finish by the copy engine, added in the owner's    tensor`` / ``fused_matmul_
 (GEMM + reduce-scat.)  epilogue                                                   reduce_scatter``
 =====================  =========================================================  ===========================
 
-Timed in one run, interleaved, both ranks in lockstep; prints µs of the slower rank, ours against each,
+Timed in one run, interleaved, all ranks in lockstep; prints µs of the slowest rank, ours against each,
 and the ideal against the sequential block: its time without NCCL's all-gather and reduce-scatter (both
 timed alone in the same rounds), what hiding both communications entirely would give at torch's compute
 speed. Writes JSON to $OUT when set.
@@ -53,6 +54,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         default="copy",
         help="who pushes X's rows in the all-gather GEMM: the copy engines, or the GEMM's own warp (tp_ag_gemm)",
     )
+    p.add_argument("--world", type=int, default=2, help="self-spawned: GPUs to use (at least 2)")
     p.add_argument("--check", action="store_true")
     p.add_argument("--bench", action="store_true")
     p.add_argument("--rounds", type=int, default=5)
@@ -63,18 +65,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     from ranks import gpus, spawned_or_run, start
 
-    if "RANK" not in os.environ and gpus() < 2:
+    if "RANK" not in os.environ and (args.world < 2 or gpus() < args.world):
         print(
-            f"error: the tensor-parallel MLP needs 2 GPUs; {gpus()} visible here (nothing run). Without GPUs, "
-            "examples/tp_ag_gemm.py and examples/tp_gemm_rs.py compile its two halves and prove their protocols.",
+            f"error: the tensor-parallel MLP needs --world ≥ 2 GPUs ({args.world} asked); {gpus()} visible here "
+            "(nothing run). Without GPUs, examples/tp_ag_gemm.py and examples/tp_gemm_rs.py compile its two "
+            "halves and prove their protocols.",
             file=sys.stderr,
         )
         return 2
-    if spawned_or_run(main, argv, world=2, port=29543):
+    if spawned_or_run(main, argv, world=args.world, port=29543):
         return 0
     import torch.distributed as dist
 
-    rank, device = start(world=2)
+    rank, device = start()
     rows = []
     try:
         for tokens in [args.tokens] if args.tokens else TOKENS:
@@ -94,7 +97,8 @@ class FusedMlp:
     def __init__(  # noqa: ANN001
         self, w1_r, w2_r, rank: int, tokens: int, chunk_rows: int | None, pusher: str = "copy"
     ) -> None:
-        from tile_comm.peer import TensorParallelGemmRS
+        import torch.distributed as dist
+        from tile_comm.peer import TensorParallelGemmRS, block_order
         from tp_ag_gemm import GatedGemm
 
         self.up = GatedGemm(w1_r, tokens, chunk_rows, pusher=pusher)
@@ -102,35 +106,44 @@ class FusedMlp:
         h = self.up.out.new_zeros(self.up.out.shape)
         self.down = TensorParallelGemmRS(h, w2_r, rank)
         self.down.compile()
-        half = tokens // 2
-        # The second GEMM reads the other rank's rows first (tile_comm.peer.rotate_rows): GELU writes there.
-        own, other = slice(rank * half, (rank + 1) * half), slice((1 - rank) * half, (2 - rank) * half)
-        self.halves = ((self.up.out[other], self.down.a_rot[:half]), (self.up.out[own], self.down.a_rot[half:]))
+        world = dist.get_world_size()
+        rows = tokens // world
+        # The second GEMM reads the row blocks in tile_comm.peer.block_order (its own last): GELU writes each
+        # block where that GEMM reads it, in that order.
+        self.blocks = [
+            (self.up.out[b * rows : (b + 1) * rows], self.down.a_rot[p * rows : (p + 1) * rows])
+            for p, b in enumerate(block_order(rank, world))
+        ]
 
     def launch(self):  # noqa: ANN201
         import torch
 
         self.up.launch()
-        for src, dst in self.halves:
+        for src, dst in self.blocks:
             torch.ops.aten.gelu.out(src, approximate="tanh", out=dst)
         return self.down.launch()
 
 
 def one_block(tokens: int, rank: int, device, args: argparse.Namespace) -> dict:  # noqa: ANN001
     import torch
+    import torch.distributed as dist
 
     hidden, inter = args.hidden, args.intermediate
     g = torch.Generator(device=device).manual_seed(13)
     x = torch.randn(tokens, hidden, device=device, dtype=torch.bfloat16, generator=g)
     w1 = torch.randn(inter, hidden, device=device, dtype=torch.bfloat16, generator=g) / hidden**0.5
     w2 = torch.randn(hidden, inter, device=device, dtype=torch.bfloat16, generator=g) / inter**0.5
-    half, inter_r = tokens // 2, inter // 2
+    world = dist.get_world_size()
+    if tokens % world or inter % world:
+        raise ValueError(f"T = {tokens}, intermediate = {inter} are invalid on {world} GPUs: allowed multiples of it")
+    half, inter_r = tokens // world, inter // world
     x_r = x[rank * half : (rank + 1) * half].contiguous()
     w1_r = w1[rank * inter_r : (rank + 1) * inter_r].contiguous()
     w2_r = w2[:, rank * inter_r : (rank + 1) * inter_r].contiguous()
     ours = FusedMlp(w1_r, w2_r, rank, tokens, args.chunk_rows, args.pusher)
     ours.x_r.copy_(x_r)
     row = {"tokens": tokens, "hidden": hidden, "intermediate": inter, "device": torch.cuda.get_device_name(device)}
+    row["world"] = world
     first = ours.launch().clone()
     again = ours.launch().clone()
     torch.cuda.synchronize(device)
@@ -155,7 +168,7 @@ def timings(x_r, w1_r, w2_r, ours: FusedMlp, device, rounds: int) -> dict:  # no
     import torch.distributed as dist
     from ranks import time_by_slower_rank, torch_op
 
-    tokens = 2 * x_r.shape[0]
+    tokens = dist.get_world_size() * x_r.shape[0]
     xg = torch.empty(tokens, x_r.shape[1], device=device, dtype=torch.bfloat16)
     y = torch.empty(x_r.shape[0], w2_r.shape[0], device=device, dtype=torch.bfloat16)
 
@@ -189,8 +202,11 @@ def timings(x_r, w1_r, w2_r, ours: FusedMlp, device, rounds: int) -> dict:  # no
 
 def report(rows: list[dict]) -> None:
     r0 = rows[0]
-    print(f"device: {r0['device']} × 2; bf16 randn; hidden {r0['hidden']}, intermediate {r0['intermediate']}, GELU;")
-    print("µs of the slower rank, median of rounds")
+    print(
+        f"device: {r0['device']} × {r0['world']}; bf16 randn; hidden {r0['hidden']}, intermediate "
+        f"{r0['intermediate']}, GELU;"
+    )
+    print("µs of the slowest rank, median of rounds")
     head = f"{'torch seq.':>11} {'torch async':>11} {'ours':>9} {'×seq.':>6} {'ideal':>6} {'×async':>6}"
     print(f"{'tokens':>7} {head} {'rel err':>8} repeat")
     for r in rows:
