@@ -59,6 +59,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         help="engine copy: streams the steps alternate over; a list (2,4,8) times one launcher per count",
     )
     p.add_argument(
+        "--copy-spread",
+        default="steps",
+        help="engine copy: how the steps are dealt over the streams: steps (round-robin) or targets (a stream per "
+        "receiving GPU); a list (steps,targets) also times the others as ours_<spread>",
+    )
+    p.add_argument(
         "--reduce",
         default="epilogue",
         help="where the owner adds the received partial: epilogue (in the GEMM's epilogue, engine copy) or pass "
@@ -131,12 +137,14 @@ def one_shape(m: int, n: int, k: int, rank: int, device, args: argparse.Namespac
     counts = [int(c) for c in str(args.copy_streams).split(",")]
     reduces = str(args.reduce).split(",") if args.engine == "copy" else ["pass"]
     depths = [int(d) for d in str(args.step_rows).split(",")] if args.step_rows else [None]
-    first = dict(engine=args.engine, copy_streams=counts[0], reduce=reduces[0], step_rows=depths[0])
+    spreads = str(args.copy_spread).split(",")
+    first = dict(engine=args.engine, copy_streams=counts[0], reduce=reduces[0], step_rows=depths[0], spread=spreads[0])
     ours = TensorParallelGemmRS(a_r, b_r, rank, pace_ns=args.pace_ns, **first)
     ours.compile()
     variants = {f"ours_s{c}": TensorParallelGemmRS(a_r, b_r, rank, **first | {"copy_streams": c}) for c in counts[1:]}
     variants |= {f"ours_{r}": TensorParallelGemmRS(a_r, b_r, rank, **first | {"reduce": r}) for r in reduces[1:]}
     variants |= {f"ours_r{d}": TensorParallelGemmRS(a_r, b_r, rank, **first | {"step_rows": d}) for d in depths[1:]}
+    variants |= {f"ours_{t}": TensorParallelGemmRS(a_r, b_r, rank, **first | {"spread": t}) for t in spreads[1:]}
     dist.barrier()
     row = {"shape": [m, n, k], "device": torch.cuda.get_device_name(device), "buffers": ours.buffers.path}
     row["world"] = world

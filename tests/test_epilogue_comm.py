@@ -224,6 +224,9 @@ def test_configuration_errors_are_clear():
         CommConfig("local", engine="copy", ship_blocks=2)
     with pytest.raises(ValueError, match="engine = 'dma'"):
         CommConfig("host", engine="dma")
+    with pytest.raises(ValueError, match="copy_spread = 'peers' is invalid: allowed 'steps' or 'targets'"):
+        CommConfig("peer", engine="copy", ship_blocks=4, copy_spread="peers")
+    assert "a stream per receiver" in CommConfig("peer", engine="copy", ship_blocks=4, copy_spread="targets").describe()
     with pytest.raises(ValueError, match="ship_blocks must be 1"):
         CommConfig("host", engine="copy", ship_blocks=2)
     with pytest.raises(ValueError, match="split tiles .* are not stored once, whole"):

@@ -353,3 +353,18 @@ def test_a_copy_engine_config_whose_steps_are_not_whole_rows_is_refused():
         check_copy_engine_config(PEER_GEMM, 8192)
     with pytest.raises(ValueError, match="group ≥ 32"):
         check_copy_engine_config(copy_engine_config(8192).with_(group=8), 8192)
+
+
+def test_a_stream_per_receiver_deals_each_targets_steps_over_its_own_streams():
+    """``spread="targets"``: with 3 receivers and 6 streams, target t's steps alternate over streams t and
+    t + 3 (copies to different GPUs run at once); with 2 streams for 3 targets each target keeps one stream;
+    ``steps`` is plain round-robin in walk order."""
+    from pipes.comm import Step, streams_of_steps
+
+    steps = [Step(i, (i,), 0, 0, 1, 1, target=i // 4) for i in range(12)]  # 3 targets × 4 steps
+    assert streams_of_steps(steps, 2) == [0, 1] * 6
+    assert streams_of_steps(steps, 6, "targets") == [0, 3, 0, 3, 1, 4, 1, 4, 2, 5, 2, 5]
+    assert streams_of_steps(steps, 3, "targets") == [0] * 4 + [1] * 4 + [2] * 4
+    assert streams_of_steps(steps, 2, "targets") == [0] * 4 + [1] * 4 + [0] * 4
+    with pytest.raises(ValueError, match="spread = 'peers' is invalid"):
+        streams_of_steps(steps, 2, "peers")

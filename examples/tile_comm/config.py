@@ -121,6 +121,8 @@ class CommConfig:
     ``ship_blocks ≥ 2`` only): before storing a tile of its own row block, the math warpgroups wait for the
     flags of the step that every other GPU's copy engine raises in this GPU's inbox, then add those
     ``ship_blocks − 1`` partials of the tile to the accumulators; the stored C is then the reduced block.
+    ``copy_spread``: how the copy engine deals its steps over the streams (``pipes.comm.SPREADS``):
+    ``steps`` round-robin in walk order, ``targets`` each receiving GPU its own streams.
     ``step_rows``: band rows (cluster rows of the GEMM's raster band) per copy-engine step
     (``TileOrder.step_depth``): fewer, larger copies and flags. Each copy costs the copy engine ~2.6 µs
     and each flag ~1.7–2.2 µs beyond the bytes (2×H200, 16 × 4 MiB over NVLink in 250 µs vs one 64 MiB
@@ -138,6 +140,7 @@ class CommConfig:
     copy_streams: int = 2
     adds_received: bool = False
     step_rows: int = 1
+    copy_spread: str = "steps"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "transport", transport(self.transport))
@@ -176,6 +179,8 @@ class CommConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
                 raise ValueError(f"CommConfig.{name} = {value!r} is invalid: allowed an int in [{low}, {high}]")
+        if self.copy_spread not in ("steps", "targets"):
+            raise ValueError(f"CommConfig.copy_spread = {self.copy_spread!r} is invalid: allowed 'steps' or 'targets'")
         if self.step_rows != 1 and self.engine is not Engine.COPY:
             raise ValueError(
                 f"CommConfig.step_rows = {self.step_rows} is invalid with engine {self.engine.value!r}: only the "
@@ -229,4 +234,5 @@ class CommConfig:
         engine = f", shipped by the copy engine on {self.copy_streams} stream(s)" if self.counts_steps else ""
         adds = ", the epilogue adds the received partial" if self.adds_received else ""
         engine += f", {self.step_rows} band rows per step" if self.step_rows > 1 else ""
+        engine += ", a stream per receiver" if self.copy_spread == "targets" else ""
         return f"transport {self.transport.value}{scope}, {self.slots} notify slots, lag {self.lag}{pace}{engine}{adds}"

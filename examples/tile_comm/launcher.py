@@ -228,6 +228,7 @@ class EpilogueComm:
                 rows=self.comm.shipped_rows(self.m),
                 peer=self.comm.transport is Transport.PEER,
                 block_rows=self.m // self.comm.ship_blocks if self.receiver.copy_targets else None,
+                spread=self.comm.copy_spread,
             )
         return self._shipper
 
@@ -254,12 +255,21 @@ class EpilogueComm:
 
 
 def copy_engine_shipper(
-    receiver: Receiver, c: Any, order: Any, streams: int, *, rows: int, peer: bool, block_rows: int | None = None
+    receiver: Receiver,
+    c: Any,
+    order: Any,
+    streams: int,
+    *,
+    rows: int,
+    peer: bool,
+    block_rows: int | None = None,
+    spread: str = "steps",
 ) -> Any:
     """The library's :class:`~pipes.comm.CopyEngineShipper` of C's first ``rows`` rows into ``receiver``
     (layout ``rows``), counting into the receiver's step counters; ``peer``: parity-token flags and the
     launch credits of the peer protocol. ``block_rows``: block ``i`` of that many rows goes to
-    ``receiver.copy_targets[i]`` (a reduce-scatter over more than two GPUs)."""
+    ``receiver.copy_targets[i]`` (a reduce-scatter over more than two GPUs); ``spread``: how the steps are
+    dealt over the streams (``pipes.comm.SPREADS``)."""
     from pipes.comm import CopyEngineShipper, CopyTarget, plan_steps
 
     if receiver.layout != "rows" or c.device.type != "cuda":
@@ -267,7 +277,7 @@ def copy_engine_shipper(
     tile = (receiver.tile_m, receiver.tile_n)
     steps = plan_steps(order, rows, c.shape[1], tile, c.element_size(), c.stride(0), block_rows=block_rows)
     if block_rows is not None:
-        return CopyEngineShipper(c, receiver.copy_targets, steps, streams, token_flags=peer)
+        return CopyEngineShipper(c, receiver.copy_targets, steps, streams, token_flags=peer, spread=spread)
     addresses = receiver.addresses()
     target = CopyTarget(receiver.data, addresses.flags, addresses.credits, receiver.counters)
-    return CopyEngineShipper(c, target, steps, streams, token_flags=peer)
+    return CopyEngineShipper(c, target, steps, streams, token_flags=peer, spread=spread)

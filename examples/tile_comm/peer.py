@@ -213,6 +213,7 @@ class TensorParallelGemmRS:
         step_rows: int | None = None,
         buffers: PeerBuffers | None = None,
         max_clusters: int | None = None,
+        spread: str = "steps",
     ) -> None:
         """``engine``: ``copy`` (the copy engines DMA each finished row band to its owner; the default)
         or ``sm`` (two GPUs: the communication warps store every tile over NVLink themselves). ``reduce``:
@@ -222,7 +223,8 @@ class TensorParallelGemmRS:
         ``step_rows``: row bands per copy-engine step (``CommConfig.step_rows``; default :data:`STEP_ROWS`).
         ``buffers``: this rank's buffers when not created collectively over ``group`` (the world size is
         then their ranks', :meth:`PeerBuffers.on_one_gpu`); ``max_clusters``: at most this many clusters
-        (several ranks sharing one GPU must all be resident at once)."""
+        (several ranks sharing one GPU must all be resident at once). ``spread``: how the copy engine deals
+        its steps over the streams (``CommConfig.copy_spread``: ``steps`` or ``targets``)."""
         from .launcher import EpilogueComm
 
         engine = Engine(engine)
@@ -261,6 +263,7 @@ class TensorParallelGemmRS:
                 copy_streams=copy_streams,
                 adds_received=reduce == "epilogue",
                 step_rows=steps,
+                copy_spread=spread,
             )
         else:
             # 8 loads in flight per lane (the comm warp gets 56 registers): peer stores over NVLink are

@@ -19,7 +19,8 @@ and its own binary credit word ``credits[p]`` in the receiver's memory. Per rank
 * ``copy{r}_{k}`` — copy stream ``k`` (an agent off the SMs, reached only at system scope, placed with
   the host as in :mod:`tile_comm.protocol`): after the start event, stream 0 takes the credit of every
   receiver, in block order (wait for 1, write 0), and forks the others (the graph's fork event); the
-  (block, band) steps in walk order are dealt round-robin over the streams; each: wait until the step's
+  (block, band) steps in walk order are dealt over the streams by the shipper's own rule
+  (:func:`pipes.comm.streams_of_steps`: round-robin, or a group of streams per receiver); each: wait until the step's
   count is complete, read the band of C, write it into the receiver's inbox slot, raise the slot's band
   flag there to the launch's token (a fenced ``cuStreamWriteValue32``); the others join stream 0, which
   then signals the launching stream's join. Tokens alternate between two values, so the model also
@@ -54,6 +55,7 @@ from pipes.check import (
     Scope,
     check,
 )
+from pipes.comm import Step, streams_of_steps
 from pipes.epoch import FIRST, next_epoch
 
 #: ``credit_before_flags``: the credits given right after the kernel is queued, before this rank saw the
@@ -79,11 +81,18 @@ def sender_of(rank: int, slot: int, ranks: int = 2) -> int:
 
 
 def reduce_scatter_protocol(
-    launches: int = 2, bands: int = 2, bug: str | None = None, streams: int = 1, *, ranks: int = 2
+    launches: int = 2,
+    bands: int = 2,
+    bug: str | None = None,
+    streams: int = 1,
+    *,
+    ranks: int = 2,
+    spread: str = "steps",
 ) -> Protocol:
     """The ``ranks`` ranks' launch protocol for ``launches`` back-to-back launches of ``bands`` bands per
     row block, each rank's copy work on ``streams`` copy streams (its (block, band) steps in walk order dealt
-    round-robin, as the shipper does). ``ranks = 2`` is the two-GPU model (its names and labels as ever)."""
+    as the shipper deals them with ``spread``). ``ranks = 2`` is the two-GPU model (its names and labels as
+    ever)."""
     if bug is not None and bug not in PEER_BUGS:
         raise ValueError(f"bug = {bug!r} is invalid: allowed None or one of {PEER_BUGS}")
     if launches < 1 or bands < 1 or streams < 1:
@@ -151,13 +160,16 @@ def reduce_scatter_protocol(
 
         return run
 
-    #: The copy steps of a rank in walk order: (block position p, band b), p major.
+    #: The copy steps of a rank in walk order: (block position p, band b), p major; each copy stream's
+    #: share, dealt by the shipper's own rule (pipes.comm.streams_of_steps with ``spread``).
     walk = [(p, b) for p in slots for b in range(bands)]
+    dealt = streams_of_steps([Step(i, (), 0, 0, 0, 0, target=p) for i, (p, _) in enumerate(walk)], streams, spread)
+    shares = [[step for step, k in zip(walk, dealt, strict=True) if k == stream] for stream in range(streams)]
 
     def copy(r: int, stream: int):
         """Copy stream ``stream`` of rank ``r``: stream 0 takes every receiver's credit and forks the others
-        (``fork{r}``), each ships steps ``stream, stream + streams, …`` of the walk (block p to rank
-        r + p + 1, into its slot p), the others join stream 0 (``join{r}``)."""
+        (``fork{r}``), each ships its share of the walk (block p to rank r + p + 1, into its slot p), the
+        others join stream 0 (``join{r}``)."""
 
         def run(ctx: Ctx) -> None:
             for n, e in enumerate(epochs, start=1):
@@ -172,7 +184,7 @@ def reduce_scatter_protocol(
                         ctx.store_counter(f"fork{r}", e, scope=SYS)
                 else:
                     ctx.wait_counter(f"fork{r}", e, scope=SYS)
-                for p, b in walk[stream::streams]:
+                for p, b in shares[stream]:
                     peer = shipped_to(r, p, ranks)
                     counts[r].wait(ctx, p * bands + b)
                     data = ctx.read_global(c_key(r, p, b))
@@ -210,7 +222,14 @@ def reduce_scatter_protocol(
 
 
 def check_reduce_scatter(
-    launches: int = 2, bands: int = 2, bug: str | None = None, streams: int = 1, *, ranks: int = 2, **limits: int
+    launches: int = 2,
+    bands: int = 2,
+    bug: str | None = None,
+    streams: int = 1,
+    *,
+    ranks: int = 2,
+    spread: str = "steps",
+    **limits: int,
 ) -> Report:
     """:func:`reduce_scatter_protocol` through the checker (exhaustive within ``max_states``)."""
-    return check(reduce_scatter_protocol(launches, bands, bug, streams, ranks=ranks), **limits)
+    return check(reduce_scatter_protocol(launches, bands, bug, streams, ranks=ranks, spread=spread), **limits)

@@ -28,7 +28,7 @@ from .chunk_pusher import (
     queue_push,
 )
 from .consumer import TileConsumer
-from .copy_engine import CopyEngineShipper, CopyTarget, Step, plan_steps, step_of_tiles
+from .copy_engine import SPREADS, CopyEngineShipper, CopyTarget, Step, plan_steps, step_of_tiles, streams_of_steps
 from .epochs import Epochs, reached_all
 from .peer import PeerChannel, PeerGroup
 from .receivers import KINDS, Receiver, device_pointer
@@ -45,6 +45,7 @@ __all__ = [
     "PeerChannel",
     "PeerGroup",
     "Receiver",
+    "SPREADS",
     "Step",
     "TileConsumer",
     "device_pointer",
@@ -60,4 +61,5 @@ __all__ = [
     "reached_all",
     "ship_args",
     "step_of_tiles",
+    "streams_of_steps",
 ]

@@ -139,6 +139,32 @@ class CopyTarget:
     counters: Any
 
 
+#: How a shipper deals its steps over its copy streams: ``steps``: in walk order, round-robin (a second
+#: stream's copy hides the first one's wait-and-flag gap); ``targets``: each receiver its own streams
+#: (target t: streams t, t + T, … of T targets, round-robin among them), so copies to different receivers
+#: run at once.
+SPREADS = ("steps", "targets")
+
+
+def streams_of_steps(steps: Sequence[Step], streams: int, spread: str = "steps") -> list[int]:
+    """The copy stream of each step (:data:`SPREADS`)."""
+    if spread not in SPREADS:
+        raise ValueError(f"spread = {spread!r} is invalid: allowed one of {SPREADS}")
+    if spread == "steps":
+        return [i % streams for i in range(len(steps))]
+    targets = sorted({s.target for s in steps})
+    place = {t: i for i, t in enumerate(targets)}
+    dealt: dict[int, int] = {}
+    out = []
+    for step in steps:
+        first = place[step.target]
+        own = list(range(first, streams, len(targets))) or [first % streams]
+        k = dealt.get(step.target, 0)
+        dealt[step.target] = k + 1
+        out.append(own[k % len(own)])
+    return out
+
+
 class CopyEngineShipper:
     """Queues the copy engines' work for one launcher: ``src`` (device) → ``target.data``, step by step.
 
@@ -157,6 +183,7 @@ class CopyEngineShipper:
         streams: int = 2,
         *,
         token_flags: bool = False,
+        spread: str = "steps",
     ) -> None:
         """``target``: one :class:`CopyTarget`, or one per receiver (``Step.target`` picks; they share the
         step counters). ``steps``: :func:`plan_steps` of the kernel's tile order. ``streams``: copy streams
@@ -164,7 +191,8 @@ class CopyEngineShipper:
         ``token_flags``: the peer-GPU protocol: a launch first takes every target's ``credits`` word (waits
         for 1, writes 0; the receiving GPU writes 1 once it has consumed the previous launch) and each flag
         is raised to the launch's :func:`~pipes.epoch.parity_token` with a fenced ``cuStreamWriteValue32``;
-        launches must then take consecutive epochs."""
+        launches must then take consecutive epochs. ``spread``: how the steps are dealt over the streams
+        (:data:`SPREADS`, :func:`streams_of_steps`)."""
         import torch
         from cuda.bindings import driver as cu
 
@@ -188,6 +216,7 @@ class CopyEngineShipper:
         unknown = sorted({s.target for s in steps} - set(range(len(targets))))
         if unknown:
             raise ValueError(f"steps name targets {unknown}, but the shipper has {len(targets)} target(s)")
+        self._stream_of = streams_of_steps(steps, streams, spread)
         self.targets = targets
         self.target = targets[0]
         self.src = src
@@ -310,7 +339,7 @@ class CopyEngineShipper:
         src_pitch, dst_pitch = self._pitches
         barrier = _sys_barrier(cu)
         for i, step in enumerate(self.steps):
-            handle, stream = handles[i % len(raw)], raw[i % len(raw)]
+            handle, stream = handles[self._stream_of[i]], raw[self._stream_of[i]]
             if waits:
                 _check(cu.cuStreamWaitValue32(handle, self._counter[i], len(step.tiles), geq)[0], "cuStreamWaitValue32")
             if credit_epoch is not None:
