@@ -72,6 +72,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--repeat", type=int, default=2, help="--check: launches back to back, each compared bitwise")
     p.add_argument(
+        "--timeline",
+        action="store_true",
+        help="engine copy: print when rank 0's kernel ended, its credits were taken and each step's flag was raised "
+        "(µs from the launch's start; CUDA events recorded by the copy work's graph)",
+    )
+    p.add_argument(
         "--step-rows",
         default=None,
         help="engine copy: row bands per copy step (default tile_comm.peer.STEP_ROWS); a list (2,1) also times "
@@ -172,6 +178,8 @@ def one_shape(m: int, n: int, k: int, rank: int, device, args: argparse.Namespac
     )
     if args.check and (err > REL_BOUND or not row["bitwise_repeat"]):
         raise AssertionError(f"rank {rank} {m}×{n}×{k}: rel err {err:.3g}, bitwise repeat {row['bitwise_repeat']}")
+    if args.timeline and ours.engine.value == "copy":
+        row["timeline"] = timeline(ours)
     if args.bench or not args.check:
         row["us"] = timings(a_r, b_r, ours, rs_out, device, args.rounds, variants)
         row.update(derived(row["us"]))
@@ -208,6 +216,17 @@ def timings(a_r, b_r, ours, rs_out, device, rounds: int, variants: dict | None =
     return time_by_slower_rank(contenders, device, rounds, batch=5)
 
 
+def timeline(ours) -> dict:  # noqa: ANN001
+    """One timed launch after two warm ones (``CopyEngineShipper.timed``), µs from the launch's start."""
+    shipper = ours.fused.shipper
+    shipper.timed = True
+    for _ in range(3):
+        ours.launch()
+    t = shipper.timeline_us()
+    shipper.timed = False
+    return {"kernel_end": t.kernel, "credits_taken": t.credit, "steps": t.steps}
+
+
 def derived(us: dict) -> dict:
     t_gemm, t_comm, t_fused = us["our_gemm"], us["reduce_scatter"], us["ours"]
     return {
@@ -233,6 +252,14 @@ def report(rows: list[dict]) -> None:
         s = f"{r['S']:5.2f}" if "S" in r else "    –"
         vs = f"{r['S_vs_torch_fused']:6.2f}" if r.get("S_vs_torch_fused") else "     –"
         print(f"{f'{m}×{n}×{k}':>18} {cells} {e} {s} {vs} {r['rel_err']:8.1e} {str(r['bitwise_repeat']):>6}")
+    for r in rows:
+        if "timeline" in r:
+            t = r["timeline"]
+            steps = " ".join(f"{x:.0f}" for x in t["steps"])
+            print(
+                f"timeline {'×'.join(map(str, r['shape']))}, rank 0, µs from the launch's start: kernel ended "
+                f"{t['kernel_end']:.0f}, credits taken {t['credits_taken']:.0f}, step flags {steps}"
+            )
     out = os.environ.get("OUT")
     if out:
         Path(out, "tp_gemm_rs.json").write_text(json.dumps(rows, indent=1))

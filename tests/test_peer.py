@@ -372,3 +372,21 @@ def test_a_stream_per_receiver_deals_each_targets_steps_over_its_own_streams():
     assert streams_of_steps(steps, 2, "targets") == [0] * 4 + [1] * 4 + [0] * 4
     with pytest.raises(ValueError, match="spread = 'peers' is invalid"):
         streams_of_steps(steps, 2, "peers")
+
+
+def test_the_report_prints_the_table_and_rank_0s_timeline(capsys, monkeypatch):
+    """``tp_gemm_rs.report``: the device and world, one row per shape (E and S from the timed contenders),
+    and with ``--timeline`` when rank 0's kernel ended, took its credits and raised each step's flag."""
+    import tp_gemm_rs
+
+    monkeypatch.delenv("OUT", raising=False)
+    us = {"matmul": 130.0, "reduce_scatter": 375.0, "sequential": 494.0, "our_gemm": 118.0, "ours": 490.0}
+    row = {"shape": [8192, 8192, 2048], "device": "GPU", "world": 4, "buffers": "torch symmetric memory"}
+    row |= {"rel_err": 3.8e-3, "bitwise_repeat": True, "us": us, **tp_gemm_rs.derived(us)}
+    row["timeline"] = {"kernel_end": 120.4, "credits_taken": 3.2, "steps": [40.0, 75.5, 110.0]}
+    tp_gemm_rs.report([row])
+    out = capsys.readouterr().out
+    assert out.startswith("device: GPU × 4;")
+    assert " 1.01 " in out  # S = 494 / 490
+    assert "timeline 8192×8192×2048, rank 0, µs from the launch's start: kernel ended 120, credits taken 3, " in out
+    assert out.rstrip().endswith("step flags 40 76 110")
