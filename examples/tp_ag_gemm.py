@@ -318,6 +318,25 @@ class GatedGemm:
         self.pusher.push(epoch)
         self.pusher.grant()
 
+    def launch_gated_only(self) -> None:
+        """The gated kernel alone, every chunk already in place (copy engines): relaunched with the value the
+        last launch raised the flags to, so each gate's acquire passes at once and nothing is pushed. Against
+        our GEMM alone this is what the gates cost; against ``launch`` what waiting for the chunks costs.
+        Every rank must run it in step (as the timing's batches do): a peer's next ``launch`` would push over
+        the rows and flags this kernel reads."""
+        from hopper_gemm.launch import current_stream, current_stream_handle
+
+        from pipes.epoch import FRESH
+
+        if self.sm_push or self.epochs.current == FRESH:
+            raise ValueError("launch_gated_only needs the copy-engine pusher and one launch before it")
+        value = self.pusher.flag_value(self.epochs.current)
+        prepared = self.prepared.get(value)
+        if prepared is not None:
+            prepared(current_stream_handle())
+        else:
+            self.compiled(*self.head, current_stream(), self.pusher.gate_args(self.epochs.current))
+
 
 def one_shape(m: int, n: int, k: int, rank: int, world: int, device, args: argparse.Namespace) -> dict:  # noqa: ANN001
     import torch
@@ -382,6 +401,8 @@ def timings(a_r, w_r, ours: GatedGemm, device, rounds: int) -> dict:  # noqa: AN
         "our_gemm": launcher(ours.config, validate(gathered, w_r, out=alone), alone),
         "ours": ours.launch,
     }
+    if not ours.sm_push:  # the gates' own cost: the gated kernel with every chunk already there
+        contenders["gated_only"] = ours.launch_gated_only
     torch_fused = torch_op("fused_all_gather_matmul", fused)
     if torch_fused is not None:
         contenders["torch_fused"] = torch_fused
@@ -390,7 +411,7 @@ def timings(a_r, w_r, ours: GatedGemm, device, rounds: int) -> dict:  # noqa: AN
 
 def report(rows: list[dict], world: int) -> None:
     print(f"device: {rows[0]['device']} × {world}; bf16 randn; C_r = AG(A)·W_rᵀ; µs (slower rank, median of rounds)")
-    cols = ["matmul", "all_gather", "sequential", "torch_fused", "our_gemm", "ours"]
+    cols = ["matmul", "all_gather", "sequential", "torch_fused", "our_gemm", "gated_only", "ours"]
     head = " ".join(f"{c:>12}" for c in cols)
     print(f"{'M×N_r×K':>18} {head} {'S':>5} {'×torch':>6} {'+gemm':>6} {'rel err':>8} {'repeat':>6}  configuration")
     for r in rows:

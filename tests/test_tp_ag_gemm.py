@@ -139,3 +139,21 @@ def test_the_example_compiles_the_push_warp_with_pusher_sm(capsys, torch_without
     # three push warps per CTA: chunks of 16 rows (the kernel with three push warps compiles in test_the_push_warp_…)
     assert tp_ag_gemm.default_chunk_rows("sm", 8192, 2, 132 * 3) == 16
     assert tp_ag_gemm.default_chunk_rows("copy", 8192, 2, 132 * 3) == 1024
+
+
+def test_the_report_shows_the_gates_own_cost_beside_our_gemm(capsys, monkeypatch):
+    """``tp_ag_gemm.report``: ``gated_only`` (the gated kernel with every chunk already in place) sits
+    between our GEMM alone and ours, so the table splits the time over our GEMM into the gates' own cost
+    and the wait for the chunks."""
+    import tp_ag_gemm
+
+    monkeypatch.delenv("OUT", raising=False)
+    us = {"matmul": 194.0, "all_gather": 99.8, "sequential": 278.6, "our_gemm": 187.1, "gated_only": 190.2}
+    us["ours"] = 223.1
+    row = {"shape": [8192, 4096, 2048], "device": "GPU", "config": "cooperative", "prepared": True}
+    row |= {"rel_err": 2e-3, "bitwise_repeat": True, "us": us, "S": 1.25, "over_gemm": 0.192}
+    tp_ag_gemm.report([row], 2)
+    lines = capsys.readouterr().out.splitlines()
+    head = lines[1].split()
+    assert head.index("our_gemm") + 1 == head.index("gated_only") == head.index("ours") - 1
+    assert "187.1        190.2        223.1" in lines[2]
