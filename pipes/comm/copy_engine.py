@@ -274,11 +274,7 @@ class CopyEngineShipper:
         if self._peer:
             check_consecutive(self._last_epoch, epoch, "the peer flags")
         self._last_epoch = epoch
-        # Every graph a launch may replay is built before any kernel of this launch is queued: building one
-        # may load modules, which may wait for the device to be idle, and a kernel that waits for another
-        # GPU's copy work would then wait on a graph not yet launched there (CUDA's lazy loading hazards).
-        for token in (parity_token(0), parity_token(1)) if self._peer else (0,):
-            self._graph(True, self.timed, token)
+        self.prepare()
         launching = torch.cuda.current_stream(self.src.device).cuda_stream
         _check(cudart.cudaMemsetAsync(self._counters, 0, self._counter_bytes, launching)[0], "cudaMemsetAsync")
         word = self._cu.CUdeviceptr(self._epoch_word.data_ptr())
@@ -287,6 +283,15 @@ class CopyEngineShipper:
         _check(cudart.cudaEventRecord(self._start, launching)[0], "cudaEventRecord")
         if self.timed:
             _record(self._timing.start, launching)
+
+    def prepare(self) -> None:
+        """Build every graph a launch may replay (both flag tokens; the timed ones while ``timed``), now.
+        :meth:`begin` calls it before the launch's kernel is queued: building a graph may load modules,
+        which may wait for the device to be idle, and a kernel waiting for another GPU's copy work would
+        then wait on a graph not yet launched there (CUDA's lazy loading hazards). Call it yourself before
+        the first launch when several ranks share one CUDA context."""
+        for token in (parity_token(0), parity_token(1)) if self._peer else (0,):
+            self._graph(True, self.timed, token)
 
     def ship(self, epoch: int, *, waits: bool = True, credits: bool = False) -> None:
         """After the kernel's launch call: the copy work after the start event (each step waits for its

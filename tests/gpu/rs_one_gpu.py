@@ -70,8 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         for r in range(world)
     ]
-    for rank in ranks:
+    for rank in ranks:  # compiled, and every rank's copy-work graphs built, before any kernel waits
         rank.compile()
+        rank.fused.shipper.prepare()
     streams = [torch.cuda.Stream(device) for _ in range(world)]
     first: list = [None] * world
     differing = [torch.zeros((), dtype=torch.int64, device=device) for _ in range(world)]
