@@ -111,7 +111,7 @@ class PeerBuffers:
 
         tiles_m, tiles_n = m // config.tile_m, n // config.tile_n
         received = (tiles_m // world) * (world - 1) * tiles_n
-        words = 2 * tiles_m * tiles_n + 2 * MAX_TRACED_CTAS + received  # flags, CTA flags, credits
+        words = 2 * tiles_m * tiles_n + 2 * MAX_TRACED_CTAS  # flags, CTA flags, credits: as create()
         boxes = [
             (
                 torch.zeros(received, config.tile_m, config.tile_n, dtype=dtype, device=device),
