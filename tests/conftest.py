@@ -85,8 +85,15 @@ def npu_absent_reason() -> str | None:
     return None
 
 
+#: Markers of tests that use a device: under pytest-xdist's ``--dist loadgroup`` they share one worker, so
+#: two of them never run on one GPU or NPU at once (timings, ports, memory).
+DEVICE_MARKERS = ("gpu", "blackwell", "npu")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
+        if any(marker in item.keywords for marker in DEVICE_MARKERS):
+            item.add_marker(pytest.mark.xdist_group("device"))
         if "gpu" in item.keywords and (reason := hopper_gpu_absent_reason()):
             item.add_marker(pytest.mark.skip(reason=f"gpu: {reason}"))
         if "blackwell" in item.keywords and (reason := blackwell_gpu_absent_reason()):

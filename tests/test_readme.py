@@ -25,6 +25,27 @@ def test_ci_runs_the_readme_commands_verbatim():
         assert command in ci_lines, f"{command!r} from README.md is not run by .ci/run"
 
 
+def test_device_tests_share_one_worker_under_xdist():
+    """The README runs pytest-xdist with ``--dist loadgroup``, and collection puts every gpu / blackwell /
+    npu test into one xdist group, so two of them never run on one device at once; other tests get none."""
+    import conftest
+
+    assert "-n auto --dist loadgroup" in readme_commands()[1]
+
+    class Item:
+        def __init__(self, *markers: str) -> None:
+            self.keywords = dict.fromkeys(markers, True)
+            self.added: list = []
+
+        def add_marker(self, marker) -> None:  # noqa: ANN001
+            self.added.append(marker)
+
+    items = [Item("gpu"), Item("npu"), Item("blackwell"), Item("slow")]
+    conftest.pytest_collection_modifyitems(None, items)  # also marks them skipped where no device is
+    groups = [[m.args for m in item.added if m.name == "xdist_group"] for item in items]
+    assert groups == [[("device",)], [("device",)], [("device",)], []]
+
+
 def test_pytest_markers_are_registered():
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert re.search(r'"gpu: ', pyproject) and re.search(r'"npu: ', pyproject)
