@@ -127,7 +127,7 @@ class PeerBuffers:
 
 
 def peer_receiver(
-    buffers: PeerBuffers, m: int, n: int, config: GemmConfig, comm: CommConfig, rank: int = 0, world: int = WORLD
+    buffers: PeerBuffers, m: int, n: int, config: GemmConfig, comm: CommConfig, rank: int, world: int
 ) -> Receiver:
     """The sender's view: tiles and flags go to the other ranks' buffers; stamps and the copy engine's
     step counters stay here. Engine ``sm`` (two GPUs): tile-major tiles, a flag per tile; engine ``copy``:
