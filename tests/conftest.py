@@ -33,7 +33,13 @@ _require_the_library()
 # CuTe DSL compiles without a GPU when told the target; it must be set before cutlass is imported.
 os.environ.setdefault("CUTE_DSL_ARCH", "sm_90a")
 # --keep-ptx writes files next to the working directory unless told otherwise: keep checkouts clean.
-os.environ.setdefault("CUTE_DSL_DUMP_DIR", tempfile.mkdtemp(prefix="pipes-cute-dump-"))
+_dump = os.environ.get("CUTE_DSL_DUMP_DIR") or tempfile.mkdtemp(prefix="pipes-cute-dump-")
+if _worker := os.environ.get("PYTEST_XDIST_WORKER"):
+    # xdist's workers inherit the controller's environment: each gets a directory of its own, or one
+    # worker reads the kept PTX of another's same-named kernel (compile artifacts can be file paths).
+    _dump = os.path.join(_dump, _worker)
+    os.makedirs(_dump, exist_ok=True)
+os.environ["CUTE_DSL_DUMP_DIR"] = _dump
 
 
 @functools.cache
