@@ -97,3 +97,15 @@ def time_by_slower_rank(contenders: dict[str, Callable[[], Any]], device: Any, r
     worst = torch.tensor([us[c] for c in contenders], device=device, dtype=torch.float64)
     dist.all_reduce(worst, op=dist.ReduceOp.MAX)
     return dict(zip(contenders, worst.tolist(), strict=True))
+
+
+def speedup_summary(speedups: list[float], vs_torch: list[float | None]) -> str | None:
+    """One line over a table's timed shapes: the mean and lowest S (sequential / ours), and on how many
+    shapes ours beat torch's fused op; None when nothing was timed."""
+    if not speedups:
+        return None
+    line = f"mean S {sum(speedups) / len(speedups):.2f} over {len(speedups)} shapes (lowest {min(speedups):.2f})"
+    timed = [v for v in vs_torch if v is not None]
+    if timed:
+        line += f"; faster than torch's fused op on {sum(v > 1 for v in timed)} of {len(timed)}"
+    return line

@@ -423,6 +423,12 @@ def report(rows: list[dict], world: int) -> None:
         over = f"{100 * r['over_gemm']:5.1f}%" if "over_gemm" in r else "     –"
         line = f"{f'{m}×{n}×{k}':>18} {cells} {s} {vs} {over} {r['rel_err']:8.1e} {str(r['bitwise_repeat']):>6}"
         print(f"{line}  {r['config']}{'' if r['prepared'] else ' (the DSL call)'}")
+    from ranks import speedup_summary
+
+    timed = [r for r in rows if "S" in r]
+    summary = speedup_summary([r["S"] for r in timed], [r.get("vs_torch_fused") for r in timed])
+    if summary:
+        print(summary)
     out = os.environ.get("OUT")
     if out:
         Path(out, "tp_ag_gemm.json").write_text(json.dumps(rows, indent=1))

@@ -252,6 +252,12 @@ def report(rows: list[dict]) -> None:
         s = f"{r['S']:5.2f}" if "S" in r else "    –"
         vs = f"{r['S_vs_torch_fused']:6.2f}" if r.get("S_vs_torch_fused") else "     –"
         print(f"{f'{m}×{n}×{k}':>18} {cells} {e} {s} {vs} {r['rel_err']:8.1e} {str(r['bitwise_repeat']):>6}")
+    from ranks import speedup_summary
+
+    timed = [r for r in rows if "S" in r]
+    summary = speedup_summary([r["S"] for r in timed], [r.get("S_vs_torch_fused") for r in timed])
+    if summary:
+        print(summary)
     for r in rows:
         if "timeline" in r:
             t = r["timeline"]

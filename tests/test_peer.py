@@ -388,5 +388,14 @@ def test_the_report_prints_the_table_and_rank_0s_timeline(capsys, monkeypatch):
     out = capsys.readouterr().out
     assert out.startswith("device: GPU × 4;")
     assert " 1.01 " in out  # S = 494 / 490
+    assert "mean S 1.01 over 1 shapes (lowest 1.01)" in out  # no torch_fused timed: no count against it
     assert "timeline 8192×8192×2048, rank 0, µs from the launch's start: kernel ended 120, credits taken 3, " in out
     assert out.rstrip().endswith("step flags 40 76 110")
+
+
+def test_the_summary_line_gives_the_mean_and_lowest_s_and_the_shapes_faster_than_torch():
+    from ranks import speedup_summary
+
+    line = speedup_summary([1.01, 1.15, 1.37, 1.07], [1.55, 1.76, 0.98, None])
+    assert line == "mean S 1.15 over 4 shapes (lowest 1.01); faster than torch's fused op on 2 of 3"
+    assert speedup_summary([], []) is None
