@@ -96,6 +96,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     from ranks import gpus, spawned_or_run, start
 
+    bad = [spread for spread in str(args.copy_spread).split(",") if spread not in ("steps", "targets")]
+    if bad:
+        print(f"error: --copy-spread {','.join(bad)}: allowed steps or targets (a comma list)", file=sys.stderr)
+        return 2
     if "RANK" not in os.environ:
         if args.world < 2:
             print(f"error: --world {args.world}: allowed at least 2", file=sys.stderr)

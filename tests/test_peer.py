@@ -345,6 +345,8 @@ def test_the_example_refuses_cleanly_without_two_gpus(capsys):
     assert "over 4 GPUs needs torch and 4 GPUs" in capsys.readouterr().err
     assert tp_gemm_rs.main(["--world", "1"]) == 2
     assert capsys.readouterr().err == "error: --world 1: allowed at least 2\n"
+    assert tp_gemm_rs.main(["--copy-spread", "steps,peers"]) == 2
+    assert capsys.readouterr().err == "error: --copy-spread peers: allowed steps or targets (a comma list)\n"
 
 
 def test_a_copy_engine_config_whose_steps_are_not_whole_rows_is_refused():
