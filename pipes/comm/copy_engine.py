@@ -218,7 +218,6 @@ class CopyEngineShipper:
             raise ValueError(f"steps name targets {unknown}, but the shipper has {len(targets)} target(s)")
         self._stream_of = streams_of_steps(steps, streams, spread)
         self.targets = targets
-        self.target = targets[0]
         self.src = src
         self.streams = _streams(src.device.index or 0, streams)
         self.steps = steps
