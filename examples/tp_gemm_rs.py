@@ -228,7 +228,7 @@ def timeline(ours) -> dict:  # noqa: ANN001
         ours.launch()
     t = shipper.timeline_us()
     shipper.timed = False
-    return {"kernel_end": t.kernel, "credits_taken": t.credit, "steps": t.steps}
+    return {"kernel_end": t.kernel, "credits_taken": t.credit, "steps": t.steps, "started": t.started}
 
 
 def derived(us: dict) -> dict:
@@ -265,10 +265,10 @@ def report(rows: list[dict]) -> None:
     for r in rows:
         if "timeline" in r:
             t = r["timeline"]
-            steps = " ".join(f"{x:.0f}" for x in t["steps"])
+            steps = " ".join(f"{b:.0f}→{e:.0f}" for b, e in zip(t.get("started", t["steps"]), t["steps"]))
             print(
                 f"timeline {'×'.join(map(str, r['shape']))}, rank 0, µs from the launch's start: kernel ended "
-                f"{t['kernel_end']:.0f}, credits taken {t['credits_taken']:.0f}, step flags {steps}"
+                f"{t['kernel_end']:.0f}, credits taken {t['credits_taken']:.0f}, steps (copy may begin→flag) {steps}"
             )
     out = os.environ.get("OUT")
     if out:

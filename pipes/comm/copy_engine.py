@@ -351,6 +351,8 @@ class CopyEngineShipper:
                     for p in params:
                         p.waitValue.value = previous(credit_epoch) & 0xFFFFFFFF  # GEQ compares cyclically
                     _check(cu.cuStreamBatchMemOp(handle, len(params), params, 0)[0], "cuStreamBatchMemOp")
+            if timed:  # the step's tiles are counted (and its credits taken): its copy may begin
+                _record(self._timing.started[i], stream)
             dst, src = self._dst[step.target] + step.dst_offset, self._src + step.src_offset
             width, rows = step.width_bytes, step.rows
             if self._linear[i]:
@@ -380,11 +382,13 @@ class CopyEngineShipper:
 class Timeline:
     """One timed launch, µs from its start: the kernel's launch call's place in the stream (``kernel``:
     the kernel has ended once the stream passes it), the launch credit taken (None without one), each
-    step's flag raised, in step order."""
+    step's flag raised, in step order, and when each step's copy could begin (its tiles counted, its stream
+    free)."""
 
     kernel: float
     credit: float | None
     steps: list[float]
+    started: list[float]
 
 
 @dataclass(frozen=True)
@@ -395,10 +399,14 @@ class _Timing:
     kernel_end: Any
     credit_taken: Any
     steps: list[Any]
+    started: list[Any]
 
     @classmethod
     def create(cls, steps: int) -> _Timing:
-        return cls(_event(True), _event(True), _event(True), [_event(True) for _ in range(steps)])
+        def events() -> list[Any]:
+            return [_event(True) for _ in range(steps)]
+
+        return cls(_event(True), _event(True), _event(True), events(), events())
 
     def read(self, credit: bool) -> Timeline:
         from cuda.bindings import runtime as cudart
@@ -410,4 +418,5 @@ class _Timing:
             return ms * 1000
 
         taken = since(self.credit_taken) if credit else None
-        return Timeline(since(self.kernel_end), taken, [since(e) for e in self.steps])
+        steps = [since(e) for e in self.steps]
+        return Timeline(since(self.kernel_end), taken, steps, [since(e) for e in self.started])
