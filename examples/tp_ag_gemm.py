@@ -85,6 +85,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--bench", action="store_true")
     p.add_argument("--launches", type=int, default=3, help="--check: back-to-back launches, each compared")
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument(
+        "--timeline",
+        action="store_true",
+        help="copy engines: print when rank 0's kernel ended, its credits were taken and each chunk copy could "
+        "begin and raised its flag (µs from the launch's start; CUDA events on the copy streams)",
+    )
     return p.parse_args(argv)
 
 
@@ -365,12 +371,26 @@ def one_shape(m: int, n: int, k: int, rank: int, world: int, device, args: argpa
     row.update(rel_err=err, bitwise_repeat=differing.item() == 0, launches=max(1, args.launches))
     if args.check and (err > REL_BOUND or not row["bitwise_repeat"]):
         raise AssertionError(f"rank {rank} {m}×{n}×{k}: rel err {err:.3g}, bitwise repeat {row['bitwise_repeat']}")
+    if args.timeline and ours.pusher is not None:
+        row["timeline"] = timeline(ours)
     if args.bench or not args.check:
         row["us"] = timings(a_r, w_r, ours, device, args.rounds)
         us = row["us"]
         row.update(S=us["sequential"] / us["ours"], over_gemm=us["ours"] / us["our_gemm"] - 1)
         row["vs_torch_fused"] = us["torch_fused"] / us["ours"] if "torch_fused" in us else None
     return row
+
+
+def timeline(ours: GatedGemm) -> dict:
+    """One timed launch after two warm ones, µs from the launch's start (``ChunkPusher.timed``)."""
+    pusher = ours.pusher
+    pusher.timed = True
+    for _ in range(3):
+        ours.launch()
+    t = pusher.timeline_us()
+    pusher.timed = False
+    copies = [[c.peer, c.chunk] for c in pusher.copies]
+    return {"kernel_end": t.kernel, "credits_taken": t.credit, "flags": t.steps, "started": t.started, "copies": copies}
 
 
 def timings(a_r, w_r, ours: GatedGemm, device, rounds: int) -> dict:  # noqa: ANN001
@@ -429,6 +449,18 @@ def report(rows: list[dict], world: int) -> None:
     summary = speedup_summary([r["S"] for r in timed], [r.get("vs_torch_fused") for r in timed])
     if summary:
         print(summary)
+    for r in rows:
+        if "timeline" in r:
+            t = r["timeline"]
+            copies = " ".join(
+                f"→{peer}#{chunk} {b:.0f}–{e:.0f}"
+                for (peer, chunk), b, e in zip(t["copies"], t["started"], t["flags"], strict=True)
+            )
+            print(
+                f"timeline {'×'.join(map(str, r['shape']))}, rank 0, µs from the launch's start: kernel ended "
+                f"{t['kernel_end']:.0f}, credits taken {t['credits_taken']:.0f}; copies (to rank#chunk, may "
+                f"begin–flag) {copies}"
+            )
     out = os.environ.get("OUT")
     if out:
         Path(out, "tp_ag_gemm.json").write_text(json.dumps(rows, indent=1))

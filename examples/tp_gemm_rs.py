@@ -265,7 +265,7 @@ def report(rows: list[dict]) -> None:
     for r in rows:
         if "timeline" in r:
             t = r["timeline"]
-            steps = " ".join(f"{b:.0f}→{e:.0f}" for b, e in zip(t.get("started", t["steps"]), t["steps"]))
+            steps = " ".join(f"{b:.0f}→{e:.0f}" for b, e in zip(t["started"], t["steps"], strict=True))
             print(
                 f"timeline {'×'.join(map(str, r['shape']))}, rank 0, µs from the launch's start: kernel ended "
                 f"{t['kernel_end']:.0f}, credits taken {t['credits_taken']:.0f}, steps (copy may begin→flag) {steps}"

@@ -157,3 +157,19 @@ def test_the_report_shows_the_gates_own_cost_beside_our_gemm(capsys, monkeypatch
     head = lines[1].split()
     assert head.index("our_gemm") + 1 == head.index("gated_only") == head.index("ours") - 1
     assert "187.1        190.2        223.1" in lines[2]
+
+
+def test_the_timeline_line_names_each_copy_with_its_receiver_and_chunk(capsys, monkeypatch):
+    """``--timeline``: rank 0's kernel end, credits and, per chunk copy in queue order, the receiving rank,
+    the chunk, when the copy could begin and when its flag was raised."""
+    import tp_ag_gemm
+
+    monkeypatch.delenv("OUT", raising=False)
+    row = {"shape": [8192, 4096, 2048], "device": "GPU", "config": "cooperative", "prepared": True}
+    row |= {"rel_err": 2e-3, "bitwise_repeat": True}
+    row["timeline"] = {"kernel_end": 230.4, "credits_taken": 6.2, "flags": [31.0, 55.6], "started": [6.4, 31.2]}
+    row["timeline"]["copies"] = [[1, 0], [1, 1]]
+    tp_ag_gemm.report([row], 2)
+    last = capsys.readouterr().out.rstrip().splitlines()[-1]
+    assert last.startswith("timeline 8192×4096×2048, rank 0, µs from the launch's start: kernel ended 230, credits ")
+    assert last.endswith("copies (to rank#chunk, may begin–flag) →1#0 6–31 →1#1 31–56")

@@ -50,11 +50,14 @@ from typing import Any, Protocol
 from ..chunks import ChunkPlan
 from ..epoch import as_int32, parity_token
 from .stream_ops import (
+    Timeline,
+    TimingEvents,
     capture,
     check_consecutive,
     check_cuda,
     copy_streams,
     cuda_event,
+    record,
     take_credit,
 )
 
@@ -255,7 +258,11 @@ class ChunkPusher:
         self._start, self._done = cuda_event(), cuda_event()
         self._forks = [cuda_event() for _ in self.streams]
         self.graph = graph
-        self._graphs: dict[int, Any] = {}  # token → the instantiated graph (with ``graph``)
+        self._graphs: dict[tuple[int, bool], Any] = {}  # (token, timed) → the instantiated graph (with ``graph``)
+        #: Record CUDA events in each launch's copy work (``timeline_us``): when the kernel's launch call was
+        #: passed, when the credits were taken, when each copy could begin and when its flag was raised.
+        self.timed = False
+        self._timing = TimingEvents.create(len(self.copies))
         self._last_epoch: int | None = None
         first_own = plan.chunks_of(buffers.rank)[0] * plan.chunk_rows
         self._own_rows = buffers.local.data[first_own : first_own + plan.rows_per_rank]
@@ -286,6 +293,8 @@ class ChunkPusher:
         if self._own_rows.data_ptr() != self.src.data_ptr():
             self._own_rows.copy_(self.src)
         check_cuda(cudart.cudaEventRecord(self._start, launching)[0], "cudaEventRecord")
+        if self.timed:
+            record(self._timing.start, launching)
 
     def push(self, epoch: int) -> None:
         """After the kernel's launch call: the launch's copy work (:func:`queue_push` on the copy streams, or
@@ -299,6 +308,8 @@ class ChunkPusher:
         launching = torch.cuda.current_stream(self.src.device).cuda_stream
         side = self.streams[0].cuda_stream
         check_cuda(cudart.cudaStreamWaitEvent(side, self._start, 0)[0], "cudaStreamWaitEvent")
+        if self.timed:  # right after the kernel's launch call: the kernel has ended once the stream passes it
+            record(self._timing.kernel_end, launching)
         token = parity_token(epoch)
         if self.graph:
             check_cuda(cudart.cudaGraphLaunch(self._graph(token), side)[0], "cudaGraphLaunch")
@@ -308,22 +319,29 @@ class ChunkPusher:
         check_cuda(cudart.cudaEventRecord(self._done, side)[0], "cudaEventRecord")
         check_cuda(cudart.cudaStreamWaitEvent(launching, self._done, 0)[0], "cudaStreamWaitEvent")
 
+    def timeline_us(self) -> Timeline:
+        """The last launch queued while ``timed`` (synchronizes), µs from its start: ``steps`` and ``started``
+        are per copy, in :attr:`copies` order."""
+        return self._timing.read(credit=True)
+
     def grant(self) -> None:
         """After the kernel's launch call, on the launching stream: every sender's credit back (1), so its
         next launch may overwrite this rank's rows of it. Only after a kernel that waited for every chunk."""
         grant_credits(self.buffers, 1)
 
     def _queue(self) -> _CudaQueue:
-        return _CudaQueue(self._cu, [s.cuda_stream for s in self.streams], self._forks, self)
+        timing = self._timing if self.timed else None
+        return _CudaQueue(self._cu, [s.cuda_stream for s in self.streams], self._forks, self, timing)
 
     def _graph(self, token: int) -> Any:
-        if token not in self._graphs:
+        key = (token, self.timed)
+        if key not in self._graphs:
             queue = self._queue()
             side = self.streams[0].cuda_stream
-            self._graphs[token] = capture(
+            self._graphs[key] = capture(
                 side, lambda: queue_push(queue, self.copies, self.buffers, token, len(queue.raw))
             )
-        return self._graphs[token][1]
+        return self._graphs[key][1]
 
 
 @dataclass
@@ -334,6 +352,9 @@ class _CudaQueue:
     raw: list[Any]
     forks: list[Any]
     pusher: ChunkPusher
+    timing: TimingEvents | None = None  # with it: the copies' events, counted in queue order
+    _copies: int = 0
+    _flags: int = 0
 
     def _stream(self, stream: int) -> Any:
         return self.cu.CUstream(self.raw[stream])
@@ -341,9 +362,15 @@ class _CudaQueue:
     def take_credit(self, stream: int, address: int) -> None:
         params = take_credit(self.cu, self.cu.CUdeviceptr(address))
         check_cuda(self.cu.cuStreamBatchMemOp(self._stream(stream), len(params), params, 0)[0], "credit")
+        if self.timing is not None:  # the last credit's event stands for them all
+            record(self.timing.credit_taken, self.raw[stream])
 
     def copy(self, stream: int, copy: ChunkCopy) -> None:
         from cuda.bindings import runtime as cudart
+
+        if self.timing is not None:
+            record(self.timing.started[self._copies], self.raw[stream])
+            self._copies += 1
 
         src = self.pusher.src
         dst = self.pusher.buffers.peers[copy.peer].data
@@ -363,6 +390,9 @@ class _CudaQueue:
         # flags 0: the write carries a memory barrier, so the chunk's bytes are visible system-wide first.
         word = self.cu.CUdeviceptr(address)
         check_cuda(self.cu.cuStreamWriteValue32(self._stream(stream), word, value, 0)[0], "cuStreamWriteValue32 flag")
+        if self.timing is not None:
+            record(self.timing.steps[self._flags], self.raw[stream])
+            self._flags += 1
 
     def fork(self, streams: int) -> None:
         from cuda.bindings import runtime as cudart

@@ -45,7 +45,7 @@ import numpy as np
 
 from ..epoch import parity_token, previous
 from ..tile_order import TileOrder
-from .stream_ops import capture, check_consecutive
+from .stream_ops import Timeline, TimingEvents, capture, check_consecutive
 from .stream_ops import check_cuda as _check
 from .stream_ops import copy_streams as _streams
 from .stream_ops import cuda_event as _event
@@ -247,7 +247,7 @@ class CopyEngineShipper:
         #: the kernel's end (its launch call's place in the stream), after the launch credits are taken and
         #: after each step's flag. The step events are recorded by the replayed graph itself.
         self.timed = False
-        self._timing = _Timing.create(len(self.steps))
+        self._timing = TimingEvents.create(len(self.steps))
 
     def _credit_batches(self, credits: int, tiles: tuple[int, ...]) -> list[list[Any]]:
         """``credits[tile] ≥ value`` waits for ``tiles`` (``CU_STREAM_WAIT_VALUE_GEQ`` compares cyclically, as
@@ -376,47 +376,3 @@ class CopyEngineShipper:
     def timeline_us(self) -> Timeline:
         """The last timed launch (``timed = True``; synchronizes), in µs from its start."""
         return self._timing.read(credit=bool(self._launch_credits))
-
-
-@dataclass(frozen=True)
-class Timeline:
-    """One timed launch, µs from its start: the kernel's launch call's place in the stream (``kernel``:
-    the kernel has ended once the stream passes it), the launch credit taken (None without one), each
-    step's flag raised, in step order, and when each step's copy could begin (its tiles counted, its stream
-    free)."""
-
-    kernel: float
-    credit: float | None
-    steps: list[float]
-    started: list[float]
-
-
-@dataclass(frozen=True)
-class _Timing:
-    """The timing events of a shipper, fixed objects: the timed graph records the same ones every replay."""
-
-    start: Any
-    kernel_end: Any
-    credit_taken: Any
-    steps: list[Any]
-    started: list[Any]
-
-    @classmethod
-    def create(cls, steps: int) -> _Timing:
-        def events() -> list[Any]:
-            return [_event(True) for _ in range(steps)]
-
-        return cls(_event(True), _event(True), _event(True), events(), events())
-
-    def read(self, credit: bool) -> Timeline:
-        from cuda.bindings import runtime as cudart
-
-        def since(event: Any) -> float:
-            _check(cudart.cudaEventSynchronize(event)[0], "cudaEventSynchronize")
-            err, ms = cudart.cudaEventElapsedTime(self.start, event)
-            _check(err, "cudaEventElapsedTime")
-            return ms * 1000
-
-        taken = since(self.credit_taken) if credit else None
-        steps = [since(e) for e in self.steps]
-        return Timeline(since(self.kernel_end), taken, steps, [since(e) for e in self.started])

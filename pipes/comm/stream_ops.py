@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..epoch import next_epoch
@@ -117,3 +118,47 @@ __all__ = [
     "sys_barrier",
     "take_credit",
 ]
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """One timed launch, µs from its start: the kernel's launch call's place in the stream (``kernel``:
+    the kernel has ended once the stream passes it), the launch credit taken (None without one), each
+    step's (or chunk copy's) flag raised, in queue order, and when its copy could begin (its tiles counted,
+    the credits taken, its stream free)."""
+
+    kernel: float
+    credit: float | None
+    steps: list[float]
+    started: list[float]
+
+
+@dataclass(frozen=True)
+class TimingEvents:
+    """The timing events of a copy-engine object, fixed objects: a timed graph records the same ones every replay."""
+
+    start: Any
+    kernel_end: Any
+    credit_taken: Any
+    steps: list[Any]
+    started: list[Any]
+
+    @classmethod
+    def create(cls, steps: int) -> TimingEvents:
+        def events() -> list[Any]:
+            return [cuda_event(True) for _ in range(steps)]
+
+        return cls(cuda_event(True), cuda_event(True), cuda_event(True), events(), events())
+
+    def read(self, credit: bool) -> Timeline:
+        from cuda.bindings import runtime as cudart
+
+        def since(event: Any) -> float:
+            check_cuda(cudart.cudaEventSynchronize(event)[0], "cudaEventSynchronize")
+            err, ms = cudart.cudaEventElapsedTime(self.start, event)
+            check_cuda(err, "cudaEventElapsedTime")
+            return ms * 1000
+
+        taken = since(self.credit_taken) if credit else None
+        steps = [since(e) for e in self.steps]
+        return Timeline(since(self.kernel_end), taken, steps, [since(e) for e in self.started])
