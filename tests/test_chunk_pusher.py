@@ -10,7 +10,7 @@ import pytest
 
 from pipes.chunks import ChunkPlan
 from pipes.comm import ChunkPusher, GatherBuffers, GatherTarget, push_plan, queue_push
-from pipes.comm.chunk_pusher import check_push, copy_streams_of, credits_up_front
+from pipes.comm.chunk_pusher import check_push
 from pipes.epoch import FIRST, as_int32, next_epoch, parity_token
 
 
@@ -100,11 +100,8 @@ class Recorder:
         self.ops.append(("join", streams))
 
 
-@pytest.mark.parametrize("world,streams", [(2, 1), (2, 2), (4, 1), (4, 2), (4, 3)])
-def test_each_peers_credit_comes_before_its_copies_and_each_flag_follows_its_chunk(world, streams):
-    """Stream by stream, what a copy engine would see: a peer's credit for this rank before any copy into
-    it (on stream 0 before the fork when its copies span streams, else on its own stream), each flag
-    right after its chunk on the same stream; with several peers each keeps one stream."""
+@pytest.mark.parametrize("world,streams", [(2, 1), (2, 2), (4, 3)])
+def test_credits_come_first_and_each_flag_follows_its_chunk_on_the_same_stream(world, streams):
     plan = ChunkPlan(rows=world * 256, world=world, chunk_rows=64)
     rank = 1
     mine = buffers(plan, rank)
@@ -113,49 +110,17 @@ def test_each_peers_credit_comes_before_its_copies_and_each_flag_follows_its_chu
     queue = Recorder()
     queue_push(queue, copies, mine, parity_token(epoch), streams)
     ops = queue.ops
-    used = min(streams, len(copies) if world == 2 else world - 1)
-    fork = ops.index(("fork", used))
-    assert ops[-1] == ("join", used)
-    credit_of = {mine.peers[p].credit(rank): p for p in plan.push_peers(rank)}
-    before_fork = [credit_of[op[2]] for op in ops[:fork]]
-    assert all(op[0] == "credit" and op[1] == 0 for op in ops[:fork])
-    # Program order per stream; the credits taken before the fork precede every stream's work.
-    per_stream: dict[int, list[tuple]] = {}
-    for op in ops[fork + 1 : -1]:
-        per_stream.setdefault(op[1], []).append(op)
-    assert set(per_stream) == set(range(used))
-    credited = {s: set(before_fork) for s in per_stream}
-    seen_copies = []
-    for s, stream_ops in per_stream.items():
-        for i, op in enumerate(stream_ops):
-            if op[0] == "credit":
-                credited[s].add(credit_of[op[2]])
-            elif op[0] == "copy":
-                peer, chunk = op[2]
-                assert peer in credited[s], f"stream {s}: a copy into rank {peer} before its credit"
-                flag = stream_ops[i + 1]
-                assert flag[0] == "flag" and flag[2] == mine.peers[peer].flag(chunk)
-                assert flag[3] == parity_token(epoch) == 1 + (epoch & 1)
-                seen_copies.append((peer, chunk))
-    assert sorted(seen_copies) == sorted((c.peer, c.chunk) for c in copies)
-    taken = before_fork + [credit_of[op[2]] for op in ops[fork + 1 :] if op[0] == "credit"]
-    assert sorted(taken) == sorted(plan.push_peers(rank))  # each peer's credit exactly once
-    if world > 2:  # several peers: each peer's copies on one stream, so its credit is on that stream
-        assert before_fork == []
-        for p in plan.push_peers(rank):
-            assert len({s for s, o in per_stream.items() for op in o if op[0] == "copy" and op[2][0] == p}) == 1
-    else:  # one peer: its copies alternate over the streams; with more than one its credit is taken first
-        assert before_fork == ([] if streams == 1 else plan.push_peers(rank))
-
-
-@pytest.mark.parametrize(
-    "world,streams,expected", [(2, 2, [0, 1]), (4, 2, [0, 0, 1, 1, 0, 0]), (4, 3, [0, 0, 1, 1, 2, 2])]
-)
-def test_copy_streams_keep_a_peer_on_one_stream_when_there_are_several(world, streams, expected):
-    plan = ChunkPlan(rows=world * 256, world=world, chunk_rows=128)
-    peers = [peer for _, peer in plan.pushes(1)]
-    assert copy_streams_of(peers, streams) == expected
-    assert credits_up_front(peers, streams) == ([0] if world == 2 else [])
+    fork = ops.index(("fork", streams))
+    credits = ops[:fork]
+    # Every peer's credit for this rank, on stream 0, before the fork (so before any copy on any stream).
+    assert credits == [("credit", 0, mine.peers[p].credit(rank)) for p in plan.push_peers(rank)]
+    assert ops[-1] == ("join", streams)
+    body = ops[fork + 1 : -1]
+    assert [op[0] for op in body] == ["copy", "flag"] * len(copies)
+    for (_, s_copy, (peer, chunk)), (_, s_flag, address, value) in zip(body[::2], body[1::2], strict=True):
+        assert s_copy == s_flag  # the flag follows its copy in the same stream: the write's fence orders them
+        assert address == mine.peers[peer].flag(chunk) and value == parity_token(epoch) == 1 + (epoch & 1)
+    assert {op[1] for op in body} == set(range(min(streams, len(copies))))
 
 
 def test_flag_value_is_the_parity_token_as_int32():

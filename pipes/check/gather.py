@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..chunks import ChunkPlan
-from ..comm.chunk_pusher import credits_up_front
 from ..epoch import FIRST, FRESH, previous, reached
 from ..errors import ProtocolError, invalid
 from .comm import ModelReadyFlags, TileReader, check_positive, model_epoch
@@ -141,7 +140,6 @@ def chunk_pusher(
     device: int | str = HOST,
     barrier: bool = True,
     epoch_credits: bool = False,
-    streams: int | None = None,
 ) -> Agent:
     """Rank ``rank``'s pushes (:class:`pipes.comm.ChunkPusher`), as an agent: per launch of ``epochs``,
     after ``start`` (the launching stream's start event) has reached it, take each peer's credit for this
@@ -154,10 +152,7 @@ def chunk_pusher(
     a warp that pushes with stores (SM copies) is ``device=rank``. ``epoch_credits``: the credit words hold
     the last epoch the peer consumed and the pusher waits until one has reached the launch before its own
     (:meth:`pipes.cute.comm.Credits.wait`, SM pushes) instead of taking a binary credit. ``credits=None``:
-    the pusher takes no credit (a planted defect: the next launch may overwrite a chunk a peer still reads).
-    ``streams``: the copy engine's streams — a peer whose copies keep one stream has its credit taken right
-    before its first chunk (:func:`pipes.comm.chunk_pusher.credits_up_front`, the host's own rule; the
-    streams' order modelled as one sequence, which only adds waits); None: every credit first."""
+    the pusher takes no credit (a planted defect: the next launch may overwrite a chunk a peer still reads)."""
     plan.check_rank(rank)
     epochs = tuple(model_epoch(e, f"chunk_pusher {name}: epoch") for e in epochs)
     peers = plan.push_peers(rank)
@@ -165,29 +160,19 @@ def chunk_pusher(
         if peer not in flags or flags[peer].count != plan.chunks:
             raise ProtocolError(f"chunk_pusher {name}: flags[{peer}] must hold one flag per chunk ({plan.chunks})")
 
-    pushed_to = [peer for _, peer in plan.pushes(rank)]
-    up_front = peers if streams is None else credits_up_front(pushed_to, streams)
-
-    def take(ctx: Ctx, peer: int, epoch: int) -> None:
-        if credits is None:
-            return
-        if not epoch_credits:  # the binary semaphore: wait for 1, write 0
-            ctx.wait_counter(credits[peer], at_least=1, scope=Scope.SYSTEM)
-            ctx.store_counter(credits[peer], 0, scope=Scope.SYSTEM)
-        elif not reached(FRESH, previous(epoch)):  # a fresh credit admits the first launch
-            ctx.wait_counter(credits[peer], at_least=previous(epoch), scope=Scope.SYSTEM)
-
     def run(ctx: Ctx) -> None:
         for epoch in epochs:
             if start is not None:
                 ctx.wait_counter(start, at_least=epoch, scope=Scope.SYSTEM)
-            taken = list(up_front)
-            for peer in up_front:  # before the first push, in push order
-                take(ctx, peer, epoch)
+            for peer in peers:  # every credit before the first push, in push order
+                if credits is None:
+                    continue
+                if not epoch_credits:  # the binary semaphore: wait for 1, write 0
+                    ctx.wait_counter(credits[peer], at_least=1, scope=Scope.SYSTEM)
+                    ctx.store_counter(credits[peer], 0, scope=Scope.SYSTEM)
+                elif not reached(FRESH, previous(epoch)):  # a fresh credit admits the first launch
+                    ctx.wait_counter(credits[peer], at_least=previous(epoch), scope=Scope.SYSTEM)
             for chunk, peer in plan.pushes(rank):
-                if peer not in taken:
-                    taken.append(peer)
-                    take(ctx, peer, epoch)
                 write_chunk(ctx, peer, chunk, read_chunk(ctx, chunk))
                 flags[peer].publish(ctx, chunk, epoch, fenced=barrier)
             if pushed is not None:

@@ -10,12 +10,9 @@ symmetric memory (:class:`GatherBuffers`, :class:`pipes.comm.PeerGroup`). Per la
     the kernel (its launch call): the load warp's ChunkGate waits for each other rank's chunk before its
                                   first TMA load of it (pipes.cute.comm.ChunkGate)
     copy streams, after it (push): queued directly (or one CUDA graph replay, ``graph=True``)
-        per peer p, before its first chunk: take p's credit for r (wait credits[r] ≥ 1 on p, write 0)
+        stream 0, per peer p:           take p's credit for r (wait credits[r] ≥ 1 on p, write 0)
         per chunk c of r, per peer p:   cudaMemcpyAsync(chunk c → the same rows on p)
-                                        cuStreamWriteValue32(p's flags[c] = parity_token(epoch)), fenced
-        (copy_streams_of: one peer's chunks alternate over the streams, its credit taken on stream 0 before
-        they fork; with several peers each peer keeps one stream and its credit waits there, so a peer still
-        in its previous launch delays only its own chunks)
+          (streams in turn)             cuStreamWriteValue32(p's flags[c] = parity_token(epoch)), fenced
     launching stream:                   waits for the copy work before its next work
     launching stream, after the kernel (grant): credits[s] = 1 for every sender s (this launch consumed)
 
@@ -46,7 +43,7 @@ the CPU); :class:`ChunkPusher` runs them on CUDA streams.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -158,46 +155,20 @@ class StreamQueue(Protocol):
     def join(self, streams: int) -> None: ...
 
 
-def copy_streams_of(peers: Sequence[int], streams: int) -> list[int]:
-    """The stream of each copy, given each copy's peer in queue order. One peer: the copies alternate over
-    the streams (several copy engines feed its link at once). Several peers: each peer's copies keep one
-    stream, the peers dealt over the streams in push order, so a stream waits only for its own peers'
-    credits and a peer still finishing its previous launch holds up no other peer's chunks."""
-    order = list(dict.fromkeys(peers))
-    if len(order) == 1:
-        return [i % streams for i in range(len(peers))]
-    return [order.index(p) % streams for p in peers]
-
-
-def credits_up_front(peers: Sequence[int], streams: int) -> list[int]:
-    """The peers whose credit is taken on stream 0 before the fork (their copies span several streams), in
-    push order; every other peer's credit is taken on its stream right before its first copy."""
-    placed = copy_streams_of(peers, streams)
-    spans: dict[int, set[int]] = {}
-    for peer, stream in zip(peers, placed, strict=True):
-        spans.setdefault(peer, set()).add(stream)
-    return [p for p in dict.fromkeys(peers) if len(spans[p]) > 1]
-
-
 def queue_push(queue: StreamQueue, copies: list[ChunkCopy], buffers: GatherBuffers, token: int, streams: int) -> None:
-    """One launch's copy work (:func:`copy_streams_of` places the copies): each peer's credit for this rank
-    before any copy into it (:func:`credits_up_front`: on stream 0 before the fork, else on the peer's
-    stream right before its first copy), then each copy followed on its stream by its chunk's flag at the
-    peer (``token``); join back to stream 0."""
-    peers = [c.peer for c in copies]
-    placed = copy_streams_of(peers, streams)
-    used = max(placed) + 1
-    taken = credits_up_front(peers, streams)
-    for peer in taken:
-        queue.take_credit(0, buffers.peers[peer].credit(buffers.rank))
-    queue.fork(used)
-    for c, stream in zip(copies, placed, strict=True):
+    """One launch's copy work: on stream 0 every peer's credit for this rank (before any copy into it, on
+    any stream), fork, then each copy on the streams in turn followed on its stream by its chunk's flag at
+    the peer (``token``), join back to stream 0."""
+    taken = []
+    for c in copies:
         if c.peer not in taken:
             taken.append(c.peer)
-            queue.take_credit(stream, buffers.peers[c.peer].credit(buffers.rank))
-        queue.copy(stream, c)
-        queue.raise_flag(stream, buffers.peers[c.peer].flag(c.chunk), token)
-    queue.join(used)
+            queue.take_credit(0, buffers.peers[c.peer].credit(buffers.rank))
+    queue.fork(streams)
+    for i, c in enumerate(copies):
+        queue.copy(i % streams, c)
+        queue.raise_flag(i % streams, buffers.peers[c.peer].flag(c.chunk), token)
+    queue.join(streams)
 
 
 def check_push(src: Any, plan: ChunkPlan, buffers: GatherBuffers) -> None:

@@ -203,7 +203,6 @@ def all_gather_launches(
     engine: str = "copy",
     bug: str | None = None,
     own_rows: bool = False,
-    streams: int | None = None,
 ) -> Protocol:
     """Every rank of an all-gather GEMM over ``launches`` back-to-back launches (:class:`pipes.comm.ChunkPusher`,
     :class:`pipes.cute.comm.ChunkGate`). Per rank ``r`` three agents:
@@ -222,8 +221,7 @@ def all_gather_launches(
     One row per chunk and per tile (``chunk_rows = tile_m = 1``): the tile → chunk map is the kernel's
     (:meth:`pipes.chunks.ChunkPlan.tile_span`). The load warp walks the other ranks' rows only; with
     ``own_rows`` it walks its own first (they need no wait: in place before the kernel starts), for ten
-    times the states. ``bug`` plants one of :data:`AG_BUGS`. ``streams``: the copy engine's streams (each
-    peer's credit taken where :func:`pipes.comm.chunk_pusher.credits_up_front` says); None: every credit first.
+    times the states. ``bug`` plants one of :data:`AG_BUGS`.
     """
     if bug is not None and bug not in AG_BUGS:
         raise ValueError(f"bug = {bug!r} is invalid: allowed None or one of {AG_BUGS}")
@@ -310,7 +308,6 @@ def all_gather_launches(
             pushed=f"pushed{r}",
             device=HOST if engine == "copy" else r,
             epoch_credits=engine == "sm",
-            streams=streams if engine == "copy" else None,
         )
 
     agents = []
