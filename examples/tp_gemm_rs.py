@@ -155,6 +155,10 @@ def one_shape(m: int, n: int, k: int, rank: int, device, args: argparse.Namespac
     variants |= {f"ours_{r}": TensorParallelGemmRS(a_r, b_r, rank, **first | {"reduce": r}) for r in reduces[1:]}
     variants |= {f"ours_r{d}": TensorParallelGemmRS(a_r, b_r, rank, **first | {"step_rows": d}) for d in depths[1:]}
     variants |= {f"ours_{t}": TensorParallelGemmRS(a_r, b_r, rank, **first | {"spread": t}) for t in spreads[1:]}
+    # Every kernel compiled before any rank launches one: a kernel waiting for a peer still compiling (seconds)
+    # would reach its bounded wait's timeout and trap.
+    for variant in variants.values():
+        variant.compile()
     dist.barrier()
     row = {"shape": [m, n, k], "device": torch.cuda.get_device_name(device), "buffers": ours.buffers.path}
     row["world"] = world
