@@ -66,7 +66,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--copy-streams", type=int, default=2, help="copy streams the chunk pushes alternate over")
     p.add_argument(
-        "--push-graph", action="store_true", help="replay each launch's pushes from a CUDA graph (less host time)"
+        "--no-push-graph",
+        dest="push_graph",
+        action="store_false",
+        default=None,
+        help="queue each launch's pushes call by call instead of replaying them from a CUDA graph (the default up "
+        "to 3 copy streams)",
     )
     p.add_argument(
         "--pusher",
@@ -217,7 +222,7 @@ class GatedGemm:
         m: int,
         chunk_rows: int | None,
         streams: int = 2,
-        graph: bool = False,
+        graph: bool | None = None,
         pusher: str = "copy",
         push_warps: int = 1,
     ) -> None:

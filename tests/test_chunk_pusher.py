@@ -158,8 +158,10 @@ def test_push_checks_name_what_does_not_fit():
         check_push(Tensor((256, 64)), four, buffers(plan, 0))
     with pytest.raises(ValueError, match="streams = 0 is invalid"):
         ChunkPusher(good, plan, buffers(plan, 0), streams=0)
-    with pytest.raises(ValueError, match=r"graph = 1 is invalid: allowed True or False"):
+    with pytest.raises(ValueError, match=r"graph = 1 is invalid: allowed True, False or None"):
         ChunkPusher(good, plan, buffers(plan, 0), graph=1)
+    with pytest.raises(ValueError, match=r"graph = True with streams = 4 is invalid: allowed at most 3 streams"):
+        ChunkPusher(good, plan, buffers(plan, 0), streams=4, graph=True)
 
 
 def test_chunk_rows_that_do_not_divide_a_block_are_refused_before_any_buffer_exists():

@@ -33,8 +33,11 @@ the peers' copy streams raise: no cycle — as long as the copies need no SM. Qu
 a peer ``cudaMemcpyAsync`` runs on a copy engine. Replayed from a CUDA graph with four or more copy
 streams, the copies did not progress while the gated kernel held every SM (2×H100, 2026-11-27: the
 chunk waits trapped at 4 streams in the second launch, at 8 in the first, with 16 MiB chunks; 2 and 3
-streams, and every count queued directly, ran clean), so the graph, which saves host time per launch,
-is opt-in. Queue :meth:`ChunkPusher.push` after the kernel's launch call (the
+streams, and every count queued directly, ran clean). The graph is the default up to
+:data:`MAX_GRAPH_STREAMS` streams and refused above: its host time per launch is one call, and queued
+call by call the pushes of the next launch started late enough to cost the all-gather GEMM 4–28 % of its
+time on 2×H100 and up to half its speed on 4×H100 (2026-11-28, ``tp_ag_gemm --bench`` with and without
+the graph). Queue :meth:`ChunkPusher.push` after the kernel's launch call (the
 call loads the kernel's module, and loading a module while a stream waits would wait forever).
 
 :func:`push_plan` and :func:`queue_push` are plain Python (the order of every queued operation, checked on
@@ -60,6 +63,9 @@ from .stream_ops import (
     record,
     take_credit,
 )
+
+#: The most copy streams a replayed graph of pushes may use (more hung on 2×H100; see the module docstring).
+MAX_GRAPH_STREAMS = 3
 
 
 @dataclass(frozen=True)
@@ -234,17 +240,25 @@ class ChunkPusher:
     Per launch: :meth:`begin` (before the kernel), the kernel (its chunk gate waits for
     :meth:`flag_value`), :meth:`push` (after the kernel's launch call), :meth:`grant` (after the kernel).
     ``streams``: copy streams the copies alternate over. ``graph``: replay the launch's copy work from a
-    CUDA graph captured once per parity token (less host time per launch; see the module docstring for
-    why it is not the default).
+    CUDA graph captured once per parity token (one host call per launch); None: a graph up to
+    :data:`MAX_GRAPH_STREAMS` streams, else queued call by call (see the module docstring for why).
     """
 
     def __init__(
-        self, src: Any, plan: ChunkPlan, buffers: GatherBuffers, *, streams: int = 2, graph: bool = False
+        self, src: Any, plan: ChunkPlan, buffers: GatherBuffers, *, streams: int = 2, graph: bool | None = None
     ) -> None:
         if isinstance(streams, bool) or not isinstance(streams, int) or not 1 <= streams <= 8:
             raise ValueError(f"streams = {streams!r} is invalid: allowed an int in [1, 8]")
+        if graph is None:
+            graph = streams <= MAX_GRAPH_STREAMS
         if not isinstance(graph, bool):
-            raise ValueError(f"graph = {graph!r} is invalid: allowed True or False")
+            raise ValueError(f"graph = {graph!r} is invalid: allowed True, False or None")
+        if graph and streams > MAX_GRAPH_STREAMS:
+            raise ValueError(
+                f"graph = True with streams = {streams} is invalid: allowed at most {MAX_GRAPH_STREAMS} streams from a "
+                "graph (with more, the replayed copies did not progress while the gated kernel held every SM and "
+                "the chunk waits trapped); pass graph=False to queue them call by call"
+            )
         check_push(src, plan, buffers)
         from cuda.bindings import driver as cu
 
