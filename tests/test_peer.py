@@ -376,6 +376,26 @@ def test_a_stream_per_receiver_deals_each_targets_steps_over_its_own_streams():
         streams_of_steps(steps, 2, "peers")
 
 
+def test_each_receivers_credit_is_taken_right_before_its_first_step():
+    """``credit_takes``: the stream of a receiver's first step takes its credit just before it; every other
+    stream carrying that receiver's steps waits for the take before its own first one; a receiver of a later
+    block is not waited for by the first block's copies."""
+    from pipes.comm import CreditTake, Step, credit_takes, streams_of_steps
+
+    steps = [Step(i, (i,), 0, 0, 1, 1, target=i // 4) for i in range(12)]  # 3 targets × 4 steps
+    targets = [s.target for s in steps]
+    assert credit_takes(targets, streams_of_steps(steps, 2)) == [
+        CreditTake(0, 0, 0, {1: 1}),
+        CreditTake(1, 0, 4, {1: 5}),
+        CreditTake(2, 0, 8, {1: 9}),
+    ]
+    assert credit_takes(targets, streams_of_steps(steps, 3, "targets")) == [
+        CreditTake(t, t, 4 * t, {}) for t in range(3)
+    ]
+    assert credit_takes(targets, [0] * 12) == [CreditTake(t, 0, 4 * t, {}) for t in range(3)]
+    assert credit_takes([], []) == []
+
+
 def test_the_report_prints_the_table_and_rank_0s_timeline(capsys, monkeypatch):
     """``tp_gemm_rs.report``: the device and world, one row per shape (E and S from the timed contenders),
     and with ``--timeline`` when rank 0's kernel ended, took its credits and raised each step's flag."""

@@ -77,7 +77,7 @@ def test_two_ranks_keep_the_two_gpu_names_and_more_ranks_number_the_slots():
 
 @pytest.mark.slow
 def test_three_ranks_two_launches_pass_the_checker_exhaustively():
-    """Two back-to-back launches (~90,000 states, ~20 s): the per-slot credits keep every inbox slot from
+    """Two back-to-back launches (~145,000 states, ~40 s): the per-slot credits keep every inbox slot from
     being overwritten while read, and the two alternating tokens are never confused."""
     report = check_reduce_scatter(2, 1, ranks=RANKS)
     assert report.ok and report.exhaustive and not report.findings, str(report)

@@ -16,16 +16,17 @@ and its own binary credit word ``credits[p]`` in the receiver's memory. Per rank
   launch's parity token, :func:`pipes.epoch.parity_token`; ``CommConfig.adds_received``) and read that
   sender's partial from the inbox; after the kernel, the join (the launching stream waits for its copy
   work), then the credits (``credits[p] = 1`` for every slot: the senders may overwrite this inbox).
-* ``copy{r}_{k}`` — copy stream ``k`` (an agent off the SMs, reached only at system scope, placed with
-  the host as in :mod:`tile_comm.protocol`): after the start event, stream 0 takes the credit of every
-  receiver, in block order (wait for 1, write 0), and forks the others (the graph's fork event); the
-  (block, band) steps in walk order are dealt over the streams by the shipper's own rule
-  (:func:`pipes.comm.streams_of_steps`: round-robin, or a group of streams per receiver); each: wait until the step's
-  count is complete, read the band of C, write it into the receiver's inbox slot, raise the slot's band
-  flag there to the launch's token (a fenced ``cuStreamWriteValue32``); the others join stream 0, which
-  then signals the launching stream's join. Tokens alternate between two values, so the model also
-  proves they cannot be confused: a flag the owner reads holds this launch's token or the previous
-  launch's, never the one before (``no_credit`` shows what happens without the credit).
+* ``copy{r}_{k}`` — copy stream ``k`` (an agent off the SMs, reached only at system scope, placed with the
+  host as in :mod:`tile_comm.protocol`): after the start event, stream 0 forks the others (the graph's fork
+  event); the stream of a receiver's first step takes its credit right before it (wait for 1, write 0;
+  :func:`pipes.comm.credit_takes`) and the other streams with steps for it wait for that take
+  (``taken{r}_{p}``, the graph's event); the (block, band) steps in walk order are dealt over the streams by
+  the shipper's own rule (:func:`pipes.comm.streams_of_steps`: round-robin, or a group of streams per
+  receiver); each: wait until the step's count is complete, read the band of C, write it into the receiver's
+  inbox slot, raise the slot's band flag there to the launch's token (a fenced ``cuStreamWriteValue32``); the
+  others join stream 0, which then signals the launching stream's join. Tokens alternate between two values,
+  so the model also proves they cannot be confused: a flag the owner reads holds this launch's token or the
+  previous launch's, never the one before (``no_credit`` shows what happens without the credit).
 
 The counts and flags are :class:`pipes.check.ModelStepCounters` and :class:`pipes.check.ModelReadyFlags`;
 launches take the epochs :data:`pipes.epoch.FIRST`, :func:`~pipes.epoch.next_epoch` of it, … The data
@@ -38,7 +39,7 @@ With ``ranks = 2`` (the default) the names are the two-GPU model's: ``credit{r}`
 memory ``("inbox", r, b)`` and ``("C", r, b)``, label ``tp_reduce_scatter``; with more ranks the slot (or
 block position) ``p`` joins them: ``credit{r}_{p}``, ``flag{r}_{p}_{b}``, ``("inbox", r, p, b)``,
 ``("C", r, p, b)``, label ``tp_reduce_scatter_{ranks}ranks``. The state space grows fast with ranks:
-three ranks, one band, one copy stream take ~55,000 states for one launch and ~91,000 for two.
+three ranks, one band, one copy stream take ~85,000 states for one launch and ~145,000 for two.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ from pipes.check import (
     Scope,
     check,
 )
-from pipes.comm import Step, streams_of_steps
+from pipes.comm import Step, credit_takes, streams_of_steps
 from pipes.epoch import FIRST, next_epoch
 
 #: ``credit_before_flags``: the credits given right after the kernel is queued, before this rank saw the
@@ -164,28 +165,39 @@ def reduce_scatter_protocol(
     #: share, dealt by the shipper's own rule (pipes.comm.streams_of_steps with ``spread``).
     walk = [(p, b) for p in slots for b in range(bands)]
     dealt = streams_of_steps([Step(i, (), 0, 0, 0, 0, target=p) for i, (p, _) in enumerate(walk)], streams, spread)
-    shares = [[step for step, k in zip(walk, dealt, strict=True) if k == stream] for stream in range(streams)]
+    shares = [
+        [(i, step) for i, (step, k) in enumerate(zip(walk, dealt, strict=True)) if k == stream]
+        for stream in range(streams)
+    ]
+    #: Each receiver's credit, taken right before its first step by the shipper's own rule
+    #: (pipes.comm.credit_takes); a stream whose first step for it comes later waits for that take.
+    takes = credit_takes([p for p, _ in walk], dealt)
+    take_at = {(t.stream, t.step): t.target for t in takes}
+    wait_at = {(k, i): t.target for t in takes for k, i in t.waits.items()}
 
     def copy(r: int, stream: int):
-        """Copy stream ``stream`` of rank ``r``: stream 0 takes every receiver's credit and forks the others
-        (``fork{r}``), each ships its share of the walk (block p to rank r + p + 1, into its slot p), the
-        others join stream 0 (``join{r}``)."""
+        """Copy stream ``stream`` of rank ``r``: stream 0 forks the others (``fork{r}``), each ships its
+        share of the walk (block p to rank r + p + 1, into its slot p), taking a receiver's credit right
+        before the first step for it (or waiting for the stream that took it: ``taken{r}_{p}``), the others
+        join stream 0 (``join{r}``)."""
 
         def run(ctx: Ctx) -> None:
             for n, e in enumerate(epochs, start=1):
                 ctx.wait_counter(f"start{r}", e, scope=SYS)
                 if stream == 0:
-                    if bug != "no_credit":  # the binary semaphores, in block order: wait for 1, write 0
-                        for p in slots:
-                            credit = slot_name("credit", shipped_to(r, p, ranks), p)
-                            ctx.wait_counter(credit, 1, scope=SYS)
-                            ctx.store_counter(credit, 0, scope=SYS)
                     if streams > 1:
                         ctx.store_counter(f"fork{r}", e, scope=SYS)
                 else:
                     ctx.wait_counter(f"fork{r}", e, scope=SYS)
-                for p, b in shares[stream]:
+                for i, (p, b) in shares[stream]:
                     peer = shipped_to(r, p, ranks)
+                    if (stream, i) in take_at and bug != "no_credit":  # the binary semaphore: wait for 1, write 0
+                        credit = slot_name("credit", peer, p)
+                        ctx.wait_counter(credit, 1, scope=SYS)
+                        ctx.store_counter(credit, 0, scope=SYS)
+                        ctx.store_counter(f"taken{r}_{p}", e, scope=SYS)
+                    elif (stream, i) in wait_at and bug != "no_credit":
+                        ctx.wait_counter(f"taken{r}_{p}", e, scope=SYS)
                     counts[r].wait(ctx, p * bands + b)
                     data = ctx.read_global(c_key(r, p, b))
                     where = "" if two else f" for rank {peer}"
@@ -213,6 +225,7 @@ def reduce_scatter_protocol(
         counters += [ModelCounter(f"start{r}"), ModelCounter(f"done{r}")]
         counters += [ModelCounter(slot_name("credit", r, p), initial=1) for p in slots]
         counters += [ModelCounter(f"fork{r}"), ModelCounter(f"join{r}")]
+        counters += [ModelCounter(f"taken{r}_{p}") for p in slots]
         counters += [*counts[r].counters(), *(c for flags in inbox[r] for c in flags.counters())]
     cells = [(r, p, b) for r in world for p in slots for b in range(bands)]
     stale = {inbox_key(r, p, b): ("before the first launch", r, b) for r, p, b in cells}

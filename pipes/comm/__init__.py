@@ -28,7 +28,17 @@ from .chunk_pusher import (
     queue_push,
 )
 from .consumer import TileConsumer
-from .copy_engine import SPREADS, CopyEngineShipper, CopyTarget, Step, plan_steps, step_of_tiles, streams_of_steps
+from .copy_engine import (
+    SPREADS,
+    CopyEngineShipper,
+    CopyTarget,
+    CreditTake,
+    Step,
+    credit_takes,
+    plan_steps,
+    step_of_tiles,
+    streams_of_steps,
+)
 from .epochs import Epochs, reached_all
 from .peer import PeerChannel, PeerGroup
 from .receivers import KINDS, Receiver, device_pointer
@@ -39,6 +49,7 @@ __all__ = [
     "ChunkPusher",
     "CopyEngineShipper",
     "CopyTarget",
+    "CreditTake",
     "Epochs",
     "GatherBuffers",
     "GatherTarget",
@@ -62,4 +73,5 @@ __all__ = [
     "ship_args",
     "step_of_tiles",
     "streams_of_steps",
+    "credit_takes",
 ]

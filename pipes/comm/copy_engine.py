@@ -14,8 +14,9 @@ order, on ``streams`` copy streams in turn::
     cudaMemcpyAsync(epoch word → flags[step])                             # 4 bytes
 
 With ``token_flags`` (peer GPUs) each flag is instead raised to the launch's
-:func:`~pipes.epoch.parity_token` with one fenced ``cuStreamWriteValue32``, and the launch first takes
-each receiver's binary credit (its ``credits`` word: wait for 1, write 0). Steps may go to several
+:func:`~pipes.epoch.parity_token` with one fenced ``cuStreamWriteValue32``, and the launch takes each
+receiver's binary credit (its ``credits`` word: wait for 1, write 0) right before that receiver's first
+step (:func:`credit_takes`; a stream whose first step for it comes later waits for that take). Steps may go to several
 receivers (a reduce-scatter over more than two GPUs ships each peer its own row block): each
 :class:`Step` names its :class:`CopyTarget`, and :func:`plan_steps` with ``block_rows`` assigns them.
 
@@ -165,6 +166,32 @@ def streams_of_steps(steps: Sequence[Step], streams: int, spread: str = "steps")
     return out
 
 
+@dataclass(frozen=True)
+class CreditTake:
+    """Where a launch takes one receiver's credit: on ``stream``, right before step ``step`` (the receiver's
+    first in walk order); every other stream with steps for it waits for that take before its own first
+    one, ``waits[stream] = step``."""
+
+    target: int
+    stream: int
+    step: int
+    waits: dict[int, int]
+
+
+def credit_takes(targets: Sequence[int], stream_of: Sequence[int]) -> list[CreditTake]:
+    """Each receiver's credit, taken only when its first step is due (``targets[i]``, ``stream_of[i]``: the
+    receiver and stream of step ``i``, in walk order): shipping the first block does not wait for the
+    receivers of later blocks to finish their previous launch. In the order of the receivers' first steps."""
+    takes: dict[int, CreditTake] = {}
+    for i, (target, stream) in enumerate(zip(targets, stream_of, strict=True)):
+        take = takes.get(target)
+        if take is None:
+            takes[target] = CreditTake(target, stream, i, {})
+        elif stream != take.stream and stream not in take.waits:
+            take.waits[stream] = i
+    return list(takes.values())
+
+
 class CopyEngineShipper:
     """Queues the copy engines' work for one launcher: ``src`` (device) → ``target.data``, step by step.
 
@@ -237,7 +264,9 @@ class CopyEngineShipper:
         self._epoch_word = torch.zeros(1, dtype=torch.int32, device=src.device)
         self._credit_waits = [self._credit_batches(targets[s.target].credits, s.tiles) for s in self.steps]
         used = sorted({s.target for s in self.steps}) if self.steps else [0]
-        self._launch_credits = [cu.CUdeviceptr(targets[t].credits) for t in used] if token_flags else []
+        self._launch_credits = {t: cu.CUdeviceptr(targets[t].credits) for t in used} if token_flags else {}
+        self._credit_takes = credit_takes([s.target for s in self.steps], self._stream_of) if token_flags else []
+        self._credit_taken = {t.target: _event() for t in self._credit_takes}
         self._peer = token_flags
         self._last_epoch: int | None = None
         self._start, self._done = _event(), _event()
@@ -331,19 +360,29 @@ class CopyEngineShipper:
         cu = self._cu
         raw = [s.cuda_stream for s in self.streams]
         handles = [cu.CUstream(r) for r in raw]
-        for credit in self._launch_credits:  # each receiving GPU consumed the previous launch: take its credit
-            _check(cu.cuStreamBatchMemOp(handles[0], 2, _take_credit(cu, credit), 0)[0], "credit")
-        if timed:
-            _record(self._timing.credit_taken, raw[0])
         for fork, stream in zip(self._forks[1:], raw[1:], strict=True):
             _check(cudart.cudaEventRecord(fork, raw[0])[0], "cudaEventRecord")
             _check(cudart.cudaStreamWaitEvent(stream, fork, 0)[0], "cudaStreamWaitEvent")
+        # Each receiving GPU consumed the previous launch: take its credit right before its first step.
+        take_at = {(t.stream, t.step): t for t in self._credit_takes}
+        wait_at = {(k, i): t for t in self._credit_takes for k, i in t.waits.items()}
         geq = cu.CUstreamWaitValue_flags.CU_STREAM_WAIT_VALUE_GEQ
         kind = cudart.cudaMemcpyKind.cudaMemcpyDefault  # pinned host or a peer GPU: unified addressing decides
         src_pitch, dst_pitch = self._pitches
         barrier = _sys_barrier(cu)
         for i, step in enumerate(self.steps):
-            handle, stream = handles[self._stream_of[i]], raw[self._stream_of[i]]
+            k = self._stream_of[i]
+            handle, stream = handles[k], raw[k]
+            take = take_at.get((k, i))
+            if take is not None:
+                credit = self._launch_credits[take.target]
+                _check(cu.cuStreamBatchMemOp(handle, 2, _take_credit(cu, credit), 0)[0], "credit")
+                _check(cudart.cudaEventRecord(self._credit_taken[take.target], stream)[0], "cudaEventRecord")
+                if timed and take is self._credit_takes[0]:
+                    _record(self._timing.credit_taken, stream)
+            elif (k, i) in wait_at:  # another stream took this receiver's credit
+                event = self._credit_taken[wait_at[(k, i)].target]
+                _check(cudart.cudaStreamWaitEvent(stream, event, 0)[0], "cudaStreamWaitEvent")
             if waits:
                 _check(cu.cuStreamWaitValue32(handle, self._counter[i], len(step.tiles), geq)[0], "cuStreamWaitValue32")
             if credit_epoch is not None:
