@@ -106,6 +106,7 @@ class FusedMlp:
         h = self.up.out.new_zeros(self.up.out.shape)
         self.down = TensorParallelGemmRS(h, w2_r, rank)
         self.down.compile()
+        dist.barrier()  # both halves compiled on every rank: no kernel waits on a peer still compiling
         world = dist.get_world_size()
         rows = tokens // world
         # The second GEMM reads the row blocks in tile_comm.peer.block_order (its own last): GELU writes each
