@@ -109,3 +109,13 @@ def speedup_summary(speedups: list[float], vs_torch: list[float | None]) -> str 
     if timed:
         line += f"; faster than torch's fused op on {sum(v > 1 for v in timed)} of {len(timed)}"
     return line
+
+
+def timeline_line(shape: list[int], timeline: dict, items: str) -> str:
+    """Rank 0's copy-engine timeline of one shape in one line (``--timeline``): when the kernel ended and the
+    credits were taken, then ``items``, the steps or chunk copies as the caller words them (µs from the
+    launch's start)."""
+    return (
+        f"timeline {'×'.join(map(str, shape))}, rank 0, µs from the launch's start: kernel ended "
+        f"{timeline['kernel_end']:.0f}, credits taken {timeline['credits_taken']:.0f}, {items}"
+    )

@@ -448,7 +448,7 @@ def report(rows: list[dict], world: int) -> None:
         over = f"{100 * r['over_gemm']:5.1f}%" if "over_gemm" in r else "     –"
         line = f"{f'{m}×{n}×{k}':>18} {cells} {s} {vs} {over} {r['rel_err']:8.1e} {str(r['bitwise_repeat']):>6}"
         print(f"{line}  {r['config']}{'' if r['prepared'] else ' (the DSL call)'}")
-    from ranks import speedup_summary
+    from ranks import speedup_summary, timeline_line
 
     timed = [r for r in rows if "S" in r]
     summary = speedup_summary([r["S"] for r in timed], [r.get("vs_torch_fused") for r in timed])
@@ -461,11 +461,7 @@ def report(rows: list[dict], world: int) -> None:
                 f"→{peer}#{chunk} {b:.0f}–{e:.0f}"
                 for (peer, chunk), b, e in zip(t["copies"], t["started"], t["flags"], strict=True)
             )
-            print(
-                f"timeline {'×'.join(map(str, r['shape']))}, rank 0, µs from the launch's start: kernel ended "
-                f"{t['kernel_end']:.0f}, credits taken {t['credits_taken']:.0f}; copies (to rank#chunk, may "
-                f"begin–flag) {copies}"
-            )
+            print(timeline_line(r["shape"], t, f"copies (to rank#chunk, may begin–flag) {copies}"))
     out = os.environ.get("OUT")
     if out:
         Path(out, "tp_ag_gemm.json").write_text(json.dumps(rows, indent=1))

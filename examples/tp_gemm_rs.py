@@ -260,7 +260,7 @@ def report(rows: list[dict]) -> None:
         s = f"{r['S']:5.2f}" if "S" in r else "    –"
         vs = f"{r['S_vs_torch_fused']:6.2f}" if r.get("S_vs_torch_fused") else "     –"
         print(f"{f'{m}×{n}×{k}':>18} {cells} {e} {s} {vs} {r['rel_err']:8.1e} {str(r['bitwise_repeat']):>6}")
-    from ranks import speedup_summary
+    from ranks import speedup_summary, timeline_line
 
     timed = [r for r in rows if "S" in r]
     summary = speedup_summary([r["S"] for r in timed], [r.get("S_vs_torch_fused") for r in timed])
@@ -270,10 +270,7 @@ def report(rows: list[dict]) -> None:
         if "timeline" in r:
             t = r["timeline"]
             steps = " ".join(f"{b:.0f}→{e:.0f}" for b, e in zip(t["started"], t["steps"], strict=True))
-            print(
-                f"timeline {'×'.join(map(str, r['shape']))}, rank 0, µs from the launch's start: kernel ended "
-                f"{t['kernel_end']:.0f}, credits taken {t['credits_taken']:.0f}, steps (copy may begin→flag) {steps}"
-            )
+            print(timeline_line(r["shape"], t, f"steps (copy may begin→flag) {steps}"))
     out = os.environ.get("OUT")
     if out:
         Path(out, "tp_gemm_rs.json").write_text(json.dumps(rows, indent=1))
