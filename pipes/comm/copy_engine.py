@@ -182,14 +182,14 @@ def credit_takes(targets: Sequence[int], stream_of: Sequence[int]) -> list[Credi
     """Each receiver's credit, taken only when its first step is due (``targets[i]``, ``stream_of[i]``: the
     receiver and stream of step ``i``, in walk order): shipping the first block does not wait for the
     receivers of later blocks to finish their previous launch. In the order of the receivers' first steps."""
-    takes: dict[int, CreditTake] = {}
+    first: dict[int, tuple[int, int]] = {}  # receiver → (stream, step) of its first step
+    waits: dict[int, dict[int, int]] = {}  # receiver → {another stream: its first step for the receiver}
     for i, (target, stream) in enumerate(zip(targets, stream_of, strict=True)):
-        take = takes.get(target)
-        if take is None:
-            takes[target] = CreditTake(target, stream, i, {})
-        elif stream != take.stream and stream not in take.waits:
-            take.waits[stream] = i
-    return list(takes.values())
+        if target not in first:
+            first[target], waits[target] = (stream, i), {}
+        elif stream != first[target][0]:
+            waits[target].setdefault(stream, i)
+    return [CreditTake(t, stream, step, waits[t]) for t, (stream, step) in first.items()]
 
 
 class CopyEngineShipper:
