@@ -241,8 +241,9 @@ def test_the_owner_epilogue_waits_for_each_band_then_adds_it():
 
 
 def test_the_four_gpu_owner_epilogue_awaits_and_adds_three_partials():
-    """``ship_blocks = 4``: the owner's epilogue polls three flags (one per other rank) before any lane
-    reads the inbox, then loads three partials per accumulator pair; still no spills, no serialized wgmma."""
+    """``ship_blocks = 4``: the owner's epilogue adds three partials per accumulator pair, slot by slot in the
+    order they arrive: each slot's flag polled (lane 0), the warp synced, that slot's partial loaded, and
+    only then the next slot's flag polled; still no spills, no serialized wgmma."""
     from hopper_gemm.config import Problem
     from tile_comm.build import fused_resources
     from tile_comm.config import CommConfig, Transport
@@ -259,7 +260,13 @@ def test_the_four_gpu_owner_epilogue_awaits_and_adds_three_partials():
     polls = [m.start() for m in re.finditer(r"ld\.acquire\.sys\.global\.b32", body)]
     two_polls = len(re.findall(r"ld\.acquire\.sys\.global\.b32", re.sub(r"//.*", "", two.ptx)))
     assert len(polls) == 3 * two_polls  # one bounded poll loop per slot
-    assert max(polls) < loads[0] and "bar.warp.sync" in body[max(polls) : loads[0]]
+    per_slot = config.acc_registers // 2
+    for slot in range(3):
+        slot_polls = polls[slot * two_polls : (slot + 1) * two_polls]
+        first_load = loads[slot * per_slot]
+        assert max(slot_polls) < first_load and "bar.warp.sync" in body[max(slot_polls) : first_load]
+        if slot:  # the previous slot's partial is read (and added) before this slot is awaited
+            assert loads[(slot - 1) * per_slot] < min(slot_polls)
 
 
 def test_the_owner_awaits_the_step_the_other_rank_raises_for_each_tile():

@@ -101,9 +101,9 @@ class CommRole(TraceStatic):
         tile: cutlass.Constexpr,
     ) -> None:
         """The reduce-scatter's owner side: a tile of the last row block (this rank's: ``rotate_rows``
-        puts the other ranks' first) waits, for every other rank, for the flag of its step, which that
-        GPU's copy engine raises in this GPU's inbox after the step's rows land, then adds those rows to
-        the accumulators.
+        puts the other ranks' first) waits, for each other rank in turn, for the flag of its step, which
+        that GPU's copy engine raises in this GPU's inbox after the step's rows land, and adds those rows
+        to the accumulators before waiting for the next rank's.
 
         The inbox holds one slot per other rank, in the order of :func:`inbox_slot`: slot ``p`` comes from
         the rank that computes this rank's block as its block ``p`` (its rotated C's rows at the same place
@@ -118,17 +118,18 @@ class CommRole(TraceStatic):
         # A cluster hanging over C's last column computes a tile outside C: TMA clips its store, and it has
         # nothing in the inbox to add (reading it would run past the inbox's rows).
         if (tm >= own) & (tn * tile_n < n):
-            if cute.arch.lane_idx() == 0:
-                # No printf in a kernel with wgmma (ptxas would serialize every wgmma): trap without a message.
-                inbox = ReadyFlags(args.inbox_flags, "sys", "inbox")
-                for slot in cutlass.range_constexpr(blocks - 1):
-                    step = inbox_step(self.order, tm, tn, clusters_m, clusters_n, blocks, slot)
-                    inbox.wait(step, parity_token(args.epoch), exact=True, report=False)
-            cute.arch.sync_warp()
+            # No printf in a kernel with wgmma (ptxas would serialize every wgmma): trap without a message.
+            flags = ReadyFlags(args.inbox_flags, "sys", "inbox")
             row_stride = cute.assume(n, divby=8)
             inbox = cute.make_tensor(args.inbox, cute.make_layout((own * tile_m, n), stride=(row_stride, 1)))
             total = acc.load()
+            # Slot by slot in the order they arrive (slot p is its sender's block p, shipped p-th): every add
+            # but the last slot's runs while the later slots are still on their way.
             for slot in cutlass.range_constexpr(blocks - 1):
+                if cute.arch.lane_idx() == 0:
+                    step = inbox_step(self.order, tm, tn, clusters_m, clusters_n, blocks, slot)
+                    flags.wait(step, parity_token(args.epoch), exact=True, report=False)
+                cute.arch.sync_warp()
                 row = inbox_row(tm, own, blocks, slot)
                 received = thr_mma.partition_C(cute.local_tile(inbox, (tile_m, tile_n), (row, tn)))
                 total = total + received.load().to(Float32)
