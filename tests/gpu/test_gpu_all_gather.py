@@ -50,3 +50,24 @@ def test_the_gated_gemm_matches_with_either_pusher(world, pusher):
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "True  cooperative" in done.stdout  # the report's bitwise-repeat column
+
+
+@pytest.mark.parametrize("graph", [True, False], ids=["graph", "queued"])
+def test_the_push_timeline_lists_every_copy_in_order(graph, tmp_path):
+    """``tp_ag_gemm.py --timeline`` on 2 GPUs, the pushes replayed from a graph (the default) or queued call
+    by call: one entry per chunk copy, the credit taken before the first copy may begin, each copy begun
+    before its flag rose."""
+    import json
+    import os
+
+    if _gpus() < 2:
+        pytest.skip(f"needs 2 GPUs; {_gpus()} visible")
+    cmd = [sys.executable, str(EXAMPLE), "--world", "2", "--check", "--timeline", "--m", "8192", "--n", "2048"]
+    cmd += ["--k", "2048", "--chunk-rows", "1024", *([] if graph else ["--no-push-graph"])]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=dict(os.environ, OUT=str(tmp_path)))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (row,) = json.loads((tmp_path / "tp_ag_gemm.json").read_text())
+    t = row["timeline"]
+    assert [tuple(c) for c in t["copies"]] == [(1, chunk) for chunk in range(4)]  # rank 0's 4 chunks to rank 1
+    assert 0 <= t["credits_taken"] <= t["started"][0]
+    assert all(0 <= begin <= flag for begin, flag in zip(t["started"], t["flags"], strict=True))

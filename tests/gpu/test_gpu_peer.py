@@ -82,3 +82,24 @@ def test_reduce_scatter_over_several_ranks_on_one_gpu(case):
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert done.stdout.count("bit-exact: True") == int(world)
+
+
+@pytest.mark.parametrize("world", [2, 4])
+def test_the_copy_timeline_is_in_order(world, tmp_path):
+    """``tp_gemm_rs.py --timeline``: rank 0's copy-work events come back in the order the protocol queues
+    them: the first receiver's credit before the first step's copy may begin, and each step's copy begun
+    before its flag rose; one entry per shipped step."""
+    import json
+
+    if _gpus() < world:
+        pytest.skip(f"needs {world} GPUs; {_gpus()} visible")
+    cmd = [sys.executable, str(ROOT / "examples" / "tp_gemm_rs.py"), "--check", "--world", str(world), "--timeline"]
+    cmd += ["--m", "4096", "--n", "2048", "--k", "4096", "--repeat", "3"]
+    env = dict(os.environ, MASTER_PORT=str(29580 + world), OUT=str(tmp_path))
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (row,) = json.loads((tmp_path / "tp_gemm_rs.json").read_text())
+    t = row["timeline"]
+    assert len(t["steps"]) == len(t["started"]) > 0
+    assert 0 <= t["credits_taken"] <= t["started"][0]
+    assert all(0 <= begin <= flag for begin, flag in zip(t["started"], t["steps"], strict=True))
