@@ -351,10 +351,11 @@ class CopyEngineShipper:
         return self._graphs[key][1]
 
     def _queue(self, waits: bool, credit_epoch: int | None, timed: bool = False, token: int = 0) -> None:
-        """The copy work, from the first copy stream: take the launch credits (peer), fork to the other
-        streams, then per step on the streams in turn: wait for the step's tile count, copy its rows, then
-        raise its flag: a system-scope memory barrier and a copy of the epoch word, or (``token``, peer)
-        a ``cuStreamWriteValue32`` of the token, fenced system-wide by default; join back."""
+        """The copy work, from the first copy stream: fork to the other streams, then per step on its stream
+        (peer: before a receiver's first step its credit, :func:`credit_takes`): wait for the step's tile
+        count, copy its rows, then raise its flag: a system-scope memory barrier and a copy of the epoch
+        word, or (``token``, peer) a ``cuStreamWriteValue32`` of the token, fenced system-wide by default;
+        join back."""
         from cuda.bindings import runtime as cudart
 
         cu = self._cu
