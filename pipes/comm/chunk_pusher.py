@@ -275,6 +275,7 @@ class ChunkPusher:
         self._graphs: dict[tuple[int, bool], Any] = {}  # (token, timed) → the instantiated graph (with ``graph``)
         #: Record CUDA events in each launch's copy work (``timeline_us``): when the kernel's launch call was
         #: passed, when the credits were taken, when each copy could begin and when its flag was raised.
+        #: Switch it while no launch is in flight (the timed graphs are built at the next :meth:`begin`).
         self.timed = False
         self._timing = TimingEvents.create(len(self.copies))
         self._last_epoch: int | None = None
@@ -303,12 +304,24 @@ class ChunkPusher:
 
         check_consecutive(self._last_epoch, epoch, "the chunk flags")
         self._last_epoch = epoch
+        if self.graph:
+            self.prepare()
         launching = torch.cuda.current_stream(self.src.device).cuda_stream
         if self._own_rows.data_ptr() != self.src.data_ptr():
             self._own_rows.copy_(self.src)
         check_cuda(cudart.cudaEventRecord(self._start, launching)[0], "cudaEventRecord")
         if self.timed:
             record(self._timing.start, launching)
+
+    def prepare(self) -> None:
+        """Build the graphs a launch may replay (both parity tokens; the timed ones while ``timed``), now.
+        :meth:`begin` calls it before the launch's kernel is queued: building a graph may load modules, which
+        may wait for the device to be idle, while this GPU's kernel waits for chunks whose peers wait for this
+        rank's credit — built lazily at the second launch, 4 ranks deadlocked until the chunk gates trapped
+        (4×H100, 2026-11-28). Call it yourself before the first launch when ranks share one CUDA context."""
+        if self.graph:
+            for token in (parity_token(0), parity_token(1)):
+                self._graph(token)
 
     def push(self, epoch: int) -> None:
         """After the kernel's launch call: the launch's copy work (:func:`queue_push` on the copy streams, or

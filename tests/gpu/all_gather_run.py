@@ -84,6 +84,8 @@ def run(rank: int, args: argparse.Namespace) -> None:
         if rank == args.slow_rank:
             torch.cuda._sleep(2_000_000)  # about a millisecond: this rank's pushes start late
         pusher.begin(epoch)
+        if pusher.graph and len(pusher._graphs) != 2:  # built lazily mid-run, a graph deadlocked 4 ranks
+            raise SystemExit(f"rank {rank}: {len(pusher._graphs)} push graph(s) built before the first kernel, want 2")
         compiled(*views, pusher.gate_args(epoch), stream)
         pusher.push(epoch)
         pusher.grant()
