@@ -419,15 +419,19 @@ def timings(a_r, w_r, ours: GatedGemm, device, rounds: int) -> dict:  # noqa: AN
         op, wt = torch.ops.symm_mem.fused_all_gather_matmul, w_r.t()  # (K, N_r): the op computes A @ B
         return lambda: op(a_r, [wt], 0, group)
 
+    our_gemm = launcher(ours.config, validate(gathered, w_r, out=alone), alone)
     contenders = {
         "matmul": lambda: torch.matmul(gathered, w_r.t(), out=result),
         "all_gather": lambda: dist.all_gather_into_tensor(gathered, a_r),
         "sequential": sequential,
-        "our_gemm": launcher(ours.config, validate(gathered, w_r, out=alone), alone),
+        "our_gemm": our_gemm,
         "ours": ours.launch,
     }
-    if not ours.sm_push:  # the gates' own cost: the gated kernel with every chunk already there
+    if not ours.sm_push:
+        # the gates' own cost: the gated kernel with every chunk already there; and the copies' cost to a
+        # GEMM beside them, no gate waiting (ours can be no faster without moving fewer bytes)
         contenders["gated_only"] = ours.launch_gated_only
+        contenders["beside_copies"] = lambda: ours.pusher.copy_only(beside=our_gemm)
     torch_fused = torch_op("fused_all_gather_matmul", fused)
     if torch_fused is not None:
         contenders["torch_fused"] = torch_fused
@@ -436,7 +440,7 @@ def timings(a_r, w_r, ours: GatedGemm, device, rounds: int) -> dict:  # noqa: AN
 
 def report(rows: list[dict], world: int) -> None:
     print(f"device: {rows[0]['device']} × {world}; bf16 randn; C_r = AG(A)·W_rᵀ; µs (slower rank, median of rounds)")
-    cols = ["matmul", "all_gather", "sequential", "torch_fused", "our_gemm", "gated_only", "ours"]
+    cols = ["matmul", "all_gather", "sequential", "torch_fused", "our_gemm", "gated_only", "beside_copies", "ours"]
     head = " ".join(f"{c:>12}" for c in cols)
     print(f"{'M×N_r×K':>18} {head} {'S':>5} {'×torch':>6} {'+gemm':>6} {'rel err':>8} {'repeat':>6}  configuration")
     for r in rows:

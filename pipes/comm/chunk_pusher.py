@@ -46,7 +46,7 @@ the CPU); :class:`ChunkPusher` runs them on CUDA streams.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -161,19 +161,23 @@ class StreamQueue(Protocol):
     def join(self, streams: int) -> None: ...
 
 
-def queue_push(queue: StreamQueue, copies: list[ChunkCopy], buffers: GatherBuffers, token: int, streams: int) -> None:
+def queue_push(
+    queue: StreamQueue, copies: list[ChunkCopy], buffers: GatherBuffers, token: int, streams: int, *, signal: bool = True
+) -> None:
     """One launch's copy work: on stream 0 every peer's credit for this rank (before any copy into it, on
     any stream), fork, then each copy on the streams in turn followed on its stream by its chunk's flag at
-    the peer (``token``), join back to stream 0."""
+    the peer (``token``), join back to stream 0. ``signal`` False: the same copies on the same streams with
+    neither credits nor flags (:meth:`ChunkPusher.copy_only`)."""
     taken = []
     for c in copies:
-        if c.peer not in taken:
+        if signal and c.peer not in taken:
             taken.append(c.peer)
             queue.take_credit(0, buffers.peers[c.peer].credit(buffers.rank))
     queue.fork(streams)
     for i, c in enumerate(copies):
         queue.copy(i % streams, c)
-        queue.raise_flag(i % streams, buffers.peers[c.peer].flag(c.chunk), token)
+        if signal:
+            queue.raise_flag(i % streams, buffers.peers[c.peer].flag(c.chunk), token)
     queue.join(streams)
 
 
@@ -343,6 +347,28 @@ class ChunkPusher:
         else:
             queue = self._queue()
             queue_push(queue, self.copies, self.buffers, token, len(queue.raw))
+        check_cuda(cudart.cudaEventRecord(self._done, side)[0], "cudaEventRecord")
+        check_cuda(cudart.cudaStreamWaitEvent(launching, self._done, 0)[0], "cudaStreamWaitEvent")
+
+    def copy_only(self, beside: Callable[[], None] | None = None) -> None:
+        """One launch's copies without credits or flags, queued call by call, beside ``beside`` (work it
+        queues on the launching stream, e.g. a plain GEMM): the copy engines' share of a launch alone, or
+        what it costs a kernel running next to it. Each copy writes what :meth:`push` writes, so the peers'
+        rows keep their values; every rank must run it in step, as a benchmark's batches do (a peer's
+        gated kernel would otherwise take the bytes without waiting for their flag)."""
+        import torch
+        from cuda.bindings import runtime as cudart
+
+        launching = torch.cuda.current_stream(self.src.device).cuda_stream
+        side = self.streams[0].cuda_stream
+        if self._own_rows.data_ptr() != self.src.data_ptr():
+            self._own_rows.copy_(self.src)
+        check_cuda(cudart.cudaEventRecord(self._start, launching)[0], "cudaEventRecord")
+        check_cuda(cudart.cudaStreamWaitEvent(side, self._start, 0)[0], "cudaStreamWaitEvent")
+        if beside is not None:
+            beside()
+        queue = _CudaQueue(self._cu, [s.cuda_stream for s in self.streams], self._forks, self)
+        queue_push(queue, self.copies, self.buffers, 0, len(queue.raw), signal=False)
         check_cuda(cudart.cudaEventRecord(self._done, side)[0], "cudaEventRecord")
         check_cuda(cudart.cudaStreamWaitEvent(launching, self._done, 0)[0], "cudaStreamWaitEvent")
 
