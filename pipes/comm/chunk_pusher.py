@@ -162,7 +162,13 @@ class StreamQueue(Protocol):
 
 
 def queue_push(
-    queue: StreamQueue, copies: list[ChunkCopy], buffers: GatherBuffers, token: int, streams: int, *, signal: bool = True
+    queue: StreamQueue,
+    copies: list[ChunkCopy],
+    buffers: GatherBuffers,
+    token: int,
+    streams: int,
+    *,
+    signal: bool = True,
 ) -> None:
     """One launch's copy work: on stream 0 every peer's credit for this rank (before any copy into it, on
     any stream), fork, then each copy on the streams in turn followed on its stream by its chunk's flag at
