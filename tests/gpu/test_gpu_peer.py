@@ -103,3 +103,6 @@ def test_the_copy_timeline_is_in_order(world, tmp_path):
     assert len(t["steps"]) == len(t["started"]) > 0
     assert 0 <= t["credits_taken"] <= t["started"][0]
     assert all(0 <= begin <= flag for begin, flag in zip(t["started"], t["steps"], strict=True))
+    # every rank's launch ends on its stream after its kernel and after its last outgoing copy
+    assert len(t["ranks"]) == world
+    assert all(0 < e["kernel_end"] <= e["period"] and e["last_flag"] <= e["period"] for e in t["ranks"])
