@@ -119,3 +119,32 @@ def timeline_line(shape: list[int], timeline: dict, items: str) -> str:
         f"timeline {'×'.join(map(str, shape))}, rank 0, µs from the launch's start: kernel ended "
         f"{timeline['kernel_end']:.0f}, credits taken {timeline['credits_taken']:.0f}, {items}"
     )
+
+
+def steady_timeline(launch: Callable[[], Any], engine: Any) -> tuple[Any, list[dict]]:
+    """``engine``'s timeline (a copy-engine object with ``timed`` and ``timeline_us``) of one launch after
+    five back to back, and every rank's kernel end, last outgoing flag and ``period``: from that launch's
+    start to the end of all its work on the launching stream, where the next launch would start (the
+    steady state's time per launch on that rank). µs; every rank calls it together."""
+    import torch
+    import torch.distributed as dist
+
+    engine.timed = True
+    for _ in range(5):
+        launch()
+    began, ended = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    began.record()
+    launch()
+    ended.record()
+    t = engine.timeline_us()
+    engine.timed = False
+    mine = {"kernel_end": t.kernel, "last_flag": max(t.steps), "period": began.elapsed_time(ended) * 1000}
+    every: list = [None] * dist.get_world_size()
+    dist.all_gather_object(every, mine)
+    return t, every
+
+
+def every_rank_line(every: list[dict]) -> str:
+    """:func:`steady_timeline`'s per-rank figures in one line."""
+    each = ", ".join(f"{q}: {e['kernel_end']:.0f}/{e['last_flag']:.0f}/{e['period']:.0f}" for q, e in enumerate(every))
+    return f"  every rank, kernel ended / last outgoing flag / launch period (µs): {each}"

@@ -387,15 +387,15 @@ def one_shape(m: int, n: int, k: int, rank: int, world: int, device, args: argpa
 
 
 def timeline(ours: GatedGemm) -> dict:
-    """One timed launch after two warm ones, µs from the launch's start (``ChunkPusher.timed``)."""
-    pusher = ours.pusher
-    pusher.timed = True
-    for _ in range(3):
-        ours.launch()
-    t = pusher.timeline_us()
-    pusher.timed = False
-    copies = [[c.peer, c.chunk] for c in pusher.copies]
-    return {"kernel_end": t.kernel, "credits_taken": t.credit, "flags": t.steps, "started": t.started, "copies": copies}
+    """:func:`ranks.steady_timeline` of the pushes (``ChunkPusher.timed``), µs from the launch's start."""
+    from ranks import steady_timeline
+
+    t, every = steady_timeline(ours.launch, ours.pusher)
+    copies = [[c.peer, c.chunk] for c in ours.pusher.copies]
+    return {"kernel_end": t.kernel, "credits_taken": t.credit, "flags": t.steps, "started": t.started} | {
+        "copies": copies,
+        "ranks": every,
+    }
 
 
 def timings(a_r, w_r, ours: GatedGemm, device, rounds: int) -> dict:  # noqa: ANN001
@@ -452,7 +452,7 @@ def report(rows: list[dict], world: int) -> None:
         over = f"{100 * r['over_gemm']:5.1f}%" if "over_gemm" in r else "     –"
         line = f"{f'{m}×{n}×{k}':>18} {cells} {s} {vs} {over} {r['rel_err']:8.1e} {str(r['bitwise_repeat']):>6}"
         print(f"{line}  {r['config']}{'' if r['prepared'] else ' (the DSL call)'}")
-    from ranks import speedup_summary, timeline_line
+    from ranks import every_rank_line, speedup_summary, timeline_line
 
     timed = [r for r in rows if "S" in r]
     summary = speedup_summary([r["S"] for r in timed], [r.get("vs_torch_fused") for r in timed])
@@ -466,6 +466,7 @@ def report(rows: list[dict], world: int) -> None:
                 for (peer, chunk), b, e in zip(t["copies"], t["started"], t["flags"], strict=True)
             )
             print(timeline_line(r["shape"], t, f"copies (to rank#chunk, may begin–flag) {copies}"))
+            print(every_rank_line(t["ranks"]))
     out = os.environ.get("OUT")
     if out:
         Path(out, "tp_ag_gemm.json").write_text(json.dumps(rows, indent=1))

@@ -225,26 +225,11 @@ def timings(a_r, b_r, ours, rs_out, device, rounds: int, variants: dict | None =
 
 
 def timeline(ours) -> dict:  # noqa: ANN001
-    """One timed launch after five back to back (``CopyEngineShipper.timed``), µs from the launch's start,
-    and every rank's ``period``: from the timed launch's start to the end of all its work on the launching
-    stream, where the next launch would start (the steady state's time per launch on that rank)."""
-    import torch
-    import torch.distributed as dist
+    """:func:`ranks.steady_timeline` of the copy work (``CopyEngineShipper.timed``), µs from the launch's start."""
+    from ranks import steady_timeline
 
-    shipper = ours.fused.shipper
-    shipper.timed = True
-    for _ in range(5):
-        ours.launch()
-    began, ended = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    began.record()
-    ours.launch()
-    ended.record()
-    t = shipper.timeline_us()
-    shipper.timed = False
-    mine = {"kernel_end": t.kernel, "last_flag": max(t.steps), "period": began.elapsed_time(ended) * 1000}
-    ranks: list = [None] * dist.get_world_size()
-    dist.all_gather_object(ranks, mine)
-    return {"kernel_end": t.kernel, "credits_taken": t.credit, "steps": t.steps, "started": t.started, "ranks": ranks}
+    t, every = steady_timeline(ours.launch, ours.fused.shipper)
+    return {"kernel_end": t.kernel, "credits_taken": t.credit, "steps": t.steps, "started": t.started, "ranks": every}
 
 
 def derived(us: dict) -> dict:
@@ -272,7 +257,7 @@ def report(rows: list[dict]) -> None:
         s = f"{r['S']:5.2f}" if "S" in r else "    –"
         vs = f"{r['S_vs_torch_fused']:6.2f}" if r.get("S_vs_torch_fused") else "     –"
         print(f"{f'{m}×{n}×{k}':>18} {cells} {e} {s} {vs} {r['rel_err']:8.1e} {str(r['bitwise_repeat']):>6}")
-    from ranks import speedup_summary, timeline_line
+    from ranks import every_rank_line, speedup_summary, timeline_line
 
     timed = [r for r in rows if "S" in r]
     summary = speedup_summary([r["S"] for r in timed], [r.get("S_vs_torch_fused") for r in timed])
@@ -283,10 +268,7 @@ def report(rows: list[dict]) -> None:
             t = r["timeline"]
             steps = " ".join(f"{b:.0f}→{e:.0f}" for b, e in zip(t["started"], t["steps"], strict=True))
             print(timeline_line(r["shape"], t, f"steps (copy may begin→flag) {steps}"))
-            each = ", ".join(
-                f"{q}: {e['kernel_end']:.0f}/{e['last_flag']:.0f}/{e['period']:.0f}" for q, e in enumerate(t["ranks"])
-            )
-            print(f"  every rank, kernel ended / last outgoing flag / launch period (µs): {each}")
+            print(every_rank_line(t["ranks"]))
     out = os.environ.get("OUT")
     if out:
         Path(out, "tp_gemm_rs.json").write_text(json.dumps(rows, indent=1))

@@ -71,3 +71,6 @@ def test_the_push_timeline_lists_every_copy_in_order(graph, tmp_path):
     assert [tuple(c) for c in t["copies"]] == [(1, chunk) for chunk in range(4)]  # rank 0's 4 chunks to rank 1
     assert 0 <= t["credits_taken"] <= t["started"][0]
     assert all(0 <= begin <= flag for begin, flag in zip(t["started"], t["flags"], strict=True))
+    # every rank's launch ends on its stream after its kernel and after its last outgoing copy
+    assert len(t["ranks"]) == 2
+    assert all(0 < e["kernel_end"] <= e["period"] and e["last_flag"] <= e["period"] for e in t["ranks"])
