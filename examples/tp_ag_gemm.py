@@ -432,6 +432,7 @@ def timings(a_r, w_r, ours: GatedGemm, device, rounds: int) -> dict:  # noqa: AN
         # GEMM beside them, no gate waiting (ours can be no faster without moving fewer bytes)
         contenders["gated_only"] = ours.launch_gated_only
         contenders["beside_copies"] = lambda: ours.pusher.copy_only(beside=our_gemm)
+        contenders["beside_flagged"] = lambda: ours.pusher.copy_only(beside=our_gemm, rewrite_flags=True)
     torch_fused = torch_op("fused_all_gather_matmul", fused)
     if torch_fused is not None:
         contenders["torch_fused"] = torch_fused
@@ -440,13 +441,24 @@ def timings(a_r, w_r, ours: GatedGemm, device, rounds: int) -> dict:  # noqa: AN
 
 def report(rows: list[dict], world: int) -> None:
     print(f"device: {rows[0]['device']} × {world}; bf16 randn; C_r = AG(A)·W_rᵀ; µs (slower rank, median of rounds)")
-    cols = ["matmul", "all_gather", "sequential", "torch_fused", "our_gemm", "gated_only", "beside_copies", "ours"]
-    head = " ".join(f"{c:>12}" for c in cols)
+    cols = [
+        "matmul",
+        "all_gather",
+        "sequential",
+        "torch_fused",
+        "our_gemm",
+        "gated_only",
+        "beside_copies",
+        "beside_flagged",
+        "ours",
+    ]
+    width = {c: max(12, len(c)) for c in cols}
+    head = " ".join(f"{c:>{width[c]}}" for c in cols)
     print(f"{'M×N_r×K':>18} {head} {'S':>5} {'×torch':>6} {'+gemm':>6} {'rel err':>8} {'repeat':>6}  configuration")
     for r in rows:
         m, n, k = r["shape"]
         us = r.get("us", {})
-        cells = " ".join(f"{us[c]:12.1f}" if c in us else f"{'–':>12}" for c in cols)
+        cells = " ".join(f"{us[c]:{width[c]}.1f}" if c in us else f"{'–':>{width[c]}}" for c in cols)
         s = f"{r['S']:5.2f}" if "S" in r else "    –"
         vs = f"{r['vs_torch_fused']:6.2f}" if r.get("vs_torch_fused") else "     –"
         over = f"{100 * r['over_gemm']:5.1f}%" if "over_gemm" in r else "     –"

@@ -171,13 +171,16 @@ def test_chunk_rows_that_do_not_divide_a_block_are_refused_before_any_buffer_exi
         ChunkPlan(rows=1024, world=1, chunk_rows=128)
 
 
-def test_copy_only_queues_the_same_copies_on_the_same_streams_without_credits_or_flags():
+def test_copy_only_queues_the_same_copies_on_the_same_streams_without_credits_or_with_flags_only():
     plan = ChunkPlan(rows=4 * 256, world=4, chunk_rows=64)
     rank, streams = 2, 3
     mine = buffers(plan, rank)
     copies = push_plan(plan, rank, 128, 128, 128)
     signalled, bare = Recorder(), Recorder()
     queue_push(signalled, copies, mine, parity_token(FIRST), streams)
-    queue_push(bare, copies, mine, parity_token(FIRST), streams, signal=False)
+    queue_push(bare, copies, mine, parity_token(FIRST), streams, credits=False, flags=False)
     assert bare.ops == [op for op in signalled.ops if op[0] not in ("credit", "flag")]
     assert [op[0] for op in bare.ops] == ["fork"] + ["copy"] * len(copies) + ["join"]
+    flagged = Recorder()
+    queue_push(flagged, copies, mine, parity_token(FIRST), streams, credits=False)
+    assert flagged.ops == [op for op in signalled.ops if op[0] != "credit"]

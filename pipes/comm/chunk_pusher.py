@@ -168,21 +168,22 @@ def queue_push(
     token: int,
     streams: int,
     *,
-    signal: bool = True,
+    credits: bool = True,
+    flags: bool = True,
 ) -> None:
     """One launch's copy work: on stream 0 every peer's credit for this rank (before any copy into it, on
     any stream), fork, then each copy on the streams in turn followed on its stream by its chunk's flag at
-    the peer (``token``), join back to stream 0. ``signal`` False: the same copies on the same streams with
-    neither credits nor flags (:meth:`ChunkPusher.copy_only`)."""
+    the peer (``token``), join back to stream 0. Without ``credits`` or ``flags``: the same copies on the
+    same streams without those (:meth:`ChunkPusher.copy_only`)."""
     taken = []
     for c in copies:
-        if signal and c.peer not in taken:
+        if credits and c.peer not in taken:
             taken.append(c.peer)
             queue.take_credit(0, buffers.peers[c.peer].credit(buffers.rank))
     queue.fork(streams)
     for i, c in enumerate(copies):
         queue.copy(i % streams, c)
-        if signal:
+        if flags:
             queue.raise_flag(i % streams, buffers.peers[c.peer].flag(c.chunk), token)
     queue.join(streams)
 
@@ -356,12 +357,16 @@ class ChunkPusher:
         check_cuda(cudart.cudaEventRecord(self._done, side)[0], "cudaEventRecord")
         check_cuda(cudart.cudaStreamWaitEvent(launching, self._done, 0)[0], "cudaStreamWaitEvent")
 
-    def copy_only(self, beside: Callable[[], None] | None = None) -> None:
+    def copy_only(self, beside: Callable[[], None] | None = None, *, rewrite_flags: bool = False) -> None:
         """One launch's copies without credits or flags, queued call by call, beside ``beside`` (work it
         queues on the launching stream, e.g. a plain GEMM): the copy engines' share of a launch alone, or
         what it costs a kernel running next to it. Each copy writes what :meth:`push` writes, so the peers'
         rows keep their values; every rank must run it in step, as a benchmark's batches do (a peer's
-        gated kernel would otherwise take the bytes without waiting for their flag)."""
+        gated kernel would otherwise take the bytes without waiting for their flag). ``rewrite_flags``:
+        each copy is followed by its flag, written with the value the last launch left there (no gate sees
+        a new launch): what the flag writes add."""
+        if rewrite_flags and self._last_epoch is None:
+            raise ValueError("copy_only(rewrite_flags=True) needs one launch before it (the flags' value)")
         import torch
         from cuda.bindings import runtime as cudart
 
@@ -374,7 +379,8 @@ class ChunkPusher:
         if beside is not None:
             beside()
         queue = _CudaQueue(self._cu, [s.cuda_stream for s in self.streams], self._forks, self)
-        queue_push(queue, self.copies, self.buffers, 0, len(queue.raw), signal=False)
+        token = parity_token(self._last_epoch) if rewrite_flags else 0
+        queue_push(queue, self.copies, self.buffers, token, len(queue.raw), credits=False, flags=rewrite_flags)
         check_cuda(cudart.cudaEventRecord(self._done, side)[0], "cudaEventRecord")
         check_cuda(cudart.cudaStreamWaitEvent(launching, self._done, 0)[0], "cudaStreamWaitEvent")
 
