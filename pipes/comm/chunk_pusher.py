@@ -33,8 +33,9 @@ the peers' copy streams raise: no cycle — as long as the copies need no SM. Qu
 a peer ``cudaMemcpyAsync`` runs on a copy engine. Replayed from a CUDA graph with four or more copy
 streams, the copies did not progress while the gated kernel held every SM (2×H100, 2026-11-27: the
 chunk waits trapped at 4 streams in the second launch, at 8 in the first, with 16 MiB chunks; 2 and 3
-streams, and every count queued directly, ran clean). The graph is the default up to
-:data:`MAX_GRAPH_STREAMS` streams and refused above: its host time per launch is one call, and queued
+streams, and every count queued directly, ran clean; those graphs were still built lazily, which alone
+deadlocked 4 ranks — see :meth:`ChunkPusher.prepare` — so the 4-stream limit may be too strict). The
+graph is the default up to :data:`MAX_GRAPH_STREAMS` streams and refused above: its host time per launch is one call, and queued
 call by call the pushes of the next launch started late enough to cost the all-gather GEMM 4–28 % of its
 time on 2×H100 and up to half its speed on 4×H100 (2026-11-28, ``tp_ag_gemm --bench`` with and without
 the graph). Queue :meth:`ChunkPusher.push` after the kernel's launch call (the
