@@ -413,13 +413,17 @@ def test_the_report_prints_the_table_and_rank_0s_timeline(capsys, monkeypatch):
     row = {"shape": [8192, 8192, 2048], "device": "GPU", "world": 4, "buffers": "torch symmetric memory"}
     row |= {"rel_err": 3.8e-3, "bitwise_repeat": True, "us": us, **tp_gemm_rs.derived(us)}
     row["timeline"] = {"kernel_end": 120.4, "credits_taken": 3.2, "steps": [40.0, 75.5, 110.0], "started": [9, 41, 76]}
+    row["timeline"]["ranks"] = [{"kernel_end": 120.4, "last_flag": 110.0, "period": 125.2}] * 2
+    row["timeline"]["ranks"] += [{"kernel_end": 161.0, "last_flag": 99.6, "period": 170.5}]
     tp_gemm_rs.report([row])
     out = capsys.readouterr().out
     assert out.startswith("device: GPU × 4;")
     assert " 1.01 " in out  # S = 494 / 490
     assert "mean S 1.01 over 1 shapes (lowest 1.01)" in out  # no torch_fused timed: no count against it
     assert "timeline 8192×8192×2048, rank 0, µs from the launch's start: kernel ended 120, credits taken 3, " in out
-    assert out.rstrip().endswith("steps (copy may begin→flag) 9→40 41→76 76→110")
+    timeline, every = out.rstrip().splitlines()[-2:]
+    assert timeline.endswith("steps (copy may begin→flag) 9→40 41→76 76→110")
+    assert every.endswith("launch period (µs): 0: 120/110/125, 1: 120/110/125, 2: 161/100/170")
 
 
 def test_the_summary_line_gives_the_mean_and_lowest_s_and_the_shapes_faster_than_torch():

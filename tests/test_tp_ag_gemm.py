@@ -141,22 +141,23 @@ def test_the_example_compiles_the_push_warp_with_pusher_sm(capsys, torch_without
     assert tp_ag_gemm.default_chunk_rows("copy", 8192, 2, 132 * 3) == 1024
 
 
-def test_the_report_shows_the_gates_own_cost_beside_our_gemm(capsys, monkeypatch):
-    """``tp_ag_gemm.report``: ``gated_only`` (the gated kernel with every chunk already in place) sits
-    between our GEMM alone and ours, so the table splits the time over our GEMM into the gates' own cost
-    and the wait for the chunks."""
+def test_the_report_shows_the_gates_and_the_copies_own_cost_beside_our_gemm(capsys, monkeypatch):
+    """``tp_ag_gemm.report``: ``gated_only`` (the gated kernel with every chunk already in place) and the
+    copies beside our GEMM (without, then with their flags) sit between our GEMM alone and ours, so the
+    table splits the time over our GEMM into the gates', the copies' and the protocol's share."""
     import tp_ag_gemm
 
     monkeypatch.delenv("OUT", raising=False)
     us = {"matmul": 194.0, "all_gather": 99.8, "sequential": 278.6, "our_gemm": 187.1, "gated_only": 190.2}
-    us["ours"] = 223.1
+    us |= {"beside_copies": 191.4, "beside_flagged": 191.0, "ours": 223.1}
     row = {"shape": [8192, 4096, 2048], "device": "GPU", "config": "cooperative", "prepared": True}
     row |= {"rel_err": 2e-3, "bitwise_repeat": True, "us": us, "S": 1.25, "over_gemm": 0.192}
     tp_ag_gemm.report([row], 2)
     lines = capsys.readouterr().out.splitlines()
     head = lines[1].split()
-    assert head.index("our_gemm") + 1 == head.index("gated_only") == head.index("ours") - 1
-    assert "187.1        190.2        223.1" in lines[2]
+    order = ["our_gemm", "gated_only", "beside_copies", "beside_flagged", "ours"]
+    assert [head.index(c) for c in order] == list(range(head.index("our_gemm"), head.index("our_gemm") + 5))
+    assert "187.1        190.2         191.4          191.0        223.1" in lines[2]
 
 
 def test_the_timeline_line_names_each_copy_with_its_receiver_and_chunk(capsys, monkeypatch):
@@ -169,7 +170,9 @@ def test_the_timeline_line_names_each_copy_with_its_receiver_and_chunk(capsys, m
     row |= {"rel_err": 2e-3, "bitwise_repeat": True}
     row["timeline"] = {"kernel_end": 230.4, "credits_taken": 6.2, "flags": [31.0, 55.6], "started": [6.4, 31.2]}
     row["timeline"]["copies"] = [[1, 0], [1, 1]]
+    row["timeline"]["ranks"] = [{"kernel_end": 230.4, "last_flag": 55.6, "period": 238.0}] * 2
     tp_ag_gemm.report([row], 2)
-    last = capsys.readouterr().out.rstrip().splitlines()[-1]
-    assert last.startswith("timeline 8192×4096×2048, rank 0, µs from the launch's start: kernel ended 230, credits ")
-    assert last.endswith("copies (to rank#chunk, may begin–flag) →1#0 6–31 →1#1 31–56")
+    timeline, every = capsys.readouterr().out.rstrip().splitlines()[-2:]
+    assert timeline.startswith("timeline 8192×4096×2048, rank 0, µs from the launch's start: kernel ended 230, ")
+    assert timeline.endswith("copies (to rank#chunk, may begin–flag) →1#0 6–31 →1#1 31–56")
+    assert every.endswith("launch period (µs): 0: 230/56/238, 1: 230/56/238")

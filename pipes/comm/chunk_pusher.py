@@ -35,10 +35,10 @@ streams, the copies did not progress while the gated kernel held every SM (2×H1
 chunk waits trapped at 4 streams in the second launch, at 8 in the first, with 16 MiB chunks; 2 and 3
 streams, and every count queued directly, ran clean; those graphs were still built lazily, which alone
 deadlocked 4 ranks — see :meth:`ChunkPusher.prepare` — so the 4-stream limit may be too strict). The
-graph is the default up to :data:`MAX_GRAPH_STREAMS` streams and refused above: its host time per launch is one call, and queued
-call by call the pushes of the next launch started late enough to cost the all-gather GEMM 4–28 % of its
-time on 2×H100 and up to half its speed on 4×H100 (2026-11-28, ``tp_ag_gemm --bench`` with and without
-the graph). Queue :meth:`ChunkPusher.push` after the kernel's launch call (the
+graph is the default up to :data:`MAX_GRAPH_STREAMS` streams and refused above: its host time per launch
+is one call, and queued call by call the pushes of the next launch started late enough to cost the
+all-gather GEMM 4–28 % of its time on 2×H100 and up to half its speed on 4×H100 (2026-11-28,
+``tp_ag_gemm --bench`` with and without the graph). Queue :meth:`ChunkPusher.push` after the kernel's launch call (the
 call loads the kernel's module, and loading a module while a stream waits would wait forever).
 
 :func:`push_plan` and :func:`queue_push` are plain Python (the order of every queued operation, checked on
