@@ -23,9 +23,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# examples/ ahead of this script's own folder: ``streaming`` is the example package, not this file
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")]
 
-from examples.streaming.plan import Op, Store, StreamConfig, make_plan  # noqa: E402
+from streaming.plan import Op, Store, StreamConfig, make_plan  # noqa: E402
 
 DTYPE = "bf16"
 ELEMENTS = 1 << 28  # M × N of every bandwidth row: 512 MiB per bf16 tensor, far beyond L2
@@ -79,7 +80,7 @@ def cases() -> list[Case]:
 
 
 def compile_all() -> int:
-    from examples.streaming.build import compile_kernel
+    from streaming.build import compile_kernel
 
     seen: set = set()
     bad = 0
@@ -114,9 +115,8 @@ class Log:
 def run(log: Log, sections: set[str] | None = None) -> dict[str, Any]:
     """Every case (or those of ``sections``), then the tables."""
     import torch
-
-    from examples.streaming.bench import CheckFailed, bench_axpby, bench_rmsnorm, bench_small_m
-    from examples.streaming.timing import copy_gbps
+    from streaming.bench import CheckFailed, bench_axpby, bench_rmsnorm, bench_small_m
+    from streaming.timing import copy_gbps
 
     started = time.perf_counter()
     props = torch.cuda.get_device_properties(0)
@@ -365,7 +365,7 @@ def plot(result: str, figure: str) -> None:
 
 def host_table(log: Log) -> None:
     """The host path per call on this machine, up to the driver's launch (examples/streaming/hostcost.py)."""
-    from examples.streaming.hostcost import format_table, measure
+    from streaming.hostcost import format_table, measure
 
     log(format_table(measure(1, SMALL_N, DTYPE), 1, SMALL_N, DTYPE))  # M only changes values written, not work
     log()

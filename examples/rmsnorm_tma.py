@@ -8,19 +8,16 @@ the measured figures are in ``docs/streaming.md``.
     python examples/rmsnorm_tma.py --check --bench [--json]
     python examples/rmsnorm_tma.py --compile-only          # no GPU needed
 
-From Python::
+From Python (``examples/`` on ``sys.path``, as for ``hopper_gemm``)::
 
-    from examples.streaming import rmsnorm, axpby
+    from streaming import rmsnorm, axpby
     y = rmsnorm(x, weight, eps=1e-6)          # x: (..., N) CUDA fp16/bf16/fp32
     z = axpby(x, y, alpha=2.0, beta=1.0)      # z = 2x + y
 """
 
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from examples.streaming.cli import main  # noqa: E402
+from streaming.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

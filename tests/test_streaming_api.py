@@ -8,10 +8,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from examples.streaming import axpby, rmsnorm  # noqa: E402
-from examples.streaming.build import compile_kernel  # noqa: E402
-from examples.streaming.launch import ARG_TYPES  # noqa: E402
-from examples.streaming.plan import Op, make_plan  # noqa: E402
+from streaming import axpby, rmsnorm  # noqa: E402
+from streaming.build import compile_kernel  # noqa: E402
+from streaming.launch import ARG_TYPES  # noqa: E402
+from streaming.plan import Op, make_plan  # noqa: E402
 
 
 def bf16(*shape):
@@ -44,7 +44,7 @@ def test_bad_inputs_are_value_errors(call, message):
 
 @pytest.mark.parametrize("op", [Op.RMSNORM, Op.AXPBY])
 def test_argument_cells_carry_the_bytes_the_executor_would(op):
-    """A launch writes plain values into fixed ctypes cells (:mod:`examples.streaming.launch`); their bytes
+    """A launch writes plain values into fixed ctypes cells (:mod:`streaming.launch`); their bytes
     must equal what the DSL's own conversion of typed arguments produces, argument by argument. (Plain
     Python ints are no reference: the executor converts them to Int32 and loses the upper half of an
     address.)"""

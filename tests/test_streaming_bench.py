@@ -10,8 +10,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from examples.streaming.bench import Row  # noqa: E402
-from examples.streaming.plan import Op, Store  # noqa: E402
+from streaming.bench import Row  # noqa: E402
+from streaming.plan import Op, Store  # noqa: E402
 
 
 def _bench():
@@ -93,7 +93,7 @@ def test_figure_renders(tmp_path):
 
 
 def test_cli_without_a_gpu_prints_the_compile_report(capsys):
-    from examples.streaming.cli import gpu_absent_reason, main
+    from streaming.cli import gpu_absent_reason, main
 
     if gpu_absent_reason() is None:
         pytest.skip("a Hopper GPU is present: the CLI would run the check instead")
@@ -132,8 +132,8 @@ def test_a_run_before_the_split_renders_its_one_figure_as_out():
 
 def test_host_table_runs_on_the_cpu_and_leaves_the_api_as_it_was():
     torch = pytest.importorskip("torch")
-    from examples.streaming import rmsnorm
-    from examples.streaming.hostcost import measure
+    from streaming import rmsnorm
+    from streaming.hostcost import measure
 
     rows = measure(1, 8192, "bf16", number=50, repeat=2)
     assert [r.what for r in rows][:3] == ["rmsnorm(x, w, eps, out=out)", "rmsnorm(x, w, eps)", "bind_rmsnorm(...)()"]

@@ -13,10 +13,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 from ptx_check import kernel_body, path_states  # noqa: E402
+from streaming.build import compile_kernel, nvdisasm  # noqa: E402
+from streaming.plan import Op, Store, StreamConfig, make_plan  # noqa: E402
+from streaming.roles import declare  # noqa: E402
 
-from examples.streaming.build import compile_kernel, nvdisasm  # noqa: E402
-from examples.streaming.plan import Op, Store, StreamConfig, make_plan  # noqa: E402
-from examples.streaming.roles import declare  # noqa: E402
 from pipes.check import Agent, Protocol, check, model_of, stream_protocol  # noqa: E402
 from pipes.cute import TmaLoadPipeline  # noqa: E402
 

@@ -13,11 +13,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from examples.streaming import api, prepared  # noqa: E402
-from examples.streaming.device import DeviceLayer  # noqa: E402
-from examples.streaming.hostcost import STAND_IN_STREAM, stand_in  # noqa: E402
-from examples.streaming.launch import ARG_TYPES, LaunchError  # noqa: E402
-from examples.streaming.plan import Op, make_plan  # noqa: E402
+from streaming import api, prepared  # noqa: E402
+from streaming.device import DeviceLayer  # noqa: E402
+from streaming.hostcost import STAND_IN_STREAM, stand_in  # noqa: E402
+from streaming.launch import ARG_TYPES, LaunchError  # noqa: E402
+from streaming.plan import Op, make_plan  # noqa: E402
 
 N = 8192
 PLAN = make_plan(Op.RMSNORM, "bf16", N)

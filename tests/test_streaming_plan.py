@@ -1,8 +1,7 @@
 """The streaming kernels' plans (examples/streaming/plan.py): geometry, budgets, errors. Pure Python."""
 
 import pytest
-
-from examples.streaming.plan import (
+from streaming.plan import (
     SMEM_PER_CTA,
     SMEM_PER_SM,
     SMEM_RESERVED_PER_CTA,

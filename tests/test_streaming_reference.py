@@ -6,7 +6,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from examples.streaming.reference import (  # noqa: E402
+from streaming.reference import (  # noqa: E402
     ULP,
     axpby_reference,
     error_report,

@@ -12,10 +12,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from examples.streaming import axpby, bind_rmsnorm, rmsnorm  # noqa: E402
-from examples.streaming.check import EPS, check_axpby, check_rmsnorm, same_bits  # noqa: E402
-from examples.streaming.plan import Op, Store, StreamConfig, make_plan, max_n  # noqa: E402
-from examples.streaming.reference import excess_error, rmsnorm_reference, torch_dtype  # noqa: E402
+from streaming import axpby, bind_rmsnorm, rmsnorm  # noqa: E402
+from streaming.check import EPS, check_axpby, check_rmsnorm, same_bits  # noqa: E402
+from streaming.plan import Op, Store, StreamConfig, make_plan, max_n  # noqa: E402
+from streaming.reference import excess_error, rmsnorm_reference, torch_dtype  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
