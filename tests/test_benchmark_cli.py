@@ -81,7 +81,7 @@ def test_without_a_gpu_it_says_so_and_exits_0(path, argv, monkeypatch, capsys):
 SCRIPTS = [
     "gemm.py",
     "handoff.py",
-    "streaming.py",
+    "streaming_kernels.py",
     "comm_overlap.py",
     "check_handoff.py",
     "checker_vs_cutlass.py",

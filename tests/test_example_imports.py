@@ -34,3 +34,18 @@ def test_no_file_imports_an_example_package_through_examples():
     # the check sees the example packages' imports at all: both of the big ones, from the tests
     tests = set().union(*(names for p, names in found.items() if p.parts[0] == "tests"))
     assert any(n.startswith("hopper_gemm") for n in tests) and any(n.startswith("streaming") for n in tests)
+
+
+def test_no_module_name_is_both_a_benchmark_and_an_example():
+    """Scripts put ``benchmarks/`` or ``examples/`` first on ``sys.path`` in either order: a name in both
+    (a ``benchmarks/streaming.py`` beside ``examples/streaming/``) would import whichever came first."""
+
+    def names(folder: Path) -> set[str]:
+        return {p.stem for p in folder.glob("*.py")} | {
+            p.name for p in folder.iterdir() if (p / "__init__.py").exists()
+        }
+
+    scripts = names(ROOT / "benchmarks") | names(ROOT / "benchmarks" / "studies")
+    packages = names(ROOT / "examples") | names(ROOT / "contrib")
+    assert "streaming" in packages and "gemm" in scripts  # it looks where the names are
+    assert not scripts & packages

@@ -135,7 +135,7 @@ def test_every_release_follows_a_proxy_fence(name):
 
 # --- the benchmark's configurations ----------------------------------------------------------------
 def _benchmark_module():
-    spec = importlib.util.spec_from_file_location("streaming_benchmark", ROOT / "benchmarks" / "streaming.py")
+    spec = importlib.util.spec_from_file_location("streaming_benchmark", ROOT / "benchmarks" / "streaming_kernels.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up
     spec.loader.exec_module(module)

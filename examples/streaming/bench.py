@@ -1,4 +1,4 @@
-"""Measurements behind ``--bench`` and ``benchmarks/streaming.py``: bandwidth against a copy of the same
+"""Measurements behind ``--bench`` and ``benchmarks/streaming_kernels.py``: bandwidth against a copy of the same
 bytes and against torch, small-M latency. Each configuration's output is checked before it is timed
 (NaN-poisoned, sampled rows against float64), so a broken pipeline cannot post a figure."""
 

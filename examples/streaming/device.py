@@ -5,7 +5,7 @@ capability, the current device, torch's current raw stream there, and a way to m
 :func:`cuda_layer` answers them with torch's own fast entry points (what Triton's launcher uses).
 :func:`use_layer` swaps in another answer, so the whole host path (validation, cache lookups, argument
 writes, the call into the compiled host function) can be timed on a machine without a GPU, with only
-the driver's launch left out (``benchmarks/streaming.py --host``).
+the driver's launch left out (``benchmarks/streaming_kernels.py --host``).
 """
 
 from __future__ import annotations

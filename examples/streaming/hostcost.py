@@ -5,7 +5,7 @@ On a CPU the API runs against a stand-in :class:`.device.DeviceLayer` that accep
 the DSL's own class whose host function is a C no-op. So validation, the prepared-call lookup, the
 argument writes and the ctypes call into a host function are the real code; what is left out is the
 compiled host function's own work (TMA descriptors: tens of ns) and ``cudaLaunchKernelEx`` (about 2 µs
-on an H100 host), which only the GPU run measures (``benchmarks/streaming.py --small-m``).
+on an H100 host), which only the GPU run measures (``benchmarks/streaming_kernels.py --small-m``).
 """
 
 from __future__ import annotations

@@ -5,12 +5,12 @@ One process, one GPU, randn inputs: achieved bandwidth = (bytes read + written) 
 alpha=…)`` for reference; the pipeline depth sweep (stages in flight vs bandwidth); TMA store vs plain
 ``st.global``; small-M latency. Every configuration checks its own output before it is timed.
 
-    python benchmarks/streaming.py                    # GPU: tables on stdout, JSON + log in $OUT if set
-    python benchmarks/streaming.py --small-m          # GPU: the small-M latency section only
-    python benchmarks/streaming.py --host             # any machine: host path per call, up to the launch
-    python benchmarks/streaming.py --compile-only     # CPU: compile every configuration, print the plans
-    python benchmarks/streaming.py --tables RESULT.json                           # tables of a saved run
-    python benchmarks/streaming.py --plot RESULT.json docs/streaming_stages.svg   # the docs figure
+    python benchmarks/streaming_kernels.py                    # GPU: tables on stdout, JSON + log in $OUT if set
+    python benchmarks/streaming_kernels.py --small-m          # GPU: the small-M latency section only
+    python benchmarks/streaming_kernels.py --host             # any machine: host path per call, up to the launch
+    python benchmarks/streaming_kernels.py --compile-only     # CPU: compile every configuration, print the plans
+    python benchmarks/streaming_kernels.py --tables RESULT.json                           # tables of a saved run
+    python benchmarks/streaming_kernels.py --plot RESULT.json docs/streaming_stages.svg   # the docs figure
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-# examples/ ahead of this script's own folder: ``streaming`` is the example package, not this file
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")]
 
 from streaming.plan import Op, Store, StreamConfig, make_plan  # noqa: E402
