@@ -148,3 +148,17 @@ def every_rank_line(every: list[dict]) -> str:
     """:func:`steady_timeline`'s per-rank figures in one line."""
     each = ", ".join(f"{q}: {e['kernel_end']:.0f}/{e['last_flag']:.0f}/{e['period']:.0f}" for q, e in enumerate(every))
     return f"  every rank, kernel ended / last outgoing flag / launch period (µs): {each}"
+
+
+def report_footer(rows: list[dict], vs_torch: str, items: Callable[[dict], str]) -> None:
+    """Under a benchmark table: :func:`speedup_summary` of the timed rows (``vs_torch``: the row key of S
+    against torch's fused op), then each ``--timeline`` row's :func:`timeline_line` (``items`` words its
+    steps or copies) and :func:`every_rank_line`."""
+    timed = [r for r in rows if "S" in r]
+    summary = speedup_summary([r["S"] for r in timed], [r.get(vs_torch) for r in timed])
+    if summary:
+        print(summary)
+    for r in rows:
+        if "timeline" in r:
+            print(timeline_line(r["shape"], r["timeline"], items(r["timeline"])))
+            print(every_rank_line(r["timeline"]["ranks"]))

@@ -464,21 +464,15 @@ def report(rows: list[dict], world: int) -> None:
         over = f"{100 * r['over_gemm']:5.1f}%" if "over_gemm" in r else "     –"
         line = f"{f'{m}×{n}×{k}':>18} {cells} {s} {vs} {over} {r['rel_err']:8.1e} {str(r['bitwise_repeat']):>6}"
         print(f"{line}  {r['config']}{'' if r['prepared'] else ' (the DSL call)'}")
-    from ranks import every_rank_line, speedup_summary, timeline_line
+    from ranks import report_footer
 
-    timed = [r for r in rows if "S" in r]
-    summary = speedup_summary([r["S"] for r in timed], [r.get("vs_torch_fused") for r in timed])
-    if summary:
-        print(summary)
-    for r in rows:
-        if "timeline" in r:
-            t = r["timeline"]
-            copies = " ".join(
-                f"→{peer}#{chunk} {b:.0f}–{e:.0f}"
-                for (peer, chunk), b, e in zip(t["copies"], t["started"], t["flags"], strict=True)
-            )
-            print(timeline_line(r["shape"], t, f"copies (to rank#chunk, may begin–flag) {copies}"))
-            print(every_rank_line(t["ranks"]))
+    def copies(t: dict) -> str:
+        spans = zip(t["copies"], t["started"], t["flags"], strict=True)
+        return "copies (to rank#chunk, may begin–flag) " + " ".join(
+            f"→{peer}#{chunk} {b:.0f}–{e:.0f}" for (peer, chunk), b, e in spans
+        )
+
+    report_footer(rows, "vs_torch_fused", copies)
     out = os.environ.get("OUT")
     if out:
         Path(out, "tp_ag_gemm.json").write_text(json.dumps(rows, indent=1))

@@ -257,18 +257,13 @@ def report(rows: list[dict]) -> None:
         s = f"{r['S']:5.2f}" if "S" in r else "    –"
         vs = f"{r['S_vs_torch_fused']:6.2f}" if r.get("S_vs_torch_fused") else "     –"
         print(f"{f'{m}×{n}×{k}':>18} {cells} {e} {s} {vs} {r['rel_err']:8.1e} {str(r['bitwise_repeat']):>6}")
-    from ranks import every_rank_line, speedup_summary, timeline_line
+    from ranks import report_footer
 
-    timed = [r for r in rows if "S" in r]
-    summary = speedup_summary([r["S"] for r in timed], [r.get("S_vs_torch_fused") for r in timed])
-    if summary:
-        print(summary)
-    for r in rows:
-        if "timeline" in r:
-            t = r["timeline"]
-            steps = " ".join(f"{b:.0f}→{e:.0f}" for b, e in zip(t["started"], t["steps"], strict=True))
-            print(timeline_line(r["shape"], t, f"steps (copy may begin→flag) {steps}"))
-            print(every_rank_line(t["ranks"]))
+    def steps(t: dict) -> str:
+        spans = zip(t["started"], t["steps"], strict=True)
+        return "steps (copy may begin→flag) " + " ".join(f"{b:.0f}→{e:.0f}" for b, e in spans)
+
+    report_footer(rows, "S_vs_torch_fused", steps)
     out = os.environ.get("OUT")
     if out:
         Path(out, "tp_gemm_rs.json").write_text(json.dumps(rows, indent=1))
