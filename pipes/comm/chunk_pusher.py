@@ -38,8 +38,9 @@ deadlocked 4 ranks — see :meth:`ChunkPusher.prepare` — so the 4-stream limit
 graph is the default up to :data:`MAX_GRAPH_STREAMS` streams and refused above: its host time per launch
 is one call, and queued call by call the pushes of the next launch started late enough to cost the
 all-gather GEMM 4–28 % of its time on 2×H100 and up to half its speed on 4×H100 (2026-11-28,
-``tp_ag_gemm --bench`` with and without the graph). Queue :meth:`ChunkPusher.push` after the kernel's launch call (the
-call loads the kernel's module, and loading a module while a stream waits would wait forever).
+``tp_ag_gemm --bench`` with and without the graph). Queue :meth:`ChunkPusher.push` after the kernel's
+launch call (the call loads the kernel's module, and loading a module while a stream waits would wait
+forever).
 
 :func:`push_plan` and :func:`queue_push` are plain Python (the order of every queued operation, checked on
 the CPU); :class:`ChunkPusher` runs them on CUDA streams.
@@ -319,8 +320,7 @@ class ChunkPusher:
         if self.graph:
             self.prepare()
         launching = torch.cuda.current_stream(self.src.device).cuda_stream
-        if self._own_rows.data_ptr() != self.src.data_ptr():
-            self._own_rows.copy_(self.src)
+        self._own_rows_in_place()
         check_cuda(cudart.cudaEventRecord(self._start, launching)[0], "cudaEventRecord")
         if self.timed:
             record(self._timing.start, launching)
@@ -355,8 +355,7 @@ class ChunkPusher:
         else:
             queue = self._queue()
             queue_push(queue, self.copies, self.buffers, token, len(queue.raw))
-        check_cuda(cudart.cudaEventRecord(self._done, side)[0], "cudaEventRecord")
-        check_cuda(cudart.cudaStreamWaitEvent(launching, self._done, 0)[0], "cudaStreamWaitEvent")
+        self._join(side, launching)
 
     def copy_only(self, beside: Callable[[], None] | None = None, *, rewrite_flags: bool = False) -> None:
         """One launch's copies without credits or flags, queued call by call, beside ``beside`` (work it
@@ -373,8 +372,7 @@ class ChunkPusher:
 
         launching = torch.cuda.current_stream(self.src.device).cuda_stream
         side = self.streams[0].cuda_stream
-        if self._own_rows.data_ptr() != self.src.data_ptr():
-            self._own_rows.copy_(self.src)
+        self._own_rows_in_place()
         check_cuda(cudart.cudaEventRecord(self._start, launching)[0], "cudaEventRecord")
         check_cuda(cudart.cudaStreamWaitEvent(side, self._start, 0)[0], "cudaStreamWaitEvent")
         if beside is not None:
@@ -382,6 +380,17 @@ class ChunkPusher:
         queue = _CudaQueue(self._cu, [s.cuda_stream for s in self.streams], self._forks, self)
         token = parity_token(self._last_epoch) if rewrite_flags else 0
         queue_push(queue, self.copies, self.buffers, token, len(queue.raw), credits=False, flags=rewrite_flags)
+        self._join(side, launching)
+
+    def _own_rows_in_place(self) -> None:
+        """This rank's block into its rows of the gathered buffer, unless ``src`` is those rows."""
+        if self._own_rows.data_ptr() != self.src.data_ptr():
+            self._own_rows.copy_(self.src)
+
+    def _join(self, side: Any, launching: Any) -> None:
+        """The launching stream waits for the copy work queued on ``side`` (before its next work)."""
+        from cuda.bindings import runtime as cudart
+
         check_cuda(cudart.cudaEventRecord(self._done, side)[0], "cudaEventRecord")
         check_cuda(cudart.cudaStreamWaitEvent(launching, self._done, 0)[0], "cudaStreamWaitEvent")
 
