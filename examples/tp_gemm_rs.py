@@ -84,6 +84,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "the others as ours_r<rows>",
     )
     p.add_argument(
+        "--inbox-buffers",
+        default="1",
+        help="engine copy: 1, or 2 (double-buffered: a sender waits for its receiver's launch before the previous "
+        "one); a list (1,2) also times the others as ours_b<buffers>",
+    )
+    p.add_argument(
         "--engine",
         choices=["copy", "sm"],
         default="copy",
@@ -99,6 +105,10 @@ def main(argv: list[str] | None = None) -> int:
     bad = [spread for spread in str(args.copy_spread).split(",") if spread not in ("steps", "targets")]
     if bad:
         print(f"error: --copy-spread {','.join(bad)}: allowed steps or targets (a comma list)", file=sys.stderr)
+        return 2
+    bad = [b for b in str(args.inbox_buffers).split(",") if b not in ("1", "2")]
+    if bad:
+        print(f"error: --inbox-buffers {','.join(bad)}: allowed 1 or 2 (a comma list)", file=sys.stderr)
         return 2
     if "RANK" not in os.environ:
         if args.world < 2:
@@ -148,13 +158,18 @@ def one_shape(m: int, n: int, k: int, rank: int, device, args: argparse.Namespac
     reduces = str(args.reduce).split(",") if args.engine == "copy" else ["pass"]
     depths = [int(d) for d in str(args.step_rows).split(",")] if args.step_rows else [None]
     spreads = str(args.copy_spread).split(",")
+    inboxes = [int(b) for b in str(args.inbox_buffers).split(",")] if args.engine == "copy" else [1]
     first = dict(engine=args.engine, copy_streams=counts[0], reduce=reduces[0], step_rows=depths[0], spread=spreads[0])
+    first["inbox_buffers"] = inboxes[0]
     ours = TensorParallelGemmRS(a_r, b_r, rank, pace_ns=args.pace_ns, **first)
     ours.compile()
     variants = {f"ours_s{c}": TensorParallelGemmRS(a_r, b_r, rank, **first | {"copy_streams": c}) for c in counts[1:]}
     variants |= {f"ours_{r}": TensorParallelGemmRS(a_r, b_r, rank, **first | {"reduce": r}) for r in reduces[1:]}
     variants |= {f"ours_r{d}": TensorParallelGemmRS(a_r, b_r, rank, **first | {"step_rows": d}) for d in depths[1:]}
     variants |= {f"ours_{t}": TensorParallelGemmRS(a_r, b_r, rank, **first | {"spread": t}) for t in spreads[1:]}
+    variants |= {
+        f"ours_b{b}": TensorParallelGemmRS(a_r, b_r, rank, **first | {"inbox_buffers": b}) for b in inboxes[1:]
+    }
     # Every kernel compiled before any rank launches one: a kernel waiting for a peer still compiling (seconds)
     # would reach its bounded wait's timeout and trap.
     for variant in variants.values():
@@ -164,6 +179,7 @@ def one_shape(m: int, n: int, k: int, rank: int, device, args: argparse.Namespac
     row["world"] = world
     row["engine"] = args.engine
     row["reduce"] = ours.reduce
+    row["inbox_buffers"] = len(ours.inboxes)
 
     delay = args.delay_ns if rank == 0 else 0
     result = ours.launch(delay).clone()
@@ -244,7 +260,7 @@ def derived(us: dict) -> dict:
 def report(rows: list[dict]) -> None:
     world = rows[0]["world"]
     print(f"device: {rows[0]['device']} × {world}; bf16 randn, K split over the GPUs; µs (slowest rank, median)")
-    print(f"peer buffers: {rows[0]['buffers']}")
+    print(f"peer buffers: {rows[0]['buffers']}, {rows[0].get('inbox_buffers', 1)} inbox(es) per rank")
     cols = ["matmul", "reduce_scatter", "sequential", "torch_fused", "our_gemm", "our_dma", "ours"]
     cols += sorted({c for r in rows for c in r.get("us", {}) if c.startswith("ours_")})
     head = " ".join(f"{c:>14}" for c in cols)

@@ -616,6 +616,15 @@ def test_cached_launch_swaps_exactly_the_per_launch_arguments():
     assert read(-5, ctypes.c_int32) == -3
     assert (read(-4, ctypes.c_int32), read(-3, ctypes.c_int32)) == (5, 1)
 
+    # A double-buffered inbox: the inbox and its flags are cells too, swapped per launch.
+    inboxed = CachedLaunch.build(compiled, operands, cu.CUstream(0xABC0), comm_args, inbox=(1 << 20, 1 << 20))
+    assert inboxed is not None
+    inboxed.prepared._executor = recorder
+    inboxed.prepared._result = None
+    inboxed(0xDEF0, 9, 0, 0, inbox=(0x7000_0000, 0x7100_0000))
+    assert (read(-2, ctypes.c_uint64), read(-1, ctypes.c_uint64)) == (0x7000_0000, 0x7100_0000)
+    assert read(-5, ctypes.c_int32) == 9
+
     class OtherLayout:
         def generate_execution_args(self, *args):
             return [ctypes.c_void_p(0)] * 20, None

@@ -334,6 +334,53 @@ def test_the_two_gpu_launch_protocol_passes_the_checker_and_planted_defects_do_n
         check_reduce_scatter(2, 2, "typo")
 
 
+def test_the_double_buffered_inbox_passes_the_checker_and_needs_its_flags_cleared():
+    """Two inboxes per rank, launch e into inbox e % 2 with its own flags and credits: four back-to-back
+    launches (each inbox used twice) pass exhaustively, on one and two copy streams. Each inbox's flags
+    must go back to 0 before its credit: launch e + 2 raises them to launch e's parity token, so a flag
+    left holding it passes launch e + 2's wait before its data lands, and the owner adds launch e's band."""
+    from tile_comm.protocol_peer import check_reduce_scatter, reduce_scatter_protocol
+
+    for launches, bands, streams in ((4, 2, 1), (4, 1, 2)):
+        report = check_reduce_scatter(launches, bands, streams=streams, buffers=2)
+        assert report.ok and report.exhaustive, str(report)
+    protocol = reduce_scatter_protocol(1, 1, buffers=2)
+    assert protocol.name == "tp_reduce_scatter_double"
+    names = {c.name for c in protocol.counters}
+    assert {"credit0_in0", "credit0_in1", "flag1_in0_0", "flag1_in1_0"} <= names and "credit0" not in names
+    found = check_reduce_scatter(3, 1, "no_clear", buffers=2, max_findings=1)
+    assert [f.kind.name for f in found.findings] == ["AGENT_ERROR"], str(found)
+    assert "launch 4 on rank" in found.findings[0].message
+    assert "still hold launch 2's token, the same as launch 4's" in found.findings[0].message
+    assert check_reduce_scatter(2, 1, "flag_before_data", buffers=2, max_findings=1).findings
+    with pytest.raises(ValueError, match="bug = 'no_clear' needs buffers = 2"):
+        reduce_scatter_protocol(3, 1, "no_clear")
+    with pytest.raises(ValueError, match="buffers = 3 is invalid: allowed 1 or 2"):
+        reduce_scatter_protocol(buffers=3)
+
+
+def test_a_double_buffered_inbox_is_cut_in_two_and_needs_the_copy_engine():
+    """PeerBuffers lays the two inboxes one after the other (data and words alike); the reduce-scatter
+    refuses other counts, engine 'sm', and buffers unlike the count asked for, before touching a GPU."""
+    import numpy as np
+    from tile_comm.peer import PeerBuffers, TensorParallelGemmRS
+
+    data, words = np.arange(8 * 2).reshape(8, 2), np.arange(10)
+    boxes = PeerBuffers(data, words, {1: (data + 100, words + 100)}, "test", buffers=2)
+    second, second_words = boxes.inbox(1)
+    assert second.tolist() == data[4:].tolist() and second_words.tolist() == list(range(5, 10))
+    peer, peer_words = boxes.outbox(1, 0)
+    assert peer.tolist() == (data[:4] + 100).tolist() and peer_words.tolist() == list(range(100, 105))
+    with pytest.raises(ValueError, match="inbox buffer 2 of 2: allowed 0..1"):
+        boxes.inbox(2)
+    with pytest.raises(ValueError, match="inbox_buffers = 3 is invalid: allowed 1 or 2"):
+        TensorParallelGemmRS(None, None, 0, inbox_buffers=3)
+    with pytest.raises(ValueError, match="inbox_buffers = 2 needs engine 'copy'"):
+        TensorParallelGemmRS(None, None, 0, engine="sm", reduce="pass", inbox_buffers=2)
+    with pytest.raises(ValueError, match="inbox_buffers = 1, but the buffers given hold 2"):
+        TensorParallelGemmRS(None, None, 0, buffers=boxes, inbox_buffers=1)
+
+
 def test_the_example_refuses_cleanly_without_two_gpus(capsys):
     """On a CPU-only machine (no torch, or no GPUs) the example says why in one line, exit 2; so does a
     world of fewer than two ranks."""
@@ -354,6 +401,8 @@ def test_the_example_refuses_cleanly_without_two_gpus(capsys):
     assert capsys.readouterr().err == "error: --world 1: allowed at least 2\n"
     assert tp_gemm_rs.main(["--copy-spread", "steps,peers"]) == 2
     assert capsys.readouterr().err == "error: --copy-spread peers: allowed steps or targets (a comma list)\n"
+    assert tp_gemm_rs.main(["--inbox-buffers", "1,3"]) == 2
+    assert capsys.readouterr().err == "error: --inbox-buffers 3: allowed 1 or 2 (a comma list)\n"
 
 
 def test_a_copy_engine_config_whose_steps_are_not_whole_rows_is_refused():

@@ -176,7 +176,14 @@ class EpilogueComm:
 
     def comm_args(self, epoch: int, *, delay_ns: int = 0, credits: bool = False, stamps: bool = False) -> tuple:
         options = launch_options(credits=credits, stamps=stamps)
-        return kernel_args(self.receiver.addresses(), self.problem.out_dtype, epoch, delay_ns, options)
+        return kernel_args(self.receiver.addresses(epoch), self.problem.out_dtype, epoch, delay_ns, options)
+
+    def _inbox(self, epoch: int) -> tuple[int, int] | None:
+        """A double-buffered inbox: this launch's (inbox, inbox flags) addresses (None: one inbox)."""
+        if not self.receiver.double_buffered:
+            return None
+        addresses = self.receiver.addresses(epoch)
+        return addresses.inbox, addresses.inbox_flags
 
     def launch(
         self, *, delay_ns: int = 0, credits: bool = False, stamps: bool = False, epoch: int | None = None
@@ -204,9 +211,11 @@ class EpilogueComm:
         stream = current_stream()
         if self._cached is None:  # the first launch converts every argument once (False: not cacheable)
             comm_args = self.comm_args(epoch, delay_ns=delay_ns, credits=credits, stamps=stamps)
-            self._cached = CachedLaunch.build(self._kernel, self._operands, stream, comm_args) or False
+            inbox = self._inbox(epoch)
+            self._cached = CachedLaunch.build(self._kernel, self._operands, stream, comm_args, inbox) or False
         if self._cached:
-            self._cached(int(stream), epoch, delay_ns, launch_options(credits=credits, stamps=stamps))
+            options = launch_options(credits=credits, stamps=stamps)
+            self._cached(int(stream), epoch, delay_ns, options, self._inbox(epoch))
         else:
             comm_args = self.comm_args(epoch, delay_ns=delay_ns, credits=credits, stamps=stamps)
             self._kernel(*self._operands, stream, comm_args)
@@ -277,7 +286,10 @@ def copy_engine_shipper(
     tile = (receiver.tile_m, receiver.tile_n)
     steps = plan_steps(order, rows, c.shape[1], tile, c.element_size(), c.stride(0), block_rows=block_rows)
     if block_rows is not None:
-        return CopyEngineShipper(c, receiver.copy_targets, steps, streams, token_flags=peer, spread=spread)
+        odd = receiver.odd_copy_targets
+        return CopyEngineShipper(
+            c, receiver.copy_targets, steps, streams, token_flags=peer, spread=spread, odd_targets=odd
+        )
     addresses = receiver.addresses()
     target = CopyTarget(receiver.data, addresses.flags, addresses.credits, receiver.counters)
     return CopyEngineShipper(c, target, steps, streams, token_flags=peer, spread=spread)

@@ -19,7 +19,9 @@ device pointers. Rank j's inbox holds one slot per other rank (:func:`tile_comm.
 comes from the rank that computes j's block as its block p, at the same rows as there, with its flags.
 Back-to-back launches: the copy engine takes one binary credit per receiving rank before its first copy
 (the receiver writes it back once it consumed the launch); engine ``sm`` waits per tile for
-``credits[t] ≥ epoch − 1`` before overwriting it (``OPT_CREDITS``).
+``credits[t] ≥ epoch − 1`` before overwriting it (``OPT_CREDITS``). With ``inbox_buffers=2`` every rank has
+two inboxes, launch ``e`` writing inbox ``e % 2`` with its own flags and credits: a sender then waits for
+the receiver's launch before the previous one, so the ranks are coupled only through each launch's data.
 """
 
 from __future__ import annotations
@@ -78,52 +80,80 @@ def check_shape(m: int, n: int, config: GemmConfig, world: int = WORLD, step_row
 
 @dataclass
 class PeerBuffers:
-    """This rank's receive buffer (``data``: a slot per other rank) and words (flags, CTA flags,
-    credits), and every other rank's, mapped here through symmetric memory (``outboxes[rank]``)."""
+    """This rank's receive buffers (``data``: a slot per other rank) and words (flags, CTA flags,
+    credits), and every other rank's, mapped here through symmetric memory (``outboxes[rank]``).
+    ``buffers`` inboxes (1, or 2 double-buffered: launch ``e`` uses inbox ``e % 2``) lie one after the
+    other in ``data`` and in ``words``; :meth:`inbox` and :meth:`outbox` cut one out."""
 
     data: Any
     words: Any
     outboxes: dict[int, Any]
     path: str
+    buffers: int = 1
 
     @classmethod
     def create(
-        cls, m: int, n: int, config: GemmConfig, dtype: Any, device: Any, group: Any, world: int = WORLD
+        cls,
+        m: int,
+        n: int,
+        config: GemmConfig,
+        dtype: Any,
+        device: Any,
+        group: Any,
+        world: int = WORLD,
+        buffers: int = 1,
     ) -> PeerBuffers:
         """Every rank's buffers through the library's :class:`pipes.comm.PeerGroup` (collective): the data
-        is the ``world − 1`` slots of this rank's row block, as tiles, the words the receiver's flags, CTA
-        flags and credits."""
+        is ``buffers`` × the ``world − 1`` slots of this rank's row block, as tiles, the words the
+        receiver's flags, CTA flags and credits, once per buffer."""
         from pipes.comm import PeerGroup
 
-        tiles_m, tiles_n = m // config.tile_m, n // config.tile_n
-        received = (tiles_m // world) * (world - 1) * tiles_n
-        words = 2 * tiles_m * tiles_n + 2 * MAX_TRACED_CTAS
-        shape = (received, config.tile_m, config.tile_n)
-        peers = PeerGroup.create(shape, dtype, flags=words, credits=1, group=group, device=device)
+        received, words = _inbox_extent(m, n, config, world)
+        shape = (buffers * received, config.tile_m, config.tile_n)
+        peers = PeerGroup.create(shape, dtype, flags=buffers * words, credits=1, group=group, device=device)
         outboxes = {r: (box.data, box.flags) for r, box in peers.outboxes.items()}
-        return cls(peers.inbox.data, peers.inbox.flags, outboxes, "torch symmetric memory")
+        return cls(peers.inbox.data, peers.inbox.flags, outboxes, "torch symmetric memory", buffers)
 
     @classmethod
-    def on_one_gpu(cls, m: int, n: int, config: GemmConfig, dtype: Any, device: Any, world: int) -> list[PeerBuffers]:
+    def on_one_gpu(
+        cls, m: int, n: int, config: GemmConfig, dtype: Any, device: Any, world: int, buffers: int = 1
+    ) -> list[PeerBuffers]:
         """Every rank's buffers on one GPU, each rank's ``outboxes`` the others' (one GPU standing in for
         ``world``: the protocol and the kernels are the same, the pointers local)."""
         import torch
 
-        tiles_m, tiles_n = m // config.tile_m, n // config.tile_n
-        received = (tiles_m // world) * (world - 1) * tiles_n
-        words = 2 * tiles_m * tiles_n + 2 * MAX_TRACED_CTAS  # flags, CTA flags, credits: as create()
+        received, words = _inbox_extent(m, n, config, world)
         boxes = [
             (
-                torch.zeros(received, config.tile_m, config.tile_n, dtype=dtype, device=device),
-                torch.zeros(words, dtype=torch.int32, device=device),
+                torch.zeros(buffers * received, config.tile_m, config.tile_n, dtype=dtype, device=device),
+                torch.zeros(buffers * words, dtype=torch.int32, device=device),
             )
             for _ in range(world)
         ]
-        return [cls(*boxes[r], {p: boxes[p] for p in range(world) if p != r}, "one GPU") for r in range(world)]
+        others = [{p: boxes[p] for p in range(world) if p != r} for r in range(world)]
+        return [cls(*boxes[r], others[r], "one GPU", buffers) for r in range(world)]
 
-    def outbox(self, rank: int) -> tuple[Any, Any]:
-        """Rank ``rank``'s (data, words), as this GPU writes them."""
-        return self.outboxes[rank]
+    def inbox(self, buffer: int = 0) -> tuple[Any, Any]:
+        """This rank's inbox ``buffer``: (data, words)."""
+        return _cut(self.data, self.words, self.buffers, buffer)
+
+    def outbox(self, rank: int, buffer: int = 0) -> tuple[Any, Any]:
+        """Rank ``rank``'s inbox ``buffer`` (data, words), as this GPU writes it."""
+        return _cut(*self.outboxes[rank], self.buffers, buffer)
+
+
+def _inbox_extent(m: int, n: int, config: GemmConfig, world: int) -> tuple[int, int]:
+    """(tiles, int32 words) of one inbox: the ``world − 1`` slots of this rank's row block; flags, CTA
+    flags and credits (as :class:`tile_comm.receiver.Receiver` lays out its words)."""
+    tiles_m, tiles_n = m // config.tile_m, n // config.tile_n
+    return (tiles_m // world) * (world - 1) * tiles_n, 2 * tiles_m * tiles_n + 2 * MAX_TRACED_CTAS
+
+
+def _cut(data: Any, words: Any, buffers: int, buffer: int) -> tuple[Any, Any]:
+    if not 0 <= buffer < buffers:
+        raise ValueError(f"inbox buffer {buffer} of {buffers}: allowed 0..{buffers - 1}")
+    tiles, count = data.shape[0] // buffers, words.shape[0] // buffers
+    return data[buffer * tiles : (buffer + 1) * tiles], words[buffer * count : (buffer + 1) * count]
 
 
 def peer_receiver(
@@ -132,7 +162,8 @@ def peer_receiver(
     """The sender's view: tiles and flags go to the other ranks' buffers; stamps and the copy engine's
     step counters stay here. Engine ``sm`` (two GPUs): tile-major tiles, a flag per tile; engine ``copy``:
     the shipped blocks as rows of C, a flag per step (``comm.step_rows`` row bands), block p into slot p
-    of rank ``block_order(rank, world)[p]``'s inbox (``Receiver.copy_targets``)."""
+    of rank ``block_order(rank, world)[p]``'s inbox (``Receiver.copy_targets``; double-buffered, the odd
+    launches' into the second inbox, ``Receiver.odd_copy_targets``)."""
     import torch
 
     from pipes.comm import CopyTarget, step_of_tiles
@@ -143,7 +174,7 @@ def peer_receiver(
     counters = torch.zeros(tiles_m * tiles_n, dtype=torch.int32, device=device)  # engine copy only
     order = block_order(rank, world)
     first_data, first_words = buffers.outbox(order[0])
-    targets = None
+    targets = odd_targets = None
     if comm.engine is Engine.SM:
         data, layout, flag_index = first_data, "tiles", None
     else:
@@ -151,11 +182,17 @@ def peer_receiver(
         data, layout = first_data.view(shipped, n), "rows"
         flag_index = step_of_tiles(shipping_order(comm, config), tiles_m, tiles_n)
         credits = 4 * (tiles_m * tiles_n + 2 * MAX_TRACED_CTAS)  # Receiver's words: flags, CTA flags, credits
-        targets = []
-        for slot, peer in enumerate(order[:-1]):
-            peer_data, peer_words = buffers.outbox(peer)
-            base = peer_words.data_ptr()
-            targets.append(CopyTarget(peer_data.view(shipped, n), base, base + credits + 4 * slot, counters))
+
+        def targets_into(buffer: int) -> list[CopyTarget]:
+            out = []
+            for slot, peer in enumerate(order[:-1]):
+                peer_data, peer_words = buffers.outbox(peer, buffer)
+                base = peer_words.data_ptr()
+                out.append(CopyTarget(peer_data.view(shipped, n), base, base + credits + 4 * slot, counters))
+            return out
+
+        targets = targets_into(0)
+        odd_targets = targets_into(1) if buffers.buffers == 2 else None
     receiver = Receiver(
         Transport.PEER,
         tiles_m,
@@ -170,6 +207,7 @@ def peer_receiver(
     )
     receiver.flag_index = flag_index
     receiver.copy_targets = targets
+    receiver.odd_copy_targets = odd_targets
     return receiver
 
 
@@ -214,6 +252,7 @@ class TensorParallelGemmRS:
         buffers: PeerBuffers | None = None,
         max_clusters: int | None = None,
         spread: str = "steps",
+        inbox_buffers: int | None = None,
     ) -> None:
         """``engine``: ``copy`` (the copy engines DMA each finished row band to its owner; the default)
         or ``sm`` (two GPUs: the communication warps store every tile over NVLink themselves). ``reduce``:
@@ -224,8 +263,20 @@ class TensorParallelGemmRS:
         ``buffers``: this rank's buffers when not created collectively over ``group`` (the world size is
         then their ranks', :meth:`PeerBuffers.on_one_gpu`); ``max_clusters``: at most this many clusters
         (several ranks sharing one GPU must all be resident at once). ``spread``: how the copy engine deals
-        its steps over the streams (``CommConfig.copy_spread``: ``steps`` or ``targets``)."""
+        its steps over the streams (``CommConfig.copy_spread``: ``steps`` or ``targets``). ``inbox_buffers``:
+        1, or 2 (engine ``copy``): launch ``e`` ships into inbox ``e % 2``, so a sender takes the credit
+        its receiver gave two launches before and never waits for the receiver's previous launch; twice
+        the inbox memory (default: ``buffers.buffers``, else 1)."""
         from .launcher import EpilogueComm
+
+        if inbox_buffers is None:
+            inbox_buffers = buffers.buffers if buffers is not None else 1
+        if inbox_buffers not in (1, 2) or isinstance(inbox_buffers, bool):
+            raise ValueError(f"inbox_buffers = {inbox_buffers!r} is invalid: allowed 1 or 2")
+        if buffers is not None and buffers.buffers != inbox_buffers:
+            raise ValueError(f"inbox_buffers = {inbox_buffers}, but the buffers given hold {buffers.buffers} inbox(es)")
+        if inbox_buffers == 2 and Engine(engine) is not Engine.COPY:
+            raise ValueError("inbox_buffers = 2 needs engine 'copy' (engine 'sm' takes a credit per tile)")
 
         engine = Engine(engine)
         if reduce not in ("epilogue", "pass"):
@@ -254,7 +305,9 @@ class TensorParallelGemmRS:
         self.m, self.n, self.rank, self.world, self.config, self.engine = m, n, rank, world, config, engine
         self.a_rot = rotate_rows(a_r, rank, world)
         self.c = a_r.new_empty((m, n))
-        self.buffers = buffers or PeerBuffers.create(m, n, config, a_r.dtype, a_r.device, group, world)
+        self.buffers = buffers or PeerBuffers.create(
+            m, n, config, a_r.dtype, a_r.device, group, world, buffers=inbox_buffers
+        )
         if engine is Engine.COPY:
             comm = CommConfig(
                 Transport.PEER,
@@ -271,10 +324,12 @@ class TensorParallelGemmRS:
             comm = CommConfig(Transport.PEER, ship_blocks=world, pace_ns=pace_ns, unroll=8)
         receiver = peer_receiver(self.buffers, m, n, config, comm, rank, world)
         block = m // world
+        inboxes = [self.buffers.inbox(b) for b in range(inbox_buffers)]
         if engine is Engine.COPY:
             # The other ranks' partials of this rank's block land here as rows, a slot each, with a flag per step.
-            receiver.inbox = self.buffers.data.view((world - 1) * block, n)
-            receiver.inbox_flags = self.buffers.words
+            receiver.inbox, receiver.inbox_flags = inboxes[0][0].view((world - 1) * block, n), inboxes[0][1]
+            if inbox_buffers == 2:
+                receiver.odd_inbox, receiver.odd_inbox_flags = inboxes[1][0].view((world - 1) * block, n), inboxes[1][1]
         self.fused = EpilogueComm(
             self.a_rot,
             b_r,
@@ -291,14 +346,18 @@ class TensorParallelGemmRS:
         self.awaited = self.received if engine is Engine.SM else len(self.fused.shipper.steps)
         self.tiles_n = tiles_n
         tiles = tiles_m * tiles_n
-        self.flags = self.buffers.words[: self.received]
-        # Engine sm: a credit per received tile; copy engine: one binary credit per slot (per sender).
+        # Per inbox: its data, its flags, and (engine sm) a credit per received tile or (copy engine) one
+        # binary credit per slot (per sender).
         credits = self.received if engine is Engine.SM else world - 1
-        self.credits = self.buffers.words[tiles + 2 * MAX_TRACED_CTAS : tiles + 2 * MAX_TRACED_CTAS + credits]
+        first_credit = tiles + 2 * MAX_TRACED_CTAS
+        self.inboxes = [
+            (data, words[: self.received], words[first_credit : first_credit + credits]) for data, words in inboxes
+        ]
         if engine is Engine.COPY:  # the first launch may ship at once: every sender's semaphore starts given
             import torch
 
-            self.credits.fill_(1)
+            for _, _, given in self.inboxes:
+                given.fill_(1)
             torch.cuda.synchronize(self.c.device)
             if buffers is None:
                 dist.barrier(group)
@@ -320,11 +379,12 @@ class TensorParallelGemmRS:
             self._give_credit(epoch)
             return own
         self._await_flags(epoch)
+        data = self._inbox(epoch)[0]
         if self.engine is Engine.COPY:  # the other ranks' partials of this block, as rows of C, slot by slot
-            for partial in self.buffers.data.view(self.world - 1, half, self.n):
+            for partial in data.view(self.world - 1, half, self.n):
                 own.add_(partial)
         else:
-            received = self.buffers.data.view(half // cfg.tile_m, self.tiles_n, cfg.tile_m, cfg.tile_n)
+            received = data.view(half // cfg.tile_m, self.tiles_n, cfg.tile_m, cfg.tile_n)
             own.view(half // cfg.tile_m, cfg.tile_m, self.tiles_n, cfg.tile_n).add_(received.permute(0, 2, 1, 3))
         # Tile t may be overwritten by the next launch once it is added (the sender waits for this credit).
         self._give_credit(epoch)
@@ -347,13 +407,23 @@ class TensorParallelGemmRS:
 
         from .await_flags import compiled
 
-        flags = make_ptr(cutlass.Uint32, self.flags.data_ptr(), cutlass.cute.AddressSpace.gmem, assumed_align=4)
+        awaited = self._inbox(epoch)[1]
+        flags = make_ptr(cutlass.Uint32, awaited.data_ptr(), cutlass.cute.AddressSpace.gmem, assumed_align=4)
         # The copy engine raises its flags to the launch's parity token, the comm warps to the epoch.
         value = cutlass.Int32(as_int32(parity_token(epoch) if self.engine is Engine.COPY else epoch))
         compiled()(flags, cutlass.Int32(self.awaited), value, cutlass.Int64(AWAIT_TIMEOUT_NS), current_stream())
 
+    def _inbox(self, epoch: int) -> tuple[Any, Any, Any]:
+        """(data, flags, credits) of the inbox launch ``epoch`` ships into (``epoch % 2`` if double-buffered)."""
+        return self.inboxes[epoch & 1 if len(self.inboxes) == 2 else 0]
+
     def _give_credit(self, epoch: int) -> None:
-        """After consuming a launch: the senders may overwrite the inbox. Engine ``sm``: every tile's credit
+        """After consuming a launch: the senders may overwrite its inbox. Engine ``sm``: every tile's credit
         becomes the epoch (the comm warp waits for ``≥ epoch − 1``); engine ``copy``: ``credits[p] = 1`` for
-        every slot p, the binary semaphore slot p's sender takes before its first copy of the next launch."""
-        self.credits.fill_(1 if self.engine is Engine.COPY else as_int32(epoch))
+        every slot p, the binary semaphore slot p's sender takes before its first copy into this inbox.
+        Double-buffered, the inbox's flags go back to 0 first: the launch two later raises them to the same
+        parity token, and a flag still holding it would pass that launch's wait before its data lands."""
+        _, flags, credits = self._inbox(epoch)
+        if len(self.inboxes) == 2:
+            flags.zero_()
+        credits.fill_(1 if self.engine is Engine.COPY else as_int32(epoch))

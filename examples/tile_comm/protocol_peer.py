@@ -28,6 +28,12 @@ and its own binary credit word ``credits[p]`` in the receiver's memory. Per rank
   so the model also proves they cannot be confused: a flag the owner reads holds this launch's token or the
   previous launch's, never the one before (``no_credit`` shows what happens without the credit).
 
+Double-buffered (``buffers = 2``, ``TensorParallelGemmRS(inbox_buffers=2)``): every rank has two inboxes,
+each with its own flags and credits, and launch ``e`` uses inbox ``e % 2``: it takes the credit its receiver
+gave after launch ``e − 2``. After the join the receiver sets the flags of the inbox it consumed back to 0,
+then gives its credits: the launch two later raises them to the same parity token (``no_clear`` shows the
+stale flag that otherwise passes its wait).
+
 The counts and flags are :class:`pipes.check.ModelStepCounters` and :class:`pipes.check.ModelReadyFlags`;
 launches take the epochs :data:`pipes.epoch.FIRST`, :func:`~pipes.epoch.next_epoch` of it, … The data
 carry their launch: C's band ``b`` of launch ``e`` on rank ``r`` is ``(e, r, b)``. The kernel asserts
@@ -57,7 +63,7 @@ from pipes.check import (
     check,
 )
 from pipes.comm import Step, credit_takes, streams_of_steps
-from pipes.epoch import FIRST, next_epoch
+from pipes.epoch import FIRST, FRESH, next_epoch
 
 #: ``credit_before_flags``: the credits given right after the kernel is queued, before this rank saw the
 #: senders' flags (a credit given before the sender's clear is lost);
@@ -68,6 +74,9 @@ from pipes.epoch import FIRST, next_epoch
 #: ``parity_flag``: the flags hold ``epoch & 1`` (the first launch's token 0 is what a fresh flag holds);
 #: ``no_fence``: the copy stream's flag write has no memory barrier before it (relaxed: it publishes nothing).
 PEER_BUGS = ("credit_before_flags", "no_credit", "flag_before_data", "no_reset", "one_token", "parity_flag", "no_fence")
+#: Defects of the double-buffered inbox (``buffers = 2``) only: ``no_clear``: the receiver gives an inbox's
+#: credits without setting its flags back to 0.
+DOUBLE_BUFFER_BUGS = ("no_clear",)
 SYS = Scope.SYSTEM
 
 
@@ -89,13 +98,18 @@ def reduce_scatter_protocol(
     *,
     ranks: int = 2,
     spread: str = "steps",
+    buffers: int = 1,
 ) -> Protocol:
     """The ``ranks`` ranks' launch protocol for ``launches`` back-to-back launches of ``bands`` bands per
     row block, each rank's copy work on ``streams`` copy streams (its (block, band) steps in walk order dealt
-    as the shipper deals them with ``spread``). ``ranks = 2`` is the two-GPU model (its names and labels as
-    ever)."""
-    if bug is not None and bug not in PEER_BUGS:
-        raise ValueError(f"bug = {bug!r} is invalid: allowed None or one of {PEER_BUGS}")
+    as the shipper deals them with ``spread``), into ``buffers`` inboxes per rank (1, or 2: double-buffered).
+    ``ranks = 2`` with one inbox is the two-GPU model (its names and labels as ever)."""
+    if bug is not None and bug not in PEER_BUGS + DOUBLE_BUFFER_BUGS:
+        raise ValueError(f"bug = {bug!r} is invalid: allowed None or one of {PEER_BUGS + DOUBLE_BUFFER_BUGS}")
+    if buffers not in (1, 2) or isinstance(buffers, bool):
+        raise ValueError(f"buffers = {buffers!r} is invalid: allowed 1 or 2")
+    if bug == "no_clear" and buffers != 2:
+        raise ValueError("bug = 'no_clear' needs buffers = 2: one inbox's flags alternate tokens launch by launch")
     if launches < 1 or bands < 1 or streams < 1:
         raise ValueError(f"launches = {launches}, bands = {bands}, streams = {streams}: allowed at least 1 each")
     if isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < 2:
@@ -107,29 +121,46 @@ def reduce_scatter_protocol(
     world, slots = range(ranks), range(ranks - 1)
     two = ranks == 2  # the two-GPU model keeps its names: one slot, not numbered
 
-    def slot_name(name: str, r: int, p: int) -> str:
-        """Rank ``r``'s word ``name`` of inbox slot ``p`` (``name{r}`` with two ranks, else ``name{r}_{p}``)."""
-        return f"{name}{r}" if two else f"{name}{r}_{p}"
+    double = buffers == 2
 
-    def inbox_key(r: int, p: int, b: int) -> tuple:
-        return ("inbox", r, b) if two else ("inbox", r, p, b)
+    def slot_name(name: str, r: int, p: int, box: int = 0) -> str:
+        """Rank ``r``'s word ``name`` of inbox slot ``p`` (``name{r}`` with two ranks, else ``name{r}_{p}``;
+        double-buffered, ``_in{box}`` follows)."""
+        return (f"{name}{r}" if two else f"{name}{r}_{p}") + (f"_in{box}" if double else "")
+
+    def inbox_key(r: int, p: int, b: int, box: int = 0) -> tuple:
+        key = ("inbox", r, b) if two else ("inbox", r, p, b)
+        return (*key, box) if double else key
 
     def c_key(r: int, p: int, b: int) -> tuple:
         return ("C", r, b) if two else ("C", r, p, b)
 
     #: counts[r]: rank r's step counters, step p·bands + b for band b of block position p;
-    #: inbox[r][p]: the flags of slot p of rank r's inbox (raised by rank r − p − 1).
+    #: inbox[r][box][p]: the flags of slot p of rank r's inbox ``box`` (raised by rank r − p − 1).
     counts = [ModelStepCounters(f"count{r}_", (ranks - 1) * bands, 1) for r in world]
-    inbox = [[ModelReadyFlags(slot_name("flag", r, p) + "_", bands, SYS, holds=holds) for p in slots] for r in world]
+    boxes = range(buffers)
+    inbox = [
+        [[ModelReadyFlags(slot_name("flag", r, p, box) + "_", bands, SYS, holds=holds) for p in slots] for box in boxes]
+        for r in world
+    ]
+
+    def box_of(e: int) -> int:
+        """The inbox launch ``e`` uses: ``e % 2`` double-buffered (TensorParallelGemmRS._inbox), else 0."""
+        return e & 1 if double else 0
 
     def raised(e: int) -> int:
         """The epoch whose token launch ``e`` raises the flags to (``one_token``: always the first's)."""
         return FIRST if bug == "one_token" else e
 
-    def give_credits(ctx: Ctx, r: int) -> None:
-        """Rank ``r`` consumed its inbox: every slot's sender may overwrite its slot (``credits[p] = 1``)."""
+    def give_credits(ctx: Ctx, r: int, box: int) -> None:
+        """Rank ``r`` consumed its inbox ``box``: every slot's sender may overwrite its slot (``credits[p] =
+        1``); double-buffered, after the inbox's flags are set back to 0 (``flags.zero_()``)."""
+        if double and bug != "no_clear":
+            for p in slots:
+                for b in range(bands):
+                    ctx.store_counter(inbox[r][box][p].flag(b), FRESH, scope=SYS)
         for p in slots:
-            ctx.store_counter(slot_name("credit", r, p), 1, scope=SYS)
+            ctx.store_counter(slot_name("credit", r, p, box), 1, scope=SYS)
 
     def launch(r: int):
         def run(ctx: Ctx) -> None:
@@ -142,22 +173,26 @@ def reduce_scatter_protocol(
                     for b in range(bands):
                         ctx.write_global(c_key(r, p, b), (e, r, b))
                         counts[r].count(ctx, p * bands + b)
+                box = box_of(e)
                 if bug == "credit_before_flags":
-                    give_credits(ctx, r)
+                    give_credits(ctx, r, box)
                 for b in range(bands):  # then its own block: each band waits for every other rank's copy
                     for p in slots:
                         sender = sender_of(r, p, ranks)
-                        inbox[r][p].wait(ctx, b, raised(e), scope=SYS)
-                        got = ctx.read_global(inbox_key(r, p, b))
+                        flags = inbox[r][box][p]
+                        flags.wait(ctx, b, raised(e), scope=SYS)
+                        got = ctx.read_global(inbox_key(r, p, b, box))
                         if got != (e, sender, b):
-                            why = inbox[r][p].confusion(raised(e))
+                            why = flags.confusion(raised(e))
+                            if double and bug == "no_clear":
+                                why = f"inbox {box}'s flags still hold launch {e - 2}'s token, the same as launch {e}'s"
                             where = "" if two else f" from slot {p} (rank {sender})"
                             raise AssertionError(
                                 f"launch {e} on rank {r} added {got!r} as band {b}{where}" + (f": {why}" if why else "")
                             )
                 ctx.wait_counter(f"done{r}", e, scope=SYS)  # the join: this rank's copy work is done
                 if bug != "credit_before_flags":
-                    give_credits(ctx, r)  # the other ranks may overwrite the inbox
+                    give_credits(ctx, r, box)  # the other ranks may overwrite the inbox
 
         return run
 
@@ -189,10 +224,11 @@ def reduce_scatter_protocol(
                         ctx.store_counter(f"fork{r}", e, scope=SYS)
                 else:
                     ctx.wait_counter(f"fork{r}", e, scope=SYS)
+                box = box_of(e)
                 for i, (p, b) in shares[stream]:
                     peer = shipped_to(r, p, ranks)
                     if (stream, i) in take_at and bug != "no_credit":  # the binary semaphore: wait for 1, write 0
-                        credit = slot_name("credit", peer, p)
+                        credit = slot_name("credit", peer, p, box)
                         ctx.wait_counter(credit, 1, scope=SYS)
                         ctx.store_counter(credit, 0, scope=SYS)
                         ctx.store_counter(f"taken{r}_{p}", e, scope=SYS)
@@ -202,11 +238,12 @@ def reduce_scatter_protocol(
                     data = ctx.read_global(c_key(r, p, b))
                     where = "" if two else f" for rank {peer}"
                     assert data == (e, r, b), f"launch {e}: rank {r}'s copy engine shipped {data!r} as band {b}{where}"
+                    flags = inbox[peer][box][p]
                     if bug == "flag_before_data":
-                        inbox[peer][p].publish(ctx, b, raised(e))
-                    ctx.write_global(inbox_key(peer, p, b), data)
+                        flags.publish(ctx, b, raised(e))
+                    ctx.write_global(inbox_key(peer, p, b, box), data)
                     if bug != "flag_before_data":
-                        inbox[peer][p].publish(ctx, b, raised(e), fenced=bug != "no_fence")
+                        flags.publish(ctx, b, raised(e), fenced=bug != "no_fence")
                 if stream > 0:
                     ctx.signal(f"join{r}", 1, scope=SYS)
                     continue
@@ -223,14 +260,15 @@ def reduce_scatter_protocol(
     counters = []
     for r in world:
         counters += [ModelCounter(f"start{r}"), ModelCounter(f"done{r}")]
-        counters += [ModelCounter(slot_name("credit", r, p), initial=1) for p in slots]
+        counters += [ModelCounter(slot_name("credit", r, p, box), initial=1) for box in boxes for p in slots]
         counters += [ModelCounter(f"fork{r}"), ModelCounter(f"join{r}")]
         counters += [ModelCounter(f"taken{r}_{p}") for p in slots]
-        counters += [*counts[r].counters(), *(c for flags in inbox[r] for c in flags.counters())]
+        counters += [*counts[r].counters(), *(c for box in inbox[r] for flags in box for c in flags.counters())]
     cells = [(r, p, b) for r in world for p in slots for b in range(bands)]
-    stale = {inbox_key(r, p, b): ("before the first launch", r, b) for r, p, b in cells}
+    stale = {inbox_key(r, p, b, box): ("before the first launch", r, b) for r, p, b in cells for box in boxes}
     stale |= {c_key(r, p, b): ("before the first launch", r, b) for r, p, b in cells}
-    label = "tp_reduce_scatter" + ("" if two else f"_{ranks}ranks") + (f"_{bug}" if bug else "")
+    shape = ("" if two else f"_{ranks}ranks") + ("_double" if double else "")
+    label = "tp_reduce_scatter" + shape + (f"_{bug}" if bug else "")
     return Protocol(label, agents, [], counters=counters, initial=stale)
 
 
@@ -242,7 +280,9 @@ def check_reduce_scatter(
     *,
     ranks: int = 2,
     spread: str = "steps",
+    buffers: int = 1,
     **limits: int,
 ) -> Report:
     """:func:`reduce_scatter_protocol` through the checker (exhaustive within ``max_states``)."""
-    return check(reduce_scatter_protocol(launches, bands, bug, streams, ranks=ranks, spread=spread), **limits)
+    protocol = reduce_scatter_protocol(launches, bands, bug, streams, ranks=ranks, spread=spread, buffers=buffers)
+    return check(protocol, **limits)

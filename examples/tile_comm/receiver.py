@@ -61,7 +61,12 @@ class Receiver:
     # Reduce-scatter over more than two GPUs: the copy engine's pipes.comm.CopyTarget per shipped row
     # block (each goes to another GPU); None: every step goes to ``data``.
     copy_targets: list[Any] | None = None
-    _addresses: Addresses | None = field(default=None, repr=False)
+    # A double-buffered inbox (TensorParallelGemmRS(inbox_buffers=2)): the odd launches' CopyTargets
+    # (sending), and this GPU's second inbox and its flags, which the odd launches' kernels read.
+    odd_copy_targets: list[Any] | None = None
+    odd_inbox: Any = None
+    odd_inbox_flags: Any = None
+    _addresses: dict[int, Addresses] = field(default_factory=dict, repr=False)
 
     @classmethod
     def create(
@@ -128,20 +133,28 @@ class Receiver:
     def credits(self) -> Any:
         return self.words[self.tiles + 2 * MAX_CTAS :]
 
-    def addresses(self) -> Addresses:
-        if self._addresses is None:
+    @property
+    def double_buffered(self) -> bool:
+        """Whether the odd launches read a second inbox (:attr:`odd_inbox`)."""
+        return self.odd_inbox is not None
+
+    def addresses(self, parity: int = 0) -> Addresses:
+        """The kernel's addresses; ``parity``: the launch's epoch parity (which inbox, if double-buffered)."""
+        parity = parity & 1 if self.double_buffered else 0
+        if parity not in self._addresses:
             base = device_pointer(self.words)
-            self._addresses = Addresses(
+            inbox, flags = (self.odd_inbox, self.odd_inbox_flags) if parity else (self.inbox, self.inbox_flags)
+            self._addresses[parity] = Addresses(
                 dst=device_pointer(self.data),
                 flags=base,
                 ctas=base + 4 * self.tiles,
                 credits=base + 4 * (self.tiles + 2 * MAX_CTAS),
                 stamps=self.stamps.data_ptr(),
                 counters=self.counters.data_ptr(),
-                inbox=None if self.inbox is None else self.inbox.data_ptr(),
-                inbox_flags=None if self.inbox_flags is None else self.inbox_flags.data_ptr(),
+                inbox=None if inbox is None else inbox.data_ptr(),
+                inbox_flags=None if flags is None else flags.data_ptr(),
             )
-        return self._addresses
+        return self._addresses[parity]
 
     def next_epoch(self) -> int:
         """A fresh epoch (:func:`pipes.epoch.next_epoch` of the last)."""

@@ -192,6 +192,10 @@ def credit_takes(targets: Sequence[int], stream_of: Sequence[int]) -> list[Credi
     return [CreditTake(t, stream, step, waits[t]) for t, (stream, step) in first.items()]
 
 
+def _target_tuple(target: CopyTarget | Sequence[CopyTarget]) -> tuple[CopyTarget, ...]:
+    return (target,) if isinstance(target, CopyTarget) else tuple(target)
+
+
 class CopyEngineShipper:
     """Queues the copy engines' work for one launcher: ``src`` (device) → ``target.data``, step by step.
 
@@ -211,6 +215,7 @@ class CopyEngineShipper:
         *,
         token_flags: bool = False,
         spread: str = "steps",
+        odd_targets: CopyTarget | Sequence[CopyTarget] | None = None,
     ) -> None:
         """``target``: one :class:`CopyTarget`, or one per receiver (``Step.target`` picks; they share the
         step counters). ``steps``: :func:`plan_steps` of the kernel's tile order. ``streams``: copy streams
@@ -219,11 +224,19 @@ class CopyEngineShipper:
         for 1, writes 0; the receiving GPU writes 1 once it has consumed the previous launch) and each flag
         is raised to the launch's :func:`~pipes.epoch.parity_token` with a fenced ``cuStreamWriteValue32``;
         launches must then take consecutive epochs. ``spread``: how the steps are dealt over the streams
-        (:data:`SPREADS`, :func:`streams_of_steps`)."""
+        (:data:`SPREADS`, :func:`streams_of_steps`). ``odd_targets``: double-buffered receivers (with
+        ``token_flags``): the launches of odd epochs ship to these instead, one per target (same rows, flags
+        and credits of their own), so a launch takes the credit its receiver gave back two launches before,
+        not the one the previous launch's receiver gave (docs/comm.md, "Double-buffered inboxes")."""
         import torch
         from cuda.bindings import driver as cu
 
-        targets = (target,) if isinstance(target, CopyTarget) else tuple(target)
+        targets, odd = _target_tuple(target), None if odd_targets is None else _target_tuple(odd_targets)
+        if odd is not None:
+            if not token_flags:
+                raise ValueError("odd_targets needs token_flags: only the peer protocol's launches alternate by parity")
+            if len(odd) != len(targets):
+                raise ValueError(f"{len(odd)} odd_targets for {len(targets)} targets: allowed one per target")
         if getattr(src, "device", None) is None or src.device.type != "cuda" or src.dim() != 2:
             raise ValueError("CopyEngineShipper ships a 2-D CUDA tensor (the kernel's output)")
         if isinstance(streams, bool) or not isinstance(streams, int) or not 1 <= streams <= 8:
@@ -231,7 +244,7 @@ class CopyEngineShipper:
         if not targets or any(not isinstance(t, CopyTarget) for t in targets):
             raise ValueError("CopyEngineShipper ships to a CopyTarget or a non-empty sequence of them")
         counters = targets[0].counters
-        for i, t in enumerate(targets):
+        for i, t in enumerate(targets + (odd or ())):
             if t.data.element_size() != src.element_size():
                 raise ValueError(f"target {i} holds {t.data.dtype}, the source {src.dtype}: they must match")
             if t.counters.data_ptr() != counters.data_ptr():
@@ -245,12 +258,15 @@ class CopyEngineShipper:
             raise ValueError(f"steps name targets {unknown}, but the shipper has {len(targets)} target(s)")
         self._stream_of = streams_of_steps(steps, streams, spread)
         self.targets = targets
+        self.odd_targets = odd
+        #: The targets of an even launch and of an odd one (the same unless double-buffered).
+        by_parity = (targets, odd or targets)
         self.src = src
         self.streams = _streams(src.device.index or 0, streams)
         self.steps = steps
         self._cu = cu
         self._src = src.data_ptr()
-        self._dst = [t.data.data_ptr() for t in targets]
+        self._dst = [[t.data.data_ptr() for t in side] for side in by_parity]
         self._pitches = (src.stride(0) * src.element_size(), targets[0].data.stride(0) * targets[0].data.element_size())
         # Whole rows on both sides: one linear copy. Measured on 2×H200 (2026-11-24): a 2-D copy costs
         # ~130 ns per row per stream (a 256-row step took ~33 µs whether its rows were 8 or 16 KiB).
@@ -259,12 +275,14 @@ class CopyEngineShipper:
         self._counter_bytes = 4 * (max(s.index for s in self.steps) + 1) if self.steps else 0
         self._counter = [cu.CUdeviceptr(self._counters + 4 * s.index) for s in self.steps]
         # One ready flag per step: every queued write carries a system-wide memory barrier (~1 µs each).
-        self._flag = [targets[s.target].flags + 4 * s.index for s in self.steps]
+        self._flag = [[side[s.target].flags + 4 * s.index for s in self.steps] for side in by_parity]
         # The launch's epoch, which every flag copy reads (so the copy work's values never change).
         self._epoch_word = torch.zeros(1, dtype=torch.int32, device=src.device)
         self._credit_waits = [self._credit_batches(targets[s.target].credits, s.tiles) for s in self.steps]
         used = sorted({s.target for s in self.steps}) if self.steps else [0]
-        self._launch_credits = {t: cu.CUdeviceptr(targets[t].credits) for t in used} if token_flags else {}
+        self._launch_credits = [
+            {t: cu.CUdeviceptr(side[t].credits) for t in used} if token_flags else {} for side in by_parity
+        ]
         self._credit_takes = credit_takes([s.target for s in self.steps], self._stream_of) if token_flags else []
         self._credit_taken = {t.target: _event() for t in self._credit_takes}
         self._peer = token_flags
@@ -335,6 +353,10 @@ class CopyEngineShipper:
         if self.timed:  # right after the kernel's launch: its end
             _record(self._timing.kernel_end, launching.cuda_stream)
         token = parity_token(epoch) if self._peer else 0
+        if credits and self.odd_targets is not None:
+            raise ValueError(
+                "credits=True (per-tile credits) with odd_targets: a double-buffered receiver takes launch credits"
+            )
         if credits:
             self._queue(waits, credit_epoch=epoch, timed=self.timed, token=token)
         else:
@@ -365,6 +387,8 @@ class CopyEngineShipper:
             _check(cudart.cudaEventRecord(fork, raw[0])[0], "cudaEventRecord")
             _check(cudart.cudaStreamWaitEvent(stream, fork, 0)[0], "cudaStreamWaitEvent")
         # Each receiving GPU consumed the previous launch: take its credit right before its first step.
+        parity = (token - 1) & 1 if token else 0  # parity_token(epoch) - 1 is the epoch's parity
+        dsts, flags, launch_credits = self._dst[parity], self._flag[parity], self._launch_credits[parity]
         take_at = {(t.stream, t.step): t for t in self._credit_takes}
         wait_at = {(k, i): t for t in self._credit_takes for k, i in t.waits.items()}
         geq = cu.CUstreamWaitValue_flags.CU_STREAM_WAIT_VALUE_GEQ
@@ -376,7 +400,7 @@ class CopyEngineShipper:
             handle, stream = handles[k], raw[k]
             take = take_at.get((k, i))
             if take is not None:
-                credit = self._launch_credits[take.target]
+                credit = launch_credits[take.target]
                 _check(cu.cuStreamBatchMemOp(handle, 2, _take_credit(cu, credit), 0)[0], "credit")
                 _check(cudart.cudaEventRecord(self._credit_taken[take.target], stream)[0], "cudaEventRecord")
                 if timed and take is self._credit_takes[0]:
@@ -393,7 +417,7 @@ class CopyEngineShipper:
                     _check(cu.cuStreamBatchMemOp(handle, len(params), params, 0)[0], "cuStreamBatchMemOp")
             if timed:  # the step's tiles are counted (and its credits taken): its copy may begin
                 _record(self._timing.started[i], stream)
-            dst, src = self._dst[step.target] + step.dst_offset, self._src + step.src_offset
+            dst, src = dsts[step.target] + step.dst_offset, self._src + step.src_offset
             width, rows = step.width_bytes, step.rows
             if self._linear[i]:
                 err = cudart.cudaMemcpyAsync(dst, src, width * rows, kind, stream)
@@ -402,11 +426,11 @@ class CopyEngineShipper:
             _check(err[0], "cudaMemcpyAsync")
             # The step's rows are visible system-wide before its flag says so.
             if token:  # flags 0: the write's own fence (like __threadfence_system, scoped to the stream)
-                flag = cu.CUdeviceptr(self._flag[i])
+                flag = cu.CUdeviceptr(flags[i])
                 _check(cu.cuStreamWriteValue32(handle, flag, token, 0)[0], "cuStreamWriteValue32 flag")
             else:
                 _check(cu.cuStreamBatchMemOp(handle, 1, barrier, 0)[0], "cuStreamBatchMemOp barrier")
-                _check(cudart.cudaMemcpyAsync(self._flag[i], self._epoch_word.data_ptr(), 4, kind, stream)[0], "flag")
+                _check(cudart.cudaMemcpyAsync(flags[i], self._epoch_word.data_ptr(), 4, kind, stream)[0], "flag")
             if timed:
                 _record(self._timing.steps[i], stream)
         for fork, stream in zip(self._forks[1:], raw[1:], strict=True):
@@ -415,4 +439,4 @@ class CopyEngineShipper:
 
     def timeline_us(self) -> Timeline:
         """The last timed launch (``timed = True``; synchronizes), in µs from its start."""
-        return self._timing.read(credit=bool(self._launch_credits))
+        return self._timing.read(credit=bool(self._launch_credits[0]))

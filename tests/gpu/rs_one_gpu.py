@@ -4,6 +4,7 @@
 the flags and the credits are the multi-GPU ones; only the pointers are local.
 
     python tests/gpu/rs_one_gpu.py --world 4 --m 8192 --n 4096 --k 2048 --launches 20 --slow-rank 2
+    python tests/gpu/rs_one_gpu.py --inbox-buffers 2     # two inboxes per rank, launch e into e % 2
 
 The owners add the received partials after their GEMM (``reduce="pass"``): in the epilogue variant each
 rank's GEMM waits inside for the other ranks' GEMMs, which one GPU does not run beside it (measured on an
@@ -41,6 +42,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--slow-rank", type=int, default=-1)
     parser.add_argument("--delay-ns", type=int, default=20_000)
     parser.add_argument("--clusters", type=int, default=0, help="per rank (0: a 1 / world share of the SMs)")
+    parser.add_argument("--inbox-buffers", type=int, default=1, choices=(1, 2))
     return parser.parse_args(argv)
 
 
@@ -56,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     b = torch.randn(n, k, device=device, dtype=torch.bfloat16, generator=g)
     kr, rows = k // world, m // world
     config = copy_engine_config(n)
-    buffers = PeerBuffers.on_one_gpu(m, n, config, torch.bfloat16, device, world)
+    buffers = PeerBuffers.on_one_gpu(m, n, config, torch.bfloat16, device, world, args.inbox_buffers)
     sms = torch.cuda.get_device_properties(device).multi_processor_count
     share = args.clusters or sms // (world * config.cluster_size)
     ranks = [

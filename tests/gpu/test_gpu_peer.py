@@ -20,20 +20,24 @@ def _gpus() -> int:
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
-VARIANTS = {  # id: (engine, reduce, delay_ns, step_rows)
-    "copy-epilogue": ("copy", "epilogue", 0, None),
-    "copy-epilogue-1-row-steps": ("copy", "epilogue", 0, 1),
-    "copy-epilogue-late-sender": ("copy", "epilogue", 20_000, None),
-    "copy-pass": ("copy", "pass", 0, None),
-    "sm-pass": ("sm", "pass", 0, None),
+VARIANTS = {  # id: (engine, reduce, delay_ns, step_rows, inbox_buffers)
+    "copy-epilogue": ("copy", "epilogue", 0, None, 1),
+    "copy-epilogue-1-row-steps": ("copy", "epilogue", 0, 1, 1),
+    "copy-epilogue-late-sender": ("copy", "epilogue", 20_000, None, 1),
+    "copy-pass": ("copy", "pass", 0, None, 1),
+    "sm-pass": ("sm", "pass", 0, None, 1),
+    "copy-epilogue-double": ("copy", "epilogue", 0, None, 2),
+    "copy-epilogue-double-late-sender": ("copy", "epilogue", 20_000, None, 2),
+    "copy-pass-double": ("copy", "pass", 0, None, 2),
 }
 
 
 def _run(shape: tuple[int, int, int], world: int, variant: str, port: int) -> None:
     """``tp_gemm_rs.py --check`` of ``shape`` on ``world`` GPUs with the ``VARIANTS[variant]`` options."""
-    (m, n, k), (engine, reduce, delay_ns, step_rows) = shape, VARIANTS[variant]
+    (m, n, k), (engine, reduce, delay_ns, step_rows, inboxes) = shape, VARIANTS[variant]
     cmd = [sys.executable, str(ROOT / "examples" / "tp_gemm_rs.py"), "--check", "--world", str(world)]
     cmd += ["--m", str(m), "--n", str(n), "--k", str(k), "--engine", engine, "--reduce", reduce]
+    cmd += ["--inbox-buffers", str(inboxes)]
     cmd += ["--delay-ns", str(delay_ns), "--repeat", "20", *(["--step-rows", str(step_rows)] if step_rows else [])]
     env = dict(os.environ, MASTER_PORT=str(port))
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
@@ -41,12 +45,17 @@ def _run(shape: tuple[int, int, int], world: int, variant: str, port: int) -> No
     assert "True" in done.stdout  # bitwise repeat column
 
 
-@pytest.mark.parametrize("variant", ["copy-epilogue", "copy-epilogue-late-sender", "copy-pass"])
+FOUR_GPU_VARIANTS = ["copy-epilogue", "copy-epilogue-late-sender", "copy-pass"]
+FOUR_GPU_VARIANTS += ["copy-epilogue-double", "copy-epilogue-double-late-sender", "copy-pass-double"]
+
+
+@pytest.mark.parametrize("variant", FOUR_GPU_VARIANTS)
 @pytest.mark.parametrize("shape", [(2048, 2048, 2048), (4096, 2048, 4096)])
 def test_four_gpu_reduce_scatter_matches_the_reference(shape, variant):
     """Every rank receives three partials of its block, one per slot, and adds them in its epilogue (or
     after the GEMM). With the late sender, rank 0's bands reach the other three late: each must wait for
-    rank 0's slot. 20 launches back to back, each bitwise equal to the first."""
+    rank 0's slot. 20 launches back to back, each bitwise equal to the first. ``double``: two inboxes per
+    rank, launch e into inbox e % 2 (each inbox reused ten times, its flags cleared before its credit)."""
     if _gpus() < 4:
         pytest.skip(f"needs 4 GPUs; {_gpus()} visible")
     _run(shape, 4, variant, 29700 + shape[0] % 97 + 5 * list(VARIANTS).index(variant))
@@ -69,16 +78,23 @@ ONE_GPU = Path(__file__).resolve().parent / "rs_one_gpu.py"
 
 @pytest.mark.parametrize(
     "case",
-    [("4", "8192", "4096", "2048", "2"), ("4", "4096", "2048", "2048", "-1"), ("3", "6144", "4096", "3072", "1")],
-    ids=["4-ranks-slow-rank", "4-ranks", "3-ranks-slow-rank"],
+    [
+        ("4", "8192", "4096", "2048", "2", "1"),
+        ("4", "4096", "2048", "2048", "-1", "1"),
+        ("3", "6144", "4096", "3072", "1", "1"),
+        ("4", "8192", "4096", "2048", "2", "2"),
+    ],
+    ids=["4-ranks-slow-rank", "4-ranks", "3-ranks-slow-rank", "4-ranks-slow-rank-double"],
 )
 def test_reduce_scatter_over_several_ranks_on_one_gpu(case):
     """The world-size-general routing where only one GPU is lent: every rank on its own stream, buffers
-    local, the partials added after the GEMM (tests/gpu/rs_one_gpu.py). 20 launches per rank, bit-exact."""
+    local, the partials added after the GEMM (tests/gpu/rs_one_gpu.py). 20 launches per rank, bit-exact;
+    ``double``: two inboxes per rank."""
     if _gpus() < 1:
         pytest.skip("needs a GPU")
-    world, m, n, k, slow = case
+    world, m, n, k, slow, inboxes = case
     cmd = [sys.executable, str(ONE_GPU), "--world", world, "--m", m, "--n", n, "--k", k, "--slow-rank", slow]
+    cmd += ["--inbox-buffers", inboxes]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert done.stdout.count("bit-exact: True") == int(world)
