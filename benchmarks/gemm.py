@@ -319,8 +319,8 @@ def sweep(torch: Any, shapes: list[tuple], alternatives: list[str] = ()) -> int:
     import math
 
     from gemm_modes.autotable import decide
+    from gemm_modes.choice import device_sms
     from gemm_modes.launch import without_unheld_ring_staging, without_unheld_split_k
-    from hopper_gemm.api import device_sms
     from hopper_gemm.config import Problem
 
     sms = device_sms(torch.cuda.current_device())
@@ -445,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{'':>18} (SM clock over these rounds {window.sm_mhz:.0f} MHz; power.draw {window.watts:.0f} W; "
                 f"SW power cap active in {window.capped:.0%} of the samples)"
             )
-    from hopper_gemm.api import device_sms
+    from gemm_modes.choice import device_sms
 
     sms = device_sms(torch.cuda.current_device())
     launches = {"off": [False], "on": [True], "both": [False, True]}[args.pdl]  # auto's, with or without PDL

@@ -21,8 +21,8 @@ from typing import Any
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1] / "contrib")]
 
-from gemm_modes.choice import choose_config  # noqa: E402
-from hopper_gemm.api import device_sms, gemm  # noqa: E402
+from gemm_modes.choice import choose_config, device_sms  # noqa: E402
+from hopper_gemm.api import gemm  # noqa: E402
 from hopper_gemm.config import Problem  # noqa: E402
 
 

@@ -306,7 +306,8 @@ class GatedGemm:
         return None
 
     def launch(self) -> None:
-        from hopper_gemm.launch import current_stream, current_stream_handle
+        from gemm_modes.call_cache import current_stream_handle
+        from hopper_gemm.launch import current_stream
 
         from pipes.comm import grant_credits, push_gate_args
         from pipes.epoch import as_int32
@@ -335,7 +336,8 @@ class GatedGemm:
         our GEMM alone this is what the gates cost; against ``launch`` what waiting for the chunks costs.
         Every rank must run it in step (as the timing's batches do): a peer's next ``launch`` would push over
         the rows and flags this kernel reads."""
-        from hopper_gemm.launch import current_stream, current_stream_handle
+        from gemm_modes.call_cache import current_stream_handle
+        from hopper_gemm.launch import current_stream
 
         from pipes.epoch import FRESH
 

@@ -82,6 +82,15 @@ def test_gate_spec_errors():
     assert spec.words == 2 and spec.span == 1
 
 
+def test_a_gate_checks_the_tiles_of_the_kernel_that_waits_at_it():
+    spec = GateSpec(ChunkPlan(rows=2 * 1152, world=2, chunk_rows=128), tile_m=128)
+    spec.check_tiles(128)  # 1152 rows: 9 tile rows of 128, whole clusters of one
+    with pytest.raises(ValueError, match="the gate counts tiles of 128 rows, the configuration 64"):
+        spec.check_tiles(64)
+    with pytest.raises(ValueError, match=r"1152 rows must be whole cluster rows of tiles \(128 × cluster_m 2 = 256\)"):
+        spec.check_tiles(128, cluster_m=2)
+
+
 # --- the gate in a TMA-loading kernel -----------------------------------------------------------------------
 def _build(spec: GateSpec | None, fence: bool = True):
     """Warp 0 walks ``n`` tile rows of A: ``gate.wait_tile(tm)``, then TMA-loads the tile into the ring;

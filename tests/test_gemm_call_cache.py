@@ -114,3 +114,38 @@ def test_threads_sharing_a_key_never_interleave_rebind_and_launch():
     for t in threads:
         t.join()
     assert len(launch.launches) == 800
+
+
+def test_cached_call_checks_a_key_once_then_only_re_points_it(monkeypatch):
+    import gemm_modes.call_cache as call_cache
+    import gemm_modes.launch as launch
+
+    class Tensor(FakeTensor):
+        def __init__(self, shape, strides, ptr):
+            super().__init__(shape, strides)
+            self.ptr = ptr
+
+        def data_ptr(self):
+            return self.ptr
+
+    cache, checks = LaunchCache(), []
+    stand_in = Tensor((8,), (1,), 0x9000)
+    monkeypatch.setattr(launch, "LAUNCHES", cache)
+    monkeypatch.setattr(launch, "prepare", lambda config, ops, out, shape: CachedCall(FakeLaunch(), stand_in, shape))
+    monkeypatch.setattr(call_cache, "current_device_and_stream", lambda: (0, 7))
+
+    def checked():
+        checks.append(1)
+        return "config", "ops", None
+
+    a, b = Tensor((256, 64), (64, 1), 0x1000), Tensor((512, 64), (64, 1), 0x2000)
+    out = Tensor((256, 512), (512, 1), 0x3000)
+    for pointer in (0x4000, 0x5000):
+        a.ptr = pointer
+        assert call_cache.cached_call((a, b, None, out), VALUES, checked) is out
+    assert len(checks) == 1 and cache.builds == 1
+    entry = cache.get(call_key((a, b, None, out), VALUES, (0, 7)))
+    assert entry.launch.launches == [((0x4000, 0x2000, 0x3000, 0x9000), 7), ((0x5000, 0x2000, 0x3000, 0x9000), 7)]
+    a.ptr = 0x4002  # off 16-byte alignment: the call is checked again
+    call_cache.cached_call((a, b, None, out), VALUES, checked)
+    assert len(checks) == 2

@@ -238,7 +238,7 @@ def test_traced_build_records_and_untraced_build_does_not():
     buf = make_fake_compact_tensor(cutlass.Int32, (layout.words,), assumed_align=16)
     args = (*fake_operands(problem), cutlass.Float32(1.0), cutlass.Int32(1))
     options = "--gpu-arch sm_90a --keep-ptx"
-    traced = cute.compile(kernel.traced, *args, buf, make_fake_stream(), options=options).artifacts.PTX
+    traced = cute.compile(kernel.launch, *args, buf, make_fake_stream(), options=options).artifacts.PTX
     plain = report(PINGPONG, problem).ptx
     assert "%clock64" not in plain and "%globaltimer" not in plain
     assert "%clock64" in traced

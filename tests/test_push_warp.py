@@ -98,3 +98,19 @@ def test_sm_chunks_leave_about_one_push_per_cta():
         sm_chunk_rows(8000, 2, 16)
     with pytest.raises(ValueError, match="worker = 5 of workers = 4"):
         push_items(ChunkPlan(rows=1024, world=2, chunk_rows=128), 5, 4)
+
+
+def test_push_warps_check_the_gate_they_feed():
+    from pipes.cute.comm import GateSpec
+
+    plan = ChunkPlan(rows=1024, world=2, chunk_rows=128)
+    push = ChunkPushWarp(ChunkSender(plan, COLUMNS), warps=2)
+    push.check_feeds(GateSpec(plan, tile_m=128, exact=False))
+    with pytest.raises(ValueError, match="ChunkPushWarp.warps = 2: the producer warpgroup has 1 warps"):
+        push.check_feeds(GateSpec(plan, tile_m=128, exact=False), spare_warps=1)
+    with pytest.raises(ValueError, match="a push warp needs a gate"):
+        push.check_feeds(None)
+    with pytest.raises(ValueError, match="allowed one plan"):
+        push.check_feeds(GateSpec(ChunkPlan(rows=1024, world=2, chunk_rows=256), tile_m=128, exact=False))
+    with pytest.raises(ValueError, match=r"\(GateSpec\(exact=False\)\)"):
+        push.check_feeds(GateSpec(plan, tile_m=128))

@@ -89,11 +89,11 @@ def installed(variant: str) -> Iterator[None]:
 
 def compile_variant(config: Any, problem: Any, variant: str) -> Any:
     """``config``'s kernel for ``problem`` loading ``variant``'s k-tiles (compiled apart from
-    ``api.compiled``'s cache, which keeps the real kernel)."""
-    from hopper_gemm import api
+    ``gemm_modes.launch.compiled``'s cache, which keeps the real kernel)."""
+    from gemm_modes.launch import compiled
 
     with installed(variant):
-        return api.compiled.__wrapped__(config, problem)
+        return compiled.__wrapped__(config, problem)
 
 
 def bench_shape(row: tuple, torch: Any) -> dict[str, float]:

@@ -52,7 +52,7 @@ BATCH = 10
 @cute.jit
 def store_one_subtile(epi: cutlass.Constexpr, acc: cute.Tensor, staging: Any, tm: Any, tn: Any) -> Any:
     """``store_tile`` of the one-subtile variant: the sum of the tile's subtiles, stored as subtile 0."""
-    from hopper_gemm.epilogue_store import store_partitions, store_subtile
+    from hopper_gemm.epilogue_store import store_partitions, tma_store
 
     subtiles = epi.r2s.retile(acc)
     per_sub = cute.size(epi.frag_shape)
@@ -64,7 +64,10 @@ def store_one_subtile(epi: cutlass.Constexpr, acc: cute.Tensor, staging: Any, tm
         for v in cutlass.range_constexpr(per_sub):
             values[v] = values[v] + subtiles[sub * per_sub + v]
     out.store(values.load().to(epi.kernel.out_dtype))
-    return store_subtile(epi, out, staging, store_partitions(epi, tm, tn), 0)
+    slot = staging.acquire()
+    cute.copy(epi.r2s, out, epi.smem_part[(None, None, None, slot)])
+    staging.publish()
+    return tma_store(epi, staging, store_partitions(epi, tm, tn), 0)
 
 
 @contextlib.contextmanager

@@ -48,7 +48,7 @@ def measure(fn: Callable[[], object], torch) -> tuple[float, float]:
 
 
 def contenders(shape: tuple[int, int, int], torch) -> dict[str, Callable[[], object]]:
-    from gemm_modes.choice import choose_config
+    from gemm_modes.choice import choose_config, device_sms
     from gemm_modes.launch import (
         compiled,
         kernel_arguments,
@@ -56,7 +56,7 @@ def contenders(shape: tuple[int, int, int], torch) -> dict[str, Callable[[], obj
         without_unheld_ring_staging,
         without_unheld_split_k,
     )
-    from hopper_gemm.api import device_sms, gemm, validate
+    from hopper_gemm.api import gemm, validate
     from hopper_gemm.launch import current_stream
 
     m, n, k = shape

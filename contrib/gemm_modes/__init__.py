@@ -11,8 +11,8 @@ measured (:mod:`~gemm_modes.autotable`). Modules, one job each:
 * :mod:`.hooks`     — the kernel hooks: the plan, the load warp's split loads, the math role of the modes.
 * :mod:`.stream_k_protocol`, :mod:`.split_k_protocol` — the fix-ups written down for ``pipes.check``.
 * :mod:`.autotable`, :mod:`.choice` — ``schedule="auto"``'s measured table and the overrides.
-* :mod:`.launch`, :mod:`.prepared`, :mod:`.call_cache` — the launch: grid, workspace, compile cache,
-  arguments converted once per call signature.
+* :mod:`.launch`, :mod:`.entry`, :mod:`.prepared`, :mod:`.call_cache` — the launch: grid, workspace,
+  compile entry and cache, arguments converted once per call signature (``gemm()``'s :func:`~.call_cache.cached_call`).
 """
 
 from .modes import Modes, TunedConfig, tuned, tuned_config

@@ -3,6 +3,7 @@ with the overrides applied."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from hopper_gemm.config import GemmConfig, Problem, Schedule
@@ -13,6 +14,14 @@ from .modes import TunedConfig
 
 #: What ``stream_k`` takes besides None (the table's choice).
 STREAM_K_CHOICES = (True, False, "remainder", "aligned")
+
+
+@functools.cache
+def device_sms(device_index: int) -> int:
+    """The SM count of CUDA device ``device_index`` (``choose_config``'s ``sms``)."""
+    import torch
+
+    return torch.cuda.get_device_properties(device_index).multi_processor_count
 
 
 def choose_config(

@@ -135,7 +135,8 @@ COMPILE_OPTIONS = "--gpu-arch sm_90a"
 def compiled(config: TunedConfig, problem: Any, options: str = COMPILE_OPTIONS) -> Any:
     """The kernel of one (configuration, problem kind), compiled once for every shape."""
     import cutlass.cute as cute
-    from hopper_gemm.launch import compile_entry
+
+    from .entry import compile_entry
 
     config = tuned(config)
     _, entry, args = compile_entry(config.config, problem, hooks_for(config))
@@ -186,8 +187,9 @@ def launcher(config: Any, ops: Any, out: Any, *, kernel: Any = None) -> Any:
     :func:`compiled`'s. With ``stream_k``, call it on the stream that was current when it was built: the
     workspace belongs to that stream, so launches on another stream could race with that stream's own
     stream-K launches."""
-    from hopper_gemm.launch import current_stream, current_stream_handle
+    from hopper_gemm.launch import current_stream
 
+    from .call_cache import current_stream_handle
     from .prepared import PreparedLaunch
 
     config = tuned(config)

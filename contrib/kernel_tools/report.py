@@ -90,7 +90,7 @@ def compile_report(
     """Compile ``config`` (with performance ``modes``, a :class:`~hopper_gemm.kernel.KernelModes`, a load
     ``gate``, a ``pipes.cute.comm.GateSpec``, and its ``push`` warp, a ``pipes.cute.comm.ChunkPushWarp``)
     for sm_90a and read back what ptxas made of it."""
-    from hopper_gemm.launch import compile_entry
+    from gemm_modes.entry import compile_entry
 
     kernel, entry, args = compile_entry(config, problem, modes, gate, push)
     compiled, text = compile_with_remarks(entry, args)

@@ -40,7 +40,7 @@ def traced_run(a: Any, b_nk: Any, config: GemmConfig, clock: str = "globaltimer"
     kernel = GemmKernel(config, ops.problem, trace=layout, modes=modes)
     args = (*cute_operands(a, b_nk, out, None), cutlass.Float32(1.0), cutlass.Int32(clusters))
     trace = from_dlpack(buf, assumed_align=16)
-    compiled = cute.compile(kernel.traced, *args, trace, current_stream(), options="--gpu-arch sm_90a")
+    compiled = cute.compile(kernel.launch, *args, trace, current_stream(), options="--gpu-arch sm_90a")
     compiled(*args, trace, current_stream())
     torch.cuda.synchronize()
     return layout.decode(buf.cpu().numpy(), names=TRACE_NAMES)

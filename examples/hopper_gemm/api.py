@@ -1,33 +1,23 @@
 """``gemm(a, b, ...)`` on torch tensors: validate, pick a configuration, compile once, launch.
 
-Every check runs before anything compiles or launches, and a bad argument is a ``ValueError`` that
-names it. The configuration is the measured table's (``schedule="auto"``,
-:func:`gemm_modes.choice.choose_config`) or the one asked for. Compiled kernels are cached per
-(configuration, problem): shapes are dynamic, so a new M, N or K of the same dtype and layout launches
-without recompiling. Converted arguments are cached per call signature (:mod:`gemm_modes.call_cache`):
-a repeated shape only writes its tensors' data pointers.
+Every check runs before anything compiles or launches; a bad argument is a ``ValueError`` that names it.
+The configuration is the measured table's (``schedule="auto"``, :func:`gemm_modes.choice.choose_config`)
+or the one asked for. Shapes are dynamic: one compile per (configuration, problem) serves every M, N, K.
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any
 
 from .config import Problem, Schedule
 
-TORCH_DTYPES = ("fp16", "bf16")
 _ALIGN_BYTES = 16  # TMA: global addresses and row strides are multiples of 16 bytes
 
 
-def _torch() -> Any:
+def dtype_name(dtype: Any) -> str | None:
     import torch
 
-    return torch
-
-
-def dtype_name(dtype: Any) -> str | None:
-    torch = _torch()
     return {torch.float16: "fp16", torch.bfloat16: "bf16"}.get(dtype)
 
 
@@ -50,12 +40,10 @@ class Operands:
 def validate(
     a: Any, b: Any, *, bias: Any = None, alpha: float = 1.0, out: Any = None, b_layout: str = "nk"
 ) -> Operands:
-    """Check every argument; returns the operands as the kernel sees them. Raises ``ValueError``.
+    """Check every argument; returns the operands as the kernel sees them. ``b_layout``: ``"nk"``, ``b`` is
+    (N, K) (``a @ b.T``, the ``nn.Linear`` weight); ``"kn"``, ``b`` is (K, N) (``a @ b``)."""
+    import torch
 
-    ``b_layout``: ``"nk"`` — ``b`` is (N, K) (``a @ b.T``, the ``nn.Linear`` weight); ``"kn"`` — ``b``
-    is (K, N) (``a @ b``).
-    """
-    torch = _torch()
     for name, t in (("a", a), ("b", b)):
         if not isinstance(t, torch.Tensor):
             raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
@@ -141,14 +129,6 @@ def _aligned(name: str, t: Any) -> None:
         raise ValueError(f"{name}.data_ptr() is not 16-byte aligned (a sliced view?); use {name}.clone()")
 
 
-@functools.cache
-def device_sms(device_index: int) -> int:
-    """The SM count of CUDA device ``device_index``."""
-    import torch
-
-    return torch.cuda.get_device_properties(device_index).multi_processor_count
-
-
 def gemm(
     a: Any,
     b: Any,
@@ -168,57 +148,32 @@ def gemm(
 
     fp16/bf16 in and out, fp32 accumulation. ``schedule``: ``"auto"`` (the measured table of
     ``contrib/gemm_modes``), ``"cooperative"`` or ``"pingpong"``; ``tile`` / ``cluster`` / ``stream_k`` /
-    ``split_k`` override the table's choice (the performance modes, :mod:`gemm_modes.modes`: ``stream_k``
-    True, False, ``"remainder"`` or ``"aligned"``; ``split_k`` parts per tile, 1 for none).
-    ``pdl``: launch with programmatic dependent launch (:attr:`GemmConfig.pdl`): after another such
-    launch this kernel's set-up overlaps that kernel's tail; after any other kernel nothing changes.
-
-    The first call of a key (every argument but the tensors' data: shapes, strides, dtypes, ``alpha``,
-    the options, the stream) checks everything and converts the kernel's arguments; a later call with
-    that key checks the pointers' alignment and writes them (:mod:`gemm_modes.call_cache`).
+    ``split_k`` override the table's choice (:mod:`gemm_modes.modes`: ``stream_k`` True, False,
+    ``"remainder"`` or ``"aligned"``; ``split_k`` parts per tile). ``pdl``: programmatic dependent launch
+    (:attr:`GemmConfig.pdl`): after another such launch this kernel's set-up overlaps that kernel's tail.
+    Checks and choice run once per call key (every argument but the tensors' data, and the stream;
+    :func:`gemm_modes.call_cache.cached_call`); a later call with that key only writes the new pointers.
     """
-    from gemm_modes.call_cache import call_key
-    from gemm_modes.choice import choose_config
-    from gemm_modes.launch import LAUNCHES, launcher, prepare, without_unheld_ring_staging, without_unheld_split_k
+    from gemm_modes.call_cache import cached_call
+    from gemm_modes.choice import choose_config, device_sms
+    from gemm_modes.launch import without_unheld_ring_staging, without_unheld_split_k
 
-    from .launch import current_device_and_stream
-
-    device, stream = current_device_and_stream()
-    options = (alpha, b_layout, schedule, tile, cluster, stream_k, split_k, pdl)
-    key = call_key((a, b, bias, out), options, (device, stream))
-    entry = LAUNCHES.get(key)
-    result = out
-    # A key holds everything the checks look at but the pointers' alignment: a cached key skips them.
-    if entry is None or any(t is not None and t.data_ptr() % _ALIGN_BYTES for t in (a, b, bias, out)):
+    def checked() -> tuple[Any, Operands, tuple[int, int, int] | None]:
         if schedule not in ("auto", *(s.value for s in Schedule)):
             raise ValueError(f"schedule = {schedule!r} is invalid: allowed 'auto', 'cooperative' or 'pingpong'")
         if not isinstance(pdl, bool):
             raise ValueError(f"pdl = {pdl!r} is invalid: allowed True or False")
         ops = validate(a, b, bias=bias, alpha=alpha, out=out, b_layout=b_layout)
-        m, n, _ = ops.mnk
-        sms = device_sms(a.device.index or 0)
-        config = choose_config(ops.problem, ops.mnk, schedule, tile, cluster, stream_k, sms=sms, split_k=split_k)
+        (m, n, _), device = ops.mnk, a.device.index or 0
+        config = choose_config(
+            ops.problem, ops.mnk, schedule, tile, cluster, stream_k, sms=device_sms(device), split_k=split_k
+        )
         if split_k is None:  # the table's split-K counted SMs / 2 clusters: a GPU may hold fewer at once
-            config = without_unheld_split_k(config, m, n, a.device.index or 0)
-        config = without_unheld_ring_staging(config, m, n, a.device.index or 0).with_(pdl=pdl)
+            config = without_unheld_split_k(config, m, n, device)
+        config = without_unheld_ring_staging(config, m, n, device).with_(pdl=pdl)
         # TMA stores rows whose stride is a multiple of 16 bytes: for N not a multiple of 8 the result is a
         # view of padded rows (the padding's contents are unspecified: the GPU run found zeros written there).
-        result_shape = None if out is not None else (m, n, (n + 7) // 8 * 8)
-        result = out if out is not None else _new_result(a, result_shape)
-        entry = prepare(config, ops, result, result_shape)
-        if entry is None:  # a DSL whose argument list PreparedLaunch does not know: the DSL's own call
-            launcher(config, ops, result)()
-            return result
-        LAUNCHES.put(key, entry)
-    if result is None:
-        result = _new_result(a, entry.result_shape)
-    bias_data = bias if bias is not None else entry.bias_stand_in
-    LAUNCHES.launch(entry, (a.data_ptr(), b.data_ptr(), result.data_ptr(), bias_data.data_ptr()), stream)
-    return result
+        return config, ops, None if out is not None else (m, n, (n + 7) // 8 * 8)
 
-
-def _new_result(a: Any, shape: tuple[int, int, int]) -> Any:
-    m, n, padded = shape
-    if padded == n:  # no view to make: a slice costs a few µs of host time per call
-        return a.new_empty((m, n))
-    return a.new_empty((m, padded))[:, :n]
+    options = (alpha, b_layout, schedule, tile, cluster, stream_k, split_k, pdl)
+    return cached_call((a, b, bias, out), options, checked)

@@ -1,9 +1,6 @@
-"""What the GEMM lets a comm role do: the library's :class:`~pipes.cute.comm.CommHook`, and one extra.
-
-Any :class:`~pipes.cute.comm.CommHook` (the library's :class:`~pipes.cute.comm.TileShipper`, or
-``tile_comm.CommRole``) ships this GEMM's tiles; :func:`check_comm` says which configurations can host
-one. A hook that is also a :class:`ReceivesPartials` is called once more per tile, in every math thread
-before the tile's epilogue, to add what another GPU sent for it (the two-GPU reduce-scatter's owner).
+"""What the GEMM lets a comm role or a gate do. Any :class:`~pipes.cute.comm.CommHook` (``TileShipper``,
+``tile_comm.CommRole``) ships its tiles where :func:`check_comm` allows; a :class:`ReceivesPartials` hook
+also adds, in every math thread before a tile's epilogue, what another GPU sent for it (a reduce-scatter).
 """
 
 from __future__ import annotations
@@ -11,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Protocol, runtime_checkable
 
 from .config import GemmConfig, Schedule
+from .roles import MATH_FIRST_WARP, PUSH_FIRST_WARP
 
 
 @runtime_checkable
@@ -57,12 +55,19 @@ def check_comm(config: GemmConfig, modes: Any = None) -> None:
         )
 
 
-def check_gate(config: GemmConfig, gate: Any, comm: Any, modes: Any) -> None:
-    """``ValueError`` unless ``config`` can gate its loads on arriving chunks of A (``gate``, a
-    ``pipes.cute.comm.GateSpec``): tiles of the gate's ``tile_m``, no comm role, no mode that sums partials
-    (the kernel's one extra argument is the gate's), and clusters that never hang over the rows."""
-    if gate.tile_m != config.tile_m:
-        raise ValueError(f"the gate counts tiles of {gate.tile_m} rows, the configuration {config.tile_m}")
+def check_gate(config: GemmConfig, gate: Any, push: Any, comm: Any, modes: Any) -> None:
+    """``ValueError`` unless ``config`` can gate its loads on ``gate`` (a ``pipes.cute.comm.GateSpec``, or
+    None) fed by ``push`` (a ``pipes.cute.comm.ChunkPushWarp``, or None): the kernel's one run-time extra is
+    then the gate's, so no comm role (whose warp 1 the push warps take) and no mode that sums partials."""
+    if push is not None:
+        if comm is not None:
+            raise ValueError(
+                "push and comm in one kernel: the push warps start at warp 1, the comm role's warp; an all-gather "
+                "GEMM and a GEMM that ships its tiles are two kernels"
+            )
+        push.check_feeds(gate, spare_warps=MATH_FIRST_WARP - PUSH_FIRST_WARP)
+    if gate is None:
+        return
     if comm is not None:
         raise ValueError("a gated GEMM takes no comm role: the kernel's run-time extra is the gate's arguments")
     if modes is not None and modes.partial_sums:
@@ -70,34 +75,4 @@ def check_gate(config: GemmConfig, gate: Any, comm: Any, modes: Any) -> None:
             f"a gated GEMM runs no mode that sums partials ({modes.describe().strip()}): their workspace and the "
             "gate's arguments would both be the kernel's one extra argument"
         )
-    rows = config.tile_m * config.cluster_m
-    if gate.plan.rows_per_rank % rows:
-        raise ValueError(
-            f"each rank's {gate.plan.rows_per_rank} rows must be whole cluster rows of tiles ({config.tile_m} × "
-            f"cluster_m {config.cluster_m} = {rows}): a cluster hanging over the rows would compute a tile row "
-            "that walking the rank's own rows first maps onto a real one"
-        )
-
-
-def check_push(gate: Any, push: Any, comm: Any = None) -> None:
-    """``ValueError`` unless the push warps (``push``, a ``pipes.cute.comm.ChunkPushWarp``) can feed ``gate``:
-    a gate to wait on its chunks, the same chunks, flags that hold epochs (``GateSpec(exact=False)``), at
-    most the three warps beside the load warp, and no comm role (it would take warp 1)."""
-    if comm is not None:
-        raise ValueError(
-            "push and comm in one kernel: the push warps start at warp 1, the comm role's warp; an all-gather "
-            "GEMM and a GEMM that ships its tiles are two kernels"
-        )
-    if push.warps > 3:
-        raise ValueError(f"ChunkPushWarp.warps = {push.warps}: the producer warpgroup has 3 warps beside the load warp")
-    if gate is None:
-        raise ValueError("a push warp needs a gate: the kernel pushes its chunks for peers whose gates wait on them")
-    if push.sender.plan != gate.plan:
-        raise ValueError(
-            f"the push warp sends chunks of {push.sender.plan}, the gate waits on {gate.plan}: allowed one plan"
-        )
-    if gate.exact:
-        raise ValueError(
-            "SM pushes raise each flag to the launch's epoch: the gate must wait until a flag has reached it "
-            "(GateSpec(exact=False)), not for the copy engine's parity token"
-        )
+    gate.check_tiles(config.tile_m, config.cluster_m)

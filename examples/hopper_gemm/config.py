@@ -1,10 +1,7 @@
-"""What one compiled GEMM kernel is: the problem's static facts and the kernel's shape choices.
-
-:class:`Problem` holds what the caller's tensors fix (dtypes, B's layout, which epilogue terms are
-on); :class:`GemmConfig` holds the kernel's choices (tile, cluster, schedule, rasterization, stage
-counts). Both are frozen and validated on construction: a bad value is a ``ValueError`` that names the
-field and the allowed values. The stage counts come from the shared-memory budget here, not from
-guesses in the kernel.
+"""What one compiled GEMM kernel is: :class:`Problem`, what the caller's tensors fix (dtypes, B's layout,
+the epilogue terms), and :class:`GemmConfig`, the kernel's choices (tile, cluster, schedule, raster,
+stages from the shared-memory budget). Both are frozen; a bad value is a ``ValueError`` naming the field
+and the allowed values.
 """
 
 from __future__ import annotations
@@ -18,9 +15,8 @@ SMEM_CAPACITY = 232_448
 SMEM_RESERVED = 2_048
 WARPGROUP_THREADS = 128
 ELEMENT_BYTES = {"fp16": 2, "bf16": 2}
-#: The most A/B stages a default stage count takes. Small tiles stream better the deeper the ring:
-#: ping-pong 64×64 at 128×4096² ran 17.5 / 16.6 / 16.2 / 15.7 / 15.9 µs with 8 / 9 / 10 / 12 / 13 stages,
-#: 128×64 at 256×4096×8192 38.0 / 36.9 with 8 / 9 (H100, 2026-11-26; the cap was 8 before).
+#: The most A/B stages a default stage count takes. Small tiles stream better the deeper the ring (H100:
+#: ping-pong 64×64 at 128×4096² ran 17.5 / 16.2 / 15.7 µs with 8 / 10 / 12 stages).
 MAX_AB_STAGES = 16
 #: The largest fp32 accumulator fragment per thread that still leaves room for the epilogue under 232 registers.
 MAX_ACC_REGISTERS = 192
@@ -40,14 +36,15 @@ def _bad(owner: str, name: str, value: object, allowed: str) -> ValueError:
     return ValueError(f"{owner}.{name} = {value!r} is invalid: allowed {allowed}")
 
 
+def _int_in(value: object, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
 @dataclass(frozen=True)
 class Problem:
-    """The static facts of a call that change the compiled code.
-
-    ``b_major``: ``"k"`` when B is given as (N, K) row-major (``x @ W.T``, ``nn.Linear``'s weight),
-    ``"n"`` when B is (K, N) row-major. ``bias``: a per-column vector is added; ``scaled``: the
-    accumulator is multiplied by a run-time ``alpha`` (off when alpha == 1, so no multiply is emitted).
-    """
+    """The static facts of a call that change the compiled code. ``b_major``: ``"k"`` for B (N, K) row-major
+    (``nn.Linear``'s weight), ``"n"`` for B (K, N) row-major. ``bias``: a per-column vector is added;
+    ``scaled``: the accumulator is multiplied by a run-time ``alpha`` (off: no multiply is emitted)."""
 
     dtype: str = "bf16"
     b_major: str = "k"
@@ -78,18 +75,12 @@ class Problem:
 class GemmConfig:
     """The kernel's shape: CTA tile, cluster, schedule, tile order and pipeline depths.
 
-    ``raster``: which way consecutive tiles walk, ``"m"`` (down a band of ``group`` cluster columns) or ``"n"`` (along a
-    band of ``group`` cluster rows). ``ab_stages`` / ``epi_stages``: None = as many A/B stages as shared memory holds
-    next to ``epi_stages`` staging buffers, at most :data:`MAX_AB_STAGES` (default 4 for cooperative, 2 per warpgroup
-    turn for ping-pong). ``epi_n``: columns of one staged subtile (one TMA store). ``epi_batch``: output
-    subtiles staged per ``acquire`` of the staging ring (one wait and one barrier pair for that many buffers,
-    :meth:`pipes.cute.TmaStoreStagingProducer.acquire`); it divides :attr:`subtiles` and is at most the staging buffers.
-
-    ``pdl``: programmatic dependent launch. The kernel is launched with programmatic stream serialization
-    allowed; every thread waits for the previous grid (``griddepcontrol.wait``) after the shared-memory
-    barriers are set up and before its first global-memory access, and each CTA then lets the next grid
-    launch (``griddepcontrol.launch_dependents``). Back-to-back launches overlap one kernel's set-up with
-    the previous one's tail; after a kernel launched without it, nothing changes. ``gemm()`` turns it on.
+    ``raster``: consecutive tiles walk ``"m"`` (down a band of ``group`` cluster columns) or ``"n"`` (along
+    a band of ``group`` cluster rows). ``ab_stages``: None = as many as shared memory holds beside the
+    staging buffers, at most :data:`MAX_AB_STAGES`; ``epi_stages``: None = 4 (cooperative) or 2 (ping-pong).
+    ``epi_n``: columns of one staged subtile (one TMA store). ``epi_batch``: subtiles staged per ``acquire``
+    of the staging ring (one wait and one barrier pair for that many buffers). ``pdl``: programmatic
+    dependent launch (docs/gemm.md, "Extension points").
     """
 
     tile_m: int = 128
@@ -114,12 +105,8 @@ class GemmConfig:
         if self.tile_n not in (64, 128, 192, 256):
             raise _bad(owner, "tile_n", self.tile_n, "64, 128, 192 or 256 (a wgmma N extent)")
         if self.schedule is Schedule.COOPERATIVE and self.tile_m not in (128, 256):
-            raise _bad(
-                owner,
-                "tile_m",
-                self.tile_m,
-                "128 or 256 with the cooperative schedule (two warpgroups, 64 or 128 rows each)",
-            )
+            allowed = "128 or 256 with the cooperative schedule (two warpgroups, 64 or 128 rows each)"
+            raise _bad(owner, "tile_m", self.tile_m, allowed)
         if self.schedule is Schedule.PINGPONG and self.tile_m not in (64, 128):
             raise _bad(owner, "tile_m", self.tile_m, "64 or 128 with ping-pong (one warpgroup owns the tile)")
         if self.acc_registers > MAX_ACC_REGISTERS:
@@ -135,21 +122,16 @@ class GemmConfig:
                 raise _bad(owner, name, value, "1 or 2 (clusters 1×1, 2×1, 1×2, 2×2)")
         if self.raster not in ("m", "n"):
             raise _bad(owner, "raster", self.raster, "'m' or 'n'")
-        if isinstance(self.group, bool) or not isinstance(self.group, int) or not 1 <= self.group <= 64:
+        if not _int_in(self.group, 1, 64):
             raise _bad(owner, "group", self.group, "an int in [1, 64] (cluster rows/columns per raster band)")
         if self.epi_n not in (32, 64) or self.tile_n % self.epi_n:
             raise _bad(owner, "epi_n", self.epi_n, f"32 or 64, dividing tile_n = {self.tile_n} (columns per TMA store)")
         for name in ("ab_stages", "epi_stages"):
             value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 16):
+            if value is not None and not _int_in(value, 1, 16):
                 raise _bad(owner, name, value, f"None (from the smem budget) or an int in [1, {MAX_AB_STAGES}]")
         buffers = self.staging_buffers
-        if (
-            isinstance(self.epi_batch, bool)
-            or not isinstance(self.epi_batch, int)
-            or not 1 <= self.epi_batch <= buffers
-            or self.subtiles % self.epi_batch
-        ):
+        if not _int_in(self.epi_batch, 1, buffers) or self.subtiles % self.epi_batch:
             allowed = f"an int in [1, {buffers}] (the staging buffers) dividing the tile's {self.subtiles} subtiles"
             raise _bad(owner, "epi_batch", self.epi_batch, allowed)
         if not isinstance(self.pdl, bool):
@@ -180,8 +162,7 @@ class GemmConfig:
         return (self.tile_m // rows) * (self.tile_n // cols)
 
     def cluster_grid(self, m: int, n: int) -> tuple[int, int]:
-        """(cluster rows, cluster columns) of an M×N output, as
-        :meth:`pipes.tile_order.TileOrder.cluster_grid` counts them (a cluster may hang over the edge)."""
+        """(cluster rows, cluster columns) of an M×N output, as ``TileOrder.cluster_grid`` counts them."""
         rows, cols = -(-m // self.tile_m), -(-n // self.tile_n)
         return -(-rows // self.cluster_m), -(-cols // self.cluster_n)
 
@@ -205,8 +186,8 @@ class GemmConfig:
         return self.epi_stages if self.epi_stages is not None else 4 if self.schedule is Schedule.COOPERATIVE else 2
 
     def stages(self, problem: Problem, own_staging: bool = True) -> tuple[int, int]:
-        """``(ab_stages, epi_stages)``: the given ones, or what fits the shared-memory budget.
-        ``own_staging`` False: the staging buffers borrow the A ring's memory (a mode of ``gemm_modes``)."""
+        """``(ab_stages, epi_stages)``: the given ones, or what fits the shared-memory budget (``own_staging``
+        False: the staging buffers borrow the A ring's memory, a mode of ``gemm_modes``)."""
         epi = self.staging_buffers
         staging = epi * self.staging_bytes(problem) if own_staging else 0
         budget = SMEM_CAPACITY - SMEM_RESERVED - staging
@@ -216,8 +197,7 @@ class GemmConfig:
             raise ValueError(
                 f"GemmConfig {self.tile_m}×{self.tile_n}×{self.tile_k} ({problem.dtype}): ab_stages = {ab} is invalid: "
                 f"shared memory holds ({SMEM_CAPACITY} - {SMEM_RESERVED} reserved - {staging} B of staging) "
-                f"// {self.stage_bytes(problem)} B per stage = {fit} stages; "
-                f"allowed 2..{fit}"
+                f"// {self.stage_bytes(problem)} B per stage = {fit} stages; allowed 2..{fit}"
             )
         return ab, epi
 

@@ -1,23 +1,10 @@
 """The fused epilogue: elementwise terms applied to the fp32 accumulators before they are stored.
 
-An epilogue is a tuple of :class:`EpilogueTerm` objects applied in order to every accumulator value
-``x`` at output coordinates ``(row, col)``; each term reads its run-time operands from
-:class:`EpilogueArgs`. Two ship with the example, enough for ``nn.Linear``:
-
-* :class:`Scale` — ``x * alpha`` (``alpha`` a run-time Float32: changing it does not recompile);
-* :class:`ColumnBias` — ``x + bias[col]`` (``bias`` a length-N vector in the output dtype).
-
-Adding a term (a ReLU, a row scale, a residual read) is one small class with an ``apply`` (or, if it
-reads memory, a :class:`LoadingTerm`'s two methods below) and, if it needs an operand, a field of
-:class:`EpilogueArgs`; :func:`terms_for` turns a
-:class:`~hopper_gemm.config.Problem` into the tuple the kernel traces. Terms run in the math
-warpgroups, on registers, once per accumulator value, before the values are converted and staged.
-
-A term that reads memory splits its ``apply`` into ``load_fragment(acc, coords, args)`` (its operand of
-every accumulator value, read into registers at once) and ``apply_loaded(x, loaded)``: the kernel issues
-the loads (:func:`load_operands`) while the tile's last k-tile of wgmmas still runs, so their latency
-hides under it instead of holding the tensor cores idle between tiles, and the term picks how to read:
-:class:`ColumnBias` reads each thread's column pairs as one 32-bit word.
+A tuple of terms applies in order to every accumulator value ``x`` at output ``(row, col)``, in registers:
+:class:`Scale` (``x * alpha``) and :class:`ColumnBias` (``x + bias[col]``) ship, enough for ``nn.Linear``.
+Another term (a ReLU, a row scale) is one small class with an ``apply`` and, if it needs an operand, a
+field of :class:`EpilogueArgs`. A term that reads memory is a :class:`LoadingTerm`, whose loads the
+kernel issues while the tile's last k-tile of wgmmas still runs (:func:`load_operands`).
 """
 
 from __future__ import annotations
@@ -43,7 +30,6 @@ class EpilogueArgs:
 class EpilogueTerm(Protocol):
     def apply(self, x: Any, row: Any, col: Any, args: EpilogueArgs) -> Any:
         """The new value of accumulator ``x`` at output ``(row, col)`` (fp32)."""
-        ...
 
 
 class LoadingTerm(Protocol):
@@ -51,11 +37,9 @@ class LoadingTerm(Protocol):
 
     def load_fragment(self, acc: cute.Tensor, coords: Any, args: EpilogueArgs) -> cute.Tensor:
         """The operand of every value of ``acc`` (``coords``: each value's (row, col) in C), in registers."""
-        ...
 
     def apply_loaded(self, x: Any, loaded: Any) -> Any:
         """The new value of accumulator ``x`` given its operand ``loaded``."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -66,10 +50,9 @@ class Scale:
 
 @dataclass(frozen=True)
 class ColumnBias:
-    """``x + bias[col]``. Its reads: in a wgmma accumulator fragment, values ``4g … 4g+3`` are columns
-    (c, c+1, c, c+1) of rows (r, r, r+8, r+8) with c even, so each group of four needs the one 32-bit
-    word ``bias[c : c+2]``: 32 word loads per thread of a 64×256 warpgroup tile instead of 64 of 2 bytes
-    (half the load instructions, half the registers held over the last k-tile)."""
+    """``x + bias[col]``. In a wgmma accumulator fragment values ``4g … 4g+3`` are columns (c, c+1, c, c+1)
+    of rows (r, r, r+8, r+8), c even: each group of four reads the one 32-bit word ``bias[c : c+2]`` (half
+    the load instructions and registers of 2-byte loads)."""
 
     def load_fragment(self, acc: cute.Tensor, coords: Any, args: EpilogueArgs) -> cute.Tensor:
         # acc's first mode is the wgmma atom's ((2, 2, N/8), …): (column +1, row +8, column +8).
@@ -121,13 +104,8 @@ def apply_terms(
     args: EpilogueArgs,
     loaded: tuple | None = None,
 ) -> None:
-    """Apply ``terms`` in place to every value of the accumulator fragment ``acc``.
-
-    ``coords`` is the identity tensor partitioned like ``acc`` (each value's (row, col) in C);
-    ``loaded``: :func:`load_operands`'s result; a term that reads memory and has no operand there
-    (``loaded`` None, or its entry None) reads it here.
-    Traced as straight-line code: the fragment's size is static.
-    """
+    """Apply ``terms`` in place to every value of the accumulator fragment ``acc`` (``coords``: each value's
+    (row, col) in C). ``loaded``: :func:`load_operands`'s result; a loading term without one reads here."""
     if not terms:
         return
     operands = [None if loaded is None else loaded[t] for t in range(len(terms))]

@@ -1,11 +1,10 @@
 """The epilogue's store path: accumulators → staging buffer (``stmatrix``) → TMA store, subtile by subtile.
-
-The staging ring (:class:`pipes.cute.TmaStoreStaging`) owns the buffer reuse; this module owns the
-partitioning of the accumulators and of the output tile into ``epi_tile`` subtiles.
+The staging ring (:class:`pipes.cute.TmaStoreStaging`) owns the buffer reuse; this module the partitions.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import cutlass
@@ -46,10 +45,9 @@ class EpilogueStage:
 def store_tile(
     epi: cutlass.Constexpr, acc: cute.Tensor, staging: Any, tm: Any, tn: Any, subtiles: cutlass.Constexpr = None
 ) -> Any:
-    """The epilogue of one tile: each ``epi_tile`` subtile converted, staged and TMA-stored; returns the
-    staging handle (its cursor moved by one commit per subtile). ``epi_batch`` = b subtiles share one
-    ``acquire(slots=b)`` and one ``publish``. ``subtiles``: (first, end) in store order to store only
-    those (a split-K part's share); None: all."""
+    """The epilogue of one tile: each subtile converted, staged and TMA-stored (one commit each); returns the
+    staging handle. ``epi_batch`` = b subtiles share one ``acquire(slots=b)`` and one ``publish``.
+    ``subtiles``: (first, end) in store order to store only those (a split-K part's share); None: all."""
     kernel = epi.kernel
     batch = kernel.config.epi_batch
     retiled = epi.r2s.retile(acc)
@@ -68,7 +66,7 @@ def store_tile(
             cute.copy(epi.r2s, outs[j], epi.smem_part[(None, None, None, staging.slot(j))])
         staging.publish()
         for j in cutlass.range_constexpr(batch):
-            staging = _tma_store(epi, staging, parts, first + j)
+            staging = tma_store(epi, staging, parts, first + j)
     return staging
 
 
@@ -81,17 +79,7 @@ def store_partitions(epi: Any, tm: Any, tn: Any) -> tuple[Any, Any]:
 
 
 @cute.jit
-def store_subtile(epi: cutlass.Constexpr, out: cute.Tensor, staging: Any, parts: Any, sub: cutlass.Constexpr) -> Any:
-    """One converted subtile ``out`` as subtile ``sub`` of the tile ``parts`` was made for: acquire a staging
-    buffer, ``stmatrix`` into it, publish, TMA-store (the storing warp), commit."""
-    slot = staging.acquire()
-    cute.copy(epi.r2s, out, epi.smem_part[(None, None, None, slot)])
-    staging.publish()
-    return _tma_store(epi, staging, parts, sub)
-
-
-@cute.jit
-def _tma_store(epi: cutlass.Constexpr, staging: Any, parts: Any, sub: cutlass.Constexpr) -> Any:
+def tma_store(epi: cutlass.Constexpr, staging: Any, parts: Any, sub: cutlass.Constexpr) -> Any:
     """The storing warp TMA-stores the buffer at the cursor as subtile ``sub``; every thread commits."""
     sc_part, gc_part = parts
     sub_n = epi.subtile_grid[1]
@@ -105,13 +93,13 @@ def offset_coords(coords: cute.Tensor, row0: Any, col0: Any) -> Any:
     return _Offset(coords, row0, col0)
 
 
+@dataclass(frozen=True)
 class _Offset:
     """``coords`` shifted by the tile's origin: (row, col) in C of each accumulator value."""
 
-    def __init__(self, coords: cute.Tensor, row0: Any, col0: Any) -> None:
-        self.coords = coords
-        self.row0 = row0
-        self.col0 = col0
+    coords: cute.Tensor
+    row0: Any
+    col0: Any
 
     def __getitem__(self, i: int) -> tuple[Any, Any]:
         row, col = self.coords[i]

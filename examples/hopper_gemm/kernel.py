@@ -36,26 +36,19 @@ setmaxnreg 40)         the tile, publish its ready flag (or,     copy engine: on
                        step), release; ends on end-of-stream     pipes.cute.comm.StepCounters)
 =====================  ========================================  =====================================
 
-The load warp walks (tile, k) as one stream; the math warpgroups walk tiles, then k. They share only
-the ``mainloop`` pipeline and :class:`~pipes.tile_order.TileOrder`, so they agree on the order
-without talking. Cooperative: both warpgroups compute the same tile (64 or 128 rows each), then both
-run its epilogue; the next tile's loads are already in flight. Ping-pong: warpgroup g computes the
-CTA's tiles g, g+2, ...; it skips the other's k-tiles in the mainloop ring (``Consumer.skip``), and the
-ordered barrier alternates the two warpgroups at the tensor cores and at the epilogue, so one
-warpgroup's epilogue runs under the other's MMAs. Peers (multicast) release every CTA of the
-cluster that wrote into their slot; the pipes object derives who from the cluster shape.
+The load warp walks (tile, k) as one stream, the math warpgroups tiles, then k: sharing only the
+``mainloop`` pipeline and the :class:`~pipes.tile_order.TileOrder`, they agree without talking. Cooperative:
+both warpgroups compute one tile (64 or 128 rows each), then run its epilogue while the next tile's loads
+are in flight. Ping-pong: warpgroup g computes the CTA's tiles g, g+2, ... (skipping the other's k-tiles in
+the ring, ``Consumer.skip``); the ordered barrier alternates the two at the tensor cores and at the
+epilogue, so one warpgroup's epilogue runs under the other's MMAs. With multicast, a consumer releases every
+CTA of the cluster that wrote into its slot (the pipes object derives which from the cluster shape).
 
-Five extension points, each emitting no code when off (docs/gemm.md, "Extension points"): ``modes``
-(:class:`KernelModes`, the performance modes of ``contrib/gemm_modes``), ``gate`` (A's rows arriving from
-other GPUs, ``pipes.cute.comm.GateSpec``) with ``push`` (this rank's rows sent by warps 1 to 3 at most,
-``pipes.cute.comm.ChunkPushWarp``), ``comm`` (a ``pipes.cute.comm.CommHook`` consuming stored tiles) and
-``pdl`` (programmatic dependent launch).
-
-Reading this file: :func:`~hopper_gemm.roles.declare` (``roles.py``) builds the pipes objects above from
-a configuration; :class:`GemmKernel` holds the host side (``__call__`` / ``traced`` → ``launch``: TMA
-atoms, shared-memory struct, grid) and the device side (``kernel``: barrier init and role dispatch;
-``math``: the math warpgroups' tile loop). The load warp is in ``load_warp.py``, the k-loop in
-``mainloop.py``, the store path in ``epilogue_store.py``.
+Extension points, each emitting no code when off (docs/gemm.md): ``modes`` (:class:`KernelModes`,
+``contrib/gemm_modes``), ``gate`` (a ``GateSpec``: A's rows arriving from other GPUs) with ``push`` (a
+``ChunkPushWarp``: this rank's rows sent by warps 1–3), ``comm`` (a ``CommHook`` consuming stored
+tiles) and ``pdl``. :func:`~hopper_gemm.roles.declare` builds the pipes objects above; ``launch`` is
+the host side, ``kernel`` the barrier init and role dispatch, ``math`` the math warpgroups' tile loop.
 """
 
 from __future__ import annotations
@@ -81,7 +74,7 @@ from pipes.cute import (
 from pipes.cute.comm import ChunkPushWarp, CommHook, GateSpec
 from pipes.tile_order import TileOrder
 
-from .comm_hook import adds_partials, check_comm, check_gate, check_push
+from .comm_hook import adds_partials, check_comm, check_gate
 from .config import GemmConfig, Problem, Schedule
 from .epilogue import EpilogueArgs, apply_terms, load_operands, terms_for
 from .epilogue_store import EpilogueStage, offset_coords, store_tile
@@ -94,29 +87,22 @@ _DTYPES = {"fp16": cutlass.Float16, "bf16": cutlass.BFloat16}
 
 
 class KernelModes(Protocol):
-    """Where performance modes plug into the kernel (``gemm_modes.hooks.ModeHooks``). Host side: whether
-    the staging buffers have memory of their own, the TMA store's box, whether the launch passes a
-    workspace, whether the modes run the math warpgroups, and the modes in words. Device side:
-    ``plan`` (what the CTAs walk after the whole tiles, and how many whole tiles come first),
-    ``load_rest`` (the load warp's loads after the whole tiles) and ``math`` (the math warpgroups' role)."""
+    """Where performance modes plug in (``gemm_modes.hooks.ModeHooks``; docs/gemm.md tabulates the hooks)."""
 
     own_staging: bool
     partial_sums: bool
     takes_math_role: bool
 
     def describe(self) -> str: ...
-
     def stored_box(self, config: GemmConfig) -> tuple[int, int]: ...
-
     def plan(self, kernel: Any, cluster_tiles: Any, clusters: Any, k_tiles: Any) -> tuple[Any, Any]: ...
-
     def load_rest(self, kernel: Any, producer: Any, sources: Any, grid: TileGrid) -> Any: ...
-
     def math(self, kernel: Any, decl: Any, context: Any, math_wg: Any) -> None: ...
 
 
 class GemmKernel:
-    """One compiled configuration. ``__call__`` is the ``@cute.jit`` host function to compile."""
+    """One compiled configuration. ``__call__`` is the ``@cute.jit`` host function to compile (``launch`` for
+    a traced build)."""
 
     def __init__(
         self,
@@ -136,14 +122,11 @@ class GemmKernel:
         self.config = config
         self.trace = trace
         self.problem = problem
-        self.comm = comm  # comm hook (pipes.cute.comm.CommHook), or None
+        self.comm = comm
         self.modes = modes
         self.gate = gate
         self.push = push
-        if push is not None:
-            check_push(gate, push, comm)
-        if gate is not None:
-            check_gate(config, gate, comm, modes)
+        check_gate(config, gate, push, comm, modes)
         if comm is not None:
             if not isinstance(comm, CommHook):
                 raise TypeError(f"comm must be a pipes.cute.comm.CommHook, got {type(comm).__name__}")
@@ -186,39 +169,6 @@ class GemmKernel:
         self.launch(a, b, c, bias, alpha, clusters, bias, stream, comm_args)
 
     @cute.jit
-    def with_workspace(
-        self,
-        a: cute.Tensor,
-        b: cute.Tensor,
-        c: cute.Tensor,
-        bias: cute.Tensor,
-        alpha: Float32,
-        clusters: Int32,
-        flags: cute.Pointer,
-        partials: cute.Pointer,
-        stream: Any,
-    ) -> None:
-        """As ``__call__`` for modes that sum partials across clusters: ``flags`` (Int32) and ``partials``
-        (Float32) are their workspace (``gemm_modes.launch.workspace``; flags zero before the first launch)."""
-        self.launch(a, b, c, bias, alpha, clusters, bias, stream, (flags, partials))
-
-    @cute.jit
-    def traced(
-        self,
-        a: cute.Tensor,
-        b: cute.Tensor,
-        c: cute.Tensor,
-        bias: cute.Tensor,
-        alpha: Float32,
-        clusters: Int32,
-        trace_buf: cute.Tensor,
-        stream: Any,
-        comm_args: Any = None,
-    ) -> None:
-        """As ``__call__``, recording pipeline events into ``trace_buf`` (``GemmKernel(trace=TraceLayout)``)."""
-        self.launch(a, b, c, bias, alpha, clusters, trace_buf, stream, comm_args)
-
-    @cute.jit
     def launch(
         self,
         a: cute.Tensor,
@@ -231,15 +181,12 @@ class GemmKernel:
         stream: Any,
         extra: Any = None,
     ) -> None:
+        """As ``__call__``, recording pipeline events into ``trace_buf`` with ``GemmKernel(trace=TraceLayout)``
+        (compile ``launch`` itself for a traced build; ``__call__`` passes ``bias``, never read)."""
         cfg = self.config
+        majors = (self.a_layout.sm90_mma_major_mode(), self.b_layout.sm90_mma_major_mode())
         tiled_mma = sm90_utils.make_trivial_tiled_mma(
-            self.ab_dtype,
-            self.ab_dtype,
-            self.a_layout.sm90_mma_major_mode(),
-            self.b_layout.sm90_mma_major_mode(),
-            Float32,
-            (cfg.warpgroups_per_tile, 1, 1),
-            tiler_mn=(64, cfg.tile_n),
+            self.ab_dtype, self.ab_dtype, *majors, Float32, (cfg.warpgroups_per_tile, 1, 1), tiler_mn=(64, cfg.tile_n)
         )
         a_smem = sm90_utils.make_smem_layout_a(self.a_layout, self.tile_mnk, self.ab_dtype, self.ab_stages)
         b_smem = sm90_utils.make_smem_layout_b(self.b_layout, self.tile_mnk, self.ab_dtype, self.ab_stages)
@@ -271,12 +218,9 @@ class GemmKernel:
         args = (copies, SmemLayouts(a_smem, b_smem, epi_smem, stored_smem), c, bias, alpha, trace_buf)
         if cutlass.const_expr(self.takes_extra):
             args = (*args, extra)
+        grid, cluster = (cfg.cluster_m, cfg.cluster_n, clusters), (cfg.cluster_m, cfg.cluster_n, 1)
         self.kernel(*args).launch(
-            grid=(cfg.cluster_m, cfg.cluster_n, clusters),
-            block=(BLOCK_THREADS, 1, 1),
-            cluster=(cfg.cluster_m, cfg.cluster_n, 1),
-            stream=stream,
-            use_pdl=cfg.pdl,
+            grid=grid, block=(BLOCK_THREADS, 1, 1), cluster=cluster, stream=stream, use_pdl=cfg.pdl
         )
 
     # --- device side -------------------------------------------------------------------------------
@@ -312,10 +256,9 @@ class GemmKernel:
         # One cluster barrier after every init: remote releases need initialized peers.
         init_pipelines(decl.pipelines, storage.pipes.data_ptr(), layout=decl.layout)
         if cutlass.const_expr(cfg.pdl):
-            # Nothing above touched global memory: the previous grid's outputs (our A, B, bias) and its
-            # reads of what we overwrite (C) are complete past this point. The next grid may launch now:
-            # this CTA holds 384 × 168 of the SM's 65,536 registers, so at most a tiny CTA of it fits
-            # beside this one, and that waits in its own griddepcontrol.wait.
+            # Nothing above touched global memory; past the wait the previous grid's writes (A, B, bias) and
+            # reads (C) are complete. The next grid may launch now: at most a tiny CTA of it fits beside this
+            # one (384 × 168 of the SM's 65,536 registers), and that waits in its own griddepcontrol.wait.
             cute.arch.griddepcontrol_wait()
             cute.arch.griddepcontrol_launch_dependents()
         named = NamedBarrierAllocator(block_threads=BLOCK_THREADS)
@@ -407,13 +350,10 @@ class GemmKernel:
         epi = EpilogueStage(self, copies.tiled_mma, copies.atom_c, copies.tma_c, shared.c, regs.math_tidx)
         staging = decl.staging.producer(sync=shared.epilogue_barrier)
         consumer = decl.mainloop.consumer()
-        first = grid.cluster_id
-        step = grid.clusters
-        order = None
+        first, step, order = grid.cluster_id, grid.clusters, None
         if cutlass.const_expr(pingpong):
             order = OrderedBarrier.at_start(decl.order, shared.order, math_wg, tracer=tracer, trace_id=2)
-            first = grid.cluster_id + math_wg * grid.clusters
-            step = 2 * grid.clusters
+            first, step = grid.cluster_id + math_wg * grid.clusters, 2 * grid.clusters
             consumer.skip(math_wg * grid.k_tiles)
         comm = self.comm
         notify = decl.notify.producer() if cutlass.const_expr(comm is not None) else None

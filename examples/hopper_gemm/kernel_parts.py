@@ -1,6 +1,5 @@
-"""The plain containers the GEMM kernel passes between its roles: host-built copy operands, shared
-memory and registers as the roles see them, and where a CTA stands in the persistent walk (no code of
-their own)."""
+"""The plain containers the GEMM kernel passes between its roles: copy operands, shared memory and
+registers as the roles see them, and where a CTA stands in the persistent walk."""
 
 from __future__ import annotations
 
@@ -9,8 +8,8 @@ from typing import Any, NamedTuple
 
 
 class MathRegisters(NamedTuple):
-    """One math thread's view of the MMA: its slice of the tiled MMA, the A/B fragments over the smem rings,
-    the fp32 accumulators, their (row, col) in the tile, and the thread's index among the math threads."""
+    """One math thread's MMA slice, A/B fragments, fp32 accumulators, their (row, col) in the tile, and
+    its index among the math threads."""
 
     thr_mma: Any
     a_frag: Any
@@ -21,8 +20,7 @@ class MathRegisters(NamedTuple):
 
 
 class Copies(NamedTuple):
-    """The host-built operands of the copies and the MMA: the tiled MMA, and the TMA atom and tensor of
-    A, B (loads) and C (stores)."""
+    """The host-built tiled MMA, and the TMA atom and tensor of A, B (loads) and C (stores)."""
 
     tiled_mma: Any
     atom_a: Any
@@ -34,8 +32,7 @@ class Copies(NamedTuple):
 
 
 class LoadSources(NamedTuple):
-    """The load warp's TMA atoms, partitioned global and shared tensors, multicast masks and L2 policies of A
-    and B."""
+    """The load warp's TMA atom, partitioned tensors, multicast mask and L2 policy of A and of B."""
 
     atom_a: Any
     ga: Any
@@ -50,8 +47,8 @@ class LoadSources(NamedTuple):
 
 
 class SmemLayouts(NamedTuple):
-    """The swizzled shared-memory layouts of the A and B rings and the epilogue staging buffers, and the
-    staging memory as the TMA store sees it (the deferred epilogue's 16-row pieces; else ``epi``)."""
+    """The swizzled smem layouts of the A/B rings and the staging buffers, and the staging memory as the
+    TMA store sees it (``stored``: a mode's smaller pieces, else ``epi``)."""
 
     a: Any
     b: Any
@@ -61,15 +58,14 @@ class SmemLayouts(NamedTuple):
 
 @dataclass
 class Shared:
-    """This CTA's shared memory as the roles use it: the A/B rings, the staging buffers, the ordered
-    barrier's words, the epilogue's named barrier, the staging buffers as the TMA store sees them."""
+    """This CTA's shared memory as the roles use it (``c_stored``: the staging as ``SmemLayouts.stored``)."""
 
     a: Any
     b: Any
     c: Any
     order: Any
     epilogue_barrier: Any
-    c_stored: Any  # the staging memory as SmemLayouts.stored
+    c_stored: Any
 
 
 @dataclass
@@ -89,10 +85,9 @@ class TileGrid:
 
 
 def rows_first(gate: Any, tile_m: int, tm: Any, gate_args: Any) -> Any:
-    """Tile row ``tm`` of the walk as the tile row computed: with a ``gate`` (``pipes.cute.comm.GateSpec``),
-    this rank's own rows first (``ChunkPlan.own_rows_first``); without one, ``tm``. Every role maps its tile
-    rows through this one function (a plain call: a method call inside a run-time loop would make the DSL
-    carry the object through it)."""
+    """Tile row ``tm`` of the walk as the tile row computed: with a ``gate``, this rank's own rows first
+    (``ChunkPlan.own_rows_first``). Every role maps its rows through it (a plain call: a method call inside
+    a run-time loop would make the DSL carry the object through it)."""
     if gate is None:
         return tm
     return gate.plan.own_rows_first(tm, tile_m, gate_args.rank)

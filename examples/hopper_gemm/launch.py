@@ -1,9 +1,6 @@
 """Turning operands into what the compiled kernel takes: CuTe tensors, the stream, the persistent grid.
-
-Shapes and strides are dynamic (one compile serves every M, N, K of a problem kind): on a GPU the
-torch tensors are wrapped with ``from_dlpack(...).mark_layout_dynamic``; without one, symbolic fake
-tensors of the same kind let the kernel compile for sm_90a.
-"""
+Shapes and strides are dynamic: torch tensors are wrapped with ``mark_layout_dynamic``; without a GPU,
+symbolic fake tensors of the same kind let the kernel compile for sm_90a."""
 
 from __future__ import annotations
 
@@ -42,35 +39,27 @@ def fake_operands(problem: Problem) -> tuple[Any, Any, Any, Any]:
 def compile_entry(
     config: GemmConfig, problem: Problem, modes: Any = None, gate: Any = None, push: Any = None
 ) -> tuple[Any, Any, tuple]:
-    """(the kernel object, its host function to compile, fake arguments of that function's signature):
-    ``__call__`` (with a ``gate``, a ``pipes.cute.comm.GateSpec``: and fake gate arguments, the push
-    warp's too with ``push``), or
-    ``with_workspace`` with its two workspace pointers where ``modes`` (a
-    :class:`~hopper_gemm.kernel.KernelModes`) sum partials across clusters."""
+    """(the kernel object, ``__call__`` to compile, fake arguments of its signature): with a ``gate`` (a
+    ``pipes.cute.comm.GateSpec``) fake gate arguments, the push warp's too with ``push``. Modes that sum
+    partials take a workspace: ``gemm_modes.entry.compile_entry``."""
     import cutlass
-    import cutlass.cute as cute
-    from cutlass.cute.runtime import make_fake_stream, make_ptr
+    from cutlass.cute.runtime import make_fake_stream
 
     from .kernel import GemmKernel
 
     kernel = GemmKernel(config, problem, modes=modes, gate=gate, push=push)
-    head = (*fake_operands(problem), cutlass.Float32(1.0), cutlass.Int32(1))
-    if gate is not None:
-        from pipes.comm.args import fake_gate_args, fake_push_gate_args
+    head = (*fake_operands(problem), cutlass.Float32(1.0), cutlass.Int32(1), make_fake_stream())
+    if gate is None:
+        return kernel, kernel, head
+    from pipes.comm.args import fake_gate_args, fake_push_gate_args
 
-        if push is not None:
-            args = fake_push_gate_args(gate.plan.world, _cutlass_dtype(problem.dtype))
-            return kernel, kernel, (*head, make_fake_stream(), args)
-        return kernel, kernel, (*head, make_fake_stream(), fake_gate_args())
-    if modes is not None and modes.partial_sums:
-        flags = make_ptr(cutlass.Uint32, 1 << 20, cute.AddressSpace.gmem, assumed_align=4)
-        partials = make_ptr(cutlass.Float32, 1 << 20, cute.AddressSpace.gmem, assumed_align=16)
-        return kernel, kernel.with_workspace, (*head, flags, partials, make_fake_stream())
-    return kernel, kernel, (*head, make_fake_stream())
+    if push is not None:
+        return kernel, kernel, (*head, fake_push_gate_args(gate.plan.world, _cutlass_dtype(problem.dtype)))
+    return kernel, kernel, (*head, fake_gate_args())
 
 
 def cute_operands(a: Any, b_nk: Any, c: Any, bias: Any) -> tuple[Any, Any, Any, Any]:
-    """The torch tensors as dynamic-layout CuTe tensors (``bias`` None: a 1-element stand-in)."""
+    """The torch tensors as dynamic-layout CuTe tensors (``bias`` None: a stand-in of 8 zeros)."""
     from cutlass.cute.runtime import from_dlpack
 
     def wrap(t: Any, leading: int) -> Any:
@@ -91,10 +80,8 @@ _RESIDENT: dict[tuple[int, int], int] = {}
 
 
 def resident_clusters(cluster_size: int, device_index: int = 0) -> int:
-    """Clusters of ``cluster_size`` CTAs (one per SM) the GPU keeps resident at once: the driver's occupancy
-    answer, which counts how clusters pack into GPCs (the H100s of the GPU runner, 132 SMs, hold 66 clusters
-    of 2 but 30 of 4). ``tests/gpu/test_gpu_cluster_residency.py`` checks it with a kernel whose CTAs wait
-    for one another."""
+    """Clusters of ``cluster_size`` CTAs the GPU keeps resident at once: the driver's occupancy answer, which
+    counts how clusters pack into GPCs (a 132-SM H100 holds 66 clusters of 2 but 30 of 4)."""
     key = (cluster_size, device_index)
     if key not in _RESIDENT:
         import torch
@@ -106,24 +93,6 @@ def resident_clusters(cluster_size: int, device_index: int = 0) -> int:
             count = HardwareInfo(device_index).get_max_active_clusters(cluster_size)
         _RESIDENT[key] = max(1, int(count))
     return _RESIDENT[key]
-
-
-def current_device_and_stream() -> tuple[int, int]:
-    """(current CUDA device index, its current torch stream as an integer handle), through torch's raw
-    getters where it has them: ~0.3 µs of host time against ~4 for ``torch.cuda.current_stream()``."""
-    import torch
-
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    get_device = getattr(torch._C, "_cuda_getDevice", None)
-    if raw is None or get_device is None:
-        return torch.cuda.current_device(), torch.cuda.current_stream().cuda_stream
-    device = get_device()
-    return device, raw(device)
-
-
-def current_stream_handle() -> int:
-    """The current device's current torch stream as an integer handle (see :func:`current_device_and_stream`)."""
-    return current_device_and_stream()[1]
 
 
 def current_stream() -> Any:

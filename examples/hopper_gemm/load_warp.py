@@ -1,9 +1,5 @@
-"""The load warp of the GEMM kernel: one stream of (tile, k) A/B k-tiles into the ``mainloop`` ring.
-
-Host side, :func:`load_atom`: each operand's TMA atom (multicast over the cluster row or column that
-shares it). Device side, :func:`load`: the producer of the ``mainloop`` TmaLoadPipeline
-(``producer.acquire`` → two TMA copies on the slot's barrier → ``producer.commit``, ``tail`` at the
-end), walking the tiles in the order the math warpgroups consume them.
+"""The load warp of the GEMM kernel: one stream of (tile, k) A/B k-tiles into the ``mainloop`` ring, each
+``acquire`` → two TMA copies on the slot's barrier (multicast where a cluster shares the operand) → ``commit``.
 """
 
 from __future__ import annotations
@@ -24,9 +20,8 @@ from .kernel_parts import Copies, LoadSources, Shared, rows_first
 def load(
     kernel: cutlass.Constexpr, decl: cutlass.Constexpr, copies: Copies, shared: Shared, grid: Any, extra: Any = None
 ) -> None:
-    """The load warp: one stream of (tile, k) A/B k-tiles into the mainloop ring, in the order the math
-    warpgroups walk (``kernel.order``), then what a mode plans after the whole tiles. With a ``gate``
-    (``extra``: its ``GateArgs``) a tile row's loads wait for the chunks of A it needs."""
+    """The load warp, in the order the math warpgroups walk (``kernel.order``), then what a mode plans after
+    the whole tiles. With a ``gate`` (``extra``: its ``GateArgs``) a tile row waits for its chunks of A."""
     # The kernel object itself must stay out of the run-time loops below (the DSL would try to carry it).
     cfg, order = kernel.config, kernel.order
     atom_a, tma_a, atom_b, tma_b = copies.atom_a, copies.tma_a, copies.atom_b, copies.tma_b

@@ -1,7 +1,5 @@
 """The math warpgroups' k-loop over one tile: wait for a stage, issue its wgmmas, release the stage before.
-
-Shared by both schedules (ping-pong hands the tensor cores on between the last issue and the last wait,
-which is why the caller finishes the loop).
+Both schedules share it (ping-pong hands the tensor cores on before the last wait: the caller ends the loop).
 """
 
 from __future__ import annotations
@@ -15,10 +13,9 @@ from cutlass.cute.nvgpu import warpgroup
 
 
 def peeks_after(k: Any, k_tiles: Any) -> Any:
-    """Whether the k-loop peeks (``try_wait``) at k-tile k + 1's slot after issuing k-tile k: only when the
-    tile has that k-tile. ``try_wait`` on a phase that is not coming blocks until the hardware's time limit
-    (~4 µs on an H100), which the CTA's last tile would pay at every launch. Python ints (the CPU checker's
-    model of this loop) and DSL integers alike."""
+    """Whether the k-loop peeks (``try_wait``) at k-tile k + 1's slot after issuing k-tile k: only if the tile
+    has one. ``try_wait`` on a phase that is not coming blocks until the hardware's time limit (~4 µs on an
+    H100), at the CTA's last tile. Python ints (the CPU checker's model) and DSL integers alike."""
     return k + 1 < k_tiles
 
 
@@ -26,15 +23,13 @@ def peeks_after(k: Any, k_tiles: Any) -> Any:
 def mainloop(
     tiled_mma: cute.TiledMma, regs: Any, consumer: Any, k_tiles: Int32, staging: Any, under: Any = None
 ) -> tuple[Any, Any]:
-    """One tile's k-loop into ``regs.acc``; returns the ``(consumer, staging)`` handles. Keeps one k-tile of
-    wgmmas in flight: the slot of k-tile k-1 is released once the wgmmas of k-tile k are issued and those
-    of k-1 are complete. The caller waits for the last group and releases the last slot (so ping-pong can
-    hand the tensor cores on first).
+    """One tile's k-loop into ``regs.acc``; returns the ``(consumer, staging)`` handles. One k-tile of wgmmas
+    stays in flight: k-tile k-1's slot is released once k-tile k is issued and k-1 is complete. The caller
+    waits for the last group and releases the last slot.
 
-    ``under``: work a mode hides under the k-loop (``gemm_modes``' deferred epilogue), a ``(work, tm, tn)``
-    whose ``work.store_chunk(j, staging, tm, tn)`` runs right after the wgmmas of k-tile j are issued, for
-    j < ``work.chunks`` (the rest after the loop when K has fewer k-tiles). None: ``staging`` comes back
-    untouched."""
+    ``under``: a mode's work hidden under the loop (the deferred epilogue), ``(work, tm, tn)``:
+    ``work.store_chunk(j, staging, tm, tn)`` runs after k-tile j's wgmmas are issued, for j < ``work.chunks``
+    (the rest after the loop). None: ``staging`` comes back untouched."""
     acc, a_frag, b_frag = regs.acc, regs.a_frag, regs.b_frag
     token = consumer.try_wait()
     slot = consumer.wait(token)
@@ -84,6 +79,6 @@ def _issue_k_tile(
 
 
 def _store_under(work: Any, chunk: int, staging: Any, tm: Any, tn: Any) -> Any:
-    """``work.store_chunk(...)`` as a call that takes ``work`` (a method call inside a run-time loop would
-    make the DSL carry the trace-time object through the loop)."""
+    """``work.store_chunk(...)`` as a plain call (a method call in a run-time loop would make the DSL carry
+    ``work`` through it)."""
     return work.store_chunk(chunk, staging, tm, tn)

@@ -1,9 +1,5 @@
-"""The GEMM kernel's roles and pipes objects, declared once per configuration (no code, no DSL).
-
-:func:`declare` builds what the kernel (``kernel.py``) and the CPU checks (``pipes.check``, the
-epilogue-comm bridge) share: the ``mainloop`` TMA-load pipeline (multicast peers from the cluster
-shape), the epilogue's staging ring, ping-pong's ordered barrier, and the role layout of the 384 threads
-(warp 0 loads, warps 4–11 are the math warpgroups; a comm role adds its own).
+"""The GEMM kernel's roles and pipes objects, declared once per configuration (no code, no DSL): what the
+kernel and the CPU checks (``pipes.check``) share. Warp 0 loads, warps 4–11 are the math warpgroups.
 """
 
 from __future__ import annotations
@@ -12,15 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipes import ArrivalUnit, Completion, PipelineSpec, Role
-from pipes.cute import (
-    Multicast,
-    OrderSpec,
-    RoleLayout,
-    SlotReaders,
-    TmaLoadPipeline,
-    TmaStoreStaging,
-    Warps,
-)
+from pipes.cute import Multicast, OrderSpec, RoleLayout, SlotReaders, TmaLoadPipeline, TmaStoreStaging, Warps
 
 from .config import GemmConfig, Problem, Schedule
 
@@ -28,8 +16,7 @@ BLOCK_THREADS = 384
 LOAD_REGISTERS = 40
 MMA_REGISTERS = 232
 MATH_FIRST_WARP = 4
-#: The first of the producer warpgroup's warps that push an all-gather's chunks with SM copies (1–3: every
-#: warp beside the load warp; a comm role would take warp 1, so the two do not share a kernel).
+#: The first push warp of an all-gather (warps 1–3; a comm role would take warp 1, so the two never share a kernel).
 PUSH_FIRST_WARP = 1
 
 
@@ -54,12 +41,8 @@ TRACE_NAMES = {1: "mainloop", 2: "pingpong", 3: "epilogue"}
 
 def declare(config: GemmConfig, problem: Problem, tracer: Any = None, comm: Any = None, push: int = 0) -> Declarations:
     """The pipelines, the staging ring, the ping-pong order and the role layout of one configuration.
-
-    ``tracer``: a :class:`pipes.cute.Tracer` (built inside the kernel) to record the mainloop's events.
-    ``comm``: a ``tile_comm.CommRole`` (adds the ``tiles`` pipeline and the ``store``/``comm`` roles).
-    ``push``: an all-gather's push warps (``pipes.cute.comm.ChunkPushWarp``): their count, from warp
-    :data:`PUSH_FIRST_WARP` (0: none).
-    """
+    ``tracer``: a :class:`pipes.cute.Tracer` (built inside the kernel) recording the mainloop's events;
+    ``comm``: a ``CommHook`` (adds its pipeline and roles); ``push``: how many push warps (0: none)."""
     ab_stages, epi_stages = config.stages(problem)
     math_warps = 4 * config.warpgroups_per_tile  # warps that consume one slot
     a_multicast, b_multicast = config.cluster_n > 1, config.cluster_m > 1

@@ -168,8 +168,8 @@ def test_auto_split_k_picks_match_torch(mnk, bias, dtype):
     cluster; 128×192 in 2 at 800×1500), ragged edges and K included; gemm(split_k=...) runs the same path
     on request and refuses a grid the GPU cannot hold at once."""
     torch = _torch()
-    from gemm_modes.choice import choose_config
-    from hopper_gemm.api import device_sms, gemm
+    from gemm_modes.choice import choose_config, device_sms
+    from hopper_gemm.api import gemm
     from hopper_gemm.config import Problem
 
     assert choose_config(Problem(dtype, bias=bias), mnk, "auto", None, None, sms=device_sms(0)).split_k > 1
@@ -558,8 +558,7 @@ def test_ring_staging_is_bitwise_the_staged_one(shape, config, bias):
 def test_auto_stages_in_the_ring_at_one_tile_per_cta(k, stages):
     """gemm() at 256×8192×K: the table's ping-pong 128×128 with the staging in the ring, and the stage
     that frees taken from K = 4096 on."""
-    from gemm_modes.choice import choose_config
-    from hopper_gemm.api import device_sms
+    from gemm_modes.choice import choose_config, device_sms
     from hopper_gemm.config import Problem
 
     mnk = (256, 8192, k)

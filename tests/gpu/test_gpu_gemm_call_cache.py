@@ -109,7 +109,7 @@ def test_a_cached_key_still_refuses_misaligned_pointers_and_bad_values():
 
 def test_tensors_off_the_current_device_are_refused_even_for_a_cached_key(monkeypatch):
     torch = _torch()
-    import hopper_gemm.launch as launch
+    import gemm_modes.call_cache as call_cache
     from hopper_gemm.api import gemm
 
     a, b = _inputs(128, 128, 64, "bf16", "nk", seed=8)
@@ -118,6 +118,6 @@ def test_tensors_off_the_current_device_are_refused_even_for_a_cached_key(monkey
     here = torch.cuda.current_device()
     # as if the current device were another one (a single-GPU runner has no second device to switch to)
     monkeypatch.setattr(torch.cuda, "current_device", lambda: here + 1)
-    monkeypatch.setattr(launch, "current_device_and_stream", lambda: (here + 1, 0))
+    monkeypatch.setattr(call_cache, "current_device_and_stream", lambda: (here + 1, 0))
     with pytest.raises(ValueError, match=rf"on cuda:{here} but the current CUDA device is cuda:{here + 1}"):
         gemm(a, b)

@@ -99,6 +99,21 @@ class GateSpec(TraceStatic):
         """The most chunks one tile touches: the gate's static loop bound."""
         return self.plan.max_span(self.tile_m)
 
+    def check_tiles(self, tile_m: int, cluster_m: int = 1) -> None:
+        """``ValueError`` unless a kernel of ``tile_m``-row tiles in clusters of ``cluster_m`` tile rows can wait
+        at this gate: the gate counts tiles of ``tile_m`` rows, and each rank's rows are whole cluster rows of
+        tiles (a cluster hanging over them would compute a tile row that walking the rank's own rows first,
+        :meth:`ChunkPlan.own_rows_first`, maps onto a real one)."""
+        if self.tile_m != tile_m:
+            raise ValueError(f"the gate counts tiles of {self.tile_m} rows, the configuration {tile_m}")
+        rows = tile_m * cluster_m
+        if self.plan.rows_per_rank % rows:
+            raise ValueError(
+                f"each rank's {self.plan.rows_per_rank} rows must be whole cluster rows of tiles ({tile_m} × "
+                f"cluster_m {cluster_m} = {rows}): a cluster hanging over the rows would compute a tile row "
+                "that walking the rank's own rows first maps onto a real one"
+            )
+
 
 class GateArgs(NamedTuple):
     """The gate's run-time arguments, passed through the kernel untouched: ``flags`` (a ``uint32`` pointer to

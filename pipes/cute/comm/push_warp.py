@@ -38,7 +38,7 @@ from ..state import TraceStatic
 from .chunk_sender import ChunkSender
 from .credits import Credits
 from .flags import ReadyFlags
-from .gate import MAX_CHUNKS
+from .gate import MAX_CHUNKS, GateSpec
 
 
 def first_push(peer_index: Any, chunks_per_rank: int, worker: Any, workers: Any) -> Any:
@@ -107,6 +107,29 @@ class ChunkPushWarp(TraceStatic):
     @property
     def peers(self) -> int:
         return self.sender.plan.world - 1
+
+    def check_feeds(self, gate: GateSpec | None, spare_warps: int = 3) -> None:
+        """``ValueError`` unless these warps can feed ``gate``: at most ``spare_warps`` of them (the producer
+        warpgroup's warps beside its load warp), a gate to wait on their chunks, the same chunks, and flags
+        that hold epochs (``GateSpec(exact=False)``)."""
+        if self.warps > spare_warps:
+            raise ValueError(
+                f"ChunkPushWarp.warps = {self.warps}: the producer warpgroup has {spare_warps} warps beside the "
+                "load warp"
+            )
+        if gate is None:
+            raise ValueError(
+                "a push warp needs a gate: the kernel pushes its chunks for peers whose gates wait on them"
+            )
+        if self.sender.plan != gate.plan:
+            raise ValueError(
+                f"the push warp sends chunks of {self.sender.plan}, the gate waits on {gate.plan}: allowed one plan"
+            )
+        if gate.exact:
+            raise ValueError(
+                "SM pushes raise each flag to the launch's epoch: the gate must wait until a flag has reached it "
+                "(GateSpec(exact=False)), not for the copy engine's parity token"
+            )
 
     @cute.jit
     def run(self, args: PushingGateArgs, warp: Any = 0) -> None:
