@@ -266,7 +266,8 @@ class TensorParallelGemmRS:
         its steps over the streams (``CommConfig.copy_spread``: ``steps`` or ``targets``). ``inbox_buffers``:
         1, or 2 (engine ``copy``): launch ``e`` ships into inbox ``e % 2``, so a sender takes the credit
         its receiver gave two launches before and never waits for the receiver's previous launch; twice
-        the inbox memory (default: ``buffers.buffers``, else 1)."""
+        the inbox memory (default: ``buffers.buffers``, else 1). Measured slower than one inbox on 2 and 4
+        GPUs: the credits of one inbox keep the ranks' rotation in step (benchmarks/RESULTS.md)."""
         from .launcher import EpilogueComm
 
         if inbox_buffers is None:
