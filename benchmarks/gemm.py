@@ -31,7 +31,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[1] / d) for d in ("examples
 from gemm_modes.modes import tuned_config  # noqa: E402
 from gpu_clocks import ClockSampler, smi_id  # noqa: E402
 from hopper_gemm.config import Schedule  # noqa: E402
-from kernel_tools.timing import graphed, time_interleaved  # noqa: E402
+from kernel_tools.timing import graphed, kernel_spans, time_interleaved  # noqa: E402
 from needs_gpu import cuda_torch  # noqa: E402
 from shape_arg import parse_shapes, table_rows  # noqa: E402
 
@@ -170,6 +170,28 @@ CANDIDATES = {
     "pp128x192c12": tuned_config(128, 192, 1, 2, P),
     "coop128x128c21skad4": tuned_config(128, 128, 2, 1, C, stream_k=True, stream_k_aligned=True, deferred_chunks=4),
     "coop128x128c12skad4": tuned_config(128, 128, 1, 2, C, stream_k=True, stream_k_aligned=True, deferred_chunks=4),
+    # tiles between the wgmma widths of the table: finer steps of the tile count against the SMs
+    "coop128x224c21d7": tuned_config(128, 224, 2, 1, C, deferred_chunks=7),
+    "coop128x224c12d7": tuned_config(128, 224, 1, 2, C, deferred_chunks=7),
+    "coop128x160c21d5": tuned_config(128, 160, 2, 1, C, deferred_chunks=5),
+    "pp128x160c12": tuned_config(128, 160, 1, 2, P),
+    "pp128x160c21": tuned_config(128, 160, 2, 1, P),
+    "pp128x96c12": tuned_config(128, 96, 1, 2, P),
+    "pp128x176c12": tuned_config(128, 176, 1, 2, P),
+    "pp128x176c21": tuned_config(128, 176, 2, 1, P),
+    "coop128x176c12d11": tuned_config(128, 176, 1, 2, C, deferred_chunks=11),
+    "coop128x176c21d11": tuned_config(128, 176, 2, 1, C, deferred_chunks=11),
+    "pp128x112c21": tuned_config(128, 112, 2, 1, P),
+    "pp128x112c12": tuned_config(128, 112, 1, 2, P),
+    "coop128x112c21d7": tuned_config(128, 112, 2, 1, C, deferred_chunks=7),
+    "coop128x208c21d13": tuned_config(128, 208, 2, 1, C, deferred_chunks=13),
+    "pp128x144c12": tuned_config(128, 144, 1, 2, P),
+    "coop128x144c21d9": tuned_config(128, 144, 2, 1, C, deferred_chunks=9),
+    "coop128x240c21d15": tuned_config(128, 240, 2, 1, C, deferred_chunks=15),
+    "coop256x176c12": tuned_config(256, 176, 1, 2, C),
+    # stream-K with the cluster along N (an odd count of row tiles)
+    "coop128x256c12skd8": tuned_config(128, 256, 1, 2, C, stream_k=True, deferred_chunks=8),
+    "coop128x256c12skad8": tuned_config(128, 256, 1, 2, C, stream_k=True, stream_k_aligned=True, deferred_chunks=8),
 }
 QUICK = ["coop128x256c21d8", "coop128x256c21skrd8", "pp128x192c21", "pp128x128c21", "pp128x128c21r"]
 #: Measured and slower everywhere, or within 1 % of a table configuration (H100, 2026-11-24/25): kept for
@@ -188,6 +210,10 @@ DIAGNOSTIC |= {"coop128x256c21skrd2", "coop128x256c21skrd4", "coop128x128c21d4"}
 DIAGNOSTIC |= {"coop128x128c21r"}
 #: Tried on the sweep's shapes that fall behind torch (see ``--sweep --configs``).
 DIAGNOSTIC |= {"pp128x128c12", "pp128x192c12", "coop128x128c21skad4", "coop128x128c12skad4"}
+DIAGNOSTIC |= {"coop128x224c21d7", "coop128x224c12d7", "coop128x160c21d5", "pp128x160c12", "pp128x160c21"}
+DIAGNOSTIC |= {"pp128x96c12", "coop128x256c12skd8", "coop128x256c12skad8", "pp128x176c12", "pp128x176c21"}
+DIAGNOSTIC |= {"coop128x176c12d11", "coop128x176c21d11", "pp128x112c21", "pp128x112c12", "coop128x112c21d7"}
+DIAGNOSTIC |= {"coop128x208c21d13", "pp128x144c12", "coop128x144c21d9", "coop128x240c21d15", "coop256x176c12"}
 
 ROUNDS = 10
 BATCH = 10
@@ -306,7 +332,23 @@ def _auto(shape: tuple, rows: list[Row], sms: int | None = None, pdl: bool = Fal
     return f"; auto = {name} {ratio:.3f}{verdict}"
 
 
-def sweep(torch: Any, shapes: list[tuple], alternatives: list[str] = ()) -> int:
+def _flags(row: Row, torch_err: float) -> str:
+    """What an alternative's output failed of auto's checks: a repeat that differs, an error past twice torch's."""
+    wrong = row.rel_err > 2 * torch_err
+    return (" (REPEAT DIFFERS)" if not row.repeat_exact else "") + (f" (ERR {row.rel_err:.1e})" if wrong else "")
+
+
+#: ``--without-widths``' contender: auto's pick with only the power-of-two tile widths.
+WITHOUT_WIDTHS = "auto-without-widths"
+
+
+def sweep(
+    torch: Any,
+    shapes: list[tuple],
+    alternatives: list[str] = (),
+    torch_kernels: bool = False,
+    without_widths: bool = False,
+) -> int:
     """Auto's pick (with PDL, as ``gemm()`` launches it) on every shape against torch, interleaved per shape
     with the ``alternatives`` (CANDIDATES' names, also with PDL): one line per shape with the table's
     reason and the error against fp32, the alternatives' ratios under it, then auto's floor and
@@ -315,7 +357,11 @@ def sweep(torch: Any, shapes: list[tuple], alternatives: list[str] = ()) -> int:
     Every contender runs from CUDA graphs of BATCH launches (ours with PDL inside the graph): called
     eagerly, torch's host dispatch (15–40 µs per call, host-dependent) is longer than the GEMM on the
     small shapes, and the ratio would measure the host. Torch's eager time is printed beside it (what a
-    caller of ``torch.matmul`` outside a graph sees), and the ratio against it."""
+    caller of ``torch.matmul`` outside a graph sees), and the ratio against it. ``torch_kernels``: also
+    the kernel torch ran and its GPU time as CUPTI sees it (cuBLAS's kernel names encode its tile and
+    cluster: ``nvjet_sm90_tst_256x128_64x4_1x2_…`` is 256×128 tiles, 64-deep k-tiles in 4 stages, cluster
+    1×2). ``without_widths``: where the table without the widths between the powers of two
+    (``decide(widths=False)``) picks otherwise, that pick runs too, as ``auto-without-widths``."""
     import math
 
     from gemm_modes.autotable import decide
@@ -329,19 +375,27 @@ def sweep(torch: Any, shapes: list[tuple], alternatives: list[str] = ()) -> int:
         f"from CUDA graphs of {BATCH} launches; auto's pick with PDL"
     )
     CANDIDATES.update({name: CANDIDATES[name].with_(pdl=True) for name in alternatives})
-    ratios, eager_ratios, best_ratios = [], [], []
+    ratios, eager_ratios, best_ratios, before_ratios = [], [], [], []
     for shape in shapes:
         m, n, k, dtype, bias = shape
         decision = decide(Problem(dtype, bias=bias), (m, n, k), sms)
         config = without_unheld_split_k(decision.config, m, n)
         CANDIDATES["auto"] = without_unheld_ring_staging(config, m, n).with_(pdl=True)
-        rows, _ = bench_shape(shape, ["auto", *alternatives], torch, skip_invalid=True, graph=True)
+        names = ["auto", *alternatives]
+        if without_widths:  # the table before the widths between the powers of two, where it picks otherwise
+            before = decide(Problem(dtype, bias=bias), (m, n, k), sms, widths=False).config
+            before = without_unheld_ring_staging(without_unheld_split_k(before, m, n), m, n).with_(pdl=True)
+            if before != CANDIDATES["auto"]:
+                CANDIDATES[WITHOUT_WIDTHS] = before
+                names.append(WITHOUT_WIDTHS)
+        rows, _ = bench_shape(shape, names, torch, skip_invalid=True, graph=True)
         (eager,) = [r for r in rows if r.name == "torch eager"]
         rows = [r for r in rows if r is not eager]
         auto = rows[0]
         ratios.append(auto.ratio)
         eager_ratios.append(eager.us / auto.us)
-        best_ratios.append(max(r.ratio for r in rows))
+        best_ratios.append(max(r.ratio for r in rows if r.name != WITHOUT_WIDTHS))
+        before_ratios.append(next((r.ratio for r in rows if r.name == WITHOUT_WIDTHS), auto.ratio))
         exact = "bit-exact repeat" if auto.repeat_exact else "REPEAT DIFFERS"
         print(
             f"{f'{m}×{n}×{k}':>18} {dtype:>5} {auto.us:9.1f} µs, torch {auto.torch_us:9.1f} µs (eager {eager.us:.1f}), "
@@ -349,10 +403,12 @@ def sweep(torch: Any, shapes: list[tuple], alternatives: list[str] = ()) -> int:
             f"{eager.rel_err:.1e}) {exact}  {decision.config.describe()} — {decision.rule}: {decision.facts}",
             flush=True,
         )
-        if alternatives:
-            flag = {True: "", False: " (REPEAT DIFFERS)"}
-            others = ", ".join(f"{r.name} {r.ratio:.3f}{flag[r.repeat_exact]}" for r in rows[1:])
+        if len(rows) > 1:
+            others = ", ".join(f"{r.name} {r.ratio:.3f}{_flags(r, eager.rel_err)}" for r in rows[1:])
             print(f"{'':>24}{others}", flush=True)
+        if torch_kernels:
+            span = kernel_spans(graphed(shape_inputs(shape, torch)[-1], BATCH))
+            print(f"{'':>24}torch ran {', '.join(span.names)}: {span.duration:.1f} µs per kernel", flush=True)
 
     def summary(label: str, values: list[float]) -> str:
         geomean = math.exp(sum(math.log(r) for r in values) / len(values))
@@ -367,6 +423,8 @@ def sweep(torch: Any, shapes: list[tuple], alternatives: list[str] = ()) -> int:
     print(summary("auto against torch called eagerly", eager_ratios))
     if alternatives:
         print(summary("best contender per shape", best_ratios))
+    if without_widths:
+        print(summary("the table without the widths between the powers of two", before_ratios))
     return 0
 
 
@@ -390,6 +448,14 @@ def main(argv: list[str] | None = None) -> int:
         "--shapes: these shapes instead, bf16 where SWEEP and HELD_OUT do not hold them)",
     )
     parser.add_argument("--held-out", action="store_true", help="with --sweep: HELD_OUT's shapes instead of SWEEP's")
+    parser.add_argument(
+        "--without-widths",
+        action="store_true",
+        help="with --sweep: also the table's pick without the tile widths between the powers of two, where it differs",
+    )
+    parser.add_argument(
+        "--torch-kernels", action="store_true", help="with --sweep: also the kernel torch ran per shape (CUPTI)"
+    )
     args = parser.parse_args(argv)
     unknown = [name for name in (args.configs or "").split(",") if name and name not in CANDIDATES]
     if unknown:
@@ -407,7 +473,8 @@ def main(argv: list[str] | None = None) -> int:
     if torch is None:
         return 0
     if args.sweep:
-        return sweep(torch, shapes, args.configs.split(",") if args.configs else [])
+        alternatives = args.configs.split(",") if args.configs else []
+        return sweep(torch, shapes, alternatives, args.torch_kernels, args.without_widths)
     default = QUICK if args.quick else [n for n in CANDIDATES if n not in DIAGNOSTIC]
     names = args.configs.split(",") if args.configs else default
     # With PDL, back-to-back launches of one configuration overlap one's set-up with the other's tail.

@@ -50,6 +50,25 @@ def test_every_schedule_dtype_and_layout_compiles_to_what_it_should(config, dtyp
     assert not r.wgmma_serialized  # ptxas C7510 would make every wgmma wait for the previous one
 
 
+@pytest.mark.parametrize(
+    "config",
+    [
+        tuned_config(128, 176, 1, 2, Schedule.PINGPONG),
+        tuned_config(128, 208, 2, 1, Schedule.COOPERATIVE, deferred_chunks=13),
+        tuned_config(128, 224, 2, 1, Schedule.COOPERATIVE, deferred_chunks=7),
+    ],
+    ids=["pingpong128x176", "cooperative128x208", "cooperative128x224"],
+)
+def test_tile_widths_between_the_powers_of_two_compile_to_one_wgmma_width(config):
+    """A width between the powers of two is one wgmma N extent (no padding to the next power of two), its
+    16- or 32-column subtiles are 16- or 32-column TMA stores, and nothing spills."""
+    r = report(config, Problem("bf16"))
+    widths = set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16", r.ptx))
+    assert widths == {str(config.tile_n)}
+    assert r.spill_bytes == 0 and not r.wgmma_serialized
+    assert config.epi_n == (16 if config.tile_n % 32 else 32)
+
+
 @pytest.mark.parametrize("config", [COOP, PINGPONG], ids=["cooperative", "pingpong"])
 def test_each_operand_s_l2_policy_is_chosen_at_run_time_from_its_readers(config):
     """``pipes.cute.read_once_policy``: A's policy from the cluster columns that load each A tile, B's from
@@ -412,6 +431,7 @@ def test_the_deferred_epilogue_s_pieces_are_the_staging_buffers_row_for_row():
 
     @cute.jit
     def both():
+        compare(128, 16, 2)
         compare(128, 32, 2)
         compare(128, 64, 2)
 

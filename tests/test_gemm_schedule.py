@@ -130,6 +130,48 @@ def test_configuration_rules_name_the_field():
         tuned_config(128, 128, 2, 1, "pingpong", epi_batch=4)  # ping-pong stages through 2 buffers
 
 
+def test_tile_widths_between_the_powers_of_two_take_16_column_subtiles():
+    """``tile_n``: any multiple of 16 in [64, 256]; where 32 does not divide it the staged subtiles are 16
+    columns wide (``epi_n`` None), and a new width re-derives that default unless ``epi_n`` was asked for."""
+    from hopper_gemm.config import GemmConfig, default_epi_n
+
+    assert GemmConfig(tile_n=176, schedule="pingpong").epi_n == 16 == default_epi_n(176)
+    assert GemmConfig(tile_n=224).epi_n == 32 and GemmConfig(tile_n=224).subtiles == 7
+    assert GemmConfig(tile_n=176).subtiles == 11  # cooperative: 128-row subtiles, 11 of 16 columns
+    assert GemmConfig(tile_n=256).with_(tile_n=208).epi_n == 16
+    assert GemmConfig(tile_n=208).with_(tile_n=256).epi_n == 32
+    assert GemmConfig(tile_n=256, epi_n=64).with_(tile_n=192).epi_n == 64  # asked for: kept (and checked)
+    assert "epilogue" not in GemmConfig(tile_n=176).describe()  # the default is not spelled out
+    for width in (100, 264, 48, 168, True):
+        with pytest.raises(ValueError, match=rf"tile_n = {width} is invalid: allowed a multiple of 16 in \[64, 256\]"):
+            GemmConfig(tile_n=width)
+    with pytest.raises(ValueError, match=r"epi_n = 32 is invalid: allowed None, 16, 32 or 64, dividing tile_n = 176"):
+        GemmConfig(tile_n=176, epi_n=32)
+    with pytest.raises(ValueError, match=r"176 fp32 accumulators \+ 88 registers"):
+        tuned_config(128, 176, 2, 1, "cooperative", deferred_chunks=11).with_(tile_m=256)
+
+
+def test_the_wave_balance_weighs_narrower_cooperative_tiles():
+    """``autotable.COOPERATIVE_NARROWER``: 128×224 and 128×208 (deferred, one subtile per chunk) where they
+    keep more of the clusters' turns busy than 128×256, weighed by their merit (0.92) and the columns N
+    fills. H100, with PDL, 2026-11-28, against the table without them in the same run: 512×7168×2048 0.936
+    against 0.898, 512×14336×4096 1.062 against 1.006, 2560³ 0.973 against 0.927, 2560²×8192 1.012 against
+    0.982, 3072×1024×4096 0.897 against 0.839; 256×14336×2048 and 256×13824×5120 ties."""
+    from gemm_modes.autotable import decide, wave_balance
+
+    bf16 = Problem("bf16")
+    narrow = {mnk: decide(bf16, mnk).config for mnk in ((512, 7168, 2048), (2560, 2560, 2560), (512, 14336, 4096))}
+    assert [(c.tile_n, c.deferred_chunks, c.stream_k) for c in narrow.values()] == [
+        (224, 7, False),
+        (208, 13, False),
+        (224, 7, False),
+    ]
+    assert "keeps 97% of the clusters' turns busy (128×256: 85%)" in decide(bf16, (512, 7168, 2048)).facts
+    assert wave_balance((4096, 4096, 2048)).tile_n == 256  # 128×256 fills 97 %: no narrower tile scores more
+    assert wave_balance((512, 7168, 2048), widths=False).tile_n == 256
+    assert decide(bf16, (384, 14336, 4096), widths=False).config.tile_n == 192
+
+
 def test_deferred_chunks_are_checked_against_the_tile():
     """``deferred_chunks``: a divisor of the tile's subtiles, cooperative only, and the held outputs must
     fit beside the accumulators."""
@@ -435,9 +477,11 @@ def test_auto_takes_the_aligned_split_where_it_measured_ahead():
     from hopper_gemm.config import Problem
 
     bf16 = Problem("bf16")
-    for mnk in ((3072, 1024, 8192), (3072, 1024, 4096), (2304, 3328, 8192), (2816, 2816, 8192), (3840, 3840, 8192)):
+    for mnk in ((3072, 1024, 8192), (2304, 3328, 8192), (2816, 2816, 8192), (3840, 3840, 8192)):
         chosen = pick(bf16, mnk)
         assert chosen.stream_k_aligned and chosen.deferred_chunks == 8 and (chosen.tile_m, chosen.tile_n) == (128, 256)
+    # 3072×1024×4096: 60 cluster-tiles of 128×208 keep more turns busy (0.897 against the split's 0.839)
+    assert (pick(bf16, (3072, 1024, 4096)).tile_n, pick(bf16, (3072, 1024, 4096)).stream_k) == (208, False)
     for mnk in ((4096, 4096, 4096), (1536, 2560, 8192), (4608, 4608, 8192)):
         assert not pick(bf16, mnk).stream_k, mnk
     assert pick(bf16, (6144, 6144, 6144)).stream_k_aligned  # 8 + 48/66 waves: 1.042 against remainder 1.038
@@ -465,18 +509,22 @@ def test_small_m_takes_the_largest_tile_that_fills_the_sms():
     assert shape((128, 4096, 4096)) == (64, 64, 2, 1)  # 32, 64, 64 tiles, then 128
     assert shape((64, 8192, 8192)) == (64, 64, 1, 2)  # M ≤ 64: no 128-row tiles
     assert shape((1, 8, 8)) == (64, 64, 1, 2)  # nothing fills: the smallest tile
-    # 144 tiles of 128×128 are 1.09 waves; 96 of 128×192 one; 3 row tiles: a 2×1 cluster would pad a fourth
+    # 144 tiles of 128×128 are 1.09 waves; 96 of 128×192 one; 3 row tiles: a 2×1 cluster would pad a fourth.
+    # 128×144 would stream fewer rows per SM, but its 43 column tiles pad one (``pairs_evenly``)
     assert shape((384, 6144, 8192)) == (128, 192, 1, 2)
     assert shape((320, 8192, 8192)) == (128, 192, 1, 2)  # 129 tiles in one wave (320 of 384 rows useful)
     assert shape((300, 6144, 6144)) == (128, 192, 1, 2)  # ties with 64×128's 2 waves: the larger tile
     assert shape((130, 4096, 4096)) == (64, 128, 1, 2)  # not 2 rows of 128 whose second holds 2 rows
-    assert shape((384, 4096, 4096)) == (128, 128, 1, 2)  # 96 tiles in one wave, not 192 in 1.45
+    assert shape((384, 4096, 4096)) == (128, 128, 1, 2)  # 96 tiles in one wave, not 192 in 1.45 (112: unpaired)
+    assert shape((128, 14336, 4096)) == (128, 112, 1, 2)  # 128 tiles in one wave: fewer rows than 128×128's
+    # 384×14336×4096: 3 × 82 tiles of 128×176 in 1.86 waves (0.892 of torch against 128×192's 0.846)
+    assert shape((384, 14336, 4096)) == (128, 176, 1, 2)
     assert shape((130, 2048, 4096)) == (64, 64, 1, 2)  # 96 tiles: none fills; 3 rows of 64: cluster 1×2
     # the SM count decides: 128×8192² on 64 SMs fills with 128×128 c1×2 (64 tiles ≥ 0.9 × 64)
     assert shape((128, 8192, 8192), sms=64) == (128, 128, 1, 2)
     # with a bias a 128×192 ping-pong tile spills: the rule takes the next cheapest
-    biased = pick(Problem("bf16", bias=True), (384, 6144, 8192))
-    assert (biased.tile_m, biased.tile_n, biased.cluster_m, biased.cluster_n) == (128, 128, 1, 2)
+    biased = pick(Problem("bf16", bias=True), (320, 8192, 8192))
+    assert (biased.tile_m, biased.tile_n, biased.cluster_m, biased.cluster_n) == (64, 128, 1, 2)  # 576 against 583
 
 
 def test_small_m_steps_aside_where_the_cooperative_tile_streams_no_more_and_splits_a_long_k():
@@ -489,13 +537,14 @@ def test_small_m_steps_aside_where_the_cooperative_tile_streams_no_more_and_spli
     from hopper_gemm.config import Problem, Schedule
 
     bf16 = Problem("bf16")
-    for mnk in ((256, 13824, 5120), (512, 8192, 28672), (512, 28672, 8192)):
+    for mnk, width in (((256, 13824, 5120), 224), ((512, 8192, 28672), 256)):
         ping = min((128, 192), (128, 128), key=lambda t: small_m_cost(mnk, t))
         assert small_m_cost(mnk, (128, 256), row_pairs=True) < small_m_cost(mnk, ping)
         assert small_m(mnk) is None
         chosen = decide(bf16, mnk)
-        assert chosen.config.schedule is Schedule.COOPERATIVE and chosen.config.tile_n == 256, mnk
-    assert decide(bf16, (512, 28672, 8192)).config.stream_k_aligned
+        assert chosen.config.schedule is Schedule.COOPERATIVE and chosen.config.tile_n == width, mnk
+    # 512×28672×8192: 4 × 163 tiles of 128×176 stream fewer rows than 128×256 (0.975 against the split's 0.943)
+    assert decide(bf16, (512, 28672, 8192)).config.tile_n == 176
     split = decide(bf16, (256, 5120, 13824))
     assert split.rule == "small M" and split.config.stream_k_aligned and split.config.tile_n == 128
     assert "split at one k" in split.facts
@@ -543,9 +592,10 @@ def test_fill_takes_a_ping_pong_tile_where_cooperative_tiles_are_fewer_than_the_
     pp, coop = Schedule.PINGPONG.value, Schedule.COOPERATIVE.value
     assert shape((1024, 1024, 8192)) == (pp, 128, 64, 1, 2)  # 32 cooperative tiles for 132 SMs; 128 of these
     assert shape((1024, 2048, 8192)) == (pp, 128, 128, 1, 2)
-    assert shape((1000, 1100, 8192)) == (pp, 128, 128, 2, 1)  # 9 column tiles, 8 row tiles
-    assert shape((1536, 1536, 4096)) == (pp, 128, 192, 1, 2)  # 96 tiles in one wave against 72
-    assert shape((1536, 1536, 4096), bias=True) == (coop, 128, 256, 2, 1)  # 128×192 spills with a bias
+    assert shape((1000, 1104, 8192)) == (pp, 128, 112, 1, 2)  # 80 tiles, 1104 of 1120 columns useful
+    assert shape((1000, 1200, 8192)) == (pp, 128, 112, 2, 1)  # 11 column tiles, 8 row tiles: 2×1
+    assert shape((1536, 1536, 4096)) == (pp, 128, 144, 2, 1)  # 132 tiles in one wave; 11 column tiles
+    assert shape((1536, 1536, 4096), bias=True) == (pp, 128, 144, 2, 1)
     assert shape((1024, 1024, 2048)) == (pp, 128, 64, 1, 2)  # not short K's 128×192
     assert shape((2048, 2048, 8192)) == (coop, 128, 256, 2, 1)  # 128 tiles: no small tile streams less
     assert shape((1024, 8192, 8192)) == (coop, 128, 256, 2, 1)  # a whole wave and more
@@ -582,7 +632,7 @@ def test_wave_balance_weighs_each_tiles_wave_fill_by_its_merit_at_this_k():
     assert picked((8192, 8192, 1024), bias=True) == PINGPONG_128x128
     assert picked((8192, 8192, 1792), bias=True) == PINGPONG_128x128
     assert picked((8192, 8192, 1856), bias=True) == COOPERATIVE_DEFERRED
-    for mnk in ((2048, 2048, 2048), (4096, 4096, 2048), (6144, 6144, 2048), (2560, 2560, 2048)):
+    for mnk in ((2048, 2048, 2048), (4096, 4096, 2048), (6144, 6144, 2048)):
         assert picked(mnk) == picked(mnk, bias=True) == COOPERATIVE_DEFERRED, mnk
     # 3072²: 144 cooperative cluster-tiles are 2.2 waves of 66; 384 ping-pong tiles 2.9 of 132
     assert picked((3072, 3072, 2048)) == PINGPONG_128x192
@@ -686,7 +736,7 @@ def test_the_single_wave_rule_puts_the_staging_in_the_ring_only_where_each_cta_o
     assert ring((256, 8192, RING_EXTRA_STAGE_MIN_K)) == 7
     assert ring((256, 8192, RING_EXTRA_STAGE_MIN_K - 64)) == ring((256, 8192, 1024)) == 6  # short K: the plain 6
     assert ring((256, 8192, 8192), problem=Problem("fp16", bias=True)) == 7
-    assert ring((384, 6144, 8192)) == 5 and ring((128, 8192, 8192)) == 9  # 128×192, 128×64: no stage to gain
+    assert ring((320, 8192, 8192)) == 5 and ring((128, 8192, 8192)) == 9  # 128×192, 128×64: no stage to gain
     assert ring((64, 8192, 8192)) == 14 and ring((64, 8192, 1024)) == 13  # 64×64
     assert not ring((512, 8192, 8192))  # 128 cluster-tiles: two per CTA
     # 60 clusters of two hold 64 cluster-tiles of 128×128 only in two waves

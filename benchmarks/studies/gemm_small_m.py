@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 
 import _paths  # noqa: F401
-from gemm_modes.autotable import COOPERATIVE_DEFERRED, SMALL_M, SMALL_M_TILES, SMALL_N_TILES
+from gemm_modes.autotable import COOPERATIVE_DEFERRED, POWER_OF_TWO_WIDTHS, SMALL_M, SMALL_M_TILES, SMALL_N_TILES
 from gemm_modes.modes import tuned_config
 from hopper_gemm.config import GemmConfig, Schedule
 from needs_gpu import cuda_torch, device_with_sms
@@ -115,10 +115,13 @@ N_CANDIDATES = {
     "128x192c12": GemmConfig(128, 192, 1, 2, Schedule.PINGPONG),
     COOP: COOPERATIVE_DEFERRED,
 }
-#: Both sides above SMALL_M: the cooperative 128×128 tile too (two warpgroups on one tile, either cluster).
-MID_CANDIDATES = N_CANDIDATES | {
-    f"coop128x128c{cm}{3 - cm}": GemmConfig(128, 128, cm, 3 - cm, Schedule.COOPERATIVE) for cm in (2, 1)
-}
+#: Both sides above SMALL_M: the cooperative 128×128 tile too (two warpgroups on one tile, either cluster),
+#: and the ping-pong widths between the powers of two that the fill rule weighs.
+MID_CANDIDATES = (
+    N_CANDIDATES
+    | {f"coop128x128c{cm}{3 - cm}": GemmConfig(128, 128, cm, 3 - cm, Schedule.COOPERATIVE) for cm in (2, 1)}
+    | {name: config for name, config in CANDIDATES.items() if config.tile_n not in POWER_OF_TWO_WIDTHS}
+)
 OLD = "128x128c21"  # small M before the fill rule; small N: COOP
 ROUNDS = 10
 BATCH = 10

@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 
 import _paths  # noqa: F401
-from gemm_modes.autotable import COOPERATIVE_DEFERRED
+from gemm_modes.autotable import COOPERATIVE_DEFERRED, COOPERATIVE_NARROWER
 from gemm_modes.modes import TunedConfig, tuned_config
 from hopper_gemm.config import Schedule
 from needs_gpu import cuda_torch, device_with_sms
@@ -69,6 +69,8 @@ CANDIDATES = {
     COOP_SK: COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_remainder=True),
     COOP_ALIGNED: COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_aligned=True),
 } | {f"pp{tn}c{cm}{3 - cm}": tuned_config(128, tn, cm, 3 - cm, P) for tn in (192, 128) for cm in (2, 1)}
+#: The narrower cooperative tiles the wave balance weighs (``autotable.COOPERATIVE_NARROWER``).
+CANDIDATES |= {f"coop{config.tile_n}": config for config, _ in COOPERATIVE_NARROWER}
 #: Ping-pong 128×192 spills with a bias term (``autotable.SMALL_M_BIAS_SPILLS``).
 BIAS_SPILLS = {"pp192c21", "pp192c12"}
 ROUNDS = 10

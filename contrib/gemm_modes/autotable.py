@@ -86,7 +86,9 @@ PINGPONG_128x192 = PINGPONG_128x128.with_(tile_n=192)
 
 SMALL_M = 512
 #: Small-M tiles, largest first (the fill rule above).
-SMALL_M_TILES = ((128, 192), (128, 128), (128, 64), (64, 128), (64, 64))
+SMALL_M_TILES = ((128, 192), (128, 176), (128, 144), (128, 128), (128, 112), (128, 64), (64, 128), (64, 64))
+#: The tile widths the table had before the ones between them (``decide(widths=False)``).
+POWER_OF_TWO_WIDTHS = (64, 128, 192, 256)
 #: With a bias term a 128×192 ping-pong tile spills (48 bytes): left out then.
 SMALL_M_BIAS_SPILLS = ((128, 192),)
 #: Up to this K stream-K is never taken (not measured there); :func:`wave_balance`'s unit of K.
@@ -112,29 +114,38 @@ H100_SMS = 132
 
 
 def small_m_cost(
-    mnk: tuple[int, int, int], tile: tuple[int, int], sms: int = H100_SMS, row_pairs: bool = False
+    mnk: tuple[int, int, int],
+    tile: tuple[int, int],
+    sms: int = H100_SMS,
+    row_pairs: bool = False,
+    col_pairs: bool = False,
 ) -> float:
     """The fill rule's estimate of a small-M tile's time (arbitrary units): each SM streams (tile_m +
-    tile_n) rows of K per tile, for ⌈tiles / SMs⌉ waves, and only M of the row tiles' rows are useful.
-    ``row_pairs``: the row tiles come in pairs (a 2×1 cluster: an odd count pads one)."""
+    tile_n) rows of K per tile, for ⌈tiles / SMs⌉ waves, and only M of the row tiles' rows and N of the
+    column tiles' columns are useful. ``row_pairs`` / ``col_pairs``: the row / column tiles come in pairs
+    (a 2×1 / 1×2 cluster: an odd count pads one with an idle CTA)."""
     m, n, _ = mnk
     tile_m, tile_n = tile
-    rows = -(-m // tile_m)
+    rows, cols = -(-m // tile_m), -(-n // tile_n)
     rows += rows % 2 if row_pairs else 0
-    waves = -(-(rows * -(-n // tile_n)) // sms)
-    return waves * (tile_m + tile_n) * rows * tile_m / m
+    cols += cols % 2 if col_pairs else 0
+    waves = -(-(rows * cols) // sms)
+    return waves * (tile_m + tile_n) * rows * tile_m / m * -(-n // tile_n) * tile_n / n
 
 
-def small_m(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) -> TunedConfig | None:
+def small_m(
+    mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False, widths: bool = True
+) -> TunedConfig | None:
     """Ping-pong for M ≤ ``SMALL_M``: the tile of :data:`SMALL_M_TILES` of least :func:`small_m_cost` (the
     larger on a tie), cluster 2×1 when M spans an even number of row tiles, else 1×2 (the fill rule above);
     None where the cooperative 128×256 tile in its 2×1 cluster streams fewer rows (its N-wide tiles fill
     the SMs: the table's other rows then decide)."""
     m, n, k = mnk
     tiles = [t for t in SMALL_M_TILES if not (t[0] == 128 and m <= 64)]  # no wgmma half on padding
+    tiles = [t for t in tiles if t[1] in POWER_OF_TWO_WIDTHS or widths and pairs_evenly(mnk, t)]
     tiles = [t for t in tiles if not (bias and t in SMALL_M_BIAS_SPILLS)]
-    tile_m, tile_n = min(tiles, key=lambda t: small_m_cost(mnk, t, sms))  # min keeps the first of equals
-    if small_m_cost(mnk, (128, 256), sms, row_pairs=True) < small_m_cost(mnk, (tile_m, tile_n), sms):
+    tile_m, tile_n = min(tiles, key=lambda t: small_m_tile_cost(mnk, t, sms))  # min keeps the first of equals
+    if small_m_cost(mnk, (128, 256), sms, row_pairs=True) < small_m_tile_cost(mnk, (tile_m, tile_n), sms):
         return None  # the cooperative tile (its 2×1 cluster) streams fewer rows
     rows = -(-m // tile_m)
     cluster_m = 2 if rows % 2 == 0 else 1  # an odd row count would pad a cluster row with idle CTAs
@@ -145,6 +156,32 @@ def small_m(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) 
     if split is not None and split[1] * useful_rows(m, 128) > wave_fill(pingpong, m, n, sms) * useful_rows(m, tile_m):
         return split[0]
     return pingpong
+
+
+def small_m_tile_cost(mnk: tuple[int, int, int], tile: tuple[int, int], sms: int = H100_SMS) -> float:
+    """:func:`small_m_cost` of ``tile`` in the cluster :func:`small_m` gives it: 2×1 for an even number of
+    row tiles, else 1×2 (an odd number of column tiles then pads one)."""
+    rows = -(-mnk[0] // tile[0])
+    return small_m_cost(mnk, tile, sms, col_pairs=rows % 2 == 1)
+
+
+def fill_tile_cost(mnk: tuple[int, int, int], tile: tuple[int, int], sms: int = H100_SMS) -> float:
+    """:func:`small_m_cost` of ``tile`` in the cluster :func:`fill` gives it: 1×2, unless that pairs an odd
+    number of column tiles and the row tiles pair evenly (2×1)."""
+    rows, cols = -(-mnk[0] // tile[0]), -(-mnk[1] // tile[1])
+    return small_m_cost(mnk, tile, sms, col_pairs=not (cols % 2 and rows % 2 == 0))
+
+
+def pairs_evenly(mnk: tuple[int, int, int], tile: tuple[int, int]) -> bool:
+    """Whether the row or the column tiles of ``tile`` come in an even count (a cluster of two pads none):
+    the condition for a width between the powers of two in :func:`small_m` and :func:`fill`. H100, with PDL,
+    2026-11-28, against the table without those widths: where they pair, 384×14336×4096 128×176 0.892
+    against 128×192's 0.846, 128×18432×7168 128×144 1.031 against 0.964, 128×14336×4096 128×112 1.054
+    against 128×128's 1.001, 512×28672×8192 128×176 0.975 against 0.943, 1536²×4096 128×144 0.984 against
+    0.962; padded (3 row and 43 / 37 column tiles) 384×6144×8192 128×144 0.708 against 0.778, 384×4096²
+    128×112 0.648 against 0.736."""
+    rows, cols = -(-mnk[0] // tile[0]), -(-mnk[1] // tile[1])
+    return rows % 2 == 0 or cols % 2 == 0
 
 
 def useful_rows(m: int, tile_m: int) -> float:
@@ -186,7 +223,7 @@ def small_n(mnk: tuple[int, int, int], sms: int = H100_SMS) -> TunedConfig:
     return PINGPONG_128x128.with_(tile_m=tile_m, tile_n=tile_n, cluster_m=3 - cluster_n, cluster_n=cluster_n)
 
 
-def fill(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) -> TunedConfig | None:
+def fill(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False, widths: bool = True) -> TunedConfig | None:
     """Both sides above ``SMALL_M`` but too few cooperative 128×256 tiles for the SMs (under one each): the
     ping-pong tile of :data:`SMALL_M_TILES` of least :func:`small_m_cost` if it streams fewer rows per SM
     than the cooperative tile, else None. Cluster 1×2 (A multicast), 2×1 where that would pair an odd
@@ -196,8 +233,9 @@ def fill(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) -> 
     if -(-m // 128) * -(-n // 256) >= sms:
         return None
     tiles = [t for t in SMALL_M_TILES if not (bias and t in SMALL_M_BIAS_SPILLS)]
-    tile_m, tile_n = min(tiles, key=lambda t: small_m_cost(mnk, t, sms))
-    if small_m_cost(mnk, (tile_m, tile_n), sms) >= small_m_cost(mnk, (128, 256), sms):
+    tiles = [t for t in tiles if t[1] in POWER_OF_TWO_WIDTHS or widths and pairs_evenly(mnk, t)]
+    tile_m, tile_n = min(tiles, key=lambda t: fill_tile_cost(mnk, t, sms))
+    if fill_tile_cost(mnk, (tile_m, tile_n), sms) >= small_m_cost(mnk, (128, 256), sms):
         return None
     rows, cols = -(-m // tile_m), -(-n // tile_n)
     cluster_m = 2 if cols % 2 and rows % 2 == 0 else 1
@@ -224,6 +262,22 @@ PINGPONG_HIDDEN_EPILOGUE_BIAS = 0.08
 #: The ping-pong tiles :func:`wave_balance` weighs and what each loses in reuse against 128×256 (with a
 #: bias a 128×192 ping-pong tile spills: 128×128 then).
 PINGPONG_REUSE_COST = ((PINGPONG_128x192, 0.06), (PINGPONG_128x128, 0.09))
+
+
+#: Cooperative tiles narrower than 128×256 (their epilogue deferred, one subtile per chunk) that
+#: :func:`wave_balance` weighs, and their merit against it at equal :func:`wave_fill` and useful columns:
+#: a narrower tile reuses each A stage over fewer columns. H100, with PDL, 2026-11-28, from the ratios to
+#: torch over the fills: 128×224 0.91–0.92 of 128×256 at 512×7168×2048 and 256×14336×2048 (64 cluster-tiles
+#: for 66 clusters against 56); 128×208 at 2560³ level with 128×224 (0.963 / 0.948 of torch).
+COOPERATIVE_NARROWER = (
+    (COOPERATIVE_128x256.with_(tile_n=224, deferred_chunks=7), 0.92),
+    (COOPERATIVE_128x256.with_(tile_n=208, deferred_chunks=13), 0.92),
+)
+
+
+def useful_cols(n: int, tile_n: int) -> float:
+    """The share of the column tiles' columns that N fills."""
+    return n / (-(-n // tile_n) * tile_n)
 
 
 #: Split-K on the last wave's fix-up (each part posting the others' shares of its partial and adding
@@ -280,7 +334,9 @@ def aligned_split(
     return config, tiles / (turns * clusters)
 
 
-def wave_balance(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False) -> TunedConfig:
+def wave_balance(
+    mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False, widths: bool = True
+) -> TunedConfig:
     """The cooperative 128×256 tile (deferred epilogue), a ping-pong tile of :data:`PINGPONG_REUSE_COST`,
     split-K on the last wave (:func:`split_tail`) or the aligned split (:func:`aligned_split`), whichever
     scores best: its :func:`wave_fill`, ping-pong's times ``1 + hidden × SHORT_K / K − reuse``
@@ -300,6 +356,10 @@ def wave_balance(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = Fa
         score = wave_fill(pingpong, m, n, sms) * (1 + hidden * SHORT_K / k - reuse)
         if score > best_score:
             best, best_score = pingpong, score
+    for narrower, merit in COOPERATIVE_NARROWER if widths else ():
+        score = wave_fill(narrower, m, n, sms) * useful_cols(n, narrower.tile_n) / useful_cols(n, 256) * merit
+        if score > best_score:
+            best, best_score = narrower, score
     for split in (split_tail(mnk, sms), aligned_split(mnk, sms)):
         if split is not None and split[1] > best_score:
             best, best_score = split
@@ -421,9 +481,13 @@ def whole_tiles(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS
     return decide(problem, mnk, sms, split=False).config
 
 
-def decide(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS, split: bool = True) -> Decision:
+def decide(
+    problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS, split: bool = True, widths: bool = True
+) -> Decision:
     """The table's decision for a shape on a GPU with ``sms`` SMs, first match wins (the table above);
-    ``split`` False leaves out the split-K row."""
+    ``split`` False leaves out the split-K row; ``widths`` False, the tile widths between the powers of
+    two (the table as it was before them, for an A/B in one run: ``benchmarks/gemm.py --sweep
+    --without-widths``)."""
     m, n, k = mnk
     clusters = max(1, sms // COOPERATIVE_128x256.cluster_size)
     tiles = COOPERATIVE_128x256.cluster_tiles(m, n)
@@ -440,7 +504,7 @@ def decide(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS, spl
             f"{parts.cluster_tiles(m, n)} cluster-tiles × {parts.split_k} parts fit {held} clusters"
         )
         return Decision(staged(parts), "split-K", facts)
-    small = small_m(mnk, sms, problem.bias) if m <= SMALL_M else None
+    small = small_m(mnk, sms, problem.bias, widths) if m <= SMALL_M else None
     if small is not None and small.stream_k_aligned:
         busy = small_m_split(mnk, sms)[1]
         facts = (
@@ -448,7 +512,7 @@ def decide(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS, spl
         )
         return Decision(small, "small M", facts)
     if small is not None:
-        cost = small_m_cost(mnk, (small.tile_m, small.tile_n), sms)
+        cost = small_m_tile_cost(mnk, (small.tile_m, small.tile_n), sms)
         wide = small_m_cost(mnk, (128, 256), sms, row_pairs=True)
         busy = wave_fill(small, m, n, sms)
         facts = (
@@ -463,7 +527,7 @@ def decide(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS, spl
         if turned < small_m_cost((n, m, k), (256, 128), sms):
             facts = f"N = {n} ≤ {SMALL_M}: this tile streams fewer rows of A ({turned:.0f}) than 256×128"
             return Decision(staged(narrow), "small N", facts)
-    filled = fill(mnk, sms, problem.bias)
+    filled = fill(mnk, sms, problem.bias, widths)
     if filled is not None:
         facts = f"{waves}: fewer tiles than SMs, and this ping-pong tile streams fewer rows per SM"
         return Decision(staged(filled), "fill the SMs", facts)
@@ -471,7 +535,7 @@ def decide(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS, spl
         whole, partial = divmod(tiles, clusters)
         facts = f"{waves}, K = {k} > {SHORT_K}: the last wave ({partial} of {clusters} clusters) is split by k"
         return Decision(COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_remainder=True), "stream-K", facts)
-    balanced = wave_balance(mnk, sms, problem.bias)
+    balanced = wave_balance(mnk, sms, problem.bias, widths)
     whole = wave_fill(COOPERATIVE_DEFERRED, m, n, sms)
     if balanced.stream_k_aligned or balanced.split_k > 1:
         split_kind = "aligned split" if balanced.stream_k_aligned else f"split-K in {balanced.split_k}"

@@ -178,7 +178,7 @@ class TunedConfig:
         config = config if config is not None else GemmConfig()
         modes = modes if modes is not None else Modes()
         config_changes, mode_changes = _route(fields_)
-        object.__setattr__(self, "config", replace(config, **config_changes))
+        object.__setattr__(self, "config", config.with_(**config_changes))
         object.__setattr__(self, "modes", replace(modes, **mode_changes))
         self.modes.check(self.config)
 

@@ -18,6 +18,7 @@ ratio and its quartiles.
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -85,11 +86,13 @@ def time_interleaved(
 @dataclass(frozen=True)
 class KernelSpan:
     """CUPTI's view of a replayed batch (torch.profiler): the median kernel duration and the median gap
-    from one kernel's end to the next one's start, in µs, over ``kernels`` kernels."""
+    from one kernel's end to the next one's start, in µs, over ``kernels`` kernels, and the kernels'
+    ``names``, most launched first (which kernel a library picked: cuBLAS's names encode tile and cluster)."""
 
     duration: float
     gap: float
     kernels: int
+    names: tuple[str, ...] = ()
 
 
 def kernel_spans(fn: Callable[[], object], replays: int = 3) -> KernelSpan:
@@ -111,12 +114,14 @@ def kernel_spans(fn: Callable[[], object], replays: int = 3) -> KernelSpan:
     with tempfile.NamedTemporaryFile(suffix=".json") as trace:  # the Chrome trace holds each kernel's ts, dur
         prof.export_chrome_trace(trace.name)
         events = json.loads(Path(trace.name).read_text())["traceEvents"]
-    spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in events if e.get("cat") == "kernel")
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in kernels)
     if len(spans) < 2:
         raise RuntimeError(f"kernel_spans: CUPTI reported {len(spans)} kernel(s); is the profiler available?")
     durations = [end - start for start, end in spans]
     gaps = [later[0] - earlier[1] for earlier, later in zip(spans, spans[1:], strict=False)]
-    return KernelSpan(statistics.median(durations), statistics.median(gaps), len(spans))
+    names = tuple(name for name, _ in Counter(e["name"] for e in kernels).most_common())
+    return KernelSpan(statistics.median(durations), statistics.median(gaps), len(spans), names)
 
 
 @dataclass(frozen=True)

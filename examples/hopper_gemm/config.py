@@ -78,7 +78,8 @@ class GemmConfig:
     ``raster``: consecutive tiles walk ``"m"`` (down a band of ``group`` cluster columns) or ``"n"`` (along
     a band of ``group`` cluster rows). ``ab_stages``: None = as many as shared memory holds beside the
     staging buffers, at most :data:`MAX_AB_STAGES`; ``epi_stages``: None = 4 (cooperative) or 2 (ping-pong).
-    ``epi_n``: columns of one staged subtile (one TMA store). ``epi_batch``: subtiles staged per ``acquire``
+    ``epi_n``: columns of one staged subtile (one TMA store); None = 32, or 16 where 32 does not divide
+    ``tile_n``. ``epi_batch``: subtiles staged per ``acquire``
     of the staging ring (one wait and one barrier pair for that many buffers). ``pdl``: programmatic
     dependent launch (docs/gemm.md, "Extension points").
     """
@@ -93,7 +94,7 @@ class GemmConfig:
     tile_k: int = 64
     ab_stages: int | None = None
     epi_stages: int | None = None
-    epi_n: int = 32
+    epi_n: int | None = None
     epi_batch: int = 1
     pdl: bool = False
 
@@ -102,8 +103,12 @@ class GemmConfig:
         owner = "GemmConfig"
         if self.tile_k != 64:
             raise _bad(owner, "tile_k", self.tile_k, "64 (four 16-deep wgmma k-blocks per stage)")
-        if self.tile_n not in (64, 128, 192, 256):
-            raise _bad(owner, "tile_n", self.tile_n, "64, 128, 192 or 256 (a wgmma N extent)")
+        if not _int_in(self.tile_n, 64, 256) or self.tile_n % 16:
+            # Any wgmma N extent whose subtiles the 16-column stmatrix tiling covers: the widths between the
+            # powers of two give the tile count finer steps against the SMs (tile_n: docs/gemm.md).
+            raise _bad(owner, "tile_n", self.tile_n, "a multiple of 16 in [64, 256] (a wgmma N extent)")
+        if self.epi_n is None:
+            object.__setattr__(self, "epi_n", default_epi_n(self.tile_n))
         if self.schedule is Schedule.COOPERATIVE and self.tile_m not in (128, 256):
             allowed = "128 or 256 with the cooperative schedule (two warpgroups, 64 or 128 rows each)"
             raise _bad(owner, "tile_m", self.tile_m, allowed)
@@ -124,8 +129,9 @@ class GemmConfig:
             raise _bad(owner, "raster", self.raster, "'m' or 'n'")
         if not _int_in(self.group, 1, 64):
             raise _bad(owner, "group", self.group, "an int in [1, 64] (cluster rows/columns per raster band)")
-        if self.epi_n not in (32, 64) or self.tile_n % self.epi_n:
-            raise _bad(owner, "epi_n", self.epi_n, f"32 or 64, dividing tile_n = {self.tile_n} (columns per TMA store)")
+        if self.epi_n not in (16, 32, 64) or self.tile_n % self.epi_n:
+            allowed = f"None, 16, 32 or 64, dividing tile_n = {self.tile_n} (columns per TMA store)"
+            raise _bad(owner, "epi_n", self.epi_n, allowed)
         for name in ("ab_stages", "epi_stages"):
             value = getattr(self, name)
             if value is not None and not _int_in(value, 1, 16):
@@ -202,16 +208,24 @@ class GemmConfig:
         return ab, epi
 
     def with_(self, **changes: object) -> GemmConfig:
+        """A copy with ``changes``; a new ``tile_n`` without an ``epi_n`` re-derives a default ``epi_n``."""
+        if "tile_n" in changes and "epi_n" not in changes and self.epi_n == default_epi_n(self.tile_n):
+            changes["epi_n"] = None
         return replace(self, **changes)
 
     def describe(self) -> str:
         return (
             f"{self.schedule.value} tile {self.tile_m}×{self.tile_n}×{self.tile_k} cluster {self.cluster_m}×"
             f"{self.cluster_n} raster {self.raster}/{self.group}"
-            + (f" epilogue {self.epi_tile[0]}×{self.epi_n}" if self.epi_n != 32 else "")
+            + (f" epilogue {self.epi_tile[0]}×{self.epi_n}" if self.epi_n != default_epi_n(self.tile_n) else "")
             + (f" {self.epi_batch} subtiles per acquire" if self.epi_batch > 1 else "")
             + (" PDL" if self.pdl else "")
         )
+
+
+def default_epi_n(tile_n: int) -> int:
+    """The staged subtile's columns for a ``tile_n`` that asks for none: 32, or 16 where 32 does not divide it."""
+    return 32 if tile_n % 32 == 0 else 16
 
 
 def _schedule(value: object) -> Schedule:

@@ -89,6 +89,31 @@ def test_every_configuration_matches_torch(schedule, tile, cluster, dtype, b_lay
     _run(3 * 256 + 40, 5 * 256 + 24, 1000, dtype, b_layout, schedule, tile, cluster)
 
 
+#: Tile widths between the powers of two (16-column subtiles where 32 does not divide them).
+BETWEEN_WIDTHS = [
+    ("pingpong", (128, 176), (1, 2), {}),
+    ("pingpong", (128, 112), (2, 1), {}),
+    ("pingpong", (128, 144), (1, 2), {}),
+    ("pingpong", (128, 96), (1, 2), {}),
+    ("cooperative", (128, 176), (2, 1), {"deferred_chunks": 11}),
+    ("cooperative", (128, 208), (1, 2), {"deferred_chunks": 13}),
+    ("cooperative", (128, 224), (2, 1), {"deferred_chunks": 7}),
+    ("cooperative", (128, 240), (2, 1), {}),
+    ("cooperative", (256, 176), (1, 2), {}),
+    ("cooperative", (128, 176), (1, 2), {"stream_k": True, "stream_k_aligned": True, "deferred_chunks": 11}),
+]
+
+
+@pytest.mark.parametrize("schedule,tile,cluster,extra", BETWEEN_WIDTHS, ids=lambda v: str(v))
+@pytest.mark.parametrize("b_layout", ["nk", "kn"])
+@pytest.mark.parametrize("bias", [False, True])
+def test_tile_widths_between_the_powers_of_two(schedule, tile, cluster, extra, b_layout, bias):
+    """Ragged M and N (a partial last tile each way, N inside a 16-column subtile), K with a partial last
+    k-tile: within the bound of fp32, repeats bitwise."""
+    config = tuned_config(*tile, *cluster, schedule, **extra)
+    _matches_and_repeats(config, (3 * 128 + 40, 7 * tile[1] + 24, 4104), bias, 0, repeats=1, b_layout=b_layout)
+
+
 @pytest.mark.parametrize("schedule", ["cooperative", "pingpong"])
 @pytest.mark.parametrize(
     "m,n,k", [(1, 8, 8), (1, 4096, 512), (1000, 1000, 1000), (130, 200, 64), (4096, 8, 4096), (257, 263, 72)]
@@ -256,7 +281,7 @@ def test_batched_epilogue_matches_torch_and_repeats_bitwise(config, bias):
     _matches_and_repeats(tuned_config(*tile, *cluster, schedule, **extra), (3 * 256 + 40, 70 * 128 + 24, 1000), bias, 3)
 
 
-def _matches_and_repeats(config, shape, bias, seed, repeats=3):
+def _matches_and_repeats(config, shape, bias, seed, repeats=3, b_layout="nk"):
     """``config``'s kernel launched directly on randn bf16 (and a bias): NaN-poisoned output within the
     bound of fp32, then ``repeats`` more launches bitwise equal to the first."""
     torch = _torch()
@@ -264,13 +289,13 @@ def _matches_and_repeats(config, shape, bias, seed, repeats=3):
     from hopper_gemm.api import validate
 
     m, n, k = shape
-    a, b = _inputs(m, n, k, "bf16", "nk", seed=seed)
+    a, b = _inputs(m, n, k, "bf16", b_layout, seed=seed)
     bias_t = torch.randn(n, device="cuda", dtype=a.dtype) if bias else None
     out = torch.full((m, n), float("nan"), device="cuda", dtype=a.dtype)
-    launch = launcher(config, validate(a, b, bias=bias_t, out=out), out)
+    launch = launcher(config, validate(a, b, bias=bias_t, out=out, b_layout=b_layout), out)
     launch()
     torch.cuda.synchronize()
-    _check(out, _reference(a, b, "nk", bias_t), "bf16")
+    _check(out, _reference(a, b, b_layout, bias_t), "bf16")
     first = out.clone()
     for _ in range(repeats):
         out.fill_(float("nan"))

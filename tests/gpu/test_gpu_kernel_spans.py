@@ -1,5 +1,5 @@
 """GPU test: ``kernel_tools.timing.kernel_spans`` reads every kernel of a replayed CUDA graph from CUPTI
-(torch.profiler), and its durations and gaps are what a kernel of known length gives."""
+(torch.profiler), and its durations, gaps and names are what a kernel of known length gives."""
 
 from __future__ import annotations
 
@@ -24,3 +24,6 @@ def test_every_kernel_of_the_replays_is_seen_with_its_duration():
     assert span.kernels >= LAUNCHES * REPLAYS  # one replay before profiling is not counted
     assert 20.0 < span.duration < 20_000.0, span
     assert 0.0 <= span.gap < span.duration, span
+    # cuBLAS's kernel, named as CUPTI names it (``gemm.py --sweep --torch-kernels`` prints these)
+    assert span.names and all(isinstance(name, str) and name for name in span.names), span.names
+    assert any("gemm" in name.lower() or "nvjet" in name for name in span.names), span.names
