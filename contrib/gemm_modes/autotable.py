@@ -11,16 +11,18 @@ sides ≥ 256                4 or 2 parts per tile in one wave (else  0.67 → 0
                            128×192 in 2); cluster along the         768²×16384 0.55 → 0.76, 1024×1536×8192
                            shorter side                             0.69 → 0.82
 M ≤ 512, unless the        :func:`small_m`: ping-pong, the tile of  128×8192² 0.74 → 0.96, 128×4096² 0.57 →
-cooperative 128×256 tile   least :func:`small_m_cost`; cluster 2×1  1.05, 384×6144×8192 0.57 → 0.81;
-streams fewer rows         for an even number of row tiles; where   256×8192² 0.97–0.99 (benchmarks/
-                           it idles clusters at K ≥ 8192, 128×128   studies/gemm_small_m.py); the split at
-                           split at one k (:func:`small_m_split`)   256×5120×13824 +11 … +15 %
+cooperative 128×256 tile   least :func:`small_m_cost` (widths        1.05, 384×6144×8192 0.57 → 0.81;
+streams fewer rows         between the powers of two where they     256×8192² 0.97–0.99 (benchmarks/
+                           pair evenly); cluster 2×1 for an even    studies/gemm_small_m.py); the split at
+                           number of row tiles; where it idles      256×5120×13824 +11 … +15 %; 128×176 at
+                           clusters at K ≥ 8192, 128×128 split at   384×14336×4096 0.85 → 0.89, 128×144 at
+                           one k (:func:`small_m_split`)            128×18432×7168 0.96 → 1.03
 N ≤ 512                    :func:`small_n`: the same rule turned    8192×256×8192 0.66 → 1.02, 4096×128×8192
                            (cluster 1×2), unless the cooperative    0.37 → 0.98, 8192×256×1024 0.98 → 1.30
                            tile streams no more rows per SM
 fewer cooperative 128×256  :func:`fill`: the ping-pong tile of      1024²×8192 0.41 → 0.85, 1024×2048×8192
-tiles than SMs             least cost if it beats the cooperative   0.57 → 0.93, 1536²×4096 0.72 → 0.87,
-                           one; cluster 1×2                         1024²×2048 0.62 → 1.03
+tiles than SMs             least cost if it beats the cooperative   0.57 → 0.93, 1536²×4096 0.72 → 0.87 →
+                           one; cluster 1×2                         0.98 (128×144), 1024²×2048 0.62 → 1.03
 K > 2048 and               cooperative 128×256 c2×1, stream-K      8192³ 1.07–1.09, 5120²×8192 0.92 →
 stream_k_pays(): ≥ 6       remainder mode, deferred epilogue       1.02; before 6 whole waves or past 0.6
 whole waves and a partial  (8 chunks)                              the aligned split ran level or ahead
@@ -28,11 +30,12 @@ one ≤ 0.6 full, or any                                             (512×28672
 partial one too thin to                                            8192×5120×13824 +6 %)
 split alone
 otherwise                  :func:`wave_balance`: cooperative        4096³ 1.02, 1024×8192² 1.00–1.02,
-                           128×256 c2×1 (deferred epilogue),        8192²×1024 1.11–1.14 (128×192: a tie),
-                           ping-pong 128×192 / 128×128 c2×1,        3072²×2048 0.80 → 1.00, 2048×5120×2048
-                           :func:`split_tail` (split-K on the last  0.88 → 0.98, 2048³ 0.70 → 0.93 (was
-                           wave) or :func:`aligned_split`,          ping-pong at K ≤ 2048); split-K on the
-                           whichever fills the waves best,          last wave: 1536×3072×8192 0.75 → 0.95,
+                           128×256 c2×1 (deferred epilogue) or      8192²×1024 1.11–1.14 (128×192: a tie),
+                           128×224 / 128×208, ping-pong 128×192 /   3072²×2048 0.80 → 1.00, 2048×5120×2048
+                           128×128 c2×1,                            0.88 → 0.98, 2048³ 0.70 → 0.93 (was
+                           :func:`split_tail` (split-K on the last  ping-pong at K ≤ 2048), 2560³ 0.93 →
+                           wave) or :func:`aligned_split`,          0.97 (128×208); split-K on the last
+                           whichever fills the waves best,          wave: 1536×3072×8192 0.75 → 0.95,
                            weighed by ping-pong's merit at this K   3840²×8192 0.95 → 0.975; aligned:
                            and the splits' fix-ups                  3072×1024×8192 0.78 → 0.88, 2304×3328×
                                                                     8192 1.02 → 1.07, 4352²×8192 1.00 → 1.02
