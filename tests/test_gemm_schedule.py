@@ -151,12 +151,13 @@ def test_tile_widths_between_the_powers_of_two_take_16_column_subtiles():
         tuned_config(128, 176, 2, 1, "cooperative", deferred_chunks=11).with_(tile_m=256)
 
 
-def test_the_wave_balance_weighs_narrower_cooperative_tiles():
+def test_the_wave_balance_weighs_narrower_tiles():
     """``autotable.COOPERATIVE_NARROWER``: 128×224 and 128×208 (deferred, one subtile per chunk) where they
     keep more of the clusters' turns busy than 128×256, weighed by their merit (0.92) and the columns N
     fills. H100, with PDL, 2026-11-28, against the table without them in the same run: 512×7168×2048 0.936
     against 0.898, 512×14336×4096 1.062 against 1.006, 2560³ 0.973 against 0.927, 2560²×8192 1.012 against
-    0.982, 3072×1024×4096 0.897 against 0.839; 256×14336×2048 and 256×13824×5120 ties."""
+    0.982, 3072×1024×4096 0.897 against 0.839; 256×14336×2048 and 256×13824×5120 ties. Ping-pong 128×176
+    (``PINGPONG_BETWEEN_REUSE_COST``): 1024×14336×4096 0.989 / 0.987 against 0.984 / 0.954 (two runs)."""
     from gemm_modes.autotable import decide, wave_balance
 
     bf16 = Problem("bf16")
@@ -168,6 +169,9 @@ def test_the_wave_balance_weighs_narrower_cooperative_tiles():
     ]
     assert "keeps 97% of the clusters' turns busy (128×256: 85%)" in decide(bf16, (512, 7168, 2048)).facts
     assert wave_balance((4096, 4096, 2048)).tile_n == 256  # 128×256 fills 97 %: no narrower tile scores more
+    # ping-pong 128×176 c2×1: 4 × 82 cluster-tiles fill 4.97 of 5 waves
+    wide_n = decide(bf16, (1024, 14336, 4096)).config
+    assert (wide_n.schedule, wide_n.tile_n, wide_n.cluster_m) == (Schedule.PINGPONG, 176, 2)
     assert wave_balance((512, 7168, 2048), widths=False).tile_n == 256
     assert decide(bf16, (384, 14336, 4096), widths=False).config.tile_n == 192
 

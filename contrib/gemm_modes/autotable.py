@@ -265,6 +265,11 @@ PINGPONG_HIDDEN_EPILOGUE_BIAS = 0.08
 #: The ping-pong tiles :func:`wave_balance` weighs and what each loses in reuse against 128×256 (with a
 #: bias a 128×192 ping-pong tile spills: 128×128 then).
 PINGPONG_REUSE_COST = ((PINGPONG_128x192, 0.06), (PINGPONG_128x128, 0.09))
+#: Ping-pong 128×176 for the wave balance, its reuse cost between 128×192's and 128×128's (linear in 1 / tile_n),
+#: one of the widths between the powers of two (``decide(widths=False)`` leaves it out). H100, with PDL,
+#: 2026-11-28, two runs against the aligned split of 128×256 tiles: 1024×14336×4096 (328 cluster-tiles of 128×176,
+#: 4.97 waves) 0.989 / 0.987 against 0.984 / 0.954, 1024×13824×5120 1.082 / 1.086 against 1.060 / 1.053.
+PINGPONG_BETWEEN_REUSE_COST = ((PINGPONG_128x128.with_(tile_n=176), 0.066),)
 
 
 #: Cooperative tiles narrower than 128×256 (their epilogue deferred, one subtile per chunk) that
@@ -353,10 +358,14 @@ def wave_balance(
     m, n, k = mnk
     hidden = PINGPONG_HIDDEN_EPILOGUE_BIAS if bias else PINGPONG_HIDDEN_EPILOGUE
     best, best_score = COOPERATIVE_DEFERRED, wave_fill(COOPERATIVE_DEFERRED, m, n, sms)
-    for pingpong, reuse in PINGPONG_REUSE_COST:
+    # measured past SHORT_K without a bias only (at K ≤ 2048 the hidden epilogue tips ties its way, unmeasured)
+    between = PINGPONG_BETWEEN_REUSE_COST if widths and not bias and k > SHORT_K else ()
+    for pingpong, reuse in PINGPONG_REUSE_COST + between:
         if bias and (pingpong.tile_m, pingpong.tile_n) in SMALL_M_BIAS_SPILLS:
             continue
         score = wave_fill(pingpong, m, n, sms) * (1 + hidden * SHORT_K / k - reuse)
+        if pingpong.tile_n not in POWER_OF_TWO_WIDTHS:  # as the narrower cooperative tiles: the columns past N
+            score *= useful_cols(n, pingpong.tile_n) / useful_cols(n, 256)
         if score > best_score:
             best, best_score = pingpong, score
     for narrower, merit in COOPERATIVE_NARROWER if widths else ():

@@ -166,12 +166,15 @@ def test_auto_fill_picks_match_torch(mnk, bias):
     _run(*mnk, "bf16", "nk", "auto", bias=bias)
 
 
-@pytest.mark.parametrize("mnk", [(3072, 3000, 4104), (2000, 5100, 2000), (2040, 2040, 2040)])
+@pytest.mark.parametrize(
+    "mnk", [(3072, 3000, 4104), (2000, 5100, 2000), (2040, 2040, 2040), (1000, 14300, 4104), (2550, 2550, 2552)]
+)
 @pytest.mark.parametrize("bias", [False, True])
 def test_auto_wave_balance_picks_match_torch(mnk, bias):
     """Wave balance's picks on ragged M, N and K, with and without a bias: ping-pong 128×192 at long K (with
     a bias, where 128×192 spills, split-K on the last wave: 12 cluster-tiles past two waves in 4 parts),
-    ping-pong 128×128, the cooperative tile."""
+    ping-pong 128×128, the cooperative tile, and the widths between the powers of two: ping-pong 128×176
+    (with a bias the aligned split), cooperative 128×208."""
     from gemm_modes.autotable import wave_balance
 
     picked = wave_balance(mnk, bias=bias)
@@ -179,6 +182,8 @@ def test_auto_wave_balance_picks_match_torch(mnk, bias):
         (3072, 3000, 4104): (256, "cooperative", 4) if bias else (192, "pingpong", 1),
         (2000, 5100, 2000): (128, "pingpong", 1),
         (2040, 2040, 2040): (256, "cooperative", 1),
+        (1000, 14300, 4104): (256, "cooperative", 1) if bias else (176, "pingpong", 1),
+        (2550, 2550, 2552): (208, "cooperative", 1),
     }[mnk]
     _run(*mnk, "bf16", "nk", "auto", bias=bias)
 
