@@ -673,6 +673,24 @@ def test_the_small_m_cost_counts_waves_streamed_rows_and_padding():
     assert small_m_cost((384, 4096, 4096), (128, 64)) == 2 * 192
     # 130 rows in two 128-row tiles: 256 / 130 of the streamed rows per useful one
     assert small_m_cost((130, 4096, 4096), (128, 64)) == 192 * 256 / 130
+    # columns past N count as rows do: 14336 in 82 tiles of 176 columns (14432)
+    assert small_m_cost((384, 14336, 4096), (128, 176)) == 2 * 304 * 14432 / 14336
+    # a 1×2 cluster pads an odd column count: 3 × 43 tiles of 128×144 at N = 6144 become 3 × 44 = 132
+    assert small_m_cost((384, 6144, 8192), (128, 144), col_pairs=True) == 272 * 6192 / 6144
+    assert small_m_cost((384, 6144, 8192), (128, 144)) == 272 * 6192 / 6144  # 129 tiles: one wave either way
+    assert small_m_cost((384, 7168, 4096), (128, 112), col_pairs=True) == 2 * 240  # 3 × 64 + 0 padding: 192 tiles
+
+
+def test_a_width_between_the_powers_of_two_is_weighed_only_where_its_tiles_pair_evenly():
+    """``autotable.pairs_evenly``: in :func:`small_m` and :func:`fill` a width between the powers of two is a
+    candidate only where the row or the column tiles come in an even count (a cluster of two pads none)."""
+    from gemm_modes.autotable import pairs_evenly, small_m
+
+    assert pairs_evenly((384, 14336, 4096), (128, 176))  # 3 rows, 82 columns
+    assert not pairs_evenly((384, 6144, 8192), (128, 144))  # 3 rows, 43 columns
+    assert pairs_evenly((512, 6144, 8192), (128, 144))  # 4 rows
+    assert small_m((384, 6144, 8192)).tile_n == 192 and small_m((384, 14336, 4096)).tile_n == 176
+    assert small_m((384, 14336, 4096), widths=False).tile_n == 192
 
 
 def test_a_tile_override_keeps_the_epilogue_choices_the_new_tile_allows():
