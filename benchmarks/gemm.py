@@ -189,6 +189,8 @@ CANDIDATES = {
     "coop128x144c21d9": tuned_config(128, 144, 2, 1, C, deferred_chunks=9),
     "coop128x240c21d15": tuned_config(128, 240, 2, 1, C, deferred_chunks=15),
     "coop256x176c12": tuned_config(256, 176, 1, 2, C),
+    # one tile per CTA (1024³): both warpgroups on a 128×64 tile instead of one
+    "coop128x64c12r": tuned_config(128, 64, 1, 2, C, staging_in_ring=True),
     "coop128x192c21d6": tuned_config(128, 192, 2, 1, C, deferred_chunks=6),
     "coop128x224c21skad7": tuned_config(128, 224, 2, 1, C, stream_k=True, stream_k_aligned=True, deferred_chunks=7),
     # stream-K with the cluster along N (an odd count of row tiles)
@@ -216,7 +218,7 @@ DIAGNOSTIC |= {"coop128x224c21d7", "coop128x224c12d7", "coop128x160c21d5", "pp12
 DIAGNOSTIC |= {"pp128x96c12", "coop128x256c12skd8", "coop128x256c12skad8", "pp128x176c12", "pp128x176c21"}
 DIAGNOSTIC |= {"coop128x176c12d11", "coop128x176c21d11", "pp128x112c21", "pp128x112c12", "coop128x112c21d7"}
 DIAGNOSTIC |= {"coop128x208c21d13", "pp128x144c12", "coop128x144c21d9", "coop128x240c21d15", "coop256x176c12"}
-DIAGNOSTIC |= {"coop128x192c21d6", "coop128x224c21skad7"}
+DIAGNOSTIC |= {"coop128x192c21d6", "coop128x224c21skad7", "coop128x64c12r"}
 
 ROUNDS = 10
 BATCH = 10
