@@ -90,7 +90,7 @@ PINGPONG_128x192 = PINGPONG_128x128.with_(tile_n=192)
 SMALL_M = 512
 #: Small-M tiles, largest first (the fill rule above).
 SMALL_M_TILES = ((128, 192), (128, 176), (128, 144), (128, 128), (128, 112), (128, 64), (64, 128), (64, 64))
-#: The tile widths the table had before the ones between them (``decide(widths=False)``).
+#: The tile widths of the table without the ones between them (``decide(widths=False)``).
 POWER_OF_TWO_WIDTHS = (64, 128, 192, 256)
 #: With a bias term a 128×192 ping-pong tile spills (48 bytes): left out then.
 SMALL_M_BIAS_SPILLS = ((128, 192),)
@@ -498,8 +498,7 @@ def decide(
 ) -> Decision:
     """The table's decision for a shape on a GPU with ``sms`` SMs, first match wins (the table above);
     ``split`` False leaves out the split-K row; ``widths`` False, the tile widths between the powers of
-    two (the table as it was before them, for an A/B in one run: ``benchmarks/gemm.py --sweep
-    --without-widths``)."""
+    two (the rest of the table as it is; an A/B in one run: ``benchmarks/gemm.py --sweep --without-widths``)."""
     m, n, k = mnk
     clusters = max(1, sms // COOPERATIVE_128x256.cluster_size)
     tiles = COOPERATIVE_128x256.cluster_tiles(m, n)
