@@ -122,11 +122,14 @@ def test_comm_warps_alone_ship_the_same_bytes():
 
 def test_copy_engine_ships_steps_while_the_kernel_runs():
     """16 CTAs walk 8 waves of tiles: the host sees the first steps land long before the last CTA ends.
-    K is long enough (a few ms) that the host thread polls many times while the kernel runs, also when the
-    launching thread holds the interpreter for the launch calls."""
+    K is long enough that the host thread polls many times while the kernel runs, also when the launching
+    thread holds the interpreter for the launch calls: the interpreter's switch interval (5 ms by default,
+    longer than the kernel) is lowered for the launch, so the polling thread is never held off that long."""
+    import sys
+
     from tile_comm.consumer import HostConsumer
 
-    a, b = _operands(2048, 2048, 16384)
+    a, b = _operands(2048, 2048, 32768)
     fused = _launcher(a, b, "host", max_clusters=8)
     assert fused.shipper is not None and fused.ctas == 16
     fused.launch()
@@ -135,8 +138,13 @@ def test_copy_engine_ships_steps_while_the_kernel_runs():
     consumer = HostConsumer(fused.receiver, epoch, fused.ctas, timeout_s=30)
     consumer.start()
     consumer.started_polling.wait()
-    fused.launch(epoch=epoch)
-    consumer.join(60)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-4)
+    try:
+        fused.launch(epoch=epoch)
+        consumer.join(60)
+    finally:
+        sys.setswitchinterval(interval)
     _synchronize()
     _check_receiver(fused, epoch)
     assert consumer.verify() == []
