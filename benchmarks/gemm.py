@@ -410,6 +410,8 @@ def sweep(
         )
         if len(rows) > 1:
             others = ", ".join(f"{r.name} {r.ratio:.3f}{_flags(r, eager.rel_err)}" for r in rows[1:])
+            if WITHOUT_WIDTHS in names:  # name the other table's pick: the A/B reads without a lookup
+                others += f" ({CANDIDATES[WITHOUT_WIDTHS].describe()})"
             print(f"{'':>24}{others}", flush=True)
         if torch_kernels:
             span = kernel_spans(graphed(shape_inputs(shape, torch)[-1], BATCH))
