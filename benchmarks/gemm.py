@@ -170,24 +170,6 @@ CANDIDATES = {
     "pp128x192c12": tuned_config(128, 192, 1, 2, P),
     "coop128x128c21skad4": tuned_config(128, 128, 2, 1, C, stream_k=True, stream_k_aligned=True, deferred_chunks=4),
     "coop128x128c12skad4": tuned_config(128, 128, 1, 2, C, stream_k=True, stream_k_aligned=True, deferred_chunks=4),
-    # tiles between the wgmma widths of the table: finer steps of the tile count against the SMs
-    "coop128x224c21d7": tuned_config(128, 224, 2, 1, C, deferred_chunks=7),
-    "coop128x224c12d7": tuned_config(128, 224, 1, 2, C, deferred_chunks=7),
-    "coop128x160c21d5": tuned_config(128, 160, 2, 1, C, deferred_chunks=5),
-    "pp128x160c12": tuned_config(128, 160, 1, 2, P),
-    "pp128x160c21": tuned_config(128, 160, 2, 1, P),
-    "pp128x96c12": tuned_config(128, 96, 1, 2, P),
-    "pp128x176c12": tuned_config(128, 176, 1, 2, P),
-    "pp128x176c21": tuned_config(128, 176, 2, 1, P),
-    "coop128x176c12d11": tuned_config(128, 176, 1, 2, C, deferred_chunks=11),
-    "coop128x176c21d11": tuned_config(128, 176, 2, 1, C, deferred_chunks=11),
-    "pp128x112c21": tuned_config(128, 112, 2, 1, P),
-    "pp128x112c12": tuned_config(128, 112, 1, 2, P),
-    "coop128x112c21d7": tuned_config(128, 112, 2, 1, C, deferred_chunks=7),
-    "coop128x208c21d13": tuned_config(128, 208, 2, 1, C, deferred_chunks=13),
-    "pp128x144c12": tuned_config(128, 144, 1, 2, P),
-    "coop128x144c21d9": tuned_config(128, 144, 2, 1, C, deferred_chunks=9),
-    "coop128x240c21d15": tuned_config(128, 240, 2, 1, C, deferred_chunks=15),
     "coop256x176c12": tuned_config(256, 176, 1, 2, C),
     # one tile per CTA (1024³): both warpgroups on a 128×64 tile instead of one
     "coop128x64c12r": tuned_config(128, 64, 1, 2, C, staging_in_ring=True),
@@ -197,6 +179,25 @@ CANDIDATES = {
     "coop128x256c12skd8": tuned_config(128, 256, 1, 2, C, stream_k=True, deferred_chunks=8),
     "coop128x256c12skad8": tuned_config(128, 256, 1, 2, C, stream_k=True, stream_k_aligned=True, deferred_chunks=8),
 }
+
+
+def width_family() -> dict[str, Any]:
+    """The tile widths between the powers of two, every multiple of 16 from 96 to 240 but 128 and 192, in
+    both clusters: ping-pong 128×W up to its accumulators' 192 columns (``pp128xWcMN``) and cooperative
+    128×W with the epilogue deferred one subtile per chunk (``coop128xWcMNdS``). ``--sweep --widths`` runs
+    them all beside auto's pick."""
+    family = {}
+    for width in (w for w in range(96, 256, 16) if w not in (128, 192)):
+        for cm in (2, 1):
+            if width <= 192:
+                family[f"pp128x{width}c{cm}{3 - cm}"] = tuned_config(128, width, cm, 3 - cm, P)
+            coop = tuned_config(128, width, cm, 3 - cm, C)
+            family[f"coop128x{width}c{cm}{3 - cm}d{coop.subtiles}"] = coop.with_(deferred_chunks=coop.subtiles)
+    return family
+
+
+WIDTHS = width_family()
+CANDIDATES |= WIDTHS
 QUICK = ["coop128x256c21d8", "coop128x256c21skrd8", "pp128x192c21", "pp128x128c21", "pp128x128c21r"]
 #: Measured and slower everywhere, or within 1 % of a table configuration (H100, 2026-11-24/25): kept for
 #: ``--configs``, left out of the full table. 256×192 tiles fit 3 A/B stages (−3 … −7 %); 8 staging buffers
@@ -214,10 +215,7 @@ DIAGNOSTIC |= {"coop128x256c21skrd2", "coop128x256c21skrd4", "coop128x128c21d4"}
 DIAGNOSTIC |= {"coop128x128c21r"}
 #: Tried on the sweep's shapes that fall behind torch (see ``--sweep --configs``).
 DIAGNOSTIC |= {"pp128x128c12", "pp128x192c12", "coop128x128c21skad4", "coop128x128c12skad4"}
-DIAGNOSTIC |= {"coop128x224c21d7", "coop128x224c12d7", "coop128x160c21d5", "pp128x160c12", "pp128x160c21"}
-DIAGNOSTIC |= {"pp128x96c12", "coop128x256c12skd8", "coop128x256c12skad8", "pp128x176c12", "pp128x176c21"}
-DIAGNOSTIC |= {"coop128x176c12d11", "coop128x176c21d11", "pp128x112c21", "pp128x112c12", "coop128x112c21d7"}
-DIAGNOSTIC |= {"coop128x208c21d13", "pp128x144c12", "coop128x144c21d9", "coop128x240c21d15", "coop256x176c12"}
+DIAGNOSTIC |= {"coop128x256c12skd8", "coop128x256c12skad8", "coop256x176c12"} | set(WIDTHS)
 DIAGNOSTIC |= {"coop128x192c21d6", "coop128x224c21skad7", "coop128x64c12r"}
 
 ROUNDS = 10
@@ -456,6 +454,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--held-out", action="store_true", help="with --sweep: HELD_OUT's shapes instead of SWEEP's")
     parser.add_argument(
+        "--widths",
+        action="store_true",
+        help="with --sweep: also every tile width between the powers of two (WIDTHS), both clusters",
+    )
+    parser.add_argument(
         "--without-widths",
         action="store_true",
         help="with --sweep: also the table's pick without the tile widths between the powers of two, where it differs",
@@ -481,6 +484,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.sweep:
         alternatives = args.configs.split(",") if args.configs else []
+        alternatives += [name for name in WIDTHS if args.widths and name not in alternatives]
         return sweep(torch, shapes, alternatives, args.torch_kernels, args.without_widths)
     default = QUICK if args.quick else [n for n in CANDIDATES if n not in DIAGNOSTIC]
     names = args.configs.split(",") if args.configs else default

@@ -54,3 +54,20 @@ def test_autos_picks_for_the_issue_table_are_the_measured_ones():
         config = pick(Problem(dtype, bias=bias), (m, n, k))
         name = expected.get((m, n, k), "coop128x256c21skrd8")  # the bias row: 8192²×4096
         assert config == gemm.CANDIDATES[name], ((m, n, k), config.describe())
+
+
+def test_the_width_family_names_each_width_and_cluster_once():
+    """``--sweep --widths``: every multiple of 16 from 96 to 240 but the powers of two's 128 and 192, ping-pong up
+    to 192 columns, cooperative with one deferred chunk per subtile; the names say tile, cluster and chunks."""
+    import gemm
+    from hopper_gemm.config import Schedule
+
+    widths = {config.tile_n for config in gemm.WIDTHS.values()}
+    assert widths == {96, 112, 144, 160, 176, 208, 224, 240}
+    for name, config in gemm.WIDTHS.items():
+        kind = "pp" if config.schedule is Schedule.PINGPONG else "coop"
+        chunks = f"d{config.subtiles}" if kind == "coop" else ""
+        assert name == f"{kind}128x{config.tile_n}c{config.cluster_m}{config.cluster_n}{chunks}", name
+        assert config.deferred_chunks == (config.subtiles if kind == "coop" else 0)
+    assert len(gemm.WIDTHS) == 2 * (8 + 5)  # both clusters; ping-pong only up to 176 of these
+    assert set(gemm.WIDTHS) <= gemm.DIAGNOSTIC and set(gemm.WIDTHS) <= set(gemm.CANDIDATES)
