@@ -136,24 +136,10 @@ def run(log: Log, sections: set[str] | None = None) -> dict[str, Any]:
         try:
             if case.section == "small_m":
                 row = bench_small_m(case.m, case.n, DTYPE)
-            elif case.op is Op.AXPBY:
-                row = bench_axpby(
-                    case.m,
-                    case.n,
-                    DTYPE,
-                    case.config,
-                    copy=copy_for(3 * case.m * case.n * element),
-                    baseline=case.section == "main",
-                )
-            else:
-                row = bench_rmsnorm(
-                    case.m,
-                    case.n,
-                    DTYPE,
-                    case.config,
-                    copy=copy_for(2 * case.m * case.n * element),
-                    baseline=case.section == "main",
-                )
+            else:  # the copy baseline moves what the kernel moves: x, y, out (axpby) or x, out (RMSNorm)
+                bench, tensors = (bench_axpby, 3) if case.op is Op.AXPBY else (bench_rmsnorm, 2)
+                copy = copy_for(tensors * case.m * case.n * element)
+                row = bench(case.m, case.n, DTYPE, case.config, copy=copy, baseline=case.section == "main")
         except CheckFailed as exc:
             failures.append(str(exc))
             log(f"CHECK FAILED: {exc}")
