@@ -175,6 +175,10 @@ CANDIDATES = {
     "coop128x64c12r": tuned_config(128, 64, 1, 2, C, staging_in_ring=True),
     "coop128x192c21d6": tuned_config(128, 192, 2, 1, C, deferred_chunks=6),
     "coop128x224c21skad7": tuned_config(128, 224, 2, 1, C, stream_k=True, stream_k_aligned=True, deferred_chunks=7),
+    # cuBLAS's 128×168 at 384×14336×4096 (an 8-column multiple: 8-column subtiles)
+    "pp128x168c12": tuned_config(128, 168, 1, 2, P),
+    "pp128x168c21": tuned_config(128, 168, 2, 1, P),
+    "coop128x168c21d21": tuned_config(128, 168, 2, 1, C, deferred_chunks=21),
     # stream-K with the cluster along N (an odd count of row tiles)
     "coop128x256c12skd8": tuned_config(128, 256, 1, 2, C, stream_k=True, deferred_chunks=8),
     "coop128x256c12skad8": tuned_config(128, 256, 1, 2, C, stream_k=True, stream_k_aligned=True, deferred_chunks=8),
@@ -217,6 +221,7 @@ DIAGNOSTIC |= {"coop128x128c21r"}
 DIAGNOSTIC |= {"pp128x128c12", "pp128x192c12", "coop128x128c21skad4", "coop128x128c12skad4"}
 DIAGNOSTIC |= {"coop128x256c12skd8", "coop128x256c12skad8", "coop256x176c12"} | set(WIDTHS)
 DIAGNOSTIC |= {"coop128x192c21d6", "coop128x224c21skad7", "coop128x64c12r"}
+DIAGNOSTIC |= {"pp128x168c12", "pp128x168c21", "coop128x168c21d21"}
 
 ROUNDS = 10
 BATCH = 10

@@ -56,17 +56,23 @@ def test_every_schedule_dtype_and_layout_compiles_to_what_it_should(config, dtyp
         tuned_config(128, 176, 1, 2, Schedule.PINGPONG),
         tuned_config(128, 208, 2, 1, Schedule.COOPERATIVE, deferred_chunks=13),
         tuned_config(128, 224, 2, 1, Schedule.COOPERATIVE, deferred_chunks=7),
+        tuned_config(128, 168, 1, 2, Schedule.PINGPONG),
+        tuned_config(128, 168, 2, 1, Schedule.COOPERATIVE, deferred_chunks=21),
     ],
-    ids=["pingpong128x176", "cooperative128x208", "cooperative128x224"],
+    ids=["pingpong128x176", "cooperative128x208", "cooperative128x224", "pingpong128x168", "cooperative128x168"],
 )
 def test_tile_widths_between_the_powers_of_two_compile_to_one_wgmma_width(config):
     """A width between the powers of two is one wgmma N extent (no padding to the next power of two), its
-    16- or 32-column subtiles are 16- or 32-column TMA stores, and nothing spills."""
+    8-, 16- or 32-column subtiles are TMA stores of that width, and nothing spills. A 168-column B tile
+    (not a multiple of the 128-byte swizzle's 8 rows × 8) builds its TMA atom from one stage's layout."""
     r = report(config, Problem("bf16"))
     widths = set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16", r.ptx))
     assert widths == {str(config.tile_n)}
     assert r.spill_bytes == 0 and not r.wgmma_serialized
-    assert config.epi_n == (16 if config.tile_n % 32 else 32)
+    assert config.epi_n == (32 if config.tile_n % 32 == 0 else 16 if config.tile_n % 16 == 0 else 8)
+    if config.epi_n == 8:  # two 8×8 matrices per stmatrix: a warp's 8-column share of the subtile
+        assert "stmatrix.sync.aligned.m8n8.x2.shared.b16" in r.ptx
+        assert "stmatrix.sync.aligned.m8n8.x4" not in r.ptx
 
 
 @pytest.mark.parametrize("config", [COOP, PINGPONG], ids=["cooperative", "pingpong"])

@@ -130,23 +130,30 @@ def test_configuration_rules_name_the_field():
         tuned_config(128, 128, 2, 1, "pingpong", epi_batch=4)  # ping-pong stages through 2 buffers
 
 
-def test_tile_widths_between_the_powers_of_two_take_16_column_subtiles():
-    """``tile_n``: any multiple of 16 in [64, 256]; where 32 does not divide it the staged subtiles are 16
-    columns wide (``epi_n`` None), and a new width re-derives that default unless ``epi_n`` was asked for."""
+def test_tile_widths_between_the_powers_of_two_take_16_or_8_column_subtiles():
+    """``tile_n``: any multiple of 8 in [64, 256]; where 32 does not divide it the staged subtiles are 16
+    columns wide, where 16 does not either 8 (``epi_n`` None), and a new width re-derives that default
+    unless ``epi_n`` was asked for."""
     from hopper_gemm.config import GemmConfig, default_epi_n
 
     assert GemmConfig(tile_n=176, schedule="pingpong").epi_n == 16 == default_epi_n(176)
+    assert GemmConfig(tile_n=168, schedule="pingpong").epi_n == 8 == default_epi_n(168)
+    assert GemmConfig(tile_n=168).subtiles == 21  # cooperative: 128-row subtiles, 21 of 8 columns
     assert GemmConfig(tile_n=224).epi_n == 32 and GemmConfig(tile_n=224).subtiles == 7
     assert GemmConfig(tile_n=176).subtiles == 11  # cooperative: 128-row subtiles, 11 of 16 columns
     assert GemmConfig(tile_n=256).with_(tile_n=208).epi_n == 16
     assert GemmConfig(tile_n=208).with_(tile_n=256).epi_n == 32
     assert GemmConfig(tile_n=256, epi_n=64).with_(tile_n=192).epi_n == 64  # asked for: kept (and checked)
     assert "epilogue" not in GemmConfig(tile_n=176).describe()  # the default is not spelled out
-    for width in (100, 264, 48, 168, True):
-        with pytest.raises(ValueError, match=rf"tile_n = {width} is invalid: allowed a multiple of 16 in \[64, 256\]"):
+    for width in (100, 264, 48, 172, True):
+        with pytest.raises(ValueError, match=rf"tile_n = {width} is invalid: allowed a multiple of 8 in \[64, 256\]"):
             GemmConfig(tile_n=width)
-    with pytest.raises(ValueError, match=r"epi_n = 32 is invalid: allowed None, 16, 32 or 64, dividing tile_n = 176"):
+    with pytest.raises(
+        ValueError, match=r"epi_n = 32 is invalid: allowed None, 8, 16, 32 or 64, dividing tile_n = 176"
+    ):
         GemmConfig(tile_n=176, epi_n=32)
+    with pytest.raises(ValueError, match=r"epi_n = 16 is invalid: .* dividing tile_n = 168"):
+        GemmConfig(tile_n=168, epi_n=16)
     with pytest.raises(ValueError, match=r"176 fp32 accumulators \+ 88 registers"):
         tuned_config(128, 176, 2, 1, "cooperative", deferred_chunks=11).with_(tile_m=256)
 

@@ -103,10 +103,10 @@ class GemmConfig:
         owner = "GemmConfig"
         if self.tile_k != 64:
             raise _bad(owner, "tile_k", self.tile_k, "64 (four 16-deep wgmma k-blocks per stage)")
-        if not _int_in(self.tile_n, 64, 256) or self.tile_n % 16:
-            # Any wgmma N extent whose subtiles the 16-column stmatrix tiling covers: the widths between the
-            # powers of two give the tile count finer steps against the SMs (tile_n: docs/gemm.md).
-            raise _bad(owner, "tile_n", self.tile_n, "a multiple of 16 in [64, 256] (a wgmma N extent)")
+        if not _int_in(self.tile_n, 64, 256) or self.tile_n % 8:
+            # Any wgmma N extent: the widths between the powers of two give the tile count finer steps
+            # against the SMs (tile_n: docs/gemm.md).
+            raise _bad(owner, "tile_n", self.tile_n, "a multiple of 8 in [64, 256] (a wgmma N extent)")
         if self.epi_n is None:
             object.__setattr__(self, "epi_n", default_epi_n(self.tile_n))
         if self.schedule is Schedule.COOPERATIVE and self.tile_m not in (128, 256):
@@ -129,8 +129,8 @@ class GemmConfig:
             raise _bad(owner, "raster", self.raster, "'m' or 'n'")
         if not _int_in(self.group, 1, 64):
             raise _bad(owner, "group", self.group, "an int in [1, 64] (cluster rows/columns per raster band)")
-        if self.epi_n not in (16, 32, 64) or self.tile_n % self.epi_n:
-            allowed = f"None, 16, 32 or 64, dividing tile_n = {self.tile_n} (columns per TMA store)"
+        if self.epi_n not in (8, 16, 32, 64) or self.tile_n % self.epi_n:
+            allowed = f"None, 8, 16, 32 or 64, dividing tile_n = {self.tile_n} (columns per TMA store)"
             raise _bad(owner, "epi_n", self.epi_n, allowed)
         for name in ("ab_stages", "epi_stages"):
             value = getattr(self, name)
@@ -224,8 +224,9 @@ class GemmConfig:
 
 
 def default_epi_n(tile_n: int) -> int:
-    """The staged subtile's columns for a ``tile_n`` that asks for none: 32, or 16 where 32 does not divide it."""
-    return 32 if tile_n % 32 == 0 else 16
+    """The staged subtile's columns for a ``tile_n`` that asks for none: 32, or else the widest of 16 and 8 that
+    divides it."""
+    return 32 if tile_n % 32 == 0 else 16 if tile_n % 16 == 0 else 8
 
 
 def _schedule(value: object) -> Schedule:

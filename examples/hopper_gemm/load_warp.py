@@ -75,7 +75,10 @@ def load_k_tiles(
 def load_atom(tensor: cute.Tensor, smem: cute.ComposedLayout, tile: tuple[int, int], multicast: int) -> Any:
     """The TMA load atom and tensor of one operand: multicast to ``multicast`` CTAs when more than one."""
     op = cpasync.CopyBulkTensorTileG2SOp() if multicast == 1 else cpasync.CopyBulkTensorTileG2SMulticastOp()
-    return cpasync.make_tiled_tma_atom(op, tensor, cute.slice_(smem, (None, None, 0)), tile, num_multicast=multicast)
+    # One stage's layout: the outer layout sliced and the swizzle put back. Slicing the composed layout
+    # itself aborts the DSL (4.8.1) when the tile's rows are not a multiple of the swizzle atom's (168).
+    stage = cute.make_composed_layout(smem.inner, 0, cute.slice_(smem.outer, (None, None, 0)))
+    return cpasync.make_tiled_tma_atom(op, tensor, stage, tile, num_multicast=multicast)
 
 
 @cute.jit

@@ -101,6 +101,10 @@ BETWEEN_WIDTHS = [
     ("cooperative", (128, 240), (2, 1), {}),
     ("cooperative", (256, 176), (1, 2), {}),
     ("cooperative", (128, 176), (1, 2), {"stream_k": True, "stream_k_aligned": True, "deferred_chunks": 11}),
+    ("pingpong", (128, 168), (1, 2), {}),
+    ("pingpong", (128, 120), (2, 1), {}),
+    ("cooperative", (128, 152), (2, 1), {"deferred_chunks": 19}),
+    ("cooperative", (128, 168), (2, 1), {}),
 ]
 
 
