@@ -86,14 +86,16 @@ def torch_op(what: str, build: Callable[[str], Callable[[], Any]]) -> Callable[[
 
 
 def time_by_slower_rank(contenders: dict[str, Callable[[], Any]], device: Any, rounds: int, batch: int) -> dict:
-    """µs per contender (``kernel_tools.timing.time_interleaved``), every batch started on all ranks together
-    (a one-element all-reduce first), each the slower rank's: a collective takes as long as its last rank."""
+    """µs per contender (``kernel_tools.timing.time_interleaved``, each round starting one contender later so
+    each follows every other alike), every batch started on all ranks together (a one-element all-reduce
+    first), each the slower rank's: a collective takes as long as its last rank."""
     import torch
     import torch.distributed as dist
     from kernel_tools.timing import time_interleaved
 
     align = torch.zeros(1, device=device)
-    us = time_interleaved(contenders, rounds=rounds, batch=batch, settle=lambda: dist.all_reduce(align))
+    settle = lambda: dist.all_reduce(align)  # noqa: E731
+    us = time_interleaved(contenders, rounds=rounds, batch=batch, settle=settle, rotate=True)
     worst = torch.tensor([us[c] for c in contenders], device=device, dtype=torch.float64)
     dist.all_reduce(worst, op=dist.ReduceOp.MAX)
     return dict(zip(contenders, worst.tolist(), strict=True))

@@ -20,8 +20,8 @@ GEMM load warp              per tile row, own rows first: wait for each  ``Chunk
                             launch; then the tile's TMA loads             global`` before the TMA loads
 math warpgroups, epilogue   the GEMM as ``examples/persistent_gemm.py``   the kernel's own pipes objects
                             (every role walks its own rows first)
-launching stream            ``ChunkPusher.push`` joins the copy work      stream order
-granting stream             ``grant``: every sender's credit back         an event after the kernel
+launching stream            ``ChunkPusher.push`` joins the copy work;     stream order
+                            ``grant``: every sender's credit back
 ==========================  ============================================  ====================================
 
 The first waves compute the rank's own rows, in place before the kernel starts, while the copy engines
@@ -123,9 +123,9 @@ def _has_torch() -> bool:
     return True
 
 
-def configuration(m: int, n: int, k: int, world: int) -> tuple:
-    """(the tuned configuration, the chunk plan's rows per rank): the measured table's unsplit pick (a gated
-    GEMM takes no workspace), clusters that never hang over a rank's rows."""
+def alone_configuration(m: int, n: int, k: int, world: int):  # noqa: ANN201
+    """Our GEMM alone on the gathered A (the baseline): the measured table's unsplit pick (a gated GEMM takes
+    no workspace), clusters that never hang over a rank's rows."""
     from gemm_modes.choice import choose_config
     from hopper_gemm.config import Problem
 
@@ -133,6 +133,15 @@ def configuration(m: int, n: int, k: int, world: int) -> tuple:
     if (m // world) % (config.tile_m * config.cluster_m):
         config = config.reshaped(cluster_m=1, cluster_n=2 if config.cluster_size > 1 else 1)
     return config.with_(pdl=False)
+
+
+def configuration(m: int, n: int, k: int, world: int):  # noqa: ANN201
+    """The gated GEMM's configuration: :func:`alone_configuration` walking along N (``raster="n"``), bands of
+    tile rows across every column, so every tile of the rank's own rows comes before any other rank's row
+    and those follow in the order their chunks arrive. Walking along M (auto's raster for tall outputs) a
+    band of columns takes every tile row before the next band: with two bands (8192×4096 on two GPUs) the
+    walk reaches the other rank's rows a quarter into the kernel instead of half."""
+    return alone_configuration(m, n, k, world).with_(raster="n")
 
 
 def default_chunk_rows(pusher: str, m: int, world: int, workers: int) -> int:
@@ -241,6 +250,7 @@ class GatedGemm:
         world = dist.get_world_size()
         n, k = w_r.shape
         self.config = configuration(m, n, k, world)
+        self.alone_config = alone_configuration(m, n, k, world)
         clusters = clusters_to_launch(self.config, m, n, w_r.device.index or 0)
         workers = clusters * self.config.cluster_size * push_warps
         chunk_rows = chunk_rows or default_chunk_rows(pusher, m, world, workers)
@@ -305,9 +315,7 @@ class GatedGemm:
                 return prepared
         return None
 
-    def launch(self, grant_beside: bool = True) -> None:
-        """One launch: begin, the gated kernel, the pushes and the credits given back (``grant_beside``:
-        from the pusher's own stream; False: on the launching stream, to compare)."""
+    def launch(self) -> None:
         from gemm_modes.call_cache import current_stream_handle
         from hopper_gemm.launch import current_stream
 
@@ -330,7 +338,6 @@ class GatedGemm:
         else:
             self.compiled(*self.head, current_stream(), self.pusher.gate_args(epoch))
         self.pusher.push(epoch)
-        self.pusher.grant_beside = grant_beside
         self.pusher.grant()
 
     def launch_gated_only(self) -> None:
@@ -424,7 +431,7 @@ def timings(a_r, w_r, ours: GatedGemm, device, rounds: int) -> dict:  # noqa: AN
         op, wt = torch.ops.symm_mem.fused_all_gather_matmul, w_r.t()  # (K, N_r): the op computes A @ B
         return lambda: op(a_r, [wt], 0, group)
 
-    our_gemm = launcher(ours.config, validate(gathered, w_r, out=alone), alone)
+    our_gemm = launcher(ours.alone_config, validate(gathered, w_r, out=alone), alone)
     contenders = {
         "matmul": lambda: torch.matmul(gathered, w_r.t(), out=result),
         "all_gather": lambda: dist.all_gather_into_tensor(gathered, a_r),
@@ -438,7 +445,6 @@ def timings(a_r, w_r, ours: GatedGemm, device, rounds: int) -> dict:  # noqa: AN
         contenders["gated_only"] = ours.launch_gated_only
         contenders["beside_copies"] = lambda: ours.pusher.copy_only(beside=our_gemm)
         contenders["beside_flagged"] = lambda: ours.pusher.copy_only(beside=our_gemm, rewrite_flags=True)
-        contenders["grant_launching"] = lambda: ours.launch(grant_beside=False)
     torch_fused = torch_op("fused_all_gather_matmul", fused)
     if torch_fused is not None:
         contenders["torch_fused"] = torch_fused
@@ -456,7 +462,6 @@ def report(rows: list[dict], world: int) -> None:
         "gated_only",
         "beside_copies",
         "beside_flagged",
-        "grant_launching",
         "ours",
     ]
     width = {c: max(12, len(c)) for c in cols}

@@ -142,23 +142,22 @@ def test_the_example_compiles_the_push_warp_with_pusher_sm(capsys, torch_without
 
 
 def test_the_report_shows_the_gates_and_the_copies_own_cost_beside_our_gemm(capsys, monkeypatch):
-    """``tp_ag_gemm.report``: ``gated_only`` (the gated kernel with every chunk already in place), the
-    copies beside our GEMM (without, then with their flags) and ours with the credits given back on the
-    launching stream sit between our GEMM alone and ours, so the table splits the time over our GEMM into
-    the gates', the copies' and the protocol's share."""
+    """``tp_ag_gemm.report``: ``gated_only`` (the gated kernel with every chunk already in place) and the
+    copies beside our GEMM (without, then with their flags) sit between our GEMM alone and ours, so the
+    table splits the time over our GEMM into the gates', the copies' and the protocol's share."""
     import tp_ag_gemm
 
     monkeypatch.delenv("OUT", raising=False)
     us = {"matmul": 194.0, "all_gather": 99.8, "sequential": 278.6, "our_gemm": 187.1, "gated_only": 190.2}
-    us |= {"beside_copies": 191.4, "beside_flagged": 191.0, "grant_launching": 230.5, "ours": 223.1}
+    us |= {"beside_copies": 191.4, "beside_flagged": 191.0, "ours": 223.1}
     row = {"shape": [8192, 4096, 2048], "device": "GPU", "config": "cooperative", "prepared": True}
     row |= {"rel_err": 2e-3, "bitwise_repeat": True, "us": us, "S": 1.25, "over_gemm": 0.192}
     tp_ag_gemm.report([row], 2)
     lines = capsys.readouterr().out.splitlines()
     head = lines[1].split()
-    order = ["our_gemm", "gated_only", "beside_copies", "beside_flagged", "grant_launching", "ours"]
-    assert [head.index(c) for c in order] == list(range(head.index("our_gemm"), head.index("our_gemm") + 6))
-    assert "187.1        190.2         191.4          191.0           230.5        223.1" in lines[2]
+    order = ["our_gemm", "gated_only", "beside_copies", "beside_flagged", "ours"]
+    assert [head.index(c) for c in order] == list(range(head.index("our_gemm"), head.index("our_gemm") + 5))
+    assert "187.1        190.2         191.4          191.0        223.1" in lines[2]
 
 
 def test_the_timeline_line_names_each_copy_with_its_receiver_and_chunk(capsys, monkeypatch):
@@ -177,3 +176,43 @@ def test_the_timeline_line_names_each_copy_with_its_receiver_and_chunk(capsys, m
     assert timeline.startswith("timeline 8192×4096×2048, rank 0, µs from the launch's start: kernel ended 230, ")
     assert timeline.endswith("copies (to rank#chunk, may begin–flag) →1#0 6–31 →1#1 31–56")
     assert every.endswith("launch period (µs): 0: 230/56/238, 1: 230/56/238")
+
+
+@pytest.mark.parametrize(
+    ("m", "n", "k", "world"), [(8192, 4096, 2048, 2), (8192, 8192, 4096, 2), (8192, 2048, 8192, 4)]
+)
+def test_the_gated_walk_takes_every_own_tile_before_any_other_ranks_row(m, n, k, world):
+    """``configuration``: the gated GEMM walks along N, so in walk order (what the persistent CTAs take,
+    wave by wave) every tile of the rank's own rows, all columns, comes before the first tile of a row
+    another rank pushes, and the others' rows follow in their chunks' order. Auto's walk along M
+    (``alone_configuration``, the baseline) reaches another rank's rows after one band of columns."""
+    import tp_ag_gemm
+
+    from pipes.tile_order import TileOrder
+
+    def walk(config, rank):
+        order = TileOrder.of(config)
+        gate = GateSpec(ChunkPlan(rows=m, world=world, chunk_rows=1024), tile_m=config.tile_m)
+        tiles_m, tiles_n = m // config.tile_m, n // config.tile_n
+        clusters_m, clusters_n = order.cluster_grid(tiles_m, tiles_n)
+        rows = []
+        for linear in range(clusters_m * clusters_n):
+            for cm in range(config.cluster_m):
+                for cn in range(config.cluster_n):
+                    tm, _ = order.cta_tile(linear, clusters_m, clusters_n, cm, cn)
+                    rows.append(rows_first(gate, config.tile_m, tm, GateArgs(None, rank, 0)))
+        return rows, tiles_n * (m // world) // config.tile_m
+
+    gated, alone = tp_ag_gemm.configuration(m, n, k, world), tp_ag_gemm.alone_configuration(m, n, k, world)
+    assert gated.raster == "n" and gated.with_(raster=alone.raster) == alone
+    for rank in range(world):
+        rows, own_tiles = walk(gated, rank)
+        own = range(rank * m // world // gated.tile_m, (rank + 1) * m // world // gated.tile_m)
+        assert all(r in own for r in rows[:own_tiles]) and not any(r in own for r in rows[own_tiles:])
+        # the others' rows band by band (a band: `group` cluster rows, walked across every column)
+        band_rows = gated.group * gated.cluster_m
+        bands = [((r - own.start) % (m // gated.tile_m)) // band_rows for r in rows]
+        assert bands == sorted(bands)
+    rows, own_tiles = walk(alone, 0)
+    if n // alone.tile_n > alone.group * alone.cluster_n:  # more than one band of columns
+        assert any(r >= m // world // alone.tile_m for r in rows[:own_tiles])

@@ -14,7 +14,7 @@ symmetric memory (:class:`GatherBuffers`, :class:`pipes.comm.PeerGroup`). Per la
         per chunk c of r, per peer p:   cudaMemcpyAsync(chunk c → the same rows on p)
           (streams in turn)             cuStreamWriteValue32(p's flags[c] = parity_token(epoch)), fenced
     launching stream:                   waits for the copy work before its next work
-    granting stream, after the kernel (grant): credits[s] = 1 for every sender s (this launch consumed)
+    launching stream, after the kernel (grant): credits[s] = 1 for every sender s (this launch consumed)
 
 **Why these orders.** The flag write's own memory barrier (the default of ``cuStreamWriteValue32``, a
 system-wide fence) puts the chunk's bytes before its flag for every observer, and the load warp acquires
@@ -62,7 +62,6 @@ from .stream_ops import (
     check_cuda,
     copy_streams,
     cuda_event,
-    new_streams,
     record,
     take_credit,
 )
@@ -233,18 +232,15 @@ def check_push(src: Any, plan: ChunkPlan, buffers: GatherBuffers) -> None:
             raise ValueError(f"{where} gathered buffer holds {data.dtype}, the source {src.dtype}: they must match")
 
 
-def grant_credits(buffers: GatherBuffers, value: int, stream: Any = None) -> None:
-    """On ``stream`` (a raw handle; None: the current stream), after this rank's kernel: every sender's
-    credit word in this rank's buffers to ``value`` — 1 for the copy engine's binary credit
-    (:meth:`ChunkPusher.grant`), the launch's epoch for SM pushes (their warps wait with
-    :meth:`pipes.cute.comm.Credits.wait` until it has reached the launch before theirs). A fenced
-    ``cuStreamWriteValue32`` each: ordered after the kernel's reads."""
+def grant_credits(buffers: GatherBuffers, value: int) -> None:
+    """On the current stream, after this rank's kernel: every sender's credit word in this rank's buffers
+    to ``value`` — 1 for the copy engine's binary credit (:meth:`ChunkPusher.grant`), the launch's epoch
+    for SM pushes (their warps wait with :meth:`pipes.cute.comm.Credits.wait` until it has reached the
+    launch before theirs). A fenced ``cuStreamWriteValue32`` each: ordered after the kernel's reads."""
     import torch
     from cuda.bindings import driver as cu
 
-    if stream is None:
-        stream = torch.cuda.current_stream(buffers.local.data.device).cuda_stream
-    launching = cu.CUstream(int(stream))
+    launching = cu.CUstream(torch.cuda.current_stream(buffers.local.data.device).cuda_stream)
     for sender in buffers.peers:
         word = cu.CUdeviceptr(buffers.local.credit(sender))
         check_cuda(cu.cuStreamWriteValue32(launching, word, value & 0xFFFFFFFF, 0)[0], "cuStreamWriteValue32 credit")
@@ -259,18 +255,10 @@ class ChunkPusher:
     ``streams``: copy streams the copies alternate over. ``graph``: replay the launch's copy work from a
     CUDA graph captured once per parity token (one host call per launch); None: a graph up to
     :data:`MAX_GRAPH_STREAMS` streams, else queued call by call (see the module docstring for why).
-    ``grant_beside``: write the credits from a stream of their own (:meth:`grant`), not the launching one.
     """
 
     def __init__(
-        self,
-        src: Any,
-        plan: ChunkPlan,
-        buffers: GatherBuffers,
-        *,
-        streams: int = 2,
-        graph: bool | None = None,
-        grant_beside: bool = True,
+        self, src: Any, plan: ChunkPlan, buffers: GatherBuffers, *, streams: int = 2, graph: bool | None = None
     ) -> None:
         if isinstance(streams, bool) or not isinstance(streams, int) or not 1 <= streams <= 8:
             raise ValueError(f"streams = {streams!r} is invalid: allowed an int in [1, 8]")
@@ -304,10 +292,6 @@ class ChunkPusher:
         self.timed = False
         self._timing = TimingEvents.create(len(self.copies))
         self._last_epoch: int | None = None
-        #: Write the credits from a stream of their own (see :meth:`grant`); switch it between launches.
-        self.grant_beside = grant_beside
-        self._granting: Any = None  # its stream, made at the first such grant
-        self._kernel_done = cuda_event()
         first_own = plan.chunks_of(buffers.rank)[0] * plan.chunk_rows
         self._own_rows = buffers.local.data[first_own : first_own + plan.rows_per_rank]
 
@@ -416,26 +400,9 @@ class ChunkPusher:
         return self._timing.read(credit=True)
 
     def grant(self) -> None:
-        """After the kernel's launch call: every sender's credit back (1), so its next launch may overwrite
-        this rank's rows of it. Only after a kernel that waited for every chunk. With ``grant_beside`` (the
-        default) the writes go on a stream of their own after an event recorded on the launching stream,
-        which then holds no memory operation between this kernel and the next: on 2×H200 (2026-11-28,
-        ``tp_ag_gemm --bench``) the all-gather GEMM at 8192×4096×2048 took 7–12 µs less per launch than
-        with the writes on the launching stream, 25 µs less at 8192×8192×4096. Without it, on the launching
-        stream."""
-        if not self.grant_beside:
-            grant_credits(self.buffers, 1)
-            return
-        import torch
-        from cuda.bindings import runtime as cudart
-
-        launching = torch.cuda.current_stream(self.src.device).cuda_stream
-        if self._granting is None:
-            self._granting = new_streams(self.src.device.index or 0, 1)[0]
-        granting = self._granting.cuda_stream
-        check_cuda(cudart.cudaEventRecord(self._kernel_done, launching)[0], "cudaEventRecord")
-        check_cuda(cudart.cudaStreamWaitEvent(granting, self._kernel_done, 0)[0], "cudaStreamWaitEvent")
-        grant_credits(self.buffers, 1, granting)
+        """After the kernel's launch call, on the launching stream: every sender's credit back (1), so its
+        next launch may overwrite this rank's rows of it. Only after a kernel that waited for every chunk."""
+        grant_credits(self.buffers, 1)
 
     def _queue(self) -> _CudaQueue:
         timing = self._timing if self.timed else None

@@ -18,13 +18,7 @@ from ..epoch import next_epoch
 
 @functools.cache
 def copy_streams(device: int, count: int) -> tuple[Any, ...]:
-    """``count`` non-blocking streams (never implicitly ordered after the legacy default stream), the same
-    ones for every caller asking for as many on that device."""
-    return new_streams(device, count)
-
-
-def new_streams(device: int, count: int) -> tuple[Any, ...]:
-    """``count`` non-blocking streams of the caller's own."""
+    """``count`` non-blocking streams (never implicitly ordered after the legacy default stream)."""
     import torch
     from cuda.bindings import runtime as cudart
 
@@ -120,7 +114,6 @@ __all__ = [
     "check_cuda",
     "copy_streams",
     "cuda_event",
-    "new_streams",
     "record",
     "sys_barrier",
     "take_credit",
