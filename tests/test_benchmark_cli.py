@@ -87,6 +87,7 @@ SCRIPTS = [
     "checker_vs_cutlass.py",
     *(f"studies/{name}.py" for name in ("gemm_ceiling", "gemm_epilogue", "gemm_floor", "gemm_host", "gemm_profile")),
     *(f"studies/{name}.py" for name in ("gemm_small_m", "gemm_sustained", "gemm_trace", "gemm_waves")),
+    "studies/stream_gaps.py",
 ]
 
 
