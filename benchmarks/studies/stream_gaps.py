@@ -36,7 +36,7 @@ def contenders(shape: tuple[int, int, int], torch) -> dict[str, Callable[[], obj
     from gemm_modes.launch import launcher
     from hopper_gemm.api import validate
 
-    from pipes.comm.stream_ops import check_cuda, cuda_event, new_streams
+    from pipes.comm.stream_ops import check_cuda, copy_streams, cuda_event
 
     m, n, k = shape
     g = torch.Generator(device="cuda").manual_seed(0)
@@ -47,7 +47,7 @@ def contenders(shape: tuple[int, int, int], torch) -> dict[str, Callable[[], obj
     config = choose_config(ops.problem, ops.mnk, "auto", None, None, stream_k=False).with_(pdl=False)
     gemm = launcher(config, ops, out)
     word = torch.zeros(1, device="cuda", dtype=torch.int32)
-    side = new_streams(a.device.index or 0, 1)[0].cuda_stream
+    side = copy_streams(a.device.index or 0, 1)[0].cuda_stream
     event, side_event = cuda_event(), cuda_event()
 
     def launching():  # noqa: ANN202
