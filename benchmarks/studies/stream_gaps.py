@@ -8,8 +8,7 @@ those between the kernels, alone and all together, every contender interleaved i
 * ``gemm``: the kernels alone (auto's configuration without PDL, as the gated GEMM launches);
 * ``+ event``: an event recorded on the launching stream;
 * ``+ wait``: a wait for an event recorded on an idle side stream;
-* ``+ write``: a fenced 32-bit write to a word in this GPU's memory (``+ write, no fence``: without the
-  memory barrier);
+* ``+ write``: a fenced 32-bit write to a word in this GPU's memory;
 * ``+ all``: the all-gather GEMM's three (wait, fenced write, event).
 
     python benchmarks/studies/stream_gaps.py [--shapes 8192x4096x2048]
@@ -60,10 +59,9 @@ def contenders(shape: tuple[int, int, int], torch) -> dict[str, Callable[[], obj
         check_cuda(cudart.cudaEventRecord(side_event, side)[0], "cudaEventRecord")
         check_cuda(cudart.cudaStreamWaitEvent(launching(), side_event, 0)[0], "cudaStreamWaitEvent")
 
-    def write(fenced: bool = True) -> None:
-        flags = 0 if fenced else int(cu.CUstreamWriteValue_flags.CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER)
+    def write() -> None:
         address = cu.CUdeviceptr(word.data_ptr())
-        check_cuda(cu.cuStreamWriteValue32(cu.CUstream(launching()), address, 1, flags)[0], "cuStreamWriteValue32")
+        check_cuda(cu.cuStreamWriteValue32(cu.CUstream(launching()), address, 1, 0)[0], "cuStreamWriteValue32")
 
     def after(*ops: Callable[[], None]) -> Callable[[], None]:
         def call() -> None:
@@ -78,7 +76,6 @@ def contenders(shape: tuple[int, int, int], torch) -> dict[str, Callable[[], obj
         "+ event": after(record),
         "+ wait": after(wait),
         "+ write": after(write),
-        "+ write, no fence": after(lambda: write(False)),
         "+ all": after(wait, write, record),
     }
 
