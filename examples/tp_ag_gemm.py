@@ -20,8 +20,8 @@ GEMM load warp              per tile row, own rows first: wait for each  ``Chunk
                             launch; then the tile's TMA loads             global`` before the TMA loads
 math warpgroups, epilogue   the GEMM as ``examples/persistent_gemm.py``   the kernel's own pipes objects
                             (every role walks its own rows first)
-launching stream            ``ChunkPusher.push`` joins the copy work;     stream order
-                            ``grant``: every sender's credit back
+launching stream            ``ChunkPusher.push`` joins the copy work      stream order
+granting stream             ``grant``: every sender's credit back         an event after the kernel
 ==========================  ============================================  ====================================
 
 The first waves compute the rank's own rows, in place before the kernel starts, while the copy engines
@@ -315,7 +315,9 @@ class GatedGemm:
                 return prepared
         return None
 
-    def launch(self) -> None:
+    def launch(self, grant_beside: bool = True) -> None:
+        """One launch: begin, the gated kernel, the pushes and the credits given back (``grant_beside``:
+        from the pusher's own stream; False: on the launching stream, to compare)."""
         from gemm_modes.call_cache import current_stream_handle
         from hopper_gemm.launch import current_stream
 
@@ -338,6 +340,7 @@ class GatedGemm:
         else:
             self.compiled(*self.head, current_stream(), self.pusher.gate_args(epoch))
         self.pusher.push(epoch)
+        self.pusher.grant_beside = grant_beside
         self.pusher.grant()
 
     def launch_gated_only(self) -> None:
@@ -445,6 +448,7 @@ def timings(a_r, w_r, ours: GatedGemm, device, rounds: int) -> dict:  # noqa: AN
         contenders["gated_only"] = ours.launch_gated_only
         contenders["beside_copies"] = lambda: ours.pusher.copy_only(beside=our_gemm)
         contenders["beside_flagged"] = lambda: ours.pusher.copy_only(beside=our_gemm, rewrite_flags=True)
+        contenders["grant_launching"] = lambda: ours.launch(grant_beside=False)
     torch_fused = torch_op("fused_all_gather_matmul", fused)
     if torch_fused is not None:
         contenders["torch_fused"] = torch_fused
@@ -462,6 +466,7 @@ def report(rows: list[dict], world: int) -> None:
         "gated_only",
         "beside_copies",
         "beside_flagged",
+        "grant_launching",
         "ours",
     ]
     width = {c: max(12, len(c)) for c in cols}

@@ -142,22 +142,23 @@ def test_the_example_compiles_the_push_warp_with_pusher_sm(capsys, torch_without
 
 
 def test_the_report_shows_the_gates_and_the_copies_own_cost_beside_our_gemm(capsys, monkeypatch):
-    """``tp_ag_gemm.report``: ``gated_only`` (the gated kernel with every chunk already in place) and the
-    copies beside our GEMM (without, then with their flags) sit between our GEMM alone and ours, so the
-    table splits the time over our GEMM into the gates', the copies' and the protocol's share."""
+    """``tp_ag_gemm.report``: ``gated_only`` (the gated kernel with every chunk already in place), the
+    copies beside our GEMM (without, then with their flags) and ours with the credits given back on the
+    launching stream sit between our GEMM alone and ours, so the table splits the time over our GEMM into
+    the gates', the copies' and the protocol's share."""
     import tp_ag_gemm
 
     monkeypatch.delenv("OUT", raising=False)
     us = {"matmul": 194.0, "all_gather": 99.8, "sequential": 278.6, "our_gemm": 187.1, "gated_only": 190.2}
-    us |= {"beside_copies": 191.4, "beside_flagged": 191.0, "ours": 223.1}
+    us |= {"beside_copies": 191.4, "beside_flagged": 191.0, "grant_launching": 230.5, "ours": 223.1}
     row = {"shape": [8192, 4096, 2048], "device": "GPU", "config": "cooperative", "prepared": True}
     row |= {"rel_err": 2e-3, "bitwise_repeat": True, "us": us, "S": 1.25, "over_gemm": 0.192}
     tp_ag_gemm.report([row], 2)
     lines = capsys.readouterr().out.splitlines()
     head = lines[1].split()
-    order = ["our_gemm", "gated_only", "beside_copies", "beside_flagged", "ours"]
-    assert [head.index(c) for c in order] == list(range(head.index("our_gemm"), head.index("our_gemm") + 5))
-    assert "187.1        190.2         191.4          191.0        223.1" in lines[2]
+    order = ["our_gemm", "gated_only", "beside_copies", "beside_flagged", "grant_launching", "ours"]
+    assert [head.index(c) for c in order] == list(range(head.index("our_gemm"), head.index("our_gemm") + 6))
+    assert "187.1        190.2         191.4          191.0           230.5        223.1" in lines[2]
 
 
 def test_the_timeline_line_names_each_copy_with_its_receiver_and_chunk(capsys, monkeypatch):

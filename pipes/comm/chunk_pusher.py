@@ -14,7 +14,7 @@ symmetric memory (:class:`GatherBuffers`, :class:`pipes.comm.PeerGroup`). Per la
         per chunk c of r, per peer p:   cudaMemcpyAsync(chunk c → the same rows on p)
           (streams in turn)             cuStreamWriteValue32(p's flags[c] = parity_token(epoch)), fenced
     launching stream:                   waits for the copy work before its next work
-    launching stream, after the kernel (grant): credits[s] = 1 for every sender s (this launch consumed)
+    granting stream, after the kernel (grant): credits[s] = 1 for every sender s (this launch consumed)
 
 **Why these orders.** The flag write's own memory barrier (the default of ``cuStreamWriteValue32``, a
 system-wide fence) puts the chunk's bytes before its flag for every observer, and the load warp acquires
@@ -62,6 +62,7 @@ from .stream_ops import (
     check_cuda,
     copy_streams,
     cuda_event,
+    new_streams,
     record,
     take_credit,
 )
@@ -232,15 +233,18 @@ def check_push(src: Any, plan: ChunkPlan, buffers: GatherBuffers) -> None:
             raise ValueError(f"{where} gathered buffer holds {data.dtype}, the source {src.dtype}: they must match")
 
 
-def grant_credits(buffers: GatherBuffers, value: int) -> None:
-    """On the current stream, after this rank's kernel: every sender's credit word in this rank's buffers
-    to ``value`` — 1 for the copy engine's binary credit (:meth:`ChunkPusher.grant`), the launch's epoch
-    for SM pushes (their warps wait with :meth:`pipes.cute.comm.Credits.wait` until it has reached the
-    launch before theirs). A fenced ``cuStreamWriteValue32`` each: ordered after the kernel's reads."""
+def grant_credits(buffers: GatherBuffers, value: int, stream: Any = None) -> None:
+    """On ``stream`` (a raw handle; None: the current stream), after this rank's kernel: every sender's
+    credit word in this rank's buffers to ``value`` — 1 for the copy engine's binary credit
+    (:meth:`ChunkPusher.grant`), the launch's epoch for SM pushes (their warps wait with
+    :meth:`pipes.cute.comm.Credits.wait` until it has reached the launch before theirs). A fenced
+    ``cuStreamWriteValue32`` each: ordered after the kernel's reads."""
     import torch
     from cuda.bindings import driver as cu
 
-    launching = cu.CUstream(torch.cuda.current_stream(buffers.local.data.device).cuda_stream)
+    if stream is None:
+        stream = torch.cuda.current_stream(buffers.local.data.device).cuda_stream
+    launching = cu.CUstream(int(stream))
     for sender in buffers.peers:
         word = cu.CUdeviceptr(buffers.local.credit(sender))
         check_cuda(cu.cuStreamWriteValue32(launching, word, value & 0xFFFFFFFF, 0)[0], "cuStreamWriteValue32 credit")
@@ -255,10 +259,18 @@ class ChunkPusher:
     ``streams``: copy streams the copies alternate over. ``graph``: replay the launch's copy work from a
     CUDA graph captured once per parity token (one host call per launch); None: a graph up to
     :data:`MAX_GRAPH_STREAMS` streams, else queued call by call (see the module docstring for why).
+    ``grant_beside``: write the credits from a stream of their own (:meth:`grant`), not the launching one.
     """
 
     def __init__(
-        self, src: Any, plan: ChunkPlan, buffers: GatherBuffers, *, streams: int = 2, graph: bool | None = None
+        self,
+        src: Any,
+        plan: ChunkPlan,
+        buffers: GatherBuffers,
+        *,
+        streams: int = 2,
+        graph: bool | None = None,
+        grant_beside: bool = True,
     ) -> None:
         if isinstance(streams, bool) or not isinstance(streams, int) or not 1 <= streams <= 8:
             raise ValueError(f"streams = {streams!r} is invalid: allowed an int in [1, 8]")
@@ -292,6 +304,10 @@ class ChunkPusher:
         self.timed = False
         self._timing = TimingEvents.create(len(self.copies))
         self._last_epoch: int | None = None
+        #: Write the credits from a stream of their own (see :meth:`grant`); switch it between launches.
+        self.grant_beside = grant_beside
+        self._granting: Any = None  # its stream, made at the first such grant
+        self._kernel_done = cuda_event()
         first_own = plan.chunks_of(buffers.rank)[0] * plan.chunk_rows
         self._own_rows = buffers.local.data[first_own : first_own + plan.rows_per_rank]
 
@@ -400,9 +416,28 @@ class ChunkPusher:
         return self._timing.read(credit=True)
 
     def grant(self) -> None:
-        """After the kernel's launch call, on the launching stream: every sender's credit back (1), so its
-        next launch may overwrite this rank's rows of it. Only after a kernel that waited for every chunk."""
-        grant_credits(self.buffers, 1)
+        """After the kernel's launch call: every sender's credit back (1), so its next launch may overwrite
+        this rank's rows of it. Only after a kernel that waited for every chunk. With ``grant_beside`` (the
+        default) the writes go on a stream of their own after an event recorded on the launching stream,
+        which then holds no memory operation between this kernel and the next: a fenced write there costs
+        the next kernel ~3 µs (H100, ``benchmarks/studies/stream_gaps.py``), and on 2×H200 (2026-11-28,
+        ``tp_ag_gemm --bench``) the all-gather GEMM ran 3–10 µs faster per launch at 8192×4096×2048 and 21 µs
+        at 8192×8192×4096. The peers' credits arrive a few µs later; that costs nothing while the copies
+        land before the walk needs them (it did cost, 5–10 µs, while the gated GEMM walked along M). Without
+        it, on the launching stream."""
+        if not self.grant_beside:
+            grant_credits(self.buffers, 1)
+            return
+        import torch
+        from cuda.bindings import runtime as cudart
+
+        launching = torch.cuda.current_stream(self.src.device).cuda_stream
+        if self._granting is None:
+            self._granting = new_streams(self.src.device.index or 0, 1)[0]
+        granting = self._granting.cuda_stream
+        check_cuda(cudart.cudaEventRecord(self._kernel_done, launching)[0], "cudaEventRecord")
+        check_cuda(cudart.cudaStreamWaitEvent(granting, self._kernel_done, 0)[0], "cudaStreamWaitEvent")
+        grant_credits(self.buffers, 1, granting)
 
     def _queue(self) -> _CudaQueue:
         timing = self._timing if self.timed else None

@@ -18,7 +18,13 @@ from ..epoch import next_epoch
 
 @functools.cache
 def copy_streams(device: int, count: int) -> tuple[Any, ...]:
-    """``count`` non-blocking streams (never implicitly ordered after the legacy default stream)."""
+    """``count`` non-blocking streams (never implicitly ordered after the legacy default stream), the same
+    ones for every caller asking for as many on that device."""
+    return new_streams(device, count)
+
+
+def new_streams(device: int, count: int) -> tuple[Any, ...]:
+    """``count`` non-blocking streams of the caller's own."""
     import torch
     from cuda.bindings import runtime as cudart
 
@@ -114,6 +120,7 @@ __all__ = [
     "check_cuda",
     "copy_streams",
     "cuda_event",
+    "new_streams",
     "record",
     "sys_barrier",
     "take_credit",
