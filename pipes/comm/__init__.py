@@ -18,15 +18,7 @@
 """
 
 from .args import fake_gate_args, fake_push_gate_args, fake_ship_args, gate_args, push_gate_args, ship_args
-from .chunk_pusher import (
-    ChunkCopy,
-    ChunkPusher,
-    GatherBuffers,
-    GatherTarget,
-    grant_credits,
-    push_plan,
-    queue_push,
-)
+from .chunk_pusher import ChunkCopy, ChunkPusher, grant_credits, push_plan, queue_push
 from .consumer import TileConsumer
 from .copy_engine import (
     SPREADS,
@@ -40,6 +32,7 @@ from .copy_engine import (
     streams_of_steps,
 )
 from .epochs import Epochs, reached_all
+from .gather_buffers import GatherBuffers, GatherTarget
 from .peer import PeerChannel, PeerGroup
 from .receivers import KINDS, Receiver, device_pointer
 

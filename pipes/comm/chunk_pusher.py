@@ -48,12 +48,13 @@ the CPU); :class:`ChunkPusher` runs them on CUDA streams.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..chunks import ChunkPlan
 from ..epoch import as_int32, parity_token
+from .gather_buffers import GatherBuffers
 from .stream_ops import (
     Timeline,
     TimingEvents,
@@ -97,61 +98,6 @@ def push_plan(plan: ChunkPlan, rank: int, row_bytes: int, src_pitch: int, dst_pi
         dst = plan.rows_of(chunk)[0] * dst_pitch
         copies.append(ChunkCopy(peer, chunk, src, dst, row_bytes, plan.chunk_rows))
     return copies
-
-
-@dataclass(frozen=True)
-class GatherTarget:
-    """One rank's all-gather buffers as this GPU addresses them: ``data`` (the gathered matrix, ``rows × K``,
-    a torch tensor), ``flags`` and ``credits`` (device addresses of ``uint32`` words: one flag per chunk,
-    one credit per sending rank)."""
-
-    data: Any
-    flags: int
-    credits: int
-
-    def flag(self, chunk: int) -> int:
-        return self.flags + 4 * chunk
-
-    def credit(self, sender: int) -> int:
-        return self.credits + 4 * sender
-
-
-@dataclass(frozen=True)
-class GatherBuffers:
-    """This rank's all-gather buffers (``local``: its peers push into them, its kernel reads them) and every
-    peer's, mapped here (``peers[p]``: this GPU's copy engines push into them)."""
-
-    rank: int
-    local: GatherTarget
-    peers: Mapping[int, GatherTarget] = field(default_factory=dict)
-
-    @property
-    def world(self) -> int:
-        return len(self.peers) + 1
-
-    @classmethod
-    def create(cls, plan: ChunkPlan, columns: int, dtype: Any, group: Any = None, device: Any = None) -> GatherBuffers:
-        """Allocate every rank's buffers in torch symmetric memory (:class:`pipes.comm.PeerGroup`; collective):
-        the gathered matrix ``plan.rows × columns``, ``plan.chunks`` flags, ``plan.world`` credits given
-        (1: the first launch pushes at once)."""
-        import torch
-        import torch.distributed as dist
-
-        from .peer import PeerGroup
-
-        peer_group = PeerGroup.create((plan.rows, columns), dtype, flags=plan.chunks, credits=plan.world, group=group)
-        if peer_group.world != plan.world:
-            raise ValueError(f"the plan gathers {plan.world} ranks but the group has {peer_group.world}")
-        peer_group.inbox.credits.fill_(1)
-        torch.cuda.synchronize(peer_group.inbox.device)
-        dist.barrier(group)
-
-        def target(receiver: Any) -> GatherTarget:
-            _, flags, credits = receiver.addresses()
-            return GatherTarget(receiver.data, flags, credits)
-
-        peers = {r: target(box) for r, box in peer_group.outboxes.items()}
-        return cls(peer_group.rank, target(peer_group.inbox), peers)
 
 
 class StreamQueue(Protocol):
@@ -522,8 +468,6 @@ class _CudaQueue:
 __all__ = [
     "ChunkCopy",
     "ChunkPusher",
-    "GatherBuffers",
-    "GatherTarget",
     "StreamQueue",
     "check_push",
     "grant_credits",
