@@ -9,7 +9,9 @@ those between the kernels, alone and all together, every contender interleaved i
 * ``+ event``: an event recorded on the launching stream;
 * ``+ wait``: a wait for an event recorded on an idle side stream;
 * ``+ write``: a fenced 32-bit write to a word in this GPU's memory;
-* ``+ all``: the all-gather GEMM's three (wait, fenced write, event).
+* ``+ all``: the all-gather GEMM's three (wait, fenced write, event);
+* ``+ memset, write``: what ``CopyEngineShipper.begin`` queues before a reduce-scatter kernel (its step
+  counters zeroed, the epoch word written, fenced).
 
     python benchmarks/studies/stream_gaps.py [--shapes 8192x4096x2048]
 """
@@ -46,6 +48,7 @@ def contenders(shape: tuple[int, int, int], torch) -> dict[str, Callable[[], obj
     config = choose_config(ops.problem, ops.mnk, "auto", None, None, stream_k=False).with_(pdl=False)
     gemm = launcher(config, ops, out)
     word = torch.zeros(1, device="cuda", dtype=torch.int32)
+    counters = torch.zeros(64, device="cuda", dtype=torch.int32)
     side = copy_streams(a.device.index or 0, 1)[0].cuda_stream
     event, side_event = cuda_event(), cuda_event()
 
@@ -63,6 +66,10 @@ def contenders(shape: tuple[int, int, int], torch) -> dict[str, Callable[[], obj
         address = cu.CUdeviceptr(word.data_ptr())
         check_cuda(cu.cuStreamWriteValue32(cu.CUstream(launching()), address, 1, 0)[0], "cuStreamWriteValue32")
 
+    def memset() -> None:
+        err = cudart.cudaMemsetAsync(counters.data_ptr(), 0, counters.numel() * 4, launching())
+        check_cuda(err[0], "cudaMemsetAsync")
+
     def after(*ops: Callable[[], None]) -> Callable[[], None]:
         def call() -> None:
             gemm()
@@ -77,6 +84,7 @@ def contenders(shape: tuple[int, int, int], torch) -> dict[str, Callable[[], obj
         "+ wait": after(wait),
         "+ write": after(write),
         "+ all": after(wait, write, record),
+        "+ memset, write": after(memset, write),
     }
 
 
