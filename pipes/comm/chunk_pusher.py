@@ -366,7 +366,7 @@ class ChunkPusher:
         this rank's rows of it. Only after a kernel that waited for every chunk. With ``grant_beside`` (the
         default) the writes go on a stream of their own after an event recorded on the launching stream,
         which then holds no memory operation between this kernel and the next: a fenced write there costs
-        the next kernel ~3 µs (H100, ``benchmarks/studies/stream_gaps.py``), and on 2×H200 (2026-11-28,
+        the next kernel 1.5–3 µs (H100, ``benchmarks/studies/stream_gaps.py``), and on 2×H200 (2026-11-28,
         ``tp_ag_gemm --bench``) the all-gather GEMM ran 3–10 µs faster per launch at 8192×4096×2048 and 21 µs
         at 8192×8192×4096. The peers' credits arrive a few µs later; that costs nothing while the copies
         land before the walk needs them (it did cost, 5–10 µs, while the gated GEMM walked along M). Without
