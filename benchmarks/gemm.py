@@ -179,6 +179,10 @@ CANDIDATES = {
     "pp128x168c12": tuned_config(128, 168, 1, 2, P),
     "pp128x168c21": tuned_config(128, 168, 2, 1, P),
     "coop128x168c21d21": tuned_config(128, 168, 2, 1, C, deferred_chunks=21),
+    # 192-row ping-pong tiles (M = 384 in two row tiles; 192×112 fills 1.94 waves at 384×14336)
+    "pp192x112c12": tuned_config(192, 112, 1, 2, P),
+    "pp192x112c21": tuned_config(192, 112, 2, 1, P),
+    "pp192x128c12": tuned_config(192, 128, 1, 2, P),
     # stream-K with the cluster along N (an odd count of row tiles)
     "coop128x256c12skd8": tuned_config(128, 256, 1, 2, C, stream_k=True, deferred_chunks=8),
     "coop128x256c12skad8": tuned_config(128, 256, 1, 2, C, stream_k=True, stream_k_aligned=True, deferred_chunks=8),
@@ -221,7 +225,7 @@ DIAGNOSTIC |= {"coop128x128c21r"}
 DIAGNOSTIC |= {"pp128x128c12", "pp128x192c12", "coop128x128c21skad4", "coop128x128c12skad4"}
 DIAGNOSTIC |= {"coop128x256c12skd8", "coop128x256c12skad8", "coop256x176c12"} | set(WIDTHS)
 DIAGNOSTIC |= {"coop128x192c21d6", "coop128x224c21skad7", "coop128x64c12r"}
-DIAGNOSTIC |= {"pp128x168c12", "pp128x168c21", "coop128x168c21d21"}
+DIAGNOSTIC |= {"pp128x168c12", "pp128x168c21", "coop128x168c21d21", "pp192x112c12", "pp192x112c21", "pp192x128c12"}
 
 ROUNDS = 10
 BATCH = 10

@@ -75,6 +75,20 @@ def test_tile_widths_between_the_powers_of_two_compile_to_one_wgmma_width(config
         assert "stmatrix.sync.aligned.m8n8.x4" not in r.ptx
 
 
+def test_a_192_row_ping_pong_tile_is_three_m64_wgmmas_of_one_warpgroup():
+    """Ping-pong 192×112: the warpgroup that owns the tile issues three m64 wgmmas per k-block where 128×112
+    issues two (the same N extent), its staged subtiles are 64 rows (three per column), nothing spills."""
+    tall, short = tuned_config(192, 112, 1, 2, Schedule.PINGPONG), tuned_config(128, 112, 1, 2, Schedule.PINGPONG)
+    counts = []
+    for config in (tall, short):
+        r = report(config, Problem("bf16"))
+        assert set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16", r.ptx)) == {"112"}
+        assert r.spill_bytes == 0 and not r.wgmma_serialized
+        counts.append(len(re.findall(r"wgmma\.mma_async", r.ptx)))
+    assert counts[0] * 2 == counts[1] * 3
+    assert tall.epi_tile == (64, 16) and tall.subtiles == 3 * 7
+
+
 @pytest.mark.parametrize("config", [COOP, PINGPONG], ids=["cooperative", "pingpong"])
 def test_each_operand_s_l2_policy_is_chosen_at_run_time_from_its_readers(config):
     """``pipes.cute.read_once_policy``: A's policy from the cluster columns that load each A tile, B's from

@@ -995,3 +995,15 @@ def test_split_k_overrides_and_the_residency_fallback(monkeypatch):
     assert tail.split_k == 8 and launch.without_unheld_split_k(tail, 1536, 3072).split_k == 8
     monkeypatch.setitem(plain_launch._RESIDENT, (2, 0), 60)  # 12 past 60: 8 parts need 96, 4 need 48
     assert launch.without_unheld_split_k(tail, 1536, 3072).split_k == 4
+
+
+def test_ping_pong_takes_tiles_of_64_128_or_192_rows():
+    """One warpgroup owns a ping-pong tile: 64, 128 or 192 rows (one to three m64 wgmmas), as long as its
+    accumulators fit (192 × 128 = 192 per thread; 192 × 192 would be 288)."""
+    from hopper_gemm.config import GemmConfig
+
+    assert GemmConfig(tile_m=192, tile_n=112, schedule="pingpong").acc_registers == 168
+    with pytest.raises(ValueError, match=r"tile_m = 256 is invalid: allowed 64, 128 or 192 with ping-pong"):
+        GemmConfig(tile_m=256, tile_n=64, schedule="pingpong")
+    with pytest.raises(ValueError, match=r"288 fp32 accumulators"):
+        GemmConfig(tile_m=192, tile_n=192, schedule="pingpong")

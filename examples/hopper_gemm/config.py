@@ -112,8 +112,8 @@ class GemmConfig:
         if self.schedule is Schedule.COOPERATIVE and self.tile_m not in (128, 256):
             allowed = "128 or 256 with the cooperative schedule (two warpgroups, 64 or 128 rows each)"
             raise _bad(owner, "tile_m", self.tile_m, allowed)
-        if self.schedule is Schedule.PINGPONG and self.tile_m not in (64, 128):
-            raise _bad(owner, "tile_m", self.tile_m, "64 or 128 with ping-pong (one warpgroup owns the tile)")
+        if self.schedule is Schedule.PINGPONG and self.tile_m not in (64, 128, 192):
+            raise _bad(owner, "tile_m", self.tile_m, "64, 128 or 192 with ping-pong (one warpgroup owns the tile)")
         if self.acc_registers > MAX_ACC_REGISTERS:
             raise ValueError(
                 f"GemmConfig tile {self.tile_m}×{self.tile_n} with {self.schedule.value} is invalid: each math thread "

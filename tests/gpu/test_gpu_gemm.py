@@ -105,6 +105,8 @@ BETWEEN_WIDTHS = [
     ("pingpong", (128, 120), (2, 1), {}),
     ("cooperative", (128, 152), (2, 1), {"deferred_chunks": 19}),
     ("cooperative", (128, 168), (2, 1), {}),
+    ("pingpong", (192, 112), (1, 2), {}),
+    ("pingpong", (192, 128), (2, 1), {}),
 ]
 
 
