@@ -3,7 +3,8 @@
 The measurement behind the fill rules of ``gemm_modes.autotable`` (``small_m``, its turned form
 ``small_n``, ``fill`` for fewer cooperative tiles than SMs) and its ``split_k`` rule: for each shape every
 candidate runs interleaved with torch (``ROUNDS`` rounds of ``BATCH`` launches, rotating order, median),
-each checked against torch once. Small M: the ping-pong tiles of ``SMALL_M_TILES`` with cluster 2×1 and
+each checked against torch once. Small M: the ping-pong tiles of ``SMALL_M_TILES`` (and
+``TALL_SMALL_M_TILE``) with cluster 2×1 and
 1×2; M above 512: ``SMALL_N_TILES`` and 128×192 likewise, and the cooperative 128×256 tile auto takes
 otherwise (N above 512 too: cooperative 128×128 in either cluster); split-K's shapes: the whole-tile
 pick and 128×128 split-K in 2 or 4 parts, 128×192 in 2, either cluster. One row per shape: torch's
@@ -17,7 +18,14 @@ from __future__ import annotations
 import argparse
 
 import _paths  # noqa: F401
-from gemm_modes.autotable import COOPERATIVE_DEFERRED, POWER_OF_TWO_WIDTHS, SMALL_M, SMALL_M_TILES, SMALL_N_TILES
+from gemm_modes.autotable import (
+    COOPERATIVE_DEFERRED,
+    POWER_OF_TWO_WIDTHS,
+    SMALL_M,
+    SMALL_M_TILES,
+    SMALL_N_TILES,
+    TALL_SMALL_M_TILE,
+)
 from gemm_modes.modes import tuned_config
 from hopper_gemm.config import GemmConfig, Schedule
 from needs_gpu import cuda_torch, device_with_sms
@@ -102,7 +110,7 @@ SPLIT_CANDIDATES = {
 }
 CANDIDATES = {
     f"{tm}x{tn}c{cm}{3 - cm}": GemmConfig(tm, tn, cm, 3 - cm, Schedule.PINGPONG)
-    for tm, tn in SMALL_M_TILES
+    for tm, tn in (*SMALL_M_TILES, TALL_SMALL_M_TILE)
     for cm in (2, 1)
 }
 COOP = "coop128x256c21d8"
