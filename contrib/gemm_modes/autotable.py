@@ -54,8 +54,10 @@ each streams more rows per useful output, and a tile count just past a wave cost
 :func:`small_m_cost` weighs both: ⌈tiles / SMs⌉ waves of (tile_m + tile_n) streamed rows, divided by
 the useful share of the row tiles' rows; the cheapest of :data:`SMALL_M_TILES` wins (the larger on a
 tie; no 128-row tile for M ≤ 64). Cluster 2×1 multicasts B to two row tiles; an odd row count would
-leave a cluster row idle, so 1×2 then (384×6144×8192: 0.45–0.53 against 0.56–0.61). The same cost,
-on the turned problem, picks small N's tile, and, on the problem as it is, :func:`fill`'s.
+leave a cluster row idle, so 1×2 then (384×6144×8192: 0.45–0.53 against 0.56–0.61). At M = 384 a
+192-row tile (:data:`TALL_SMALL_M_TILE`) joins them: two row tiles in a 2×1 cluster load each B tile
+once, where three 128-row tiles load it three times. The same cost, on the turned problem, picks small
+N's tile, and, on the problem as it is, :func:`fill`'s.
 
 **Wave balance.** Past the fill rules every SM has a tile; what is left is how full the last wave is.
 Ping-pong 128×192 ran 0.91 of the cooperative 128×256 tile at 4096³, about their wave fills' ratio
@@ -144,8 +146,9 @@ def small_m_cost(
 def small_m(
     mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False, widths: bool = True
 ) -> TunedConfig | None:
-    """Ping-pong for M ≤ ``SMALL_M``: the tile of :data:`SMALL_M_TILES` of least :func:`small_m_cost` (the
-    larger on a tie), cluster 2×1 when M spans an even number of row tiles, else 1×2 (the fill rule above);
+    """Ping-pong for M ≤ ``SMALL_M``: the tile of :data:`SMALL_M_TILES` (and :data:`TALL_SMALL_M_TILE` where M
+    is whole pairs of its rows) of least :func:`small_m_cost` (the larger on a tie), cluster 2×1 when M
+    spans an even number of row tiles, else 1×2 (the fill rule above);
     None where the cooperative 128×256 tile in its 2×1 cluster streams fewer rows (its N-wide tiles fill
     the SMs: the table's other rows then decide)."""
     m, n, k = mnk
