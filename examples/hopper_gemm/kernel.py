@@ -39,10 +39,11 @@ setmaxnreg 40)         the tile, publish its ready flag (or,     copy engine: on
 The load warp walks (tile, k) as one stream, the math warpgroups tiles, then k: sharing only the
 ``mainloop`` pipeline and the :class:`~pipes.tile_order.TileOrder`, they agree without talking. Cooperative:
 both warpgroups compute one tile (64 or 128 rows each), then run its epilogue while the next tile's loads
-are in flight. Ping-pong: warpgroup g computes the CTA's tiles g, g+2, ... (skipping the other's k-tiles in
-the ring, ``Consumer.skip``); the ordered barrier alternates the two at the tensor cores and at the
-epilogue, so one warpgroup's epilogue runs under the other's MMAs. With multicast, a consumer releases every
-CTA of the cluster that wrote into its slot (the pipes object derives which from the cluster shape).
+are in flight. Ping-pong: warpgroup g computes the CTA's tiles (64, 128 or 192 rows) g, g+2, ...
+(skipping the other's k-tiles in the ring, ``Consumer.skip``); the ordered barrier alternates the two at
+the tensor cores and at the epilogue, so one warpgroup's epilogue runs under the other's MMAs. With
+multicast, a consumer releases every CTA of the cluster that wrote into its slot (the pipes object derives
+which from the cluster shape).
 
 Extension points, each emitting no code when off (docs/gemm.md): ``modes`` (:class:`KernelModes`,
 ``contrib/gemm_modes``), ``gate`` (a ``GateSpec``: A's rows arriving from other GPUs) with ``push`` (a
