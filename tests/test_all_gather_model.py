@@ -113,6 +113,19 @@ def test_all_gather_protocol_refuses_what_it_cannot_model():
         all_gather_launches(engine="dma")
 
 
+def test_a_granting_stream_that_waits_for_the_start_event_races_the_senders_take():
+    """``grant_beside``: the credits from a stream of their own. After the event behind the kernel the model
+    is clean (the catalogue's ``all_gather_copy_grant_beside``); a granting stream that waits for the launch's
+    start event instead gives the credit back while the sender may still take it (the first finding; the
+    exhaustive search takes ~20 s, so it stops there)."""
+    with pytest.raises(ValueError, match="grant_beside needs engine 'copy'"):
+        all_gather_launches(engine="sm", grant_beside=True)
+    found = check(all_gather_launches(grant_beside=True, bug="credit_before_kernel"), max_findings=1)
+    assert [f.kind.name for f in found.findings] == ["FLAG_RACE"]
+    assert "grant1" in str(found.findings[0]) or "grant0" in str(found.findings[0])
+    assert "credit" in str(found.findings[0]).splitlines()[0]
+
+
 def test_every_defect_has_a_catalogue_entry_with_a_clean_twin():
     planted = {e.name.removeprefix("all_gather_").removeprefix("sm_") for e in GATHER_BAD}
     assert planted == set(AG_BUGS)

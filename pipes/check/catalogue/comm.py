@@ -203,6 +203,7 @@ def all_gather_launches(
     engine: str = "copy",
     bug: str | None = None,
     own_rows: bool = False,
+    grant_beside: bool = False,
 ) -> Protocol:
     """Every rank of an all-gather GEMM over ``launches`` back-to-back launches (:class:`pipes.comm.ChunkPusher`,
     :class:`pipes.cute.comm.ChunkGate`). Per rank ``r`` three agents:
@@ -218,6 +219,11 @@ def all_gather_launches(
       peer and its flag there; the copy engine (``engine="copy"``: off the SMs, parity-token flags, binary
       credits) or a warp of rank ``r`` (``"sm"``: epoch flags, epoch credits).
 
+    With ``grant_beside`` (``ChunkPusher``'s default) a fourth, ``grant{r}``: the stream that gives the
+    credits back, after the event the launching stream records behind the kernel (``kernel_done{r}``);
+    the launching stream then only joins its copy work. ``credit_before_kernel`` there: the granting
+    stream waits for the start event instead.
+
     One row per chunk and per tile (``chunk_rows = tile_m = 1``): the tile → chunk map is the kernel's
     (:meth:`pipes.chunks.ChunkPlan.tile_span`). The load warp walks the other ranks' rows only; with
     ``own_rows`` it walks its own first (they need no wait: in place before the kernel starts), for ten
@@ -227,6 +233,8 @@ def all_gather_launches(
         raise ValueError(f"bug = {bug!r} is invalid: allowed None or one of {AG_BUGS}")
     if engine not in AG_ENGINES:
         raise ValueError(f"engine = {engine!r} is invalid: allowed one of {AG_ENGINES}")
+    if grant_beside and engine != "copy":
+        raise ValueError("grant_beside needs engine 'copy' (SM pushes' credits are granted on the launching stream)")
     if bug == "gpu_release" and engine != "sm":
         raise ValueError("bug = 'gpu_release' needs engine 'sm' (the copy engine's flag writes are system-wide)")
     if launches < 1:
@@ -263,7 +271,7 @@ def all_gather_launches(
                     ctx.write_global(("src", r, chunk), (epoch, chunk))  # the layer before
                     ctx.write_global(("A", r, chunk), (epoch, chunk))  # begin: the own block in place
                 ctx.store_counter(f"start{r}", epoch, scope=sys_scope)  # the start event; the kernel starts
-                if bug == "credit_before_kernel":
+                if bug == "credit_before_kernel" and not grant_beside:
                     give_credits(ctx, r, epoch)
                 passed: frozenset[int] = frozenset()
                 for tm in order[r]:
@@ -275,9 +283,22 @@ def all_gather_launches(
                         issued += 1
                         issues[r].issue(ctx, issued, fenced=bug != "no_proxy_fence")  # fence.proxy.async.global
                 ctx.wait_counter(f"loaded{r}", at_least=issued)  # the kernel's end: every TMA load landed
+                if grant_beside:
+                    ctx.store_counter(f"kernel_done{r}", epoch, scope=sys_scope)  # the event behind the kernel
                 ctx.wait_counter(f"pushed{r}", at_least=epoch, scope=sys_scope)  # the join with the copy work
-                if bug != "credit_before_kernel":
+                if bug != "credit_before_kernel" and not grant_beside:
                     give_credits(ctx, r, epoch)
+
+        return run
+
+    def granting(r: int):
+        """ChunkPusher.grant with grant_beside: its own stream waits for the event behind the kernel."""
+
+        def run(ctx: Ctx) -> None:
+            after = "start" if bug == "credit_before_kernel" else "kernel_done"
+            for epoch in epochs:
+                ctx.wait_counter(f"{after}{r}", at_least=epoch, scope=sys_scope)
+                give_credits(ctx, r, epoch)
 
         return run
 
@@ -313,13 +334,16 @@ def all_gather_launches(
     agents = []
     for r in range(world):
         agents += [Agent(f"launch{r}", launch(r), device=r), tma(r), pusher(r)]
+        if grant_beside:
+            agents.append(Agent(f"grant{r}", granting(r), device=r))
     counters: list[ModelCounter] = []
     for r in range(world):
         counters += [*flags[r].counters(), *issues[r].counters()]
-        counters += [ModelCounter(f"{what}{r}") for what in ("start", "loaded", "pushed")]
+        events = ("start", "loaded", "pushed", "kernel_done") if grant_beside else ("start", "loaded", "pushed")
+        counters += [ModelCounter(f"{what}{r}") for what in events]
         # Given when the buffers are made (1; as an epoch credit it has reached the launch before the first).
         counters += [ModelCounter(credit(r, s), initial=1) for s in range(world) if s != r]
-    name = f"all_gather_{engine}" + (f"_{bug}" if bug else "")
+    name = f"all_gather_{engine}" + ("_grant_beside" if grant_beside else "") + (f"_{bug}" if bug else "")
     return Protocol(name, agents, counters=tuple(counters))
 
 
@@ -419,7 +443,7 @@ BAD = [
     ),
 ]
 
-# The all-gather's protocols are larger (six agents over two launches: up to ~6,000 states): kept apart
+# The all-gather's protocols are larger (six or eight agents over two launches: up to ~14,000 states): kept apart
 # from the small shipping protocols above, in the catalogue's GOOD and BAD all the same.
 GATHER_GOOD = [
     Entry(
@@ -432,6 +456,12 @@ GATHER_GOOD = [
         "all_gather_sm",
         "all-gather, two ranks, two launches: SM chunk pushes released .sys with epoch flags",
         lambda: all_gather_launches(engine="sm"),
+    ),
+    Entry(
+        "all_gather_copy_grant_beside",
+        "all-gather as all_gather_copy, the credits given back from a stream of their own after the event "
+        "behind the kernel (ChunkPusher's default)",
+        lambda: all_gather_launches(grant_beside=True),
     ),
 ]
 
