@@ -521,9 +521,10 @@ def test_small_m_takes_the_largest_tile_that_fills_the_sms():
     assert shape((64, 8192, 8192)) == (64, 64, 1, 2)  # M ≤ 64: no 128-row tiles
     assert shape((1, 8, 8)) == (64, 64, 1, 2)  # nothing fills: the smallest tile
     # 144 tiles of 128×128 are 1.09 waves; 96 of 128×192 one; 3 row tiles: a 2×1 cluster would pad a fourth.
-    # 128×144 would stream fewer rows per SM, but its 43 column tiles pad one (``pairs_evenly``). 384 rows
-    # are two 192-row tiles: 2 × 55 of 192×112 in a 2×1 cluster, each B tile loaded once for both rows
-    assert shape((384, 6144, 8192)) == (192, 112, 2, 1)
+    # 128×144 would stream fewer rows per SM, but its 43 column tiles pad one (``pairs_evenly``); 2 × 55
+    # tiles of 192×112 are under one wave (``TALL_SMALL_M_TILE`` is weighed past one only)
+    assert shape((384, 6144, 8192)) == (128, 192, 1, 2)
+    assert shape((384, 13824, 5120)) == (192, 112, 2, 1)  # 2 × 124 tiles: 1.88 waves, B multicast to both
     assert shape((320, 8192, 8192)) == (128, 192, 1, 2)  # 129 tiles in one wave (320 of 384 rows useful)
     assert shape((300, 6144, 6144)) == (128, 192, 1, 2)  # ties with 64×128's 2 waves: the larger tile
     assert shape((130, 4096, 4096)) == (64, 128, 1, 2)  # not 2 rows of 128 whose second holds 2 rows

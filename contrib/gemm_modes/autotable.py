@@ -93,9 +93,10 @@ SMALL_M = 512
 #: Small-M tiles, largest first (the fill rule above).
 SMALL_M_TILES = ((128, 192), (128, 176), (128, 144), (128, 128), (128, 112), (128, 64), (64, 128), (64, 64))
 #: A ping-pong tile of 192 rows (three m64 wgmmas of one warpgroup), weighed by the small-M rule only where
-#: M is an even number of such tiles, none padded: 384 rows in two. H100, with PDL, 2026-11-28, ours / torch
-#: (``benchmarks/gemm.py --sweep --configs pp192x112c21``): 384×14336×4096 1.002 against 128×176's 0.880,
-#: 384×28672×8192 0.984 against 128×192's 0.852; cluster 1×2 0.943 / 0.984, 192×128 0.911 / 0.867.
+#: M is an even number of such tiles, none padded (384 rows in two), and they are more than one wave.
+#: H100, with PDL, 2026-11-28, ours / torch (``benchmarks/gemm.py --sweep --configs pp192x112c21``):
+#: 384×14336×4096 1.002 against 128×176's 0.880, 384×28672×8192 0.984 against 128×192's 0.852; cluster
+#: 1×2 0.943 / 0.984, 192×128 0.911 / 0.867.
 TALL_SMALL_M_TILE = (192, 112)
 #: The tile widths of the table without the ones between them (``decide(widths=False)``).
 POWER_OF_TWO_WIDTHS = (64, 128, 192, 256)
@@ -155,8 +156,10 @@ def small_m(
     tiles = [t for t in SMALL_M_TILES if not (t[0] == 128 and m <= 64)]  # no wgmma half on padding
     tiles = [t for t in tiles if t[1] in POWER_OF_TWO_WIDTHS or widths and pairs_evenly(mnk, t)]
     tiles = [t for t in tiles if not (bias and t in SMALL_M_BIAS_SPILLS)]
-    if widths and m % (2 * TALL_SMALL_M_TILE[0]) == 0:
-        tiles.insert(0, TALL_SMALL_M_TILE)  # whole pairs of 192-row tiles (measured only there)
+    if widths and m % (2 * TALL_SMALL_M_TILE[0]) == 0 and _tiles(mnk, TALL_SMALL_M_TILE) > sms:
+        # Whole pairs of 192-row tiles past one wave, where it was measured (in one wave the staging would
+        # move into the A/B ring: a combination not run on a GPU with this tile).
+        tiles.insert(0, TALL_SMALL_M_TILE)
     tile_m, tile_n = min(tiles, key=lambda t: small_m_tile_cost(mnk, t, sms))  # min keeps the first of equals
     if small_m_cost(mnk, (128, 256), sms, row_pairs=True) < small_m_tile_cost(mnk, (tile_m, tile_n), sms):
         return None  # the cooperative tile (its 2×1 cluster) streams fewer rows
@@ -169,6 +172,11 @@ def small_m(
     if split is not None and split[1] * useful_rows(m, 128) > wave_fill(pingpong, m, n, sms) * useful_rows(m, tile_m):
         return split[0]
     return pingpong
+
+
+def _tiles(mnk: tuple[int, int, int], tile: tuple[int, int]) -> int:
+    """Output tiles of ``tile`` over M×N."""
+    return -(-mnk[0] // tile[0]) * -(-mnk[1] // tile[1])
 
 
 def small_m_tile_cost(mnk: tuple[int, int, int], tile: tuple[int, int], sms: int = H100_SMS) -> float:
