@@ -1011,8 +1011,14 @@ def test_ping_pong_takes_tiles_of_64_128_or_192_rows():
         GemmConfig(tile_m=192, tile_n=192, schedule="pingpong")
     # one wave of them: auto moves the staging into the A/B ring for other tiles, not for this one (not run
     # on a GPU with 192 rows)
+    from gemm_modes.autotable import decide
     from gemm_modes.choice import choose_config
 
+    assert (
+        decide(Problem("bf16"), (384, 14336, 4096))
+        .line()
+        .endswith("2 row tiles of 192, each B tile multicast to a pair")
+    )
     tall = choose_config(Problem("bf16"), (384, 6144, 8192), "auto", (192, 112), (2, 1))
     assert tall.tile_m == 192 and not tall.staging_in_ring
     assert choose_config(Problem("bf16"), (384, 6144, 8192), "auto", None, None).staging_in_ring

@@ -550,6 +550,8 @@ def decide(
             f"M = {m} ≤ {SMALL_M}: this tile streams the fewest rows per useful output ({cost:.0f}; 128×256: "
             f"{wide:.0f}) and keeps {busy:.0%} of the clusters' turns busy"
         )
+        if (small.tile_m, small.tile_n) == TALL_SMALL_M_TILE:
+            facts += f"; {m // small.tile_m} row tiles of {small.tile_m}, each B tile multicast to a pair"
         return Decision(staged(small), "small M", facts)
     if n <= SMALL_M:
         narrow = small_n(mnk, sms)
