@@ -172,7 +172,7 @@ def no_gpu_report(args: argparse.Namespace, why: str) -> int:
     from kernel_tools.report import compile_report
 
     from pipes.check import check
-    from pipes.check.catalogue.comm import GATHER_BAD, GATHER_GOOD
+    from pipes.check.catalogue.all_gather import GATHER_BAD, GATHER_GOOD
     from pipes.chunks import ChunkPlan
 
     m, n, k = (args.m, args.n, args.k) if args.m else SHAPES[args.world][0]

@@ -14,7 +14,7 @@ import pytest
 
 from pipes.check import ModelChunkGate, ModelReadyFlags, Scope, check, chunk_pusher
 from pipes.check.catalogue import ENTRIES, all_gather_launches
-from pipes.check.catalogue.comm import AG_BUGS, GATHER_BAD, GATHER_GOOD
+from pipes.check.catalogue.all_gather import AG_BUGS, GATHER_BAD, GATHER_GOOD
 from pipes.chunks import ChunkPlan
 from pipes.comm import push_plan
 from pipes.epoch import FIRST, next_epoch

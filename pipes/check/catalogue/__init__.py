@@ -10,8 +10,8 @@ corrected twin (``Entry.twin``) that checks clean. The tests run them all; the b
 * :mod:`.tma` — several TMA loads completing one stage; hand-written mbarrier + TMA code
 * :mod:`.cluster` — a CTA per agent: multicast loads, remote arrives and their scope
 * :mod:`.comm` — shipping tiles: the ``epilogue_comm`` chain (ready flags released at the scope the receiver
-  needs, fenced), the copy engine's steps, back-to-back launches with credits, the all-gather's chunk
-  pushes and the load warp gated on them
+  needs, fenced), the copy engine's steps, back-to-back launches with credits
+* :mod:`.all_gather` — the all-gather's chunk pushes and the load warp gated on them
 * :mod:`.launch` — memory a previous kernel left; programmatic dependent launch
 * :mod:`.counts` — arrival counts and quorums that do not add up, reported before exploring
 * :mod:`.blackwell` — sm_100a kernels: tcgen05 commits, TMEM accumulator stages, the 2-CTA pair, CLC
@@ -21,8 +21,9 @@ corrected twin (``Entry.twin``) that checks clean. The tests run them all; the b
 from __future__ import annotations
 
 from ..report import FindingKind
-from . import blackwell, cluster, comm, counts, launch, raw, tma
-from .comm import all_gather_launches, comm_launches, copy_engine_comm, epilogue_comm
+from . import all_gather, blackwell, cluster, comm, counts, launch, raw, tma
+from .all_gather import all_gather_launches
+from .comm import comm_launches, copy_engine_comm, epilogue_comm
 from .entry import Entry
 from .pipelines import (
     TILE_BYTES,
@@ -77,7 +78,7 @@ GOOD = [
     *tma.GOOD,
     *cluster.GOOD,
     *comm.GOOD,
-    *comm.GATHER_GOOD,
+    *all_gather.GATHER_GOOD,
     *launch.GOOD,
     *counts.GOOD,
     *blackwell.GOOD,
@@ -185,7 +186,7 @@ BAD = [
     *tma.BAD,
     *cluster.BAD,
     *comm.BAD,
-    *comm.GATHER_BAD,
+    *all_gather.GATHER_BAD,
     *launch.BAD,
     *counts.BAD,
     *blackwell.BAD,

@@ -21,7 +21,7 @@ with ``pipes.comm.grant_credits(buffers, epoch)`` after its kernel). :class:`Pus
 gate's three arguments under the same names (``flags``, ``rank``, ``value``), so the load warp's
 :class:`ChunkGate` reads it as it reads :class:`GateArgs`, and the push warp's pointers after them.
 ``pipes.check.gather.chunk_pusher(device=rank, epoch_credits=True)`` models this order
-(``catalogue.comm.GATHER_GOOD``: ``all_gather_sm``).
+(``catalogue.all_gather.GATHER_GOOD``: ``all_gather_sm``).
 """
 
 from __future__ import annotations
