@@ -88,6 +88,7 @@ SCRIPTS = [
     *(f"studies/{name}.py" for name in ("gemm_ceiling", "gemm_epilogue", "gemm_floor", "gemm_host", "gemm_profile")),
     *(f"studies/{name}.py" for name in ("gemm_small_m", "gemm_sustained", "gemm_trace", "gemm_waves")),
     "studies/stream_gaps.py",
+    "studies/link_rates.py",
 ]
 
 
@@ -105,3 +106,12 @@ def test_each_script_prints_its_help_from_the_repository_root(script, tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"usage: {Path(script).name}")
+
+
+def test_the_link_study_refuses_a_world_larger_than_the_gpus_it_sees(monkeypatch, capsys):
+    link_rates = importlib.import_module("link_rates")
+    monkeypatch.setattr(link_rates.ranks, "gpus", lambda: 1)
+    assert link_rates.main(["--world", "2"]) == 1
+    assert capsys.readouterr().out == "link_rates needs 2 GPUs; this machine has 1\n"
+    assert link_rates.main([]) == 1
+    assert capsys.readouterr().out == "link_rates needs 2 GPUs; this machine has 1\n"
