@@ -183,6 +183,13 @@ CANDIDATES = {
     "pp192x112c12": tuned_config(192, 112, 1, 2, P),
     "pp192x112c21": tuned_config(192, 112, 2, 1, P),
     "pp192x128c12": tuned_config(192, 128, 1, 2, P),
+    # warpgroups along N (each every row, half the columns): cuBLAS's 192×192 "coopB" (3000³: 256 tiles)
+    "coop192x192c12n": tuned_config(192, 192, 1, 2, C, wg_split="n"),
+    "coop192x192c21n": tuned_config(192, 192, 2, 1, C, wg_split="n"),
+    "coop192x176c21n": tuned_config(192, 176, 2, 1, C, wg_split="n"),
+    "coop192x160c21n": tuned_config(192, 160, 2, 1, C, wg_split="n"),
+    "coop128x256c21n": tuned_config(128, 256, 2, 1, C, wg_split="n"),
+    "coop192x256c21n": tuned_config(192, 256, 2, 1, C, wg_split="n"),
     # stream-K with the cluster along N (an odd count of row tiles)
     "coop128x256c12skd8": tuned_config(128, 256, 1, 2, C, stream_k=True, deferred_chunks=8),
     "coop128x256c12skad8": tuned_config(128, 256, 1, 2, C, stream_k=True, stream_k_aligned=True, deferred_chunks=8),
@@ -226,6 +233,8 @@ DIAGNOSTIC |= {"pp128x128c12", "pp128x192c12", "coop128x128c21skad4", "coop128x1
 DIAGNOSTIC |= {"coop128x256c12skd8", "coop128x256c12skad8", "coop256x176c12"} | set(WIDTHS)
 DIAGNOSTIC |= {"coop128x192c21d6", "coop128x224c21skad7", "coop128x64c12r"}
 DIAGNOSTIC |= {"pp128x168c12", "pp128x168c21", "coop128x168c21d21", "pp192x112c12", "pp192x112c21", "pp192x128c12"}
+DIAGNOSTIC |= {"coop192x192c12n", "coop192x192c21n", "coop192x176c21n", "coop192x160c21n", "coop128x256c21n"}
+DIAGNOSTIC |= {"coop192x256c21n"}
 
 ROUNDS = 10
 BATCH = 10

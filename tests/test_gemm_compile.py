@@ -474,3 +474,20 @@ def test_the_bias_loads_issue_under_the_last_k_tile():
     plain = report(config, Problem("bf16")).sass()
     wait_all = plain.index("DEPBAR.LE gsb0, 0x0")
     assert "LDG" not in plain[plain.rindex("HGMMA", 0, wait_all) : wait_all]
+
+
+def test_warpgroups_along_n_each_issue_every_row_of_their_half():
+    """Cooperative 192×192 with ``wg_split="n"``: each warpgroup issues the wgmmas of a ping-pong 192×96
+    (three m64n96 per k-block) on its half of B; each acquire of the staging ring takes a buffer per
+    warpgroup (``wait_group.read`` of stages − 2), nothing spills and the wgmmas stay pipelined. The
+    kernel says how many CTAs an SM holds (``.minnctapersm 1``): without it ptxas may pick an entry
+    register count that ``setmaxnreg`` cannot follow, ignore it (C7508) and spill (ping-pong 192×96)."""
+    halves = report(tuned_config(192, 192, 2, 1, Schedule.COOPERATIVE, wg_split="n"), Problem("bf16"))
+    alone = report(tuned_config(192, 96, 2, 1, Schedule.PINGPONG), Problem("bf16"))
+    for r in (halves, alone):
+        assert set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16", r.ptx)) == {"96"}
+        assert r.spill_bytes == 0 and not r.wgmma_serialized and r.registers <= 232
+        assert ".minnctapersm 1" in r.ptx
+    count = [len(re.findall(r"wgmma\.mma_async", r.ptx)) for r in (halves, alone)]
+    assert count[0] == count[1] == 3 * 4 * 2  # m64 blocks × k-blocks × (first k-tile, the loop)
+    assert re.search(rf"cp\.async\.bulk\.wait_group\.read\s+{halves.epi_stages - 2};", halves.ptx)

@@ -1022,3 +1022,37 @@ def test_ping_pong_takes_tiles_of_64_128_or_192_rows():
     tall = choose_config(Problem("bf16"), (384, 6144, 8192), "auto", (192, 112), (2, 1))
     assert tall.tile_m == 192 and not tall.staging_in_ring
     assert choose_config(Problem("bf16"), (384, 6144, 8192), "auto", None, None).staging_in_ring
+
+
+def test_warpgroups_along_n_take_every_row_and_half_the_columns():
+    """``wg_split="n"``: the cooperative warpgroups each take every row (up to four m64 wgmmas) and half
+    the columns, staging 64-row subtiles of their half; what the kernel cannot build is refused by name."""
+    from hopper_gemm.config import GemmConfig, check_wg_split
+
+    coop_b = GemmConfig(tile_m=192, tile_n=192, wg_split="n")
+    assert coop_b.mma_tile == (192, 96) and coop_b.epi_tile == (64, 32) and coop_b.acc_registers == 144
+    assert coop_b.subtiles == 3 * 6 == 18 and coop_b.describe().endswith("warpgroups along N")
+    assert GemmConfig(tile_m=192, tile_n=160, wg_split="n").epi_n == 16  # 80 columns a half
+    assert coop_b.with_(wg_split="m", tile_m=128).epi_tile == (128, 32)
+    with pytest.raises(ValueError, match=r"wg_split = 'x' is invalid: allowed 'm' \(the warpgroups halve the rows\)"):
+        GemmConfig(wg_split="x")
+    with pytest.raises(ValueError, match=r"wg_split = 'n' is invalid: allowed 'm' with ping-pong"):
+        GemmConfig(schedule="pingpong", wg_split="n")
+    with pytest.raises(ValueError, match=r"tile_n = 200 is invalid: allowed a multiple of 16 with wg_split='n'"):
+        GemmConfig(tile_m=192, tile_n=200, wg_split="n")
+    with pytest.raises(ValueError, match=r"tile_m = 160 is invalid: allowed 64, 128, 192 or 256 with wg_split='n'"):
+        GemmConfig(tile_m=160, tile_n=192, wg_split="n")
+    with pytest.raises(ValueError, match=r"epi_batch = 2 is invalid: allowed 1 with wg_split='n'"):
+        GemmConfig(tile_m=192, tile_n=192, wg_split="n", epi_batch=2)
+    with pytest.raises(ValueError, match=r"epi_stages = 3 is invalid: allowed an even count with wg_split='n'"):
+        GemmConfig(tile_m=192, tile_n=192, wg_split="n", epi_stages=3)
+    with pytest.raises(ValueError, match=r"epi_n = 64 is invalid: .* dividing a warpgroup's 96 columns"):
+        GemmConfig(tile_m=192, tile_n=192, wg_split="n", epi_n=64)
+    with pytest.raises(ValueError, match=r"256 / \(2 warpgroup\(s\) × 128 threads\) = 256 fp32 accumulators"):
+        GemmConfig(tile_m=256, tile_n=256, wg_split="n")
+    check_wg_split(coop_b, Problem("bf16"))
+    check_wg_split(GemmConfig(tile_m=128, tile_n=256, wg_split="n"), Problem("bf16", "n"))  # halves of 128
+    with pytest.raises(ValueError, match=r"half of B starts 96 columns in, inside a 64-column swizzle atom"):
+        check_wg_split(coop_b, Problem("bf16", "n"))
+    with pytest.raises(ValueError, match=r"wg_split='n' runs on the plain kernel: no comm role, stream-K"):
+        check_wg_split(coop_b, Problem("bf16"), modes=object())

@@ -31,7 +31,7 @@ class CompileReport:
     epi_stages: int
     ptx: str
     cubin: bytes
-    wgmma_serialized: bool = False  # ptxas C7510: every wgmma waits for the previous one (a slow mainloop)
+    wgmma_serialized: bool = False  # ptxas C7510/C7512: every wgmma waits for the previous one (a slow mainloop)
     modes: Any = None  # the kernel's performance modes (hopper_gemm.kernel.KernelModes), None without
 
     def lines(self) -> list[str]:
@@ -45,7 +45,7 @@ class CompileReport:
             f"shared memory : {self.smem_bytes} bytes per CTA",
             f"registers     : {self.registers} per thread (setmaxnreg: load warps 40, math warpgroups 232)",
             f"spills        : {self.spill_bytes} bytes",
-            f"wgmma         : {'SERIALIZED by ptxas (C7510)' if self.wgmma_serialized else 'pipelined'}",
+            f"wgmma         : {'SERIALIZED by ptxas (C7510/C7512)' if self.wgmma_serialized else 'pipelined'}",
         ]
 
     def sass(self) -> str:
@@ -113,6 +113,7 @@ def compile_report(
 
 
 def wgmma_serialized(remarks: str) -> bool:
-    """Whether ptxas serialized the kernel's wgmmas (remark C7510: e.g. a function call such as ``printf``
-    anywhere in the kernel, or accumulators touched between a wgmma and its wait)."""
-    return "C7510" in remarks
+    """Whether ptxas serialized the kernel's wgmmas: remark C7510 (e.g. a function call such as ``printf``
+    anywhere in the kernel, or accumulators touched between a wgmma and its wait) or C7512 (too few
+    registers, e.g. when ptxas ignored ``setmaxnreg`` for want of a register count at entry, C7508)."""
+    return "C7510" in remarks or "C7512" in remarks

@@ -81,7 +81,10 @@ class GemmConfig:
     ``epi_n``: columns of one staged subtile (one TMA store); None = 32, or 16 where 32 does not divide
     ``tile_n``. ``epi_batch``: subtiles staged per ``acquire``
     of the staging ring (one wait and one barrier pair for that many buffers). ``pdl``: programmatic
-    dependent launch (docs/gemm.md, "Extension points").
+    dependent launch (docs/gemm.md, "Extension points"). ``wg_split``: how the cooperative schedule's
+    two warpgroups share a tile: ``"m"`` (each takes half the rows, 64 or 128) or ``"n"`` (each takes
+    every row, three m64 wgmmas for 192, and half the columns: tiles such as cuBLAS's 192×192 whose rows
+    two warpgroups cannot halve into m64 blocks).
     """
 
     tile_m: int = 128
@@ -97,6 +100,7 @@ class GemmConfig:
     epi_n: int | None = None
     epi_batch: int = 1
     pdl: bool = False
+    wg_split: str = "m"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "schedule", _schedule(self.schedule))
@@ -107,9 +111,28 @@ class GemmConfig:
             # Any wgmma N extent: the widths between the powers of two give the tile count finer steps
             # against the SMs (tile_n: docs/gemm.md).
             raise _bad(owner, "tile_n", self.tile_n, "a multiple of 8 in [64, 256] (a wgmma N extent)")
+        if self.wg_split not in ("m", "n"):
+            raise _bad(owner, "wg_split", self.wg_split, "'m' (the warpgroups halve the rows) or 'n' (the columns)")
+        if self.wg_split == "n":
+            if self.schedule is not Schedule.COOPERATIVE:
+                raise _bad(owner, "wg_split", "n", "'m' with ping-pong (one warpgroup owns the tile)")
+            if self.tile_n % 16:
+                raise _bad(
+                    owner, "tile_n", self.tile_n, "a multiple of 16 with wg_split='n' (each half a wgmma N extent)"
+                )
+            if self.tile_m not in (64, 128, 192, 256):
+                allowed = "64, 128, 192 or 256 with wg_split='n' (every warpgroup issues tile_m / 64 m64 wgmmas)"
+                raise _bad(owner, "tile_m", self.tile_m, allowed)
+            if self.epi_batch != 1:
+                raise _bad(
+                    owner,
+                    "epi_batch",
+                    self.epi_batch,
+                    "1 with wg_split='n' (each acquire takes one buffer per warpgroup)",
+                )
         if self.epi_n is None:
-            object.__setattr__(self, "epi_n", default_epi_n(self.tile_n))
-        if self.schedule is Schedule.COOPERATIVE and self.tile_m not in (128, 256):
+            object.__setattr__(self, "epi_n", default_epi_n(self.mma_tile[1]))
+        if self.schedule is Schedule.COOPERATIVE and self.wg_split == "m" and self.tile_m not in (128, 256):
             allowed = "128 or 256 with the cooperative schedule (two warpgroups, 64 or 128 rows each)"
             raise _bad(owner, "tile_m", self.tile_m, allowed)
         if self.schedule is Schedule.PINGPONG and self.tile_m not in (64, 128, 192):
@@ -129,14 +152,18 @@ class GemmConfig:
             raise _bad(owner, "raster", self.raster, "'m' or 'n'")
         if not _int_in(self.group, 1, 64):
             raise _bad(owner, "group", self.group, "an int in [1, 64] (cluster rows/columns per raster band)")
-        if self.epi_n not in (8, 16, 32, 64) or self.tile_n % self.epi_n:
-            allowed = f"None, 8, 16, 32 or 64, dividing tile_n = {self.tile_n} (columns per TMA store)"
+        if self.epi_n not in (8, 16, 32, 64) or self.mma_tile[1] % self.epi_n:
+            cols = f"tile_n = {self.tile_n}" if self.wg_split == "m" else f"a warpgroup's {self.mma_tile[1]} columns"
+            allowed = f"None, 8, 16, 32 or 64, dividing {cols} (columns per TMA store)"
             raise _bad(owner, "epi_n", self.epi_n, allowed)
         for name in ("ab_stages", "epi_stages"):
             value = getattr(self, name)
             if value is not None and not _int_in(value, 1, 16):
                 raise _bad(owner, name, value, f"None (from the smem budget) or an int in [1, {MAX_AB_STAGES}]")
         buffers = self.staging_buffers
+        if self.wg_split == "n" and buffers % 2:
+            allowed = "an even count with wg_split='n' (each acquire takes one buffer per warpgroup)"
+            raise _bad(owner, "epi_stages", self.epi_stages, allowed)
         if not _int_in(self.epi_batch, 1, buffers) or self.subtiles % self.epi_batch:
             allowed = f"an int in [1, {buffers}] (the staging buffers) dividing the tile's {self.subtiles} subtiles"
             raise _bad(owner, "epi_batch", self.epi_batch, allowed)
@@ -157,9 +184,15 @@ class GemmConfig:
         return self.cluster_m * self.cluster_n
 
     @property
+    def mma_tile(self) -> tuple[int, int]:
+        """The (rows, columns) one tiled MMA covers: the tile, or a warpgroup's half of its columns
+        (``wg_split="n"``)."""
+        return (self.tile_m, self.tile_n // 2) if self.wg_split == "n" else (self.tile_m, self.tile_n)
+
+    @property
     def epi_tile(self) -> tuple[int, int]:
         """The (rows, columns) of one staged output subtile: one TMA store."""
-        rows = 64 * self.warpgroups_per_tile
+        rows = 64 * self.warpgroups_per_tile if self.wg_split == "m" else 64
         return (min(rows, self.tile_m), self.epi_n)
 
     @property
@@ -209,7 +242,8 @@ class GemmConfig:
 
     def with_(self, **changes: object) -> GemmConfig:
         """A copy with ``changes``; a new ``tile_n`` without an ``epi_n`` re-derives a default ``epi_n``."""
-        if "tile_n" in changes and "epi_n" not in changes and self.epi_n == default_epi_n(self.tile_n):
+        reshaped = "tile_n" in changes or "wg_split" in changes
+        if reshaped and "epi_n" not in changes and self.epi_n == default_epi_n(self.mma_tile[1]):
             changes["epi_n"] = None
         return replace(self, **changes)
 
@@ -217,9 +251,30 @@ class GemmConfig:
         return (
             f"{self.schedule.value} tile {self.tile_m}×{self.tile_n}×{self.tile_k} cluster {self.cluster_m}×"
             f"{self.cluster_n} raster {self.raster}/{self.group}"
-            + (f" epilogue {self.epi_tile[0]}×{self.epi_n}" if self.epi_n != default_epi_n(self.tile_n) else "")
+            + (f" epilogue {self.epi_tile[0]}×{self.epi_n}" if self.epi_n != default_epi_n(self.mma_tile[1]) else "")
             + (f" {self.epi_batch} subtiles per acquire" if self.epi_batch > 1 else "")
             + (" PDL" if self.pdl else "")
+            + (" warpgroups along N" if self.wg_split == "n" else "")
+        )
+
+
+def check_wg_split(config: GemmConfig, problem: Problem, comm: object = None, modes: object = None) -> None:
+    """``ValueError`` unless the kernel can run ``config``'s warpgroups along N for ``problem``: each warpgroup
+    reads its half of every B stage, which must start on a whole swizzle atom, and no comm role or mode
+    (they address the accumulators of a whole-width warpgroup; not built with halves)."""
+    if config.wg_split != "n":
+        return
+    half = config.mma_tile[1]
+    if problem.b_major == "n" and half % 64:
+        raise ValueError(
+            f"GemmConfig {config.tile_m}×{config.tile_n} with wg_split='n' and B N-major is invalid: a warpgroup's "
+            f"half of B starts {half} columns in, inside a 64-column swizzle atom; allowed with B K-major, or a "
+            "tile_n that is a multiple of 128"
+        )
+    if comm is not None or modes is not None:
+        raise ValueError(
+            "wg_split='n' runs on the plain kernel: no comm role, stream-K, split-K, deferred epilogue or ring "
+            "staging (they address a warpgroup's accumulators as whole-width rows)"
         )
 
 

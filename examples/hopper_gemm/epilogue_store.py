@@ -42,7 +42,8 @@ class EpilogueStage:
         thr_r2s = self.r2s.get_slice(math_tidx)
         self.smem_part = thr_r2s.partition_D(sc)
         self.frag_shape = cute.shape(thr_r2s.partition_S(cute.make_identity_tensor(cfg.epi_tile)))
-        self.subtile_grid = (cfg.tile_m // cfg.epi_tile[0], cfg.tile_n // cfg.epi_tile[1])
+        # Subtiles of the tile one tiled MMA covers (with wg_split "n": a warpgroup's half).
+        self.subtile_grid = (cfg.mma_tile[0] // cfg.epi_tile[0], cfg.mma_tile[1] // cfg.epi_tile[1])
         self.is_storer = cute.arch.make_warp_uniform(cute.arch.warp_idx()) % (4 * cfg.warpgroups_per_tile) == 0
 
 
@@ -75,10 +76,33 @@ def store_tile(
     return staging
 
 
+@cute.jit
+def store_halves(epi: cutlass.Constexpr, acc: cute.Tensor, staging: Any, tm: Any, tn: Any, math_wg: Any) -> Any:
+    """The epilogue of one tile whose warpgroups split its columns (``wg_split="n"``): subtile by subtile,
+    each warpgroup stages its half's subtile in buffer ``math_wg`` of a two-buffer ``acquire``, and the
+    storing warp stores both (one commit each). Half h of tile (tm, tn) is ``mma_tile`` (tm, 2·tn + h)."""
+    kernel = epi.kernel
+    retiled = epi.r2s.retile(acc)
+    per_sub = cute.size(epi.frag_shape)
+    values = cute.make_rmem_tensor(epi.frag_shape, Float32)
+    out = cute.make_rmem_tensor(epi.frag_shape, kernel.out_dtype)
+    halves = [store_partitions(epi, tm, 2 * tn + h) for h in range(2)]
+    for sub in cutlass.range_constexpr(epi.subtile_grid[0] * epi.subtile_grid[1]):
+        for v in cutlass.range_constexpr(per_sub):
+            values[v] = retiled[sub * per_sub + v]
+        out.store(values.load().to(kernel.out_dtype))
+        staging.acquire(slots=2)
+        cute.copy(epi.r2s, out, epi.smem_part[(None, None, None, staging.slot(math_wg))])
+        staging.publish()
+        for h in cutlass.range_constexpr(2):
+            staging = tma_store(epi, staging, halves[h], sub)
+    return staging
+
+
 def store_partitions(epi: Any, tm: Any, tn: Any) -> tuple[Any, Any]:
-    """(staging buffers, tile (tm, tn)'s subtiles in C) as the TMA store atom partitions them."""
+    """(staging buffers, ``mma_tile`` (tm, tn)'s subtiles in C) as the TMA store atom partitions them."""
     cfg = epi.kernel.config
-    gc = cute.local_tile(epi.tma_c, (cfg.tile_m, cfg.tile_n), (tm, tn))
+    gc = cute.local_tile(epi.tma_c, cfg.mma_tile, (tm, tn))
     gc_sub = cute.zipped_divide(gc, cfg.epi_tile)
     return cpasync.tma_partition(epi.atom_c, 0, cute.make_layout(1), cute.group_modes(epi.sc, 0, 2), gc_sub)
 

@@ -76,9 +76,9 @@ from pipes.cute.comm import ChunkPushWarp, CommHook, GateSpec
 from pipes.tile_order import TileOrder
 
 from .comm_hook import adds_partials, check_comm, check_gate
-from .config import GemmConfig, Problem, Schedule
+from .config import GemmConfig, Problem, Schedule, check_wg_split
 from .epilogue import EpilogueArgs, apply_terms, load_operands, terms_for
-from .epilogue_store import EpilogueStage, offset_coords, store_tile
+from .epilogue_store import EpilogueStage, offset_coords, store_halves, store_tile
 from .kernel_parts import Copies, MathRegisters, Shared, SmemLayouts, TileGrid, rows_first
 from .load_warp import load, load_atom
 from .mainloop import mainloop
@@ -128,6 +128,7 @@ class GemmKernel:
         self.gate = gate
         self.push = push
         check_gate(config, gate, push, comm, modes)
+        check_wg_split(config, problem, comm, modes)
         if comm is not None:
             if not isinstance(comm, CommHook):
                 raise TypeError(f"comm must be a pipes.cute.comm.CommHook, got {type(comm).__name__}")
@@ -186,8 +187,10 @@ class GemmKernel:
         (compile ``launch`` itself for a traced build; ``__call__`` passes ``bias``, never read)."""
         cfg = self.config
         majors = (self.a_layout.sm90_mma_major_mode(), self.b_layout.sm90_mma_major_mode())
+        # wg_split "n": each warpgroup is a tiled MMA of its own over every row and its half of the columns.
+        warpgroups = cfg.warpgroups_per_tile if cfg.wg_split == "m" else 1
         tiled_mma = sm90_utils.make_trivial_tiled_mma(
-            self.ab_dtype, self.ab_dtype, *majors, Float32, (cfg.warpgroups_per_tile, 1, 1), tiler_mn=(64, cfg.tile_n)
+            self.ab_dtype, self.ab_dtype, *majors, Float32, (warpgroups, 1, 1), tiler_mn=(64, cfg.mma_tile[1])
         )
         a_smem = sm90_utils.make_smem_layout_a(self.a_layout, self.tile_mnk, self.ab_dtype, self.ab_stages)
         b_smem = sm90_utils.make_smem_layout_b(self.b_layout, self.tile_mnk, self.ab_dtype, self.ab_stages)
@@ -221,7 +224,7 @@ class GemmKernel:
             args = (*args, extra)
         grid, cluster = (cfg.cluster_m, cfg.cluster_n, clusters), (cfg.cluster_m, cfg.cluster_n, 1)
         self.kernel(*args).launch(
-            grid=grid, block=(BLOCK_THREADS, 1, 1), cluster=cluster, stream=stream, use_pdl=cfg.pdl
+            grid=grid, block=(BLOCK_THREADS, 1, 1), cluster=cluster, stream=stream, use_pdl=cfg.pdl, min_blocks_per_mp=1
         )
 
     # --- device side -------------------------------------------------------------------------------
@@ -320,20 +323,26 @@ class GemmKernel:
         return TileGrid(clusters_m, clusters_n, *cta, cluster_id, clusters, cluster_tiles, k_tiles, whole, plan)
 
     @cute.jit
-    def math_registers(self, copies: Copies, shared: Shared, per_warpgroup: cutlass.Constexpr) -> MathRegisters:
-        """This math thread's MMA slice, operand fragments, accumulators and their coordinates in the tile
-        (``per_warpgroup``: each warpgroup is a whole tiled MMA of its own, as in ping-pong)."""
+    def math_registers(
+        self, copies: Copies, shared: Shared, per_warpgroup: cutlass.Constexpr, math_wg: Any = None
+    ) -> MathRegisters:
+        """This math thread's MMA slice, operand fragments, accumulators and their coordinates in its
+        ``mma_tile`` (``per_warpgroup``: each warpgroup is a whole tiled MMA of its own, as in ping-pong;
+        with ``wg_split="n"`` warpgroup ``math_wg`` reads its half of every B stage)."""
         cfg = self.config
         tidx, _, _ = cute.arch.thread_idx()
         math_tidx = tidx - MATH_FIRST_WARP * 32
         if cutlass.const_expr(per_warpgroup):
             math_tidx = math_tidx % 128
         thr_mma = copies.tiled_mma.get_slice(math_tidx)
-        tile_shape = (cfg.tile_m, cfg.tile_n)
+        tile_shape = cfg.mma_tile
+        b = shared.b
+        if cutlass.const_expr(cfg.wg_split == "n"):
+            b = cute.local_tile(shared.b, (cfg.mma_tile[1], cfg.tile_k, self.ab_stages), (math_wg, 0, 0))
         return MathRegisters(
             thr_mma,
             copies.tiled_mma.make_fragment_A(thr_mma.partition_A(shared.a)),
-            copies.tiled_mma.make_fragment_B(thr_mma.partition_B(shared.b)),
+            copies.tiled_mma.make_fragment_B(thr_mma.partition_B(b)),
             cute.make_rmem_tensor(thr_mma.partition_shape_C(tile_shape), Float32),
             thr_mma.partition_C(cute.make_identity_tensor(tile_shape)),
             math_tidx,
@@ -346,8 +355,10 @@ class GemmKernel:
         cfg = self.config
         copies, shared, grid, args, tracer, comm_args = context  # comm_args: the comm role's, or the gate's
         pingpong = cutlass.const_expr(cfg.schedule is Schedule.PINGPONG)
-        regs = self.math_registers(copies, shared, pingpong)
+        halves = cutlass.const_expr(cfg.wg_split == "n")  # each warpgroup its half of the columns
+        regs = self.math_registers(copies, shared, pingpong or halves, math_wg)
         acc, n, tile_shape = regs.acc, args.n, (cfg.tile_m, cfg.tile_n)
+        col_offset = math_wg * cfg.mma_tile[1] if cutlass.const_expr(halves) else 0
         epi = EpilogueStage(self, copies.tiled_mma, copies.atom_c, copies.tma_c, shared.c, regs.math_tidx)
         staging = decl.staging.producer(sync=shared.epilogue_barrier)
         consumer = decl.mainloop.consumer()
@@ -366,7 +377,7 @@ class GemmKernel:
             consumer, staging = mainloop(copies.tiled_mma, regs, consumer, grid.k_tiles, staging)
             if cutlass.const_expr(pingpong):
                 order.arrive()
-            origin = offset_coords(regs.coords, tm * cfg.tile_m, tn * cfg.tile_n)
+            origin = offset_coords(regs.coords, tm * cfg.tile_m, tn * cfg.tile_n + col_offset)
             # The terms' memory operands load while the last k-tile's wgmmas still run.
             loaded = load_operands(self.terms, acc, origin, args)
             warpgroup.wait_group(0)
@@ -382,7 +393,10 @@ class GemmKernel:
                 comm.add_received(acc, regs.thr_mma, comm_args, tm, tn, clusters, n, tile_shape)
             if cutlass.const_expr(comm is not None):  # comm hook: a notify slot before the first TMA store
                 notify = comm.begin_tile(notify, epi.is_storer, comm_args, tm, tn, n)
-            staging = store_tile(epi, acc, staging, tm, tn)
+            if cutlass.const_expr(halves):
+                staging = store_halves(epi, acc, staging, tm, tn, math_wg)
+            else:
+                staging = store_tile(epi, acc, staging, tm, tn)
             if cutlass.const_expr(comm is not None):  # comm hook: commit (tm, tn) after the last staging commit
                 notify = comm.end_tile(notify, epi.is_storer, comm_args, tm, tn, n)
             trace_epilogue(tracer, TraceEvent.RELEASE)

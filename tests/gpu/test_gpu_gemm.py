@@ -120,6 +120,29 @@ def test_tile_widths_between_the_powers_of_two(schedule, tile, cluster, extra, b
     _matches_and_repeats(config, (3 * 128 + 40, 7 * tile[1] + 24, 4104), bias, 0, repeats=1, b_layout=b_layout)
 
 
+#: Cooperative tiles whose warpgroups split the columns (``wg_split="n"``), with the B layouts each allows
+#: (N-major B needs a warpgroup's half to start on a 64-column swizzle atom).
+ALONG_N = [
+    ((192, 192), (1, 2), ["nk"]),
+    ((192, 192), (2, 1), ["nk"]),
+    ((192, 160), (2, 1), ["nk"]),
+    ((128, 256), (2, 1), ["nk", "kn"]),
+    ((256, 128), (1, 2), ["nk", "kn"]),
+]
+
+
+@pytest.mark.parametrize("tile,cluster,b_layout", [(t, c, b) for t, c, bs in ALONG_N for b in bs], ids=lambda v: str(v))
+@pytest.mark.parametrize("bias", [False, True])
+def test_warpgroups_along_n(tile, cluster, b_layout, bias):
+    """Each warpgroup every row and half the columns: ragged M and N (a partial last tile each way, N
+    inside a subtile of the second half), K with a partial last k-tile; within the bound of fp32,
+    repeats bitwise."""
+    config = tuned_config(*tile, *cluster, "cooperative", wg_split="n")
+    _matches_and_repeats(
+        config, (3 * tile[0] + 40, 7 * tile[1] + tile[1] // 2 + 24, 4104), bias, 0, repeats=1, b_layout=b_layout
+    )
+
+
 @pytest.mark.parametrize("schedule", ["cooperative", "pingpong"])
 @pytest.mark.parametrize(
     "m,n,k", [(1, 8, 8), (1, 4096, 512), (1000, 1000, 1000), (130, 200, 64), (4096, 8, 4096), (257, 263, 72)]
