@@ -49,7 +49,7 @@ def contenders(block: int, rank: int, world: int, device, torch) -> tuple[dict[s
     peer = {r: handle.get_buffer(r, (total,), torch.uint8, 0).data_ptr() for r in range(world) if r != rank}
     mine = inbox.data_ptr()
     dist.barrier()
-    streams = [torch.cuda.Stream(device) for _ in range(world - 1)]
+    streams = [torch.cuda.Stream(device) for _ in range(max(world - 1, 4))]
     kind = cudart.cudaMemcpyKind.cudaMemcpyDefault
 
     def slot(sender: int, receiver: int) -> int:  # the sender's slot in the receiver's inbox
