@@ -94,7 +94,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--timeline",
         action="store_true",
         help="copy engines: print when rank 0's kernel ended, its credits were taken and each chunk copy could "
-        "begin and raised its flag (µs from the launch's start; CUDA events on the copy streams)",
+        "begin and raised its flag (µs from the launch's start; CUDA events on the copy streams), and for every "
+        "rank the chunks its load warps waited for (the gated kernel then records its waits)",
     )
     return p.parse_args(argv)
 
@@ -152,15 +153,24 @@ def default_chunk_rows(pusher: str, m: int, world: int, workers: int) -> int:
     return 1024 if pusher == "copy" else sm_chunk_rows(m, world, workers)
 
 
-def gated_kernel(config, problem, plan, k: int, pusher: str = "copy", push_warps: int = 1):  # noqa: ANN001, ANN201
+def gated_kernel(  # noqa: ANN201
+    config,  # noqa: ANN001
+    problem,  # noqa: ANN001
+    plan,  # noqa: ANN001
+    k: int,
+    pusher: str = "copy",
+    push_warps: int = 1,
+    record_waits: bool = False,
+):
     """The gated GEMM, its gate and (``pusher="sm"``) its push warp: the copy engines raise each flag to a
-    parity token (the gate waits for it exactly), the push warp to the launch's epoch."""
+    parity token (the gate waits for it exactly), the push warp to the launch's epoch. ``record_waits``:
+    the gate counts its waits after the flags (``GateSpec.record_waits``)."""
     from gemm_modes.launch import hooks_for
     from hopper_gemm.kernel import GemmKernel
 
     from pipes.cute.comm import ChunkPushWarp, ChunkSender, GateSpec
 
-    gate = GateSpec(plan, tile_m=config.tile_m, exact=pusher == "copy")
+    gate = GateSpec(plan, tile_m=config.tile_m, exact=pusher == "copy", record_waits=record_waits)
     push = ChunkPushWarp(ChunkSender(plan, k), warps=push_warps) if pusher == "sm" else None
     return GemmKernel(config.config, problem, modes=hooks_for(config), gate=gate, push=push), gate, push
 
@@ -234,6 +244,7 @@ class GatedGemm:
         graph: bool | None = None,
         pusher: str = "copy",
         push_warps: int = 1,
+        record_waits: bool = False,
     ) -> None:
         import cutlass
         import cutlass.cute as cute
@@ -255,7 +266,9 @@ class GatedGemm:
         workers = clusters * self.config.cluster_size * push_warps
         chunk_rows = chunk_rows or default_chunk_rows(pusher, m, world, workers)
         self.plan = ChunkPlan(rows=m, world=world, chunk_rows=chunk_rows)
-        self.buffers = GatherBuffers.create(self.plan, k, torch.bfloat16)
+        problem = Problem("bf16")
+        kernel, self.gate, _ = gated_kernel(self.config, problem, self.plan, k, pusher, push_warps, record_waits)
+        self.buffers = GatherBuffers.create(self.plan, k, torch.bfloat16, flag_words=self.gate.flag_words)
         rank, rows = self.buffers.rank, self.plan.rows_per_rank
         self.a_r = self.buffers.local.data[rank * rows : (rank + 1) * rows]
         self.sm_push = pusher == "sm"
@@ -263,7 +276,6 @@ class GatedGemm:
         if not self.sm_push:
             self.pusher = ChunkPusher(self.a_r, self.plan, self.buffers, streams=streams, graph=graph)
         self.out = torch.empty(m, n, device=w_r.device, dtype=torch.bfloat16)
-        kernel, _, _ = gated_kernel(self.config, Problem("bf16"), self.plan, k, pusher, push_warps)
         self.head = (*cute_operands(self.buffers.local.data, w_r, self.out, None), cutlass.Float32(1.0))
         self.head = (*self.head, cutlass.Int32(clusters))
         self.epochs = Epochs()
@@ -375,7 +387,9 @@ def one_shape(m: int, n: int, k: int, rank: int, world: int, device, args: argpa
     rows = m // world
     a_r = a[rank * rows : (rank + 1) * rows].contiguous()
     w_r = w[rank * n : (rank + 1) * n].contiguous()
-    ours = GatedGemm(w_r, m, args.chunk_rows, args.copy_streams, args.push_graph, args.pusher, args.push_warps)
+    ours = GatedGemm(
+        w_r, m, args.chunk_rows, args.copy_streams, args.push_graph, args.pusher, args.push_warps, args.timeline
+    )
     ours.a_r.copy_(a_r)
     row = {"shape": [m, n, k], "device": torch.cuda.get_device_name(device), "config": ours.config.describe()}
     row["prepared"] = bool(ours.prepared) and all(p is not None for p in ours.prepared.values())
@@ -402,15 +416,36 @@ def one_shape(m: int, n: int, k: int, rank: int, world: int, device, args: argpa
 
 
 def timeline(ours: GatedGemm) -> dict:
-    """:func:`ranks.steady_timeline` of the pushes (``ChunkPusher.timed``), µs from the launch's start."""
+    """:func:`ranks.steady_timeline` of the pushes (``ChunkPusher.timed``), µs from the launch's start, and
+    every rank's gate waits over those launches (per chunk: the longest wait in µs, the load warps that
+    waited; ``GateSpec(record_waits=True)``)."""
+    import torch.distributed as dist
     from ranks import steady_timeline
 
+    from pipes.cute.comm import gate_waits
+
+    chunks = ours.plan.chunks
+    counts = ours.buffers.local_flags[chunks:]
+    counts.zero_()  # only this rank's kernel writes them; the flags before them stay as they are
     t, every = steady_timeline(ours.launch, ours.pusher)
+    waits: list = [None] * dist.get_world_size()
+    dist.all_gather_object(waits, gate_waits(ours.buffers.local_flags.tolist(), chunks))
     copies = [[c.peer, c.chunk] for c in ours.pusher.copies]
     return {"kernel_end": t.kernel, "credits_taken": t.credit, "flags": t.steps, "started": t.started} | {
         "copies": copies,
         "ranks": every,
+        "gate_waits": waits,
     }
+
+
+def gate_wait_line(waits: list[list[tuple[float, int]]]) -> str:
+    """Every rank's chunks whose gate held a load warp (:data:`pipes.cute.comm.WAITED_NS`): chunk, the
+    longest wait (µs) and how many load warps waited, over the timeline's launches."""
+    each = []
+    for rank, chunks in enumerate(waits):
+        held = [f"#{c} {us:.1f}/{warps}" for c, (us, warps) in enumerate(chunks) if warps]
+        each.append(f"{rank}: {' '.join(held) if held else 'none'}")
+    return "  gate waits (chunk longest µs / load warps that waited): " + "; ".join(each)
 
 
 def timings(a_r, w_r, ours: GatedGemm, device, rounds: int) -> dict:  # noqa: ANN001
@@ -490,6 +525,9 @@ def report(rows: list[dict], world: int) -> None:
         )
 
     report_footer(rows, "vs_torch_fused", copies)
+    for r in rows:
+        if "gate_waits" in r.get("timeline", {}):
+            print(f"{'×'.join(map(str, r['shape']))}:{gate_wait_line(r['timeline']['gate_waits'])}")
     out = os.environ.get("OUT")
     if out:
         Path(out, "tp_ag_gemm.json").write_text(json.dumps(rows, indent=1))

@@ -6,6 +6,7 @@ without the proxy fence), so no assertion can pass vacuously.
 """
 
 import os
+import re
 
 import pytest
 
@@ -223,6 +224,25 @@ def test_gate_compares_tokens_exactly_or_epochs_cyclically():
 def test_gate_with_a_report_prints_the_chunk_and_the_value():
     ptx = _ptx(_spec(report=True, name="a_chunks"))
     assert "vprintf" in ptx and "flag wait timed out: a_chunks[" in _strings(ptx)
+
+
+def test_a_gate_that_records_its_waits_keeps_two_more_words_per_chunk_after_the_flags(gated_ptx):
+    """``record_waits``: lane 0 of a load warp that passed a chunk's gate adds what it waited (``red.max``
+    of the ns, ``red.add`` of one warp past WAITED_NS) in the words after the flags; without it no
+    reduction is emitted. The host reads them back per chunk."""
+    from pipes.cute.comm import WAITED_NS, gate_waits
+
+    recording = _spec(record_waits=True)
+    assert (recording.flag_words, _spec().flag_words) == (3 * 4, 4)
+    ptx = _ptx(recording)
+    assert "red.relaxed.gpu.global.max.u32" in ptx and "red.relaxed.gpu.global.add.u32" in ptx
+    assert not re.search(r"\bred\.", gated_ptx)
+    words = [0, 0, 0, 0, 0, 2500, 0, 0, 0, 3, 0, 0]
+    assert gate_waits(words, 4) == [(0.0, 0), (2.5, 3), (0.0, 0), (0.0, 0)] and WAITED_NS == 1_000
+    with pytest.raises(ValueError, match=r"4 flag words for 4 chunks: a gate that records waits has 12"):
+        gate_waits(words[:4], 4)
+    with pytest.raises(ValueError, match=r"GateSpec.record_waits = 1 is invalid: allowed True or False"):
+        _spec(record_waits=1)
 
 
 def _strings(ptx: str) -> str:

@@ -172,11 +172,23 @@ def test_the_timeline_line_names_each_copy_with_its_receiver_and_chunk(capsys, m
     row["timeline"] = {"kernel_end": 230.4, "credits_taken": 6.2, "flags": [31.0, 55.6], "started": [6.4, 31.2]}
     row["timeline"]["copies"] = [[1, 0], [1, 1]]
     row["timeline"]["ranks"] = [{"kernel_end": 230.4, "last_flag": 55.6, "period": 238.0}] * 2
+    row["timeline"]["gate_waits"] = [[(0.0, 0)] * 4, [(0.0, 0), (0.4, 0), (12.46, 8), (0.0, 0)]]
     tp_ag_gemm.report([row], 2)
-    timeline, every = capsys.readouterr().out.rstrip().splitlines()[-2:]
+    timeline, every, waits = capsys.readouterr().out.rstrip().splitlines()[-3:]
     assert timeline.startswith("timeline 8192×4096×2048, rank 0, µs from the launch's start: kernel ended 230, ")
     assert timeline.endswith("copies (to rank#chunk, may begin–flag) →1#0 6–31 →1#1 31–56")
     assert every.endswith("launch period (µs): 0: 230/56/238, 1: 230/56/238")
+    assert waits == "8192×4096×2048:  gate waits (chunk longest µs / load warps that waited): 0: none; 1: #2 12.5/8"
+
+
+def test_a_gate_that_records_its_waits_leaves_the_gemm_s_registers_alone():
+    """``--timeline`` builds the gated kernel with ``GateSpec(record_waits=True)``: the load warp's two
+    reductions per chunk cost the math warpgroups nothing (no spill, the wgmmas pipelined)."""
+    config = tuned_config(128, 256, 2, 1, "cooperative", deferred_chunks=8)
+    gate = GateSpec(PLAN, tile_m=128, record_waits=True)
+    r = compile_report(config.config, Problem("bf16"), hooks_for(config), gate)
+    assert "red.relaxed.gpu.global.max.u32" in r.ptx
+    assert r.spill_bytes == 0 and not r.wgmma_serialized
 
 
 @pytest.mark.parametrize(

@@ -40,22 +40,37 @@ class GatherBuffers:
     rank: int
     local: GatherTarget
     peers: Mapping[int, GatherTarget] = field(default_factory=dict)
+    #: This rank's flag words as a torch ``int32`` tensor (the flags, then what a gate that records its
+    #: waits writes after them: ``GateSpec.flag_words``); None where built by hand.
+    local_flags: Any = None
 
     @property
     def world(self) -> int:
         return len(self.peers) + 1
 
     @classmethod
-    def create(cls, plan: ChunkPlan, columns: int, dtype: Any, group: Any = None, device: Any = None) -> GatherBuffers:
+    def create(
+        cls,
+        plan: ChunkPlan,
+        columns: int,
+        dtype: Any,
+        group: Any = None,
+        device: Any = None,
+        flag_words: int | None = None,
+    ) -> GatherBuffers:
         """Allocate every rank's buffers in torch symmetric memory (:class:`pipes.comm.PeerGroup`; collective):
-        the gathered matrix ``plan.rows × columns``, ``plan.chunks`` flags, ``plan.world`` credits given
-        (1: the first launch pushes at once)."""
+        the gathered matrix ``plan.rows × columns``, ``plan.chunks`` flags (``flag_words``: that many words
+        instead, the gate's ``GateSpec.flag_words``), ``plan.world`` credits given (1: the first launch
+        pushes at once)."""
         import torch
         import torch.distributed as dist
 
         from .peer import PeerGroup
 
-        peer_group = PeerGroup.create((plan.rows, columns), dtype, flags=plan.chunks, credits=plan.world, group=group)
+        words = plan.chunks if flag_words is None else flag_words
+        if words < plan.chunks:
+            raise ValueError(f"flag_words = {words} is invalid: allowed at least the plan's {plan.chunks} chunks")
+        peer_group = PeerGroup.create((plan.rows, columns), dtype, flags=words, credits=plan.world, group=group)
         if peer_group.world != plan.world:
             raise ValueError(f"the plan gathers {plan.world} ranks but the group has {peer_group.world}")
         peer_group.inbox.credits.fill_(1)
@@ -67,7 +82,7 @@ class GatherBuffers:
             return GatherTarget(receiver.data, flags, credits)
 
         peers = {r: target(box) for r, box in peer_group.outboxes.items()}
-        return cls(peer_group.rank, target(peer_group.inbox), peers)
+        return cls(peer_group.rank, target(peer_group.inbox), peers, peer_group.inbox.flags)
 
 
 __all__ = ["GatherBuffers", "GatherTarget"]

@@ -27,7 +27,7 @@ models (:mod:`pipes.check.comm`). Guide: docs/comm.md.
 from .chunk_sender import ChunkSender
 from .credits import CREDIT_TIMEOUT_NS, Credits
 from .flags import AWAIT_TIMEOUT_NS, ReadyFlags, StepCounters
-from .gate import GATE_TIMEOUT_NS, MAX_CHUNKS, ChunkGate, GateArgs, GateSpec
+from .gate import GATE_TIMEOUT_NS, MAX_CHUNKS, WAITED_NS, ChunkGate, GateArgs, GateSpec, gate_waits
 from .hook import CommHook
 from .push_warp import ChunkPushWarp, PushingGateArgs, first_push, push_items, sm_chunk_rows
 from .scope import SCOPES, check_reaches, check_scope, fence, needed_scope
@@ -41,6 +41,7 @@ __all__ = [
     "GATE_TIMEOUT_NS",
     "MAX_CHUNKS",
     "SCOPES",
+    "WAITED_NS",
     "WAIT_CREDITS",
     "ChunkGate",
     "ChunkPushWarp",
@@ -60,6 +61,7 @@ __all__ = [
     "check_scope",
     "fence",
     "first_push",
+    "gate_waits",
     "needed_scope",
     "push_items",
     "sm_chunk_rows",

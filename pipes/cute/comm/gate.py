@@ -31,6 +31,11 @@ so whichever lane the TMA copy elects is covered.
 The passed chunks are remembered in 64-bit registers (one bit per chunk, at most :data:`MAX_CHUNKS`
 chunks), carried through the tile loop with the gate; the rank's own chunks are never waited for (its
 row block is in place before the launch, in stream order).
+
+**Did the kernel wait?** With ``GateSpec(record_waits=True)`` the flags buffer holds two more words per
+chunk after the flags (:attr:`GateSpec.flag_words`): the longest any load warp spent at the chunk's gate
+(ns, ``red.max``) and how many load warps spent longer than :data:`WAITED_NS` there (``red.add``). The
+host zeroes them before the launches it wants to read (:func:`gate_waits` reads them back).
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from typing import Any, NamedTuple
 
 import cutlass
 import cutlass.cute as cute
-from cutlass import Int32, Int64
+from cutlass import Int32, Int64, Uint32
 
 from ...chunks import ChunkPlan
 from ..state import TraceStatic
@@ -51,6 +56,9 @@ from .scope import check_scope
 WORD_BITS = 64
 #: The most chunks a gate remembers (8 registers of 64 bits); larger chunks cost nothing on the load side.
 MAX_CHUNKS = 8 * WORD_BITS
+#: With ``record_waits``, a gate passage counted as a wait once it took longer than this (a flag already
+#: raised costs one system-scope load).
+WAITED_NS = 1_000
 #: A chunk not seen after this long traps. Longer than a flag wait's: a peer's launch may start late (its
 #: host still compiling or queueing), so every rank should also pass a barrier before its first launch.
 GATE_TIMEOUT_NS = 10_000_000_000
@@ -65,7 +73,8 @@ class GateSpec(TraceStatic):
     engine's parity tokens) instead of until it has *reached* it (epochs, SM pushes); ``scope``: the
     flags' scope (``sys``: the pushers are other GPUs); ``timeout_ns``: a chunk not seen after this long
     traps; ``report``: print the flag and value before trapping (leave False in a kernel that issues
-    wgmma: ``printf`` makes ptxas serialize every wgmma); ``name``: in the timeout message.
+    wgmma: ``printf`` makes ptxas serialize every wgmma); ``name``: in the timeout message;
+    ``record_waits``: count the waits after the flags (the module docstring, "Did the kernel wait?").
     """
 
     plan: ChunkPlan
@@ -75,8 +84,11 @@ class GateSpec(TraceStatic):
     timeout_ns: int = GATE_TIMEOUT_NS
     report: bool = False
     name: str = "chunks"
+    record_waits: bool = False
 
     def __post_init__(self) -> None:
+        if not isinstance(self.record_waits, bool):
+            raise ValueError(f"GateSpec.record_waits = {self.record_waits!r} is invalid: allowed True or False")
         if not isinstance(self.plan, ChunkPlan):
             raise ValueError(f"GateSpec.plan must be a pipes.chunks.ChunkPlan, got {type(self.plan).__name__}")
         if isinstance(self.tile_m, bool) or not isinstance(self.tile_m, int) or self.tile_m < 1:
@@ -93,6 +105,12 @@ class GateSpec(TraceStatic):
     def words(self) -> int:
         """64-bit registers of the passed-chunk set."""
         return -(-self.plan.chunks // WORD_BITS)
+
+    @property
+    def flag_words(self) -> int:
+        """``uint32`` words the gate reads and writes at its flags pointer: a flag per chunk, and with
+        ``record_waits`` the longest wait (ns) and the waiting load warps of every chunk after them."""
+        return self.plan.chunks * (3 if self.record_waits else 1)
 
     @property
     def span(self) -> int:
@@ -184,7 +202,10 @@ class ChunkGate:
             fresh = (held >> bit) & Int64(1) == Int64(0)
             need = (chunk < end) & (plan.owner(chunk) != self.rank) & fresh
             if need:
-                flags.wait(chunk, self.value, timeout_ns=spec.timeout_ns, exact=spec.exact, report=spec.report)
+                start = cute.arch.globaltimer()
+                flags.wait(chunk, self.value, start, spec.timeout_ns, exact=spec.exact, report=spec.report)
+                if cutlass.const_expr(spec.record_waits):
+                    _record_wait(self.flags, plan.chunks, chunk, cute.arch.globaltimer() - start)
                 # The acquire above orders the chunk for this thread's generic proxy only; the TMA loads
                 # that follow read it through the async proxy (see the module docstring).
                 cute.arch.fence_proxy("async.global")
@@ -193,4 +214,24 @@ class ChunkGate:
         return ChunkGate(spec, self.flags, self.rank, self.value, tuple(words))
 
 
-__all__ = ["GATE_TIMEOUT_NS", "MAX_CHUNKS", "WORD_BITS", "ChunkGate", "GateArgs", "GateSpec"]
+@cute.jit
+def _record_wait(flags: cute.Pointer, chunks: int, chunk: Any, waited_ns: Any) -> None:
+    """Lane 0: the chunk's longest wait (``red.max``) and, past :data:`WAITED_NS`, one more waiting warp."""
+    if cute.arch.lane_idx() == 0:
+        ns = Uint32(cutlass.min(waited_ns, Int64(0xFFFFFFFF)))
+        cute.arch.red(flags + chunks + chunk, ns, op="max", dtype=Uint32, sem="relaxed", scope="gpu")
+        if waited_ns > Int64(WAITED_NS):
+            cute.arch.red(flags + 2 * chunks + chunk, Uint32(1), op="add", dtype=Uint32, sem="relaxed", scope="gpu")
+    cute.arch.sync_warp()
+
+
+def gate_waits(words: Any, chunks: int) -> list[tuple[float, int]]:
+    """Per chunk, (the longest wait in µs, the load warps that waited past :data:`WAITED_NS`) from the gate's
+    flag words (a host sequence of ``3 × chunks`` ``uint32`` values, ``GateSpec(record_waits=True)``)."""
+    values = [int(w) & 0xFFFFFFFF for w in words]
+    if len(values) != 3 * chunks:
+        raise ValueError(f"{len(values)} flag words for {chunks} chunks: a gate that records waits has {3 * chunks}")
+    return [(values[chunks + c] / 1000, values[2 * chunks + c]) for c in range(chunks)]
+
+
+__all__ = ["GATE_TIMEOUT_NS", "MAX_CHUNKS", "WAITED_NS", "WORD_BITS", "ChunkGate", "GateArgs", "GateSpec", "gate_waits"]
