@@ -123,17 +123,22 @@ def timeline_line(shape: list[int], timeline: dict, items: str) -> str:
     )
 
 
-def steady_timeline(launch: Callable[[], Any], engine: Any) -> tuple[Any, list[dict]]:
+def steady_timeline(
+    launch: Callable[[], Any], engine: Any, before_timed: Callable[[], Any] | None = None
+) -> tuple[Any, list[dict]]:
     """``engine``'s timeline (a copy-engine object with ``timed`` and ``timeline_us``) of one launch after
     five back to back, and every rank's kernel end, last outgoing flag and ``period``: from that launch's
     start to the end of all its work on the launching stream, where the next launch would start (the
-    steady state's time per launch on that rank). µs; every rank calls it together."""
+    steady state's time per launch on that rank). µs; every rank calls it together. ``before_timed``:
+    queued on the launching stream right before the timed launch (e.g. zeroing what it should count)."""
     import torch
     import torch.distributed as dist
 
     engine.timed = True
     for _ in range(5):
         launch()
+    if before_timed is not None:
+        before_timed()
     began, ended = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     began.record()
     launch()

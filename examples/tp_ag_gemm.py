@@ -417,8 +417,8 @@ def one_shape(m: int, n: int, k: int, rank: int, world: int, device, args: argpa
 
 def timeline(ours: GatedGemm) -> dict:
     """:func:`ranks.steady_timeline` of the pushes (``ChunkPusher.timed``), µs from the launch's start, and
-    every rank's gate waits over those launches (per chunk: the longest wait in µs, the load warps that
-    waited; ``GateSpec(record_waits=True)``)."""
+    every rank's gate waits in the timed launch (per chunk: the longest wait in µs, the load warps that
+    waited; ``GateSpec(record_waits=True)``; zeroed right before it, so a late start does not count)."""
     import torch.distributed as dist
     from ranks import steady_timeline
 
@@ -426,8 +426,8 @@ def timeline(ours: GatedGemm) -> dict:
 
     chunks = ours.plan.chunks
     counts = ours.buffers.local_flags[chunks:]
-    counts.zero_()  # only this rank's kernel writes them; the flags before them stay as they are
-    t, every = steady_timeline(ours.launch, ours.pusher)
+    # only this rank's kernel writes them; the flags before them stay as they are
+    t, every = steady_timeline(ours.launch, ours.pusher, before_timed=counts.zero_)
     waits: list = [None] * dist.get_world_size()
     dist.all_gather_object(waits, gate_waits(ours.buffers.local_flags.tolist(), chunks))
     copies = [[c.peer, c.chunk] for c in ours.pusher.copies]
@@ -440,7 +440,7 @@ def timeline(ours: GatedGemm) -> dict:
 
 def gate_wait_line(waits: list[list[tuple[float, int]]]) -> str:
     """Every rank's chunks whose gate held a load warp (:data:`pipes.cute.comm.WAITED_NS`): chunk, the
-    longest wait (µs) and how many load warps waited, over the timeline's launches."""
+    longest wait (µs) and how many load warps waited, in the timeline's timed launch."""
     each = []
     for rank, chunks in enumerate(waits):
         held = [f"#{c} {us:.1f}/{warps}" for c, (us, warps) in enumerate(chunks) if warps]
