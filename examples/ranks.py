@@ -85,19 +85,29 @@ def torch_op(what: str, build: Callable[[str], Callable[[], Any]]) -> Callable[[
         return None
 
 
-def time_by_slower_rank(contenders: dict[str, Callable[[], Any]], device: Any, rounds: int, batch: int) -> dict:
-    """µs per contender (``kernel_tools.timing.time_interleaved``, each round starting one contender later so
-    each follows every other alike), every batch started on all ranks together (a one-element all-reduce
-    first), each the slower rank's: a collective takes as long as its last rank."""
+def time_by_slower_rank(
+    contenders: dict[str, Callable[[], Any]], device: Any, rounds: int, batch: int, rounds_out: dict | None = None
+) -> dict:
+    """µs per contender (``kernel_tools.timing.interleaved_samples``, each round starting one contender later
+    so each follows every other alike), every batch started on all ranks together (a one-element all-reduce
+    first), each the slower rank's: a collective takes as long as its last rank. The median over rounds of
+    each rank's time, the slowest rank's median. ``rounds_out``: filled with each contender's per-round µs
+    of the slowest rank in that round (for :func:`kernel_tools.timing.paired_ratio`)."""
+    import statistics
+
     import torch
     import torch.distributed as dist
-    from kernel_tools.timing import time_interleaved
+    from kernel_tools.timing import interleaved_samples
 
     align = torch.zeros(1, device=device)
     settle = lambda: dist.all_reduce(align)  # noqa: E731
-    us = time_interleaved(contenders, rounds=rounds, batch=batch, settle=settle, rotate=True)
-    worst = torch.tensor([us[c] for c in contenders], device=device, dtype=torch.float64)
+    samples = interleaved_samples(contenders, rounds=rounds, batch=batch, settle=settle, rotate=True)
+    worst = torch.tensor([statistics.median(samples[c]) for c in contenders], device=device, dtype=torch.float64)
     dist.all_reduce(worst, op=dist.ReduceOp.MAX)
+    if rounds_out is not None:
+        each = torch.tensor([samples[c] for c in contenders], device=device, dtype=torch.float64)
+        dist.all_reduce(each, op=dist.ReduceOp.MAX)
+        rounds_out.update(zip(contenders, each.tolist(), strict=True))
     return dict(zip(contenders, worst.tolist(), strict=True))
 
 

@@ -378,6 +378,7 @@ class GatedGemm:
 
 def one_shape(m: int, n: int, k: int, rank: int, world: int, device, args: argparse.Namespace) -> dict:  # noqa: ANN001
     import torch
+    from kernel_tools.timing import paired_ratio
 
     if m % world:
         raise ValueError(f"M = {m} is invalid on {world} ranks: allowed a multiple of the world size")
@@ -408,9 +409,13 @@ def one_shape(m: int, n: int, k: int, rank: int, world: int, device, args: argpa
     if args.timeline and ours.pusher is not None:
         row["timeline"] = timeline(ours)
     if args.bench or not args.check:
-        row["us"] = timings(a_r, w_r, ours, device, args.rounds)
+        per_round: dict = {}
+        row["us"] = timings(a_r, w_r, ours, device, args.rounds, per_round)
         us = row["us"]
         row.update(S=us["sequential"] / us["ours"], over_gemm=us["ours"] / us["our_gemm"] - 1)
+        if args.rounds >= 4:  # the same rounds' ratios: drift between rounds cancels (quartiles need 4)
+            paired = paired_ratio(per_round["ours"], per_round["our_gemm"])
+            row["over_gemm_rounds"] = [paired.median - 1, paired.q1 - 1, paired.q3 - 1]
         row["vs_torch_fused"] = us["torch_fused"] / us["ours"] if "torch_fused" in us else None
     return row
 
@@ -448,7 +453,8 @@ def gate_wait_line(waits: list[list[tuple[float, int]]]) -> str:
     return "  gate waits (chunk longest µs / load warps that waited): " + "; ".join(each)
 
 
-def timings(a_r, w_r, ours: GatedGemm, device, rounds: int) -> dict:  # noqa: ANN001
+def timings(a_r, w_r, ours: GatedGemm, device, rounds: int, per_round: dict | None = None) -> dict:  # noqa: ANN001
+    """µs per contender, the slower rank's median (``per_round``: filled with each round's µs)."""
     import torch
     import torch.distributed as dist
     from gemm_modes.launch import launcher
@@ -487,7 +493,7 @@ def timings(a_r, w_r, ours: GatedGemm, device, rounds: int) -> dict:  # noqa: AN
     torch_fused = torch_op("fused_all_gather_matmul", fused)
     if torch_fused is not None:
         contenders["torch_fused"] = torch_fused
-    return time_by_slower_rank(contenders, device, rounds, batch=5)
+    return time_by_slower_rank(contenders, device, rounds, batch=5, rounds_out=per_round)
 
 
 def report(rows: list[dict], world: int) -> None:
@@ -506,7 +512,11 @@ def report(rows: list[dict], world: int) -> None:
     ]
     width = {c: max(12, len(c)) for c in cols}
     head = " ".join(f"{c:>{width[c]}}" for c in cols)
-    print(f"{'M×N_r×K':>18} {head} {'S':>5} {'×torch':>6} {'+gemm':>6} {'rel err':>8} {'repeat':>6}  configuration")
+    paired = "+gemm by round (quartiles)"
+    print(
+        f"{'M×N_r×K':>18} {head} {'S':>5} {'×torch':>6} {'+gemm':>6} {paired:>26} {'rel err':>8} {'repeat':>6}  "
+        "configuration"
+    )
     for r in rows:
         m, n, k = r["shape"]
         us = r.get("us", {})
@@ -514,7 +524,12 @@ def report(rows: list[dict], world: int) -> None:
         s = f"{r['S']:5.2f}" if "S" in r else "    –"
         vs = f"{r['vs_torch_fused']:6.2f}" if r.get("vs_torch_fused") else "     –"
         over = f"{100 * r['over_gemm']:5.1f}%" if "over_gemm" in r else "     –"
-        line = f"{f'{m}×{n}×{k}':>18} {cells} {s} {vs} {over} {r['rel_err']:8.1e} {str(r['bitwise_repeat']):>6}"
+        by_round = "–"
+        if "over_gemm_rounds" in r:
+            mid, q1, q3 = (100 * v for v in r["over_gemm_rounds"])
+            by_round = f"{mid:+.1f}% ({q1:+.1f} … {q3:+.1f})"
+        line = f"{f'{m}×{n}×{k}':>18} {cells} {s} {vs} {over} {by_round:>26} {r['rel_err']:8.1e}"
+        line += f" {str(r['bitwise_repeat']):>6}"
         print(f"{line}  {r['config']}{'' if r['prepared'] else ' (the DSL call)'}")
     from ranks import report_footer
 

@@ -3,6 +3,8 @@ and the example's compile-only report (examples/tp_ag_gemm.py; the 2- and 4-GPU 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from gemm_modes.launch import hooks_for
 from gemm_modes.modes import tuned_config
@@ -153,8 +155,10 @@ def test_the_report_shows_the_gates_and_the_copies_own_cost_beside_our_gemm(caps
     us |= {"beside_copies": 191.4, "beside_flagged": 191.0, "grant_launching": 230.5, "ours": 223.1}
     row = {"shape": [8192, 4096, 2048], "device": "GPU", "config": "cooperative", "prepared": True}
     row |= {"rel_err": 2e-3, "bitwise_repeat": True, "us": us, "S": 1.25, "over_gemm": 0.192}
+    row["over_gemm_rounds"] = [0.041, 0.020, 0.063]
     tp_ag_gemm.report([row], 2)
     lines = capsys.readouterr().out.splitlines()
+    assert re.search(r"19\.2%\s+\+4\.1% \(\+2\.0 … \+6\.3\)", lines[2])  # medians' ratio, the rounds' ratios
     head = lines[1].split()
     order = ["our_gemm", "gated_only", "beside_copies", "beside_flagged", "grant_launching", "ours"]
     assert [head.index(c) for c in order] == list(range(head.index("our_gemm"), head.index("our_gemm") + 6))

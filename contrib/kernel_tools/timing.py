@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 ROUNDS = 10
@@ -67,6 +67,19 @@ def time_interleaved(
     settle: Callable[[], object] | None = None,
     rotate: bool = False,
 ) -> dict[str, float]:
+    """The median over rounds of each contender's µs per launch (:func:`interleaved_samples`)."""
+    samples = interleaved_samples(contenders, rounds, batch, settle, rotate)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def interleaved_samples(
+    contenders: Mapping[str, Callable[[], object]],
+    rounds: int = ROUNDS,
+    batch: int = BATCH,
+    settle: Callable[[], object] | None = None,
+    rotate: bool = False,
+) -> dict[str, list[float]]:
+    """Each contender's µs per launch in every round, in round order (the module docstring)."""
     import torch
 
     for fn in contenders.values():
@@ -80,7 +93,7 @@ def time_interleaved(
         order = names[r % len(names) :] + names[: r % len(names)] if rotate else names
         for name in order:
             samples[name].append(_batch_us(contenders[name], batch, settle))
-    return {name: statistics.median(values) for name, values in samples.items()}
+    return samples
 
 
 @dataclass(frozen=True)
@@ -137,6 +150,18 @@ class PairedRatio:
         return f"{self.median - 1:+.2%} (quartiles {self.q1 - 1:+.2%} … {self.q3 - 1:+.2%}, {self.rounds} rounds)"
 
 
+def paired_ratio(other: Sequence[float], base: Sequence[float]) -> PairedRatio:
+    """``other / base`` round by round (two contenders timed in the same rounds): the median and quartiles
+    of the per-round ratios, so drift between rounds cancels. At least 4 rounds (quartiles need them)."""
+    if len(other) != len(base) or len(base) < 4:
+        raise ValueError(
+            f"paired_ratio of {len(other)} and {len(base)} rounds is invalid: allowed the same count, at least 4"
+        )
+    ratios = [o / b for o, b in zip(other, base, strict=True)]
+    q1, q2, q3 = statistics.quantiles(ratios, n=4)
+    return PairedRatio(q2, q1, q3, len(ratios))
+
+
 def time_paired(
     base: Callable[[], object], other: Callable[[], object], rounds: int = 40, batch: int = BATCH
 ) -> PairedRatio:
@@ -159,5 +184,4 @@ def time_paired(
             t_other = _batch_us(other, batch)
             t_base = _batch_us(base, batch)
         ratios.append(t_other / t_base)
-    q1, q2, q3 = statistics.quantiles(ratios, n=4)
-    return PairedRatio(q2, q1, q3, rounds)
+    return paired_ratio(ratios, [1.0] * rounds)
