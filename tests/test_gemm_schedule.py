@@ -1040,7 +1040,7 @@ def test_warpgroups_along_n_take_every_row_and_half_the_columns():
         GemmConfig(schedule="pingpong", wg_split="n")
     with pytest.raises(ValueError, match=r"tile_n = 200 is invalid: allowed a multiple of 16 with wg_split='n'"):
         GemmConfig(tile_m=192, tile_n=200, wg_split="n")
-    with pytest.raises(ValueError, match=r"tile_m = 160 is invalid: allowed 64, 128, 192 or 256 with wg_split='n'"):
+    with pytest.raises(ValueError, match=r"tile_m = 160 is invalid: allowed 128, 192 or 256 with wg_split='n'"):
         GemmConfig(tile_m=160, tile_n=192, wg_split="n")
     with pytest.raises(ValueError, match=r"epi_batch = 2 is invalid: allowed 1 with wg_split='n'"):
         GemmConfig(tile_m=192, tile_n=192, wg_split="n", epi_batch=2)
@@ -1056,3 +1056,25 @@ def test_warpgroups_along_n_take_every_row_and_half_the_columns():
         check_wg_split(coop_b, Problem("bf16", "n"))
     with pytest.raises(ValueError, match=r"wg_split='n' runs on the plain kernel: no comm role, stream-K"):
         check_wg_split(coop_b, Problem("bf16"), modes=object())
+
+
+def test_a_tile_override_picks_the_schedule_and_the_split_that_can_hold_it():
+    """``gemm(tile=...)``: a 192-row cooperative tile has its warpgroups split the columns (no mode: they run on
+    the plain kernel); with ``schedule="auto"`` a tile one warpgroup cannot hold (ping-pong's accumulators)
+    goes to the cooperative schedule, as a 64-row tile goes to ping-pong."""
+    from gemm_modes.choice import choose_config
+    from hopper_gemm.config import GemmConfig
+
+    square = (3000, 3000, 3000)  # auto picks ping-pong 128×192 here
+    assert choose_config(Problem("bf16"), square, "auto", None, None).schedule is Schedule.PINGPONG
+    for schedule in ("cooperative", "auto"):
+        coop_b = choose_config(Problem("bf16"), square, schedule, (192, 192), None)
+        assert (coop_b.schedule, coop_b.wg_split, coop_b.modes.active) == (Schedule.COOPERATIVE, "n", False)
+    wide = choose_config(Problem("bf16"), square, "auto", (128, 256), None)
+    assert (wide.schedule, wide.wg_split, wide.tile_n) == (Schedule.COOPERATIVE, "m", 256)
+    assert choose_config(Problem("bf16"), square, "auto", (192, 112), None).schedule is Schedule.PINGPONG
+    with pytest.raises(ValueError, match=r"tile_m = 64 is invalid: allowed 128 or 256 with the cooperative"):
+        choose_config(Problem("bf16"), square, "cooperative", (64, 128), None)
+    with pytest.raises(ValueError, match=r"modes deferred store in 6 are invalid with GemmConfig.wg_split = 'n'"):
+        tuned_config(192, 192, 2, 1, Schedule.COOPERATIVE, wg_split="n", deferred_chunks=6)
+    assert GemmConfig(tile_m=192, tile_n=192, wg_split="n").epi_tile == (64, 32)

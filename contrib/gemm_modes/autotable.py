@@ -435,8 +435,8 @@ def single_wave_staging(config: TunedConfig, problem: Problem, mnk: tuple[int, i
     m, n, k = mnk
     if config.stream_k or config.deferred_chunks or config.one_wave_clusters(m, n) > sms // config.cluster_size:
         return plain
-    if config.tile_m == TALL_SMALL_M_TILE[0]:
-        return plain  # a 192-row tile with the staging in the ring has not run on a GPU
+    if config.tile_m == TALL_SMALL_M_TILE[0] or config.wg_split == "n":
+        return plain  # a 192-row tile with the staging in the ring has not run on a GPU; halves: no modes
     k //= config.split_k  # a part's k-loop
     ring = plain.with_(staging_in_ring=True)
     try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from hopper_gemm.config import GemmConfig, Problem, Schedule
+from hopper_gemm.config import MAX_ACC_REGISTERS, WARPGROUP_THREADS, GemmConfig, Problem, Schedule
 
 from .autotable import H100_SMS, SPLIT_K_128, pick, single_wave_staging, whole_tiles
 from .autotable import split_k as split_k_rule
@@ -22,6 +22,17 @@ def device_sms(device_index: int) -> int:
     import torch
 
     return torch.cuda.get_device_properties(device_index).multi_processor_count
+
+
+def _one_warpgroup_holds(tile: Any) -> bool:
+    """Whether one warpgroup's accumulators fit ``tile`` (ping-pong's limit, ``MAX_ACC_REGISTERS``)."""
+    return int(tile[0]) * int(tile[1]) // WARPGROUP_THREADS <= MAX_ACC_REGISTERS
+
+
+def _wg_split(config: TunedConfig, tile: Any) -> str:
+    """How a cooperative tile override's warpgroups share it: the rows where they halve into m64 blocks
+    (128 or 256 rows), else the columns (``GemmConfig.wg_split``: 192 rows, e.g. cuBLAS's 192×192)."""
+    return "n" if config.schedule is Schedule.COOPERATIVE and int(tile[0]) == 192 else "m"
 
 
 def choose_config(
@@ -61,7 +72,11 @@ def choose_config(
             # A 64-row tile is ping-pong's (a warpgroup per tile): the table's cluster on that schedule.
             pingpong = GemmConfig(tile_m=128, tile_n=128, schedule=Schedule.PINGPONG)
             config = TunedConfig(pingpong).reshaped(cluster_m=config.cluster_m, cluster_n=config.cluster_n)
-        config = config.reshaped(tile_m=int(tile[0]), tile_n=int(tile[1]))
+        elif schedule == "auto" and config.schedule is Schedule.PINGPONG and not _one_warpgroup_holds(tile):
+            # A tile one warpgroup's registers cannot hold is the cooperative schedule's (two warpgroups).
+            cooperative = TunedConfig(GemmConfig(schedule=Schedule.COOPERATIVE))
+            config = cooperative.reshaped(cluster_m=config.cluster_m, cluster_n=config.cluster_n)
+        config = config.reshaped(tile_m=int(tile[0]), tile_n=int(tile[1]), wg_split=_wg_split(config, tile))
     if cluster is not None:
         config = config.reshaped(cluster_m=int(cluster[0]), cluster_n=int(cluster[1]))
     if stream_k is not None:

@@ -103,6 +103,11 @@ class Modes:
             )
         if self.stream_k and config.schedule is not Schedule.COOPERATIVE:
             raise _bad("stream_k", True, "False with ping-pong (stream-K splits cooperative tiles)")
+        if config.wg_split == "n" and self.active:
+            raise ValueError(
+                f"modes{self.describe()} are invalid with GemmConfig.wg_split = 'n': a tile whose warpgroups split "
+                "its columns runs on the plain kernel (the modes address a warpgroup's accumulators as whole rows)"
+            )
         self._check_deferred(config)
         self._check_split_k(config)
         if self.staging_in_ring and (self.stream_k or self.deferred_chunks):

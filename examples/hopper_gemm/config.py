@@ -120,8 +120,8 @@ class GemmConfig:
                 raise _bad(
                     owner, "tile_n", self.tile_n, "a multiple of 16 with wg_split='n' (each half a wgmma N extent)"
                 )
-            if self.tile_m not in (64, 128, 192, 256):
-                allowed = "64, 128, 192 or 256 with wg_split='n' (every warpgroup issues tile_m / 64 m64 wgmmas)"
+            if self.tile_m not in (128, 192, 256):
+                allowed = "128, 192 or 256 with wg_split='n' (every warpgroup issues tile_m / 64 m64 wgmmas)"
                 raise _bad(owner, "tile_m", self.tile_m, allowed)
             if self.epi_batch != 1:
                 raise _bad(
@@ -133,7 +133,8 @@ class GemmConfig:
         if self.epi_n is None:
             object.__setattr__(self, "epi_n", default_epi_n(self.mma_tile[1]))
         if self.schedule is Schedule.COOPERATIVE and self.wg_split == "m" and self.tile_m not in (128, 256):
-            allowed = "128 or 256 with the cooperative schedule (two warpgroups, 64 or 128 rows each)"
+            allowed = "128 or 256 with the cooperative schedule (two warpgroups, 64 or 128 rows each), or 192 "
+            allowed += "with wg_split='n'"
             raise _bad(owner, "tile_m", self.tile_m, allowed)
         if self.schedule is Schedule.PINGPONG and self.tile_m not in (64, 128, 192):
             raise _bad(owner, "tile_m", self.tile_m, "64, 128 or 192 with ping-pong (one warpgroup owns the tile)")
