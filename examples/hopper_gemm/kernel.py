@@ -38,7 +38,8 @@ setmaxnreg 40)         the tile, publish its ready flag (or,     copy engine: on
 
 The load warp walks (tile, k) as one stream, the math warpgroups tiles, then k: sharing only the
 ``mainloop`` pipeline and the :class:`~pipes.tile_order.TileOrder`, they agree without talking. Cooperative:
-both warpgroups compute one tile (64 or 128 rows each), then run its epilogue while the next tile's loads
+both warpgroups compute one tile (64 or 128 rows each; with ``wg_split="n"`` every row and half the
+columns each, a buffer each per staging acquire), then run its epilogue while the next tile's loads
 are in flight. Ping-pong: warpgroup g computes the CTA's tiles (64, 128 or 192 rows) g, g+2, ...
 (skipping the other's k-tiles in the ring, ``Consumer.skip``); the ordered barrier alternates the two at
 the tensor cores and at the epilogue, so one warpgroup's epilogue runs under the other's MMAs. With
