@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[1] / d) for d in ("examples
 from gemm_modes.modes import tuned_config  # noqa: E402
 from gpu_clocks import ClockSampler, smi_id  # noqa: E402
 from hopper_gemm.config import Schedule  # noqa: E402
-from kernel_tools.timing import graphed, kernel_spans, time_interleaved  # noqa: E402
+from kernel_tools.timing import graphed, interleaved_samples, kernel_spans, paired_ratio  # noqa: E402
 from needs_gpu import cuda_torch  # noqa: E402
 from shape_arg import parse_shapes, table_rows  # noqa: E402
 
@@ -250,6 +251,9 @@ class Row:
     torch_us: float
     rel_err: float
     repeat_exact: bool = True
+    #: torch's time over ours round by round: (median, first quartile, third quartile) of the rounds' own
+    #: ratios (``kernel_tools.timing.paired_ratio``), where drift between rounds cancels; None if not timed so.
+    by_round: tuple[float, float, float] | None = None
 
     @property
     def tflops(self) -> float:
@@ -322,17 +326,30 @@ def bench_shape(
     t0 = time.time()
     if graph:  # BATCH launches per graph, one replay per round; then torch's eager call in rounds of its own
         replays = {name: graphed(fn, BATCH) for name, fn in {"torch": torch_fn, **contenders}.items()}
-        times = {name: us / BATCH for name, us in time_interleaved(replays, ROUNDS, 1).items()}
+        samples = {name: [us / BATCH for us in v] for name, v in interleaved_samples(replays, ROUNDS, 1).items()}
         eager = torch.nn.functional.linear(a, w, bias).float()
         errors["torch eager"] = ((eager - ref).abs().max() / ref.abs().max()).item(), True
         contenders["torch eager"] = torch_fn
-        times |= time_interleaved({"torch eager": torch_fn}, ROUNDS, BATCH)
+        samples |= interleaved_samples({"torch eager": torch_fn}, ROUNDS, BATCH)
     else:
-        times = time_interleaved({"torch": torch_fn, **contenders}, ROUNDS, BATCH)
+        samples = interleaved_samples({"torch": torch_fn, **contenders}, ROUNDS, BATCH)
     timed = (t0, time.time())
-    torch_us = times["torch"]
-    rows = [Row((m, n, k), dtype, with_bias, name, times[name], torch_us, *errors[name]) for name in contenders]
-    return rows, timed
+    return shape_rows((m, n, k), dtype, with_bias, samples, errors), timed
+
+
+def shape_rows(mnk: tuple, dtype: str, bias: bool, samples: dict, errors: dict) -> list[Row]:
+    """One row per contender of ``errors`` from the rounds' µs per launch (``samples``, with ``"torch"``'s):
+    the median time, and torch's time over it round by round where both ran in the same rounds."""
+    torch_us = statistics.median(samples["torch"])
+    rows = []
+    for name, (err, exact) in errors.items():
+        mine = samples[name]
+        paired = None
+        if len(mine) == len(samples["torch"]) >= 4 and name != "torch eager":  # eager ran in rounds of its own
+            r = paired_ratio(samples["torch"], mine)
+            paired = (r.median, r.q1, r.q3)
+        rows.append(Row(mnk, dtype, bias, name, statistics.median(mine), torch_us, err, exact, paired))
+    return rows
 
 
 def _auto(shape: tuple, rows: list[Row], sms: int | None = None, pdl: bool = False) -> str:
@@ -351,6 +368,14 @@ def _auto(shape: tuple, rows: list[Row], sms: int | None = None, pdl: bool = Fal
     ratio = ran[0].ratio
     verdict = "" if target is None else f", target ≥ {target} {'✓' if ratio >= target else '✗'}"
     return f"; auto = {name} {ratio:.3f}{verdict}"
+
+
+def _by_round(row: Row) -> str:
+    """`` [by round 0.981: 0.975–0.990]``: the median and quartiles of torch / ours within each round."""
+    if row.by_round is None:
+        return ""
+    mid, q1, q3 = row.by_round
+    return f" [by round {mid:.3f}: {q1:.3f}–{q3:.3f}]"
 
 
 def _flags(row: Row, torch_err: float) -> str:
@@ -420,8 +445,8 @@ def sweep(
         exact = "bit-exact repeat" if auto.repeat_exact else "REPEAT DIFFERS"
         print(
             f"{f'{m}×{n}×{k}':>18} {dtype:>5} {auto.us:9.1f} µs, torch {auto.torch_us:9.1f} µs (eager {eager.us:.1f}), "
-            f"ratio {auto.ratio:6.3f} (eager {eager.us / auto.us:6.3f}), err {auto.rel_err:.1e} (torch "
-            f"{eager.rel_err:.1e}) {exact}  {decision.config.describe()} — {decision.rule}: {decision.facts}",
+            f"ratio {auto.ratio:6.3f}{_by_round(auto)} (eager {eager.us / auto.us:6.3f}), err {auto.rel_err:.1e} "
+            f"(torch {eager.rel_err:.1e}) {exact}  {decision.config.describe()} — {decision.rule}: {decision.facts}",
             flush=True,
         )
         if len(rows) > 1:

@@ -71,3 +71,17 @@ def test_the_width_family_names_each_width_and_cluster_once():
         assert config.deferred_chunks == (config.subtiles if kind == "coop" else 0)
     assert len(gemm.WIDTHS) == 2 * (8 + 5)  # both clusters; ping-pong only up to 176 of these
     assert set(gemm.WIDTHS) <= gemm.DIAGNOSTIC and set(gemm.WIDTHS) <= set(gemm.CANDIDATES)
+
+
+def test_each_row_carries_torchs_time_over_ours_round_by_round():
+    """``bench_shape``'s rows from the rounds' samples: the median time, and torch / ours within each round
+    (drift between rounds cancels); torch's eager call ran in rounds of its own, so it has no such ratio."""
+    import gemm
+
+    torch_us = [100.0, 130.0, 110.0, 120.0, 140.0]
+    samples = {"torch": torch_us, "auto": [t / 1.02 for t in torch_us], "torch eager": [150.0] * 5}
+    errors = {"auto": (2e-3, True), "torch eager": (2e-3, True)}
+    auto, eager = gemm.shape_rows((3000, 3000, 3000), "bf16", False, samples, errors)
+    assert auto.us == 120.0 / 1.02 and auto.torch_us == 120.0 and eager.by_round is None
+    assert [round(v, 6) for v in auto.by_round] == [1.02, 1.02, 1.02]
+    assert gemm._by_round(auto) == " [by round 1.020: 1.020–1.020]" and gemm._by_round(eager) == ""
