@@ -98,8 +98,8 @@ class FusedMlp:
         self, w1_r, w2_r, rank: int, tokens: int, chunk_rows: int | None, pusher: str = "copy"
     ) -> None:
         import torch.distributed as dist
+        from gated_gemm import GatedGemm
         from tile_comm.peer import TensorParallelGemmRS, block_order
-        from tp_ag_gemm import GatedGemm
 
         self.up = GatedGemm(w1_r, tokens, chunk_rows, pusher=pusher)
         self.x_r = self.up.a_r  # the layer before writes its tokens here

@@ -132,6 +132,7 @@ def test_the_example_without_gpus_compiles_the_gated_kernel_and_proves_the_proto
 
 
 def test_the_example_compiles_the_push_warp_with_pusher_sm(capsys, torch_without_gpu):
+    import gated_gemm
     import tp_ag_gemm
 
     assert tp_ag_gemm.main(["--rows", "8192", "--cols", "4096", "--k", "8192", "--pusher", "sm"]) == 0
@@ -139,8 +140,8 @@ def test_the_example_compiles_the_push_warp_with_pusher_sm(capsys, torch_without
     assert "spills        : 0 bytes" in out and "gate          : 256 chunks of 32 rows" in out
     assert "push warps    : warp 1 of each of 132 CTAs: 128 pushes to 1 peer(s), round-robin" in out
     # three push warps per CTA: chunks of 16 rows (the kernel with three push warps compiles in test_the_push_warp_…)
-    assert tp_ag_gemm.default_chunk_rows("sm", 8192, 2, 132 * 3) == 16
-    assert tp_ag_gemm.default_chunk_rows("copy", 8192, 2, 132 * 3) == 1024
+    assert gated_gemm.default_chunk_rows("sm", 8192, 2, 132 * 3) == 16
+    assert gated_gemm.default_chunk_rows("copy", 8192, 2, 132 * 3) == 1024
 
 
 def test_the_report_shows_the_gates_and_the_copies_own_cost_beside_our_gemm(capsys, monkeypatch):
@@ -203,7 +204,7 @@ def test_the_gated_walk_takes_every_own_tile_before_any_other_ranks_row(m, n, k,
     wave by wave) every tile of the rank's own rows, all columns, comes before the first tile of a row
     another rank pushes, and the others' rows follow in their chunks' order. Auto's walk along M
     (``alone_configuration``, the baseline) reaches another rank's rows after one band of columns."""
-    import tp_ag_gemm
+    import gated_gemm
 
     from pipes.tile_order import TileOrder
 
@@ -220,7 +221,7 @@ def test_the_gated_walk_takes_every_own_tile_before_any_other_ranks_row(m, n, k,
                     rows.append(rows_first(gate, config.tile_m, tm, GateArgs(None, rank, 0)))
         return rows, tiles_n * (m // world) // config.tile_m
 
-    gated, alone = tp_ag_gemm.configuration(m, n, k, world), tp_ag_gemm.alone_configuration(m, n, k, world)
+    gated, alone = gated_gemm.configuration(m, n, k, world), gated_gemm.alone_configuration(m, n, k, world)
     assert gated.raster == "n" and gated.with_(raster=alone.raster) == alone
     for rank in range(world):
         rows, own_tiles = walk(gated, rank)
