@@ -84,6 +84,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "the others as ours_r<rows>",
     )
     p.add_argument(
+        "--copy-sizes",
+        default="1",
+        help="engine copy: steps per copy as they come, e.g. 1,2,4 (the first steps at once, then larger copies; "
+        "every step keeps its flag); schedules separated by / (1/1,2,4) also time the others as ours_g<schedule>",
+    )
+    p.add_argument(
         "--inbox-buffers",
         default="1",
         help="engine copy: 1, or 2 (double-buffered: a sender waits for its receiver's launch before the previous "
@@ -98,6 +104,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def copy_sizes(text: str) -> list[tuple[int, ...]]:
+    """``--copy-sizes``: schedules separated by ``/``, each steps per copy separated by commas (``1/1,2,4``)."""
+    schedules = [tuple(int(z) for z in part.split(",")) for part in str(text).split("/")]
+    if any(not g or min(g) < 1 for g in schedules):
+        raise ValueError(f"copy sizes {text!r}: allowed ints >= 1")
+    return schedules
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     from ranks import gpus, spawned_or_run, start
@@ -105,6 +119,14 @@ def main(argv: list[str] | None = None) -> int:
     bad = [spread for spread in str(args.copy_spread).split(",") if spread not in ("steps", "targets")]
     if bad:
         print(f"error: --copy-spread {','.join(bad)}: allowed steps or targets (a comma list)", file=sys.stderr)
+        return 2
+    try:
+        copy_sizes(args.copy_sizes)
+    except ValueError:
+        print(
+            f"error: --copy-sizes {args.copy_sizes}: allowed ints >= 1 (1,2,4), schedules separated by /",
+            file=sys.stderr,
+        )
         return 2
     bad = [b for b in str(args.inbox_buffers).split(",") if b not in ("1", "2")]
     if bad:
@@ -161,6 +183,8 @@ def one_shape(m: int, n: int, k: int, rank: int, device, args: argparse.Namespac
     inboxes = [int(b) for b in str(args.inbox_buffers).split(",")] if args.engine == "copy" else [1]
     first = dict(engine=args.engine, copy_streams=counts[0], reduce=reduces[0], step_rows=depths[0], spread=spreads[0])
     first["inbox_buffers"] = inboxes[0]
+    schedules = copy_sizes(args.copy_sizes) if args.engine == "copy" else [(1,)]
+    first["copy_sizes"] = schedules[0]
     ours = TensorParallelGemmRS(a_r, b_r, rank, pace_ns=args.pace_ns, **first)
     ours.compile()
     variants = {f"ours_s{c}": TensorParallelGemmRS(a_r, b_r, rank, **first | {"copy_streams": c}) for c in counts[1:]}
@@ -169,6 +193,10 @@ def one_shape(m: int, n: int, k: int, rank: int, device, args: argparse.Namespac
     variants |= {f"ours_{t}": TensorParallelGemmRS(a_r, b_r, rank, **first | {"spread": t}) for t in spreads[1:]}
     variants |= {
         f"ours_b{b}": TensorParallelGemmRS(a_r, b_r, rank, **first | {"inbox_buffers": b}) for b in inboxes[1:]
+    }
+    variants |= {
+        f"ours_g{','.join(map(str, g))}": TensorParallelGemmRS(a_r, b_r, rank, **first | {"copy_sizes": g})
+        for g in schedules[1:]
     }
     # Every kernel compiled before any rank launches one: a kernel waiting for a peer still compiling (seconds)
     # would reach its bounded wait's timeout and trap.

@@ -481,3 +481,49 @@ def test_the_summary_line_gives_the_mean_and_lowest_s_and_the_shapes_faster_than
     line = speedup_summary([1.01, 1.15, 1.37, 1.07], [1.55, 1.76, 0.98, None])
     assert line == "mean S 1.15 over 4 shapes (lowest 1.01); faster than torch's fused op on 2 of 3"
     assert speedup_summary([], []) is None
+
+
+def test_growing_copies_join_consecutive_steps_of_one_receiver_into_one_copy():
+    """``copy_groups``: copy g takes up to ``sizes[min(g, last)]`` steps in walk order, a step joining only
+    where it goes to the same receiver and continues the copy's rows in both buffers as whole rows; the
+    copies take the streams in turn, and each receiver's credit is still taken before its first step."""
+    from pipes.comm import Step, copy_groups, credit_takes, streams_of_copies
+
+    size = 8 << 20  # 8 MiB steps of whole 16 KiB rows: 3 receivers × 4 steps, each continuing the last
+    steps = [Step(i, (i,), i * size, (i % 4) * size, 1 << 14, size >> 14, target=i // 4) for i in range(12)]
+    linear = [True] * 12
+    assert copy_groups(steps, (1,), linear) == [(i,) for i in range(12)]
+    growing = copy_groups(steps, (1, 2, 4), linear)
+    assert growing == [(0,), (1, 2), (3,), (4, 5, 6, 7), (8, 9, 10, 11)]  # a receiver's block ends a copy
+    stream_of = streams_of_copies(growing, 2)
+    assert stream_of == [0, 1, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0]
+    takes = credit_takes([s.target for s in steps], stream_of)
+    assert [(t.target, t.stream, t.step) for t in takes] == [(0, 0, 0), (1, 1, 4), (2, 0, 8)]
+    two_d = [True] * 5 + [False] + [True] * 6  # step 5 is not whole rows: a copy of its own
+    assert copy_groups(steps, (4,), two_d) == [(0, 1, 2, 3), (4,), (5,), (6, 7), (8, 9, 10, 11)]
+    gap = [*steps[:2], Step(2, (2,), 3 * size, 2 * size, 1 << 14, size >> 14)]  # its rows do not follow
+    assert copy_groups(gap, (4,), [True] * 3) == [(0, 1), (2,)]
+    for bad in ((), (0,), (1, True)):
+        with pytest.raises(ValueError, match=r"copy sizes = .* are invalid: allowed a non-empty sequence of ints >= 1"):
+            copy_groups(steps, bad, linear)
+
+
+def test_copy_sizes_are_a_copy_engine_choice_checked_by_name(capsys):
+    """``CommConfig.copy_sizes`` and ``tp_gemm_rs.py --copy-sizes``: steps per copy, for the copy engine's
+    steps dealt in turn only; the command line's schedules are separated by ``/``."""
+    import tp_gemm_rs
+    from tile_comm.config import CommConfig, Engine, Transport
+
+    grouped = CommConfig(Transport.PEER, ship_blocks=4, engine=Engine.COPY, copy_sizes=(1, 2, 4))
+    assert grouped.describe().endswith("steps per copy 1,2,4")
+    with pytest.raises(ValueError, match=r"copy_sizes = \(0,\) is invalid: allowed a non-empty tuple of ints"):
+        CommConfig(Transport.PEER, ship_blocks=4, engine=Engine.COPY, copy_sizes=(0,))
+    with pytest.raises(
+        ValueError, match=r"copy_sizes = \(2,\) is invalid with engine 'copy' and copy_spread 'targets'"
+    ):
+        CommConfig(Transport.PEER, ship_blocks=4, engine=Engine.COPY, copy_sizes=(2,), copy_spread="targets")
+    with pytest.raises(ValueError, match=r"copy_sizes = \(2,\) is invalid with engine 'sm'"):
+        CommConfig(Transport.PEER, ship_blocks=2, copy_sizes=(2,))
+    assert tp_gemm_rs.copy_sizes("1/1,2,4") == [(1,), (1, 2, 4)]
+    assert tp_gemm_rs.main(["--copy-sizes", "1/0"]) == 2
+    assert capsys.readouterr().err == "error: --copy-sizes 1/0: allowed ints >= 1 (1,2,4), schedules separated by /\n"

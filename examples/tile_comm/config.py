@@ -128,6 +128,9 @@ class CommConfig:
     and each flag ~1.7–2.2 µs beyond the bytes (2×H200, 16 × 4 MiB over NVLink in 250 µs vs one 64 MiB
     copy in 175 µs); with a full-width band the first wave finishes two rows of 128-column tiles at once
     anyway, so 2 rows per step cost the first copy nothing.
+    ``copy_sizes``: steps per copy as they come (``pipes.comm.copy_groups``: (1,) a copy per step; a growing
+    schedule such as (1, 2, 4) ships the first rows at once and the rest in larger copies, every step keeping
+    its flag); with ``copy_spread`` ``steps`` only.
     """
 
     transport: Transport = Transport.HOST
@@ -141,6 +144,7 @@ class CommConfig:
     adds_received: bool = False
     step_rows: int = 1
     copy_spread: str = "steps"
+    copy_sizes: tuple[int, ...] = (1,)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "transport", transport(self.transport))
@@ -181,6 +185,21 @@ class CommConfig:
                 raise ValueError(f"CommConfig.{name} = {value!r} is invalid: allowed an int in [{low}, {high}]")
         if self.copy_spread not in ("steps", "targets"):
             raise ValueError(f"CommConfig.copy_spread = {self.copy_spread!r} is invalid: allowed 'steps' or 'targets'")
+        sizes = self.copy_sizes
+        if (
+            not isinstance(sizes, tuple)
+            or not sizes
+            or any(isinstance(z, bool) or not isinstance(z, int) or not 1 <= z <= 64 for z in sizes)
+        ):
+            raise ValueError(
+                f"CommConfig.copy_sizes = {sizes!r} is invalid: allowed a non-empty tuple of ints in [1, 64] "
+                "(steps per copy)"
+            )
+        if sizes != (1,) and (self.engine is not Engine.COPY or self.copy_spread != "steps"):
+            raise ValueError(
+                f"CommConfig.copy_sizes = {sizes} is invalid with engine {self.engine.value!r} and copy_spread "
+                f"{self.copy_spread!r}: only the copy engine's steps dealt in turn are grouped (allowed (1,))"
+            )
         if self.step_rows != 1 and self.engine is not Engine.COPY:
             raise ValueError(
                 f"CommConfig.step_rows = {self.step_rows} is invalid with engine {self.engine.value!r}: only the "
@@ -235,4 +254,5 @@ class CommConfig:
         adds = ", the epilogue adds the received partial" if self.adds_received else ""
         engine += f", {self.step_rows} band rows per step" if self.step_rows > 1 else ""
         engine += ", a stream per receiver" if self.copy_spread == "targets" else ""
+        engine += f", steps per copy {','.join(map(str, self.copy_sizes))}" if self.copy_sizes != (1,) else ""
         return f"transport {self.transport.value}{scope}, {self.slots} notify slots, lag {self.lag}{pace}{engine}{adds}"

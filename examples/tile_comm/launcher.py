@@ -238,6 +238,7 @@ class EpilogueComm:
                 peer=self.comm.transport is Transport.PEER,
                 block_rows=self.m // self.comm.ship_blocks if self.receiver.copy_targets else None,
                 spread=self.comm.copy_spread,
+                copy_sizes=self.comm.copy_sizes,
             )
         return self._shipper
 
@@ -273,12 +274,13 @@ def copy_engine_shipper(
     peer: bool,
     block_rows: int | None = None,
     spread: str = "steps",
+    copy_sizes: tuple[int, ...] = (1,),
 ) -> Any:
     """The library's :class:`~pipes.comm.CopyEngineShipper` of C's first ``rows`` rows into ``receiver``
     (layout ``rows``), counting into the receiver's step counters; ``peer``: parity-token flags and the
     launch credits of the peer protocol. ``block_rows``: block ``i`` of that many rows goes to
     ``receiver.copy_targets[i]`` (a reduce-scatter over more than two GPUs); ``spread``: how the steps are
-    dealt over the streams (``pipes.comm.SPREADS``)."""
+    dealt over the streams (``pipes.comm.SPREADS``); ``copy_sizes``: steps per copy (``pipes.comm.copy_groups``)."""
     from pipes.comm import CopyEngineShipper, CopyTarget, plan_steps
 
     if receiver.layout != "rows" or c.device.type != "cuda":
@@ -288,8 +290,15 @@ def copy_engine_shipper(
     if block_rows is not None:
         odd = receiver.odd_copy_targets
         return CopyEngineShipper(
-            c, receiver.copy_targets, steps, streams, token_flags=peer, spread=spread, odd_targets=odd
+            c,
+            receiver.copy_targets,
+            steps,
+            streams,
+            token_flags=peer,
+            spread=spread,
+            odd_targets=odd,
+            copy_sizes=copy_sizes,
         )
     addresses = receiver.addresses()
     target = CopyTarget(receiver.data, addresses.flags, addresses.credits, receiver.counters)
-    return CopyEngineShipper(c, target, steps, streams, token_flags=peer, spread=spread)
+    return CopyEngineShipper(c, target, steps, streams, token_flags=peer, spread=spread, copy_sizes=copy_sizes)

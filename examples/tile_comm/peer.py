@@ -253,6 +253,7 @@ class TensorParallelGemmRS:
         max_clusters: int | None = None,
         spread: str = "steps",
         inbox_buffers: int | None = None,
+        copy_sizes: tuple[int, ...] = (1,),
     ) -> None:
         """``engine``: ``copy`` (the copy engines DMA each finished row band to its owner; the default)
         or ``sm`` (two GPUs: the communication warps store every tile over NVLink themselves). ``reduce``:
@@ -267,7 +268,8 @@ class TensorParallelGemmRS:
         1, or 2 (engine ``copy``): launch ``e`` ships into inbox ``e % 2``, so a sender takes the credit
         its receiver gave two launches before and never waits for the receiver's previous launch; twice
         the inbox memory (default: ``buffers.buffers``, else 1). Measured slower than one inbox on 2 and 4
-        GPUs: the credits of one inbox keep the ranks' rotation in step (benchmarks/RESULTS.md)."""
+        GPUs: the credits of one inbox keep the ranks' rotation in step (benchmarks/RESULTS.md).
+        ``copy_sizes``: steps per copy as they come (``CommConfig.copy_sizes``; (1,): a copy per step)."""
         from .launcher import EpilogueComm
 
         if inbox_buffers is None:
@@ -318,6 +320,7 @@ class TensorParallelGemmRS:
                 adds_received=reduce == "epilogue",
                 step_rows=steps,
                 copy_spread=spread,
+                copy_sizes=tuple(copy_sizes),
             )
         else:
             # 8 loads in flight per lane (the comm warp gets 56 registers): peer stores over NVLink are

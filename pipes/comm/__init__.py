@@ -26,9 +26,11 @@ from .copy_engine import (
     CopyTarget,
     CreditTake,
     Step,
+    copy_groups,
     credit_takes,
     plan_steps,
     step_of_tiles,
+    streams_of_copies,
     streams_of_steps,
 )
 from .epochs import Epochs, reached_all
@@ -65,6 +67,8 @@ __all__ = [
     "reached_all",
     "ship_args",
     "step_of_tiles",
+    "streams_of_copies",
     "streams_of_steps",
+    "copy_groups",
     "credit_takes",
 ]

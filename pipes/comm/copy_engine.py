@@ -166,6 +166,43 @@ def streams_of_steps(steps: Sequence[Step], streams: int, spread: str = "steps")
     return out
 
 
+def copy_groups(steps: Sequence[Step], sizes: Sequence[int], linear: Sequence[bool]) -> list[tuple[int, ...]]:
+    """The steps (indices, in walk order) that one copy ships together: group g takes up to
+    ``sizes[min(g, len(sizes) - 1)]`` consecutive steps, a step joining only where it goes to the same
+    receiver and continues the group's rows in the source and in the receive buffer as one linear copy
+    (``linear[i]``: step i is whole rows on both sides). A growing schedule such as (1, 2, 4) ships the first
+    finished rows at once and the rest in larger copies, which the links move faster
+    (``benchmarks/studies/link_rates.py``); every step keeps its own counter wait and flag. (1,): a copy
+    per step."""
+    if not sizes or any(isinstance(z, bool) or not isinstance(z, int) or z < 1 for z in sizes):
+        raise ValueError(f"copy sizes = {tuple(sizes)!r} are invalid: allowed a non-empty sequence of ints >= 1")
+    groups: list[list[int]] = []
+    for i, step in enumerate(steps):
+        if groups:
+            group = groups[-1]
+            last = steps[group[-1]]
+            room = len(group) < sizes[min(len(groups) - 1, len(sizes) - 1)]
+            size = last.width_bytes * last.rows
+            follows = (
+                linear[i]
+                and linear[group[-1]]
+                and step.target == last.target
+                and step.src_offset == last.src_offset + size
+                and step.dst_offset == last.dst_offset + size
+            )
+            if room and follows:
+                group.append(i)
+                continue
+        groups.append([i])
+    return [tuple(g) for g in groups]
+
+
+def streams_of_copies(groups: Sequence[tuple[int, ...]], streams: int) -> list[int]:
+    """The copy stream of each step when steps are copied in ``groups`` (:func:`copy_groups`): the copies
+    take the streams in turn, every step of a copy on its copy's stream."""
+    return [g % streams for g, group in enumerate(groups) for _ in group]
+
+
 @dataclass(frozen=True)
 class CreditTake:
     """Where a launch takes one receiver's credit: on ``stream``, right before step ``step`` (the receiver's
@@ -216,6 +253,7 @@ class CopyEngineShipper:
         token_flags: bool = False,
         spread: str = "steps",
         odd_targets: CopyTarget | Sequence[CopyTarget] | None = None,
+        copy_sizes: Sequence[int] = (1,),
     ) -> None:
         """``target``: one :class:`CopyTarget`, or one per receiver (``Step.target`` picks; they share the
         step counters). ``steps``: :func:`plan_steps` of the kernel's tile order. ``streams``: copy streams
@@ -227,7 +265,9 @@ class CopyEngineShipper:
         (:data:`SPREADS`, :func:`streams_of_steps`). ``odd_targets``: double-buffered receivers (with
         ``token_flags``): the launches of odd epochs ship to these instead, one per target (same rows, flags
         and credits of their own), so a launch takes the credit its receiver gave back two launches before,
-        not the one the previous launch's receiver gave (docs/comm.md, "Double-buffered inboxes")."""
+        not the one the previous launch's receiver gave (docs/comm.md, "Double-buffered inboxes").
+        ``copy_sizes``: steps per copy as they come (:func:`copy_groups`; (1,): a copy per step); the copies
+        take the streams in turn (``spread="steps"`` only)."""
         import torch
         from cuda.bindings import driver as cu
 
@@ -256,6 +296,9 @@ class CopyEngineShipper:
         unknown = sorted({s.target for s in steps} - set(range(len(targets))))
         if unknown:
             raise ValueError(f"steps name targets {unknown}, but the shipper has {len(targets)} target(s)")
+        copy_sizes = tuple(copy_sizes)
+        if copy_sizes != (1,) and spread != "steps":
+            raise ValueError(f"copy_sizes = {copy_sizes} with spread = {spread!r}: allowed only with spread 'steps'")
         self._stream_of = streams_of_steps(steps, streams, spread)
         self.targets = targets
         self.odd_targets = odd
@@ -271,6 +314,10 @@ class CopyEngineShipper:
         # Whole rows on both sides: one linear copy. Measured on 2×H200 (2026-11-24): a 2-D copy costs
         # ~130 ns per row per stream (a 256-row step took ~33 µs whether its rows were 8 or 16 KiB).
         self._linear = [s.width_bytes == self._pitches[0] == self._pitches[1] for s in self.steps]
+        #: The steps each copy ships (:func:`copy_groups`), and each step's stream: its copy's, in turn.
+        self.groups = copy_groups(self.steps, copy_sizes, self._linear)
+        if copy_sizes != (1,):
+            self._stream_of = streams_of_copies(self.groups, streams)
         self._counters = counters.data_ptr()
         self._counter_bytes = 4 * (max(s.index for s in self.steps) + 1) if self.steps else 0
         self._counter = [cu.CUdeviceptr(self._counters + 4 * s.index) for s in self.steps]
@@ -373,11 +420,11 @@ class CopyEngineShipper:
         return self._graphs[key][1]
 
     def _queue(self, waits: bool, credit_epoch: int | None, timed: bool = False, token: int = 0) -> None:
-        """The copy work, from the first copy stream: fork to the other streams, then per step on its stream
-        (peer: before a receiver's first step its credit, :func:`credit_takes`): wait for the step's tile
-        count, copy its rows, then raise its flag: a system-scope memory barrier and a copy of the epoch
-        word, or (``token``, peer) a ``cuStreamWriteValue32`` of the token, fenced system-wide by default;
-        join back."""
+        """The copy work, from the first copy stream: fork to the other streams, then per copy (one step, or
+        consecutive steps of :func:`copy_groups`) on its stream: for each of its steps (peer: before a
+        receiver's first step its credit, :func:`credit_takes`) wait for the step's tile count; copy the
+        rows; then raise each step's flag: a system-scope memory barrier and a copy of the epoch word, or
+        (``token``, peer) a ``cuStreamWriteValue32`` of the token, fenced system-wide by default; join back."""
         from cuda.bindings import runtime as cudart
 
         cu = self._cu
@@ -395,44 +442,48 @@ class CopyEngineShipper:
         kind = cudart.cudaMemcpyKind.cudaMemcpyDefault  # pinned host or a peer GPU: unified addressing decides
         src_pitch, dst_pitch = self._pitches
         barrier = _sys_barrier(cu)
-        for i, step in enumerate(self.steps):
-            k = self._stream_of[i]
+        for group in self.groups:
+            k = self._stream_of[group[0]]
             handle, stream = handles[k], raw[k]
-            take = take_at.get((k, i))
-            if take is not None:
-                credit = launch_credits[take.target]
-                _check(cu.cuStreamBatchMemOp(handle, 2, _take_credit(cu, credit), 0)[0], "credit")
-                _check(cudart.cudaEventRecord(self._credit_taken[take.target], stream)[0], "cudaEventRecord")
-                if timed and take is self._credit_takes[0]:
-                    _record(self._timing.credit_taken, stream)
-            elif (k, i) in wait_at:  # another stream took this receiver's credit
-                event = self._credit_taken[wait_at[(k, i)].target]
-                _check(cudart.cudaStreamWaitEvent(stream, event, 0)[0], "cudaStreamWaitEvent")
-            if waits:
-                _check(cu.cuStreamWaitValue32(handle, self._counter[i], len(step.tiles), geq)[0], "cuStreamWaitValue32")
-            if credit_epoch is not None:
-                for params in self._credit_waits[i]:
-                    for p in params:
-                        p.waitValue.value = previous(credit_epoch) & 0xFFFFFFFF  # GEQ compares cyclically
-                    _check(cu.cuStreamBatchMemOp(handle, len(params), params, 0)[0], "cuStreamBatchMemOp")
-            if timed:  # the step's tiles are counted (and its credits taken): its copy may begin
-                _record(self._timing.started[i], stream)
-            dst, src = dsts[step.target] + step.dst_offset, self._src + step.src_offset
-            width, rows = step.width_bytes, step.rows
-            if self._linear[i]:
-                err = cudart.cudaMemcpyAsync(dst, src, width * rows, kind, stream)
+            for i in group:  # each step of the copy: its receiver's credit, its tiles counted, its credits
+                take = take_at.get((k, i))
+                if take is not None:
+                    credit = launch_credits[take.target]
+                    _check(cu.cuStreamBatchMemOp(handle, 2, _take_credit(cu, credit), 0)[0], "credit")
+                    _check(cudart.cudaEventRecord(self._credit_taken[take.target], stream)[0], "cudaEventRecord")
+                    if timed and take is self._credit_takes[0]:
+                        _record(self._timing.credit_taken, stream)
+                elif (k, i) in wait_at:  # another stream took this receiver's credit
+                    event = self._credit_taken[wait_at[(k, i)].target]
+                    _check(cudart.cudaStreamWaitEvent(stream, event, 0)[0], "cudaStreamWaitEvent")
+                if waits:
+                    tiles = len(self.steps[i].tiles)
+                    _check(cu.cuStreamWaitValue32(handle, self._counter[i], tiles, geq)[0], "cuStreamWaitValue32")
+                if credit_epoch is not None:
+                    for params in self._credit_waits[i]:
+                        for p in params:
+                            p.waitValue.value = previous(credit_epoch) & 0xFFFFFFFF  # GEQ compares cyclically
+                        _check(cu.cuStreamBatchMemOp(handle, len(params), params, 0)[0], "cuStreamBatchMemOp")
+                if timed:  # the step's tiles are counted (and its credits taken): its copy may begin
+                    _record(self._timing.started[i], stream)
+            first = self.steps[group[0]]
+            dst, src = dsts[first.target] + first.dst_offset, self._src + first.src_offset
+            width, rows = first.width_bytes, first.rows
+            if self._linear[group[0]]:  # a group is one run of whole rows (copy_groups)
+                size = sum(self.steps[i].width_bytes * self.steps[i].rows for i in group)
+                err = cudart.cudaMemcpyAsync(dst, src, size, kind, stream)
             else:
                 err = cudart.cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, rows, kind, stream)
             _check(err[0], "cudaMemcpyAsync")
-            # The step's rows are visible system-wide before its flag says so.
-            if token:  # flags 0: the write's own fence (like __threadfence_system, scoped to the stream)
-                flag = cu.CUdeviceptr(flags[i])
-                _check(cu.cuStreamWriteValue32(handle, flag, token, 0)[0], "cuStreamWriteValue32 flag")
-            else:
-                _check(cu.cuStreamBatchMemOp(handle, 1, barrier, 0)[0], "cuStreamBatchMemOp barrier")
-                _check(cudart.cudaMemcpyAsync(flags[i], self._epoch_word.data_ptr(), 4, kind, stream)[0], "flag")
-            if timed:
-                _record(self._timing.steps[i], stream)
+            for i in group:  # the copy's rows are visible system-wide before each step's flag says so
+                if token:  # flags 0: the write's own fence (like __threadfence_system, scoped to the stream)
+                    flag = cu.CUdeviceptr(flags[i])
+                    _check(cu.cuStreamWriteValue32(handle, flag, token, 0)[0], "cuStreamWriteValue32 flag")
+                else:
+                    _check(cu.cuStreamBatchMemOp(handle, 1, barrier, 0)[0], "cuStreamBatchMemOp barrier")
+                    _check(cudart.cudaMemcpyAsync(flags[i], self._epoch_word.data_ptr(), 4, kind, stream)[0], "flag")
+                if timed:
+                    _record(self._timing.steps[i], stream)
         for fork, stream in zip(self._forks[1:], raw[1:], strict=True):
             _check(cudart.cudaEventRecord(fork, stream)[0], "cudaEventRecord")
             _check(cudart.cudaStreamWaitEvent(raw[0], fork, 0)[0], "cudaStreamWaitEvent")
