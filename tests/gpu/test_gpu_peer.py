@@ -29,7 +29,11 @@ VARIANTS = {  # id: (engine, reduce, delay_ns, step_rows, inbox_buffers)
     "copy-epilogue-double": ("copy", "epilogue", 0, None, 2),
     "copy-epilogue-double-late-sender": ("copy", "epilogue", 20_000, None, 2),
     "copy-pass-double": ("copy", "pass", 0, None, 2),
+    "copy-epilogue-growing-copies": ("copy", "epilogue", 0, 1, 1),
+    "copy-epilogue-growing-copies-late-sender": ("copy", "epilogue", 20_000, 1, 1),
 }
+#: Steps per copy (``--copy-sizes``) of the variants that group them: one step, then two, then four.
+COPY_SIZES = {"copy-epilogue-growing-copies": "1,2,4", "copy-epilogue-growing-copies-late-sender": "1,2,4"}
 
 
 def _run(shape: tuple[int, int, int], world: int, variant: str, port: int) -> None:
@@ -39,6 +43,7 @@ def _run(shape: tuple[int, int, int], world: int, variant: str, port: int) -> No
     cmd += ["--m", str(m), "--n", str(n), "--k", str(k), "--engine", engine, "--reduce", reduce]
     cmd += ["--inbox-buffers", str(inboxes)]
     cmd += ["--delay-ns", str(delay_ns), "--repeat", "20", *(["--step-rows", str(step_rows)] if step_rows else [])]
+    cmd += ["--copy-sizes", COPY_SIZES[variant]] if variant in COPY_SIZES else []
     env = dict(os.environ, MASTER_PORT=str(port))
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -47,6 +52,7 @@ def _run(shape: tuple[int, int, int], world: int, variant: str, port: int) -> No
 
 FOUR_GPU_VARIANTS = ["copy-epilogue", "copy-epilogue-late-sender", "copy-pass"]
 FOUR_GPU_VARIANTS += ["copy-epilogue-double", "copy-epilogue-double-late-sender", "copy-pass-double"]
+FOUR_GPU_VARIANTS += list(COPY_SIZES)
 
 
 @pytest.mark.parametrize("variant", FOUR_GPU_VARIANTS)
@@ -55,7 +61,8 @@ def test_four_gpu_reduce_scatter_matches_the_reference(shape, variant):
     """Every rank receives three partials of its block, one per slot, and adds them in its epilogue (or
     after the GEMM). With the late sender, rank 0's bands reach the other three late: each must wait for
     rank 0's slot. 20 launches back to back, each bitwise equal to the first. ``double``: two inboxes per
-    rank, launch e into inbox e % 2 (each inbox reused ten times, its flags cleared before its credit)."""
+    rank, launch e into inbox e % 2 (each inbox reused ten times, its flags cleared before its credit).
+    ``growing-copies``: steps of one row band, copied one, then two, then four to a copy (``--copy-sizes``)."""
     if _gpus() < 4:
         pytest.skip(f"needs 4 GPUs; {_gpus()} visible")
     _run(shape, 4, variant, 29700 + shape[0] % 97 + 5 * list(VARIANTS).index(variant))
