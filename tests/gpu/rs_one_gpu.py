@@ -43,6 +43,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--delay-ns", type=int, default=20_000)
     parser.add_argument("--clusters", type=int, default=0, help="per rank (0: a 1 / world share of the SMs)")
     parser.add_argument("--inbox-buffers", type=int, default=1, choices=(1, 2))
+    parser.add_argument("--step-rows", type=int, default=None, help="row bands per copy step (default the example's)")
+    parser.add_argument("--copy-sizes", default="1", help="steps per copy as they come, e.g. 1,2,4")
     return parser.parse_args(argv)
 
 
@@ -69,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
             reduce="pass",
             buffers=buffers[r],
             max_clusters=share,
+            step_rows=args.step_rows,
+            copy_sizes=tuple(int(z) for z in args.copy_sizes.split(",")),
         )
         for r in range(world)
     ]

@@ -90,18 +90,21 @@ ONE_GPU = Path(__file__).resolve().parent / "rs_one_gpu.py"
         ("4", "4096", "2048", "2048", "-1", "1"),
         ("3", "6144", "4096", "3072", "1", "1"),
         ("4", "8192", "4096", "2048", "2", "2"),
+        ("4", "8192", "4096", "2048", "2", "1", "1", "1,2,4"),
     ],
-    ids=["4-ranks-slow-rank", "4-ranks", "3-ranks-slow-rank", "4-ranks-slow-rank-double"],
+    ids=["4-ranks-slow-rank", "4-ranks", "3-ranks-slow-rank", "4-ranks-slow-rank-double", "4-ranks-growing-copies"],
 )
 def test_reduce_scatter_over_several_ranks_on_one_gpu(case):
     """The world-size-general routing where only one GPU is lent: every rank on its own stream, buffers
     local, the partials added after the GEMM (tests/gpu/rs_one_gpu.py). 20 launches per rank, bit-exact;
-    ``double``: two inboxes per rank."""
+    ``double``: two inboxes per rank; ``growing-copies``: one-band steps copied one, two, then four at a time."""
     if _gpus() < 1:
         pytest.skip("needs a GPU")
-    world, m, n, k, slow, inboxes = case
+    world, m, n, k, slow, inboxes, *grouped = case
     cmd = [sys.executable, str(ONE_GPU), "--world", world, "--m", m, "--n", n, "--k", k, "--slow-rank", slow]
     cmd += ["--inbox-buffers", inboxes]
+    if grouped:  # one-band steps, copied one, two, then four at a time
+        cmd += ["--step-rows", grouped[0], "--copy-sizes", grouped[1]]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert done.stdout.count("bit-exact: True") == int(world)
