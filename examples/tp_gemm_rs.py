@@ -121,11 +121,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --copy-spread {','.join(bad)}: allowed steps or targets (a comma list)", file=sys.stderr)
         return 2
     try:
-        copy_sizes(args.copy_sizes)
+        grouped = copy_sizes(args.copy_sizes) != [(1,)]
     except ValueError:
         print(
             f"error: --copy-sizes {args.copy_sizes}: allowed ints >= 1 (1,2,4), schedules separated by /",
             file=sys.stderr,
+        )
+        return 2
+    if grouped and "targets" in str(args.copy_spread).split(","):
+        print(
+            "error: --copy-sizes groups the steps dealt in turn: allowed only with --copy-spread steps", file=sys.stderr
         )
         return 2
     bad = [b for b in str(args.inbox_buffers).split(",") if b not in ("1", "2")]

@@ -527,3 +527,5 @@ def test_copy_sizes_are_a_copy_engine_choice_checked_by_name(capsys):
     assert tp_gemm_rs.copy_sizes("1/1,2,4") == [(1,), (1, 2, 4)]
     assert tp_gemm_rs.main(["--copy-sizes", "1/0"]) == 2
     assert capsys.readouterr().err == "error: --copy-sizes 1/0: allowed ints >= 1 (1,2,4), schedules separated by /\n"
+    assert tp_gemm_rs.main(["--copy-sizes", "1,2", "--copy-spread", "steps,targets"]) == 2
+    assert "allowed only with --copy-spread steps" in capsys.readouterr().err
