@@ -55,6 +55,17 @@ SHAPES = {
 REL_BOUND = 2e-2  # bf16 output against an fp32 reference
 
 
+def _chunk_rows(text: str) -> list[int]:
+    """``--chunk-rows``: one count, or a comma list whose first is ours and the others variants."""
+    try:
+        rows = [int(r) for r in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: allowed ints (256 or 256,1024)") from None
+    if min(rows) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: allowed ints >= 1")
+    return rows
+
+
 def parse(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--m", "--rows", dest="m", type=int, help="the gathered rows M (each rank holds M / world)")
@@ -63,8 +74,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--world", type=int, default=2, help="self-spawned: GPUs to use (2 or 4)")
     p.add_argument(
         "--chunk-rows",
-        type=int,
-        help="rows per pushed chunk (default: 1024 for the copy engines; --pusher sm: about one push per push warp)",
+        type=_chunk_rows,
+        help="rows per pushed chunk (default: 1024 for the copy engines; --pusher sm: about one push per push warp); "
+        "a list (256,1024) also times the others as ours_c<rows>",
     )
     p.add_argument("--copy-streams", type=int, default=2, help="copy streams the chunk pushes alternate over")
     p.add_argument(
@@ -140,7 +152,11 @@ def no_gpu_report(args: argparse.Namespace, why: str) -> int:
     print(f"no multi-GPU run here ({why}): compiling for sm_90a instead (nothing runs)")
     config = configuration(m, n, k, args.world)
     ctas = min(config.cluster_tiles(m, n), 132 // config.cluster_size) * config.cluster_size  # an H100's grid
-    rows = args.chunk_rows or default_chunk_rows(args.pusher, m, args.world, ctas * args.push_warps)
+    rows = (
+        args.chunk_rows[0]
+        if args.chunk_rows
+        else default_chunk_rows(args.pusher, m, args.world, ctas * args.push_warps)
+    )
     plan = ChunkPlan(rows=m, world=args.world, chunk_rows=rows)
     _, gate, push = gated_kernel(config, Problem("bf16"), plan, k, args.pusher, args.push_warps)
     report = compile_report(config.config, Problem("bf16"), hooks_for(config), gate, push)
@@ -192,10 +208,13 @@ def one_shape(m: int, n: int, k: int, rank: int, world: int, device, args: argpa
     rows = m // world
     a_r = a[rank * rows : (rank + 1) * rows].contiguous()
     w_r = w[rank * n : (rank + 1) * n].contiguous()
-    ours = GatedGemm(
-        w_r, m, args.chunk_rows, args.copy_streams, args.push_graph, args.pusher, args.push_warps, args.timeline
-    )
+    chunk_rows = args.chunk_rows or [None]
+    options = (args.copy_streams, args.push_graph, args.pusher, args.push_warps)
+    ours = GatedGemm(w_r, m, chunk_rows[0], *options, args.timeline)
     ours.a_r.copy_(a_r)
+    variants = {f"ours_c{rows}": GatedGemm(w_r, m, rows, *options) for rows in chunk_rows[1:]}
+    for variant in variants.values():
+        variant.a_r.copy_(a_r)
     row = {"shape": [m, n, k], "device": torch.cuda.get_device_name(device), "config": ours.config.describe()}
     row["prepared"] = bool(ours.prepared) and all(p is not None for p in ours.prepared.values())
     ours.launch()
@@ -214,7 +233,7 @@ def one_shape(m: int, n: int, k: int, rank: int, world: int, device, args: argpa
         row["timeline"] = timeline(ours)
     if args.bench or not args.check:
         per_round: dict = {}
-        row["us"] = timings(a_r, w_r, ours, device, args.rounds, per_round)
+        row["us"] = timings(a_r, w_r, ours, device, args.rounds, per_round, variants)
         us = row["us"]
         row.update(S=us["sequential"] / us["ours"], over_gemm=us["ours"] / us["our_gemm"] - 1)
         if args.rounds >= 4:  # the same rounds' ratios: drift between rounds cancels (quartiles need 4)
@@ -257,8 +276,17 @@ def gate_wait_line(waits: list[list[tuple[float, int]]]) -> str:
     return "  gate waits (chunk longest µs / load warps that waited): " + "; ".join(each)
 
 
-def timings(a_r, w_r, ours: GatedGemm, device, rounds: int, per_round: dict | None = None) -> dict:  # noqa: ANN001
-    """µs per contender, the slower rank's median (``per_round``: filled with each round's µs)."""
+def timings(  # noqa: ANN201
+    a_r,  # noqa: ANN001
+    w_r,  # noqa: ANN001
+    ours: GatedGemm,
+    device,  # noqa: ANN001
+    rounds: int,
+    per_round: dict | None = None,
+    variants: dict[str, GatedGemm] | None = None,
+) -> dict:
+    """µs per contender, the slower rank's median (``per_round``: filled with each round's µs); ``variants``:
+    other ``GatedGemm`` launches timed beside ours under their names."""
     import torch
     import torch.distributed as dist
     from gemm_modes.launch import launcher
@@ -294,6 +322,7 @@ def timings(a_r, w_r, ours: GatedGemm, device, rounds: int, per_round: dict | No
         contenders["beside_copies"] = lambda: ours.pusher.copy_only(beside=our_gemm)
         contenders["beside_flagged"] = lambda: ours.pusher.copy_only(beside=our_gemm, rewrite_flags=True)
         contenders["grant_launching"] = lambda: ours.launch(grant_beside=False)
+    contenders |= {name: variant.launch for name, variant in (variants or {}).items()}
     torch_fused = torch_op("fused_all_gather_matmul", fused)
     if torch_fused is not None:
         contenders["torch_fused"] = torch_fused
@@ -314,6 +343,7 @@ def report(rows: list[dict], world: int) -> None:
         "grant_launching",
         "ours",
     ]
+    cols += sorted({c for r in rows for c in r.get("us", {}) if c.startswith("ours_")})  # the variants
     width = {c: max(12, len(c)) for c in cols}
     head = " ".join(f"{c:>{width[c]}}" for c in cols)
     paired = "+gemm by round (quartiles)"

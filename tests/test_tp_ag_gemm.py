@@ -234,3 +234,22 @@ def test_the_gated_walk_takes_every_own_tile_before_any_other_ranks_row(m, n, k,
     rows, own_tiles = walk(alone, 0)
     if n // alone.tile_n > alone.group * alone.cluster_n:  # more than one band of columns
         assert any(r >= m // world // alone.tile_m for r in rows[:own_tiles])
+
+
+def test_chunk_rows_may_name_variants_timed_beside_ours(capsys, monkeypatch):
+    """``--chunk-rows 256,1024``: ours pushes chunks of 256 rows and a second launcher of 1024-row chunks is
+    timed beside it as ``ours_c1024``, its column after the fixed ones."""
+    import tp_ag_gemm
+
+    assert tp_ag_gemm.parse(["--chunk-rows", "256,1024"]).chunk_rows == [256, 1024]
+    assert tp_ag_gemm.parse([]).chunk_rows is None
+    with pytest.raises(SystemExit):
+        tp_ag_gemm.parse(["--chunk-rows", "256,x"])
+    assert "allowed ints (256 or 256,1024)" in capsys.readouterr().err
+    monkeypatch.delenv("OUT", raising=False)
+    us = {"matmul": 194.0, "sequential": 278.6, "our_gemm": 187.1, "ours": 223.1, "ours_c1024": 230.5}
+    row = {"shape": [4096, 7168, 8192], "device": "GPU", "config": "cooperative", "prepared": True}
+    row |= {"rel_err": 2e-3, "bitwise_repeat": True, "us": us, "S": 1.25, "over_gemm": 0.192}
+    tp_ag_gemm.report([row], 4)
+    head, line = capsys.readouterr().out.splitlines()[1:3]
+    assert head.split()[head.split().index("ours") + 1] == "ours_c1024" and "223.1        230.5" in line
