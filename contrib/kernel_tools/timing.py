@@ -175,13 +175,12 @@ def time_paired(
         for _ in range(WARMUP):
             fn()
     torch.cuda.synchronize()
-    ratios = []
+    bases, others = [], []
     for r in range(rounds):
         if r % 2 == 0:
-            t_base = _batch_us(base, batch)
-            t_other = _batch_us(other, batch)
+            bases.append(_batch_us(base, batch))
+            others.append(_batch_us(other, batch))
         else:
-            t_other = _batch_us(other, batch)
-            t_base = _batch_us(base, batch)
-        ratios.append(t_other / t_base)
-    return paired_ratio(ratios, [1.0] * rounds)
+            others.append(_batch_us(other, batch))
+            bases.append(_batch_us(base, batch))
+    return paired_ratio(others, bases)
