@@ -4,9 +4,11 @@ by the slower rank."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -14,6 +16,36 @@ from typing import Any
 #: does not see as a dependency; with the default 8 queues a stream blocked in such a wait stalls every
 #: stream sharing its queue. Read when CUDA initializes, so set before the first CUDA call.
 CONNECTIONS = "32"
+
+#: µs each timed batch waits on the GPU before its first event while the host queues it. One launch of
+#: ours is several calls (the kernel, the copy streams' graph replays, event waits): unheld, a batch of
+#: five carried the host's time to queue its first launches, up to +12 % at a 185 µs shape.
+QUEUE_AHEAD_US = 1000.0
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """How the contenders are timed: ``rounds`` interleaved rounds, each batch held ``queue_ahead_us`` on
+    the GPU after the ranks align (``kernel_tools.timing.interleaved_samples``)."""
+
+    rounds: int = 5
+    queue_ahead_us: float = QUEUE_AHEAD_US
+
+    @staticmethod
+    def add_arguments(parser: argparse.ArgumentParser, queue_ahead_us: float = QUEUE_AHEAD_US) -> None:
+        """``--rounds`` and ``--queue-ahead-us`` (default ``queue_ahead_us``: long enough for the host to
+        queue a batch of the example's slowest-to-queue contender)."""
+        parser.add_argument("--rounds", type=int, default=Rounds.rounds, help="--bench: interleaved rounds")
+        parser.add_argument(
+            "--queue-ahead-us",
+            type=float,
+            default=queue_ahead_us,
+            help="--bench: µs each batch waits on the GPU while the host queues it (0: none)",
+        )
+
+    @staticmethod
+    def of(args: argparse.Namespace) -> Rounds:
+        return Rounds(args.rounds, args.queue_ahead_us)
 
 
 def spawned_or_run(main: Callable[[list[str] | None], int], argv: list[str] | None, world: int, port: int) -> int:
@@ -86,13 +118,20 @@ def torch_op(what: str, build: Callable[[str], Callable[[], Any]]) -> Callable[[
 
 
 def time_by_slower_rank(
-    contenders: dict[str, Callable[[], Any]], device: Any, rounds: int, batch: int, rounds_out: dict | None = None
+    contenders: dict[str, Callable[[], Any]],
+    device: Any,
+    rounds: Rounds,
+    batch: int,
+    rounds_out: dict | None = None,
 ) -> dict:
     """µs per contender (``kernel_tools.timing.interleaved_samples``, each round starting one contender later
     so each follows every other alike), every batch started on all ranks together (a one-element all-reduce
     first), each the slower rank's: a collective takes as long as its last rank. The median over rounds of
     each rank's time, the slowest rank's median. ``rounds_out``: filled with each contender's per-round µs
-    of the slowest rank in that round (for :func:`kernel_tools.timing.paired_ratio`)."""
+    of the slowest rank in that round (for :func:`kernel_tools.timing.paired_ratio`). Each batch waits
+    ``rounds.queue_ahead_us`` on the GPU before the all-reduce, so the host has queued it before its first
+    event (the GPU's time, not the host's) and the ranks start it together: a spin's length differs from
+    GPU to GPU by a few µs per ms, which a contender coupling the ranks would be charged for."""
     import statistics
 
     import torch
@@ -101,7 +140,9 @@ def time_by_slower_rank(
 
     align = torch.zeros(1, device=device)
     settle = lambda: dist.all_reduce(align)  # noqa: E731
-    samples = interleaved_samples(contenders, rounds=rounds, batch=batch, settle=settle, rotate=True)
+    samples = interleaved_samples(
+        contenders, rounds.rounds, batch, settle=settle, rotate=True, queue_ahead_us=rounds.queue_ahead_us
+    )
     worst = torch.tensor([statistics.median(samples[c]) for c in contenders], device=device, dtype=torch.float64)
     dist.all_reduce(worst, op=dist.ReduceOp.MAX)
     if rounds_out is not None:

@@ -46,6 +46,7 @@ from pathlib import Path
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1] / "contrib")]
 
 from gated_gemm import GatedGemm, configuration, default_chunk_rows, gated_kernel  # noqa: E402
+from ranks import Rounds  # noqa: E402
 
 #: C per rank = AG(A) · W_rᵀ: (M, N_r, K), by world size (the default shapes of ``--bench``).
 SHAPES = {
@@ -103,7 +104,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--check", action="store_true")
     p.add_argument("--bench", action="store_true")
     p.add_argument("--launches", type=int, default=3, help="--check: back-to-back launches, each compared")
-    p.add_argument("--rounds", type=int, default=5)
+    Rounds.add_arguments(p)
     p.add_argument(
         "--timeline",
         action="store_true",
@@ -233,7 +234,7 @@ def one_shape(m: int, n: int, k: int, rank: int, world: int, device, args: argpa
         row["timeline"] = timeline(ours)
     if args.bench or not args.check:
         per_round: dict = {}
-        row["us"] = timings(a_r, w_r, ours, device, args.rounds, per_round, variants)
+        row["us"] = timings(a_r, w_r, ours, device, Rounds.of(args), per_round, variants)
         us = row["us"]
         row.update(S=us["sequential"] / us["ours"], over_gemm=us["ours"] / us["our_gemm"] - 1)
         if args.rounds >= 4:  # the same rounds' ratios: drift between rounds cancels (quartiles need 4)
@@ -281,7 +282,7 @@ def timings(  # noqa: ANN201
     w_r,  # noqa: ANN001
     ours: GatedGemm,
     device,  # noqa: ANN001
-    rounds: int,
+    rounds: Rounds,
     per_round: dict | None = None,
     variants: dict[str, GatedGemm] | None = None,
 ) -> dict:

@@ -33,6 +33,8 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1] / "contrib")]
 
+from ranks import Rounds  # noqa: E402
+
 SHAPES = [(8192, 8192, 2048), (8192, 8192, 4096), (8192, 8192, 8192), (4096, 4096, 16384)]
 REL_BOUND = 2e-2  # bf16 output, a bf16 partial added (ours) vs fp32 reference
 
@@ -45,7 +47,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--world", type=int, default=2, help="self-spawned: GPUs to use (at least 2)")
     p.add_argument("--check", action="store_true")
     p.add_argument("--bench", action="store_true")
-    p.add_argument("--rounds", type=int, default=5)
+    Rounds.add_arguments(p)
     p.add_argument("--pace-ns", type=int, default=0, help="engine sm: nanosleep per copy step")
     p.add_argument(
         "--delay-ns",
@@ -238,12 +240,12 @@ def one_shape(m: int, n: int, k: int, rank: int, device, args: argparse.Namespac
     if args.timeline and ours.engine.value == "copy":
         row["timeline"] = timeline(ours)
     if args.bench or not args.check:
-        row["us"] = timings(a_r, b_r, ours, rs_out, device, args.rounds, variants)
+        row["us"] = timings(a_r, b_r, ours, rs_out, device, Rounds.of(args), variants)
         row.update(derived(row["us"]))
     return row
 
 
-def timings(a_r, b_r, ours, rs_out, device, rounds: int, variants: dict | None = None) -> dict:  # noqa: ANN001
+def timings(a_r, b_r, ours, rs_out, device, rounds: Rounds, variants: dict | None = None) -> dict:  # noqa: ANN001
     import torch
     import torch.distributed as dist
     from ranks import time_by_slower_rank, torch_op

@@ -37,6 +37,8 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1] / "contrib")]
 
+from ranks import Rounds  # noqa: E402
+
 HIDDEN, INTERMEDIATE = 8192, 28672
 TOKENS = (4096, 8192, 16384)
 REL_BOUND = 3e-2  # two bf16 GEMMs and a bf16 activation against an fp32 reference
@@ -57,7 +59,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--world", type=int, default=2, help="self-spawned: GPUs to use (at least 2)")
     p.add_argument("--check", action="store_true")
     p.add_argument("--bench", action="store_true")
-    p.add_argument("--rounds", type=int, default=5)
+    Rounds.add_arguments(p, queue_ahead_us=4000)  # a block is a dozen calls; three of them per batch
     return p.parse_args(argv)
 
 
@@ -155,7 +157,7 @@ def one_block(tokens: int, rank: int, device, args: argparse.Namespace) -> dict:
     if args.check and (err > REL_BOUND or not row["bitwise_repeat"]):
         raise AssertionError(f"rank {rank} T = {tokens}: rel err {err:.3g}, bitwise repeat {row['bitwise_repeat']}")
     if args.bench or not args.check:
-        row["us"] = timings(x_r, w1_r, w2_r, ours, device, args.rounds)
+        row["us"] = timings(x_r, w1_r, w2_r, ours, device, Rounds.of(args))
         us = row["us"]
         row["vs_sequential"] = us["torch_sequential"] / us["ours"]
         # Hiding both communications entirely, at torch's compute speed: the sequential block without them.
@@ -164,7 +166,7 @@ def one_block(tokens: int, rank: int, device, args: argparse.Namespace) -> dict:
     return row
 
 
-def timings(x_r, w1_r, w2_r, ours: FusedMlp, device, rounds: int) -> dict:  # noqa: ANN001
+def timings(x_r, w1_r, w2_r, ours: FusedMlp, device, rounds: Rounds) -> dict:  # noqa: ANN001
     import torch
     import torch.distributed as dist
     from ranks import time_by_slower_rank, torch_op

@@ -67,7 +67,7 @@ def test_interleaved_samples_keep_every_round_and_time_interleaved_their_median(
 
     _without_gpu(monkeypatch)
     clock = iter(range(1000))
-    monkeypatch.setattr(timing, "_batch_us", lambda fn, batch, settle=None: float(next(clock)))
+    monkeypatch.setattr(timing, "_batch_us", lambda fn, batch, *_: float(next(clock)))
     samples = timing.interleaved_samples({"a": lambda: None, "b": lambda: None}, rounds=3, batch=1, rotate=True)
     assert samples == {"a": [0.0, 3.0, 4.0], "b": [1.0, 2.0, 5.0]}  # round 1 starts with b
     clock = iter(range(1000))

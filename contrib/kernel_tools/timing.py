@@ -5,6 +5,10 @@ round every contender runs ``batch`` launches back to back between two CUDA even
 contender is the median over rounds of the per-launch time in microseconds.
 
 ``rotate``: round r starts with the r-th contender (the order's own bias averages out over rounds).
+``queue_ahead_us``: before ``settle``, the stream is held that long by a spinning kernel (so before the
+batch's first event), so the host queues the whole batch while the GPU waits: the batch then measures the GPU
+alone, not the host's time to queue its first launches (which a short batch of a launch made of several
+calls, e.g. a kernel plus copy-stream graph replays, would otherwise carry).
 ``settle``: run (untimed) before every batch, so each batch starts from the same power state. Without it
 a contender inherits its predecessor's: on an H100 at its power cap, 3 ms GEMMs timed right after a copy
 (the GPU cooler) ran up to 10 % faster than the same kernel timed right after another GEMM.
@@ -18,6 +22,7 @@ ratio and its quartiles.
 from __future__ import annotations
 
 import statistics
+import warnings
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -46,16 +51,56 @@ def graphed(fn: Callable[[], object], repeat: int = 1) -> Callable[[], object]:
     return graph.replay
 
 
-def _batch_us(fn: Callable[[], object], batch: int, settle: Callable[[], object] | None = None) -> float:
+_CYCLES_PER_US: list[float] = []
+
+
+def hold_stream(us: float) -> None:
+    """Queue a kernel that spins about ``us`` µs on the current stream (``torch.cuda._sleep``; its clock
+    rate measured once with CUDA events, the spin counting SM clock cycles)."""
     import torch
 
-    if settle is not None:
+    if not _CYCLES_PER_US:
+        cycles = 2_000_000
+        torch.cuda._sleep(cycles)  # warm: the first launch carries module loading
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.cuda._sleep(cycles)
+        end.record()
+        end.synchronize()
+        _CYCLES_PER_US.append(cycles / (start.elapsed_time(end) * 1000))
+    torch.cuda._sleep(int(us * _CYCLES_PER_US[0]))
+
+
+def _batch_us(
+    fn: Callable[[], object],
+    batch: int,
+    settle: Callable[[], object] | None = None,
+    queue_ahead_us: float = 0,
+    label: str = "a contender",
+) -> float:
+    import torch
+
+    if queue_ahead_us > 0:
+        hold_stream(queue_ahead_us)
+    if settle is not None:  # after the hold: a collective settle aligns the ranks the spins left apart
         settle()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
+    last, starved = start, False
     for _ in range(batch):
         fn()
+        if queue_ahead_us > 0:
+            # the GPU reached the end of what was queued before the host queued this launch: it waited
+            starved |= last.query()
+            last = torch.cuda.Event()
+            last.record()
     end.record()
+    if starved:
+        warnings.warn(
+            f"{label}: the GPU waited for the host within a batch of {batch} "
+            f"(queue_ahead_us={queue_ahead_us:g} too short, or a launch that waits for the GPU)",
+            stacklevel=3,
+        )
     end.synchronize()
     return start.elapsed_time(end) * 1000 / batch
 
@@ -66,9 +111,10 @@ def time_interleaved(
     batch: int = BATCH,
     settle: Callable[[], object] | None = None,
     rotate: bool = False,
+    queue_ahead_us: float = 0,
 ) -> dict[str, float]:
     """The median over rounds of each contender's µs per launch (:func:`interleaved_samples`)."""
-    samples = interleaved_samples(contenders, rounds, batch, settle, rotate)
+    samples = interleaved_samples(contenders, rounds, batch, settle, rotate, queue_ahead_us)
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
@@ -78,6 +124,7 @@ def interleaved_samples(
     batch: int = BATCH,
     settle: Callable[[], object] | None = None,
     rotate: bool = False,
+    queue_ahead_us: float = 0,
 ) -> dict[str, list[float]]:
     """Each contender's µs per launch in every round, in round order (the module docstring)."""
     import torch
@@ -92,7 +139,7 @@ def interleaved_samples(
         # rotate: round r starts at contender r, so each one follows every other equally often.
         order = names[r % len(names) :] + names[: r % len(names)] if rotate else names
         for name in order:
-            samples[name].append(_batch_us(contenders[name], batch, settle))
+            samples[name].append(_batch_us(contenders[name], batch, settle, queue_ahead_us, name))
     return samples
 
 
