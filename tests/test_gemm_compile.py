@@ -491,3 +491,36 @@ def test_warpgroups_along_n_each_issue_every_row_of_their_half():
     count = [len(re.findall(r"wgmma\.mma_async", r.ptx)) for r in (halves, alone)]
     assert count[0] == count[1] == 3 * 4 * 2  # m64 blocks × k-blocks × (first k-tile, the loop)
     assert re.search(rf"cp\.async\.bulk\.wait_group\.read\s+{halves.epi_stages - 2};", halves.ptx)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        tuned_config(192, 176, 2, 1, Schedule.COOPERATIVE, wg_split="n"),
+        tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE),
+        tuned_config(128, 128, 1, 2, Schedule.PINGPONG),
+    ],
+    ids=lambda c: c.describe(),
+)
+def test_a_column_major_c_is_staged_transposed(config):
+    """``Problem(c_major="m")`` (a swapped launch's Cᵀ): the registers reach the staging buffer through
+    transposed ``stmatrix`` only (M contiguous in shared memory, as the column-major TMA store reads it),
+    with the same wgmmas as the row-major kernel, no spill and pipelined wgmmas."""
+    column = report(config, Problem("bf16", scaled=True, c_major="m"))
+    row = report(config, Problem("bf16", scaled=True))
+    assert set(re.findall(r"stmatrix\.sync\.aligned\.m8n8\.x\d(\.trans)?", column.ptx)) == {".trans"}
+    assert set(re.findall(r"stmatrix\.sync\.aligned\.m8n8\.x\d(\.trans)?", row.ptx)) == {""}
+    wgmmas = [re.findall(r"wgmma\.mma_async\.\S+", r.ptx) for r in (column, row)]
+    assert wgmmas[0] == wgmmas[1]
+    assert column.spill_bytes == 0 and not column.wgmma_serialized
+
+
+def test_a_column_major_c_is_refused_where_it_cannot_run():
+    """A bias adds along N (the rows of a swapped launch's Cᵀ), and the modes address C's rows as
+    contiguous: both refused by name, before anything compiles."""
+    with pytest.raises(ValueError, match=r"Problem.c_major = 'm' is invalid: allowed 'n' with a bias"):
+        Problem("bf16", bias=True, c_major="m")
+    with pytest.raises(ValueError, match=r"Problem.c_major = 'x' is invalid"):
+        Problem("bf16", c_major="x")
+    with pytest.raises(ValueError, match=r"c_major = 'm' runs on the plain kernel: no comm role, gate, stream-K"):
+        report(COOP.with_(stream_k=True), Problem("bf16", c_major="m"))

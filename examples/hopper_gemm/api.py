@@ -27,7 +27,7 @@ class Operands:
 
     a: Any  # (M, K), K contiguous
     b_nk: Any  # (N, K): K contiguous ("k") or N contiguous ("n")
-    out: Any  # (M, N) row-major
+    out: Any  # (M, N): row-major, or column-major where problem.c_major is "m" (swapped)
     bias: Any
     alpha: float
     problem: Problem
@@ -112,6 +112,24 @@ def validate(
     )
     b_nk = b if b_layout == "nk" else b.t()
     return Operands(a, b_nk, out, bias, float(alpha), problem)
+
+
+def swapped(ops: Operands) -> Operands:
+    """The same product computed as Cᵀ = B·Aᵀ: A' = B (N, K), B' = A (M, K), written into C's memory read as
+    Cᵀ (N, M), column-major. A tile's M extent then runs along N, where a warpgroup's wgmma rows (64 at a
+    time) do not bind: 4104² takes 192 × 176 tiles (176 along M) as 22 × 24 = 528 = 4 waves of 132 SMs.
+    ``ValueError`` with a bias (it adds along N, the swapped problem's rows), with B (K, N) (A' would be
+    M-major) or without ``out``."""
+    import dataclasses
+
+    if ops.bias is not None:
+        raise ValueError("a swapped GEMM (Cᵀ = B·Aᵀ) takes no bias: the bias adds along N, the rows of Cᵀ")
+    if ops.problem.b_major != "k":
+        raise ValueError("a swapped GEMM (Cᵀ = B·Aᵀ) needs B as (N, K), K contiguous (b_layout='nk'): B is A'")
+    if ops.out is None:
+        raise ValueError("a swapped GEMM (Cᵀ = B·Aᵀ) writes into out: pass out (M, N), row-major")
+    problem = dataclasses.replace(ops.problem, c_major="m")
+    return Operands(ops.b_nk, ops.a, ops.out.t(), None, ops.alpha, problem)
 
 
 def _contiguous_rows(name: str, t: Any) -> None:

@@ -44,19 +44,28 @@ def _int_in(value: object, low: int, high: int) -> bool:
 class Problem:
     """The static facts of a call that change the compiled code. ``b_major``: ``"k"`` for B (N, K) row-major
     (``nn.Linear``'s weight), ``"n"`` for B (K, N) row-major. ``bias``: a per-column vector is added;
-    ``scaled``: the accumulator is multiplied by a run-time ``alpha`` (off: no multiply is emitted)."""
+    ``scaled``: the accumulator is multiplied by a run-time ``alpha`` (off: no multiply is emitted).
+    ``c_major``: ``"n"`` for C (M, N) row-major, ``"m"`` for C stored column by column (M contiguous): what
+    computing Cᵀ = B·Aᵀ into a row-major C's memory takes (:func:`hopper_gemm.api.swapped`)."""
 
     dtype: str = "bf16"
     b_major: str = "k"
     out_dtype: str | None = None
     bias: bool = False
     scaled: bool = False
+    c_major: str = "n"
 
     def __post_init__(self) -> None:
         if self.dtype not in ELEMENT_BYTES:
             raise _bad("Problem", "dtype", self.dtype, f"one of {sorted(ELEMENT_BYTES)}")
         if self.b_major not in ("k", "n"):
             raise _bad("Problem", "b_major", self.b_major, "'k' (B is (N, K)) or 'n' (B is (K, N))")
+        if self.c_major not in ("n", "m"):
+            raise _bad("Problem", "c_major", self.c_major, "'n' (C row-major) or 'm' (C column-major)")
+        if self.c_major == "m" and self.bias:
+            raise _bad(
+                "Problem", "c_major", "m", "'n' with a bias (the bias term adds along N, the rows of a column-major C)"
+            )
         if self.out_dtype is None:
             object.__setattr__(self, "out_dtype", self.dtype)
         if self.out_dtype not in ELEMENT_BYTES:
@@ -276,6 +285,17 @@ def check_wg_split(config: GemmConfig, problem: Problem, comm: object = None, mo
         raise ValueError(
             "wg_split='n' runs on the plain kernel: no comm role, stream-K, split-K, deferred epilogue or ring "
             "staging (they address a warpgroup's accumulators as whole-width rows)"
+        )
+
+
+def check_c_major(problem: Problem, comm: object = None, modes: object = None, gate: object = None) -> None:
+    """``ValueError`` unless the kernel can store ``problem``'s C column by column: on the
+    plain kernel only (a mode's partial sums, a comm role's tiles and the all-gather's rows address C's
+    rows as contiguous)."""
+    if problem.c_major == "m" and (comm is not None or modes is not None or gate is not None):
+        raise ValueError(
+            "Problem.c_major = 'm' runs on the plain kernel: no comm role, gate, stream-K, split-K, deferred "
+            "epilogue or ring staging (they address C's rows as contiguous)"
         )
 
 

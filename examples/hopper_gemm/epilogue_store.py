@@ -32,11 +32,12 @@ class EpilogueStage:
         self.sc = sc
         cfg = kernel.config
         store_atom = sm90_utils.sm90_get_smem_store_op(kernel.c_layout, elem_ty_d=kernel.out_dtype, elem_ty_acc=Float32)
-        # four 8×8 matrices a warp (16 columns) where the subtile is 16 or more columns wide, else two
+        # four 8×8 matrices a warp (16 columns) where the subtile is 16 or more columns wide, else two;
+        # transposed into a column-major C's staging buffer (M contiguous)
         matrices = 4 if cfg.epi_n % 16 == 0 else 2
-        stmatrix = cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(False, matrices), kernel.out_dtype)
+        m_major = kernel.c_layout.is_m_major_c()
+        stmatrix = cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(m_major, matrices), kernel.out_dtype)
         if matrices == 2 and kernel.out_dtype.width == 16:
-            m_major = kernel.c_layout.is_m_major_c()
             store_atom = cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(m_major, 2), kernel.out_dtype)
         self.r2s = cute.make_tiled_copy_S(store_atom, cute.make_tiled_copy_C_atom(stmatrix, tiled_mma))
         thr_r2s = self.r2s.get_slice(math_tidx)

@@ -77,7 +77,7 @@ from pipes.cute.comm import ChunkPushWarp, CommHook, GateSpec
 from pipes.tile_order import TileOrder
 
 from .comm_hook import adds_partials, check_comm, check_gate
-from .config import GemmConfig, Problem, Schedule, check_wg_split
+from .config import GemmConfig, Problem, Schedule, check_c_major, check_wg_split
 from .epilogue import EpilogueArgs, apply_terms, load_operands, terms_for
 from .epilogue_store import EpilogueStage, offset_coords, store_halves, store_tile
 from .kernel_parts import Copies, MathRegisters, Shared, SmemLayouts, TileGrid, rows_first
@@ -130,6 +130,7 @@ class GemmKernel:
         self.push = push
         check_gate(config, gate, push, comm, modes)
         check_wg_split(config, problem, comm, modes)
+        check_c_major(problem, comm, modes, gate)
         if comm is not None:
             if not isinstance(comm, CommHook):
                 raise TypeError(f"comm must be a pipes.cute.comm.CommHook, got {type(comm).__name__}")
@@ -148,7 +149,7 @@ class GemmKernel:
         self.tile_mnk = (config.tile_m, config.tile_n, config.tile_k)
         self.a_layout = LayoutEnum.ROW_MAJOR  # A (M, K): K contiguous
         self.b_layout = LayoutEnum.ROW_MAJOR if problem.b_major == "k" else LayoutEnum.COL_MAJOR
-        self.c_layout = LayoutEnum.ROW_MAJOR
+        self.c_layout = LayoutEnum.ROW_MAJOR if problem.c_major == "n" else LayoutEnum.COL_MAJOR
         # What the kernel takes after its trace buffer: the comm role's or the gate's arguments, or a mode's workspace.
         self.takes_extra = comm is not None or gate is not None or (modes is not None and modes.partial_sums)
 

@@ -31,7 +31,7 @@ def fake_operands(problem: Problem) -> tuple[Any, Any, Any, Any]:
 
     a = matrix(m, k, True)
     b = matrix(n, k, problem.b_major == "k")
-    c = matrix(m, n, True)
+    c = matrix(m, n, problem.c_major == "n")
     bias = make_fake_tensor(dt, (n,), (1,), assumed_align=_ALIGN)
     return a, b, c, bias
 
@@ -59,16 +59,18 @@ def compile_entry(
 
 
 def cute_operands(a: Any, b_nk: Any, c: Any, bias: Any) -> tuple[Any, Any, Any, Any]:
-    """The torch tensors as dynamic-layout CuTe tensors (``bias`` None: a stand-in of 8 zeros)."""
+    """The torch tensors as dynamic-layout CuTe tensors (``bias`` None: a stand-in of 8 zeros); ``c`` row-major,
+    or column-major for a ``Problem(c_major="m")``."""
     from cutlass.cute.runtime import from_dlpack
 
     def wrap(t: Any, leading: int) -> Any:
         return from_dlpack(t, assumed_align=_ALIGN).mark_layout_dynamic(leading_dim=leading)
 
     b_leading = 1 if b_nk.stride(1) == 1 else 0
+    c_leading = 1 if c.stride(1) == 1 else 0  # 0: C column-major (a swapped call's Cᵀ)
     if bias is None:
         bias = c.new_zeros(8)
-    return wrap(a, 1), wrap(b_nk, b_leading), wrap(c, 1), wrap(bias, 0)
+    return wrap(a, 1), wrap(b_nk, b_leading), wrap(c, c_leading), wrap(bias, 0)
 
 
 def clusters_to_launch(config: GemmConfig, m: int, n: int, device_index: int = 0) -> int:

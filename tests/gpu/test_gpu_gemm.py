@@ -143,6 +143,41 @@ def test_warpgroups_along_n(tile, cluster, b_layout, bias):
     )
 
 
+#: Swapped launches (Cᵀ = B·Aᵀ into C's memory, column-major): (tile, cluster, schedule, wg_split).
+SWAPPED = [
+    ((192, 176), (2, 1), "cooperative", "n"),
+    ((192, 192), (1, 2), "cooperative", "n"),
+    ((128, 256), (2, 1), "cooperative", "m"),
+    ((128, 128), (1, 2), "pingpong", "m"),
+]
+
+
+@pytest.mark.parametrize("tile,cluster,schedule,wg_split", SWAPPED, ids=lambda v: str(v))
+@pytest.mark.parametrize("shape", [(4104, 4104, 4104), (3 * 176 + 40, 2 * 192 + 24, 1000), (8, 1000, 64)])
+def test_swapped_launch_writes_c_column_by_column(tile, cluster, schedule, wg_split, shape):
+    """``hopper_gemm.api.swapped``: the kernel computes Cᵀ = B·Aᵀ and stores it column-major into the
+    row-major C (transposed ``stmatrix``, a column-major TMA store): NaN-poisoned C fully written, within
+    the bound of fp32, bitwise equal over repeats; ragged M, N and K (a partial tile each way)."""
+    torch = _torch()
+    from gemm_modes.launch import launcher
+    from hopper_gemm.api import swapped, validate
+
+    m, n, k = shape
+    a, b = _inputs(m, n, k, "bf16", "nk", seed=3)
+    out = torch.full((m, n), float("nan"), device="cuda", dtype=a.dtype)
+    ops = swapped(validate(a, b, out=out, alpha=0.5))
+    launch = launcher(tuned_config(*tile, *cluster, schedule, wg_split=wg_split), ops, ops.out)
+    launch()
+    torch.cuda.synchronize()
+    _check(out, 0.5 * _reference(a, b, "nk", None), "bf16")
+    first = out.clone()
+    for _ in range(2):
+        out.fill_(float("nan"))
+        launch()
+    torch.cuda.synchronize()
+    assert torch.equal(out, first)
+
+
 @pytest.mark.parametrize("schedule", ["cooperative", "pingpong"])
 @pytest.mark.parametrize(
     "m,n,k", [(1, 8, 8), (1, 4096, 512), (1000, 1000, 1000), (130, 200, 64), (4096, 8, 4096), (257, 263, 72)]
@@ -741,3 +776,20 @@ def test_the_cli_times_torch_s_one_call_equivalent(bias, alpha):
     got = persistent_gemm.torch_contender(a, b, bias_t, alpha)()
     torch.cuda.synchronize()
     _check(got, _reference(a, b, "nk", bias_t, alpha), "bf16")
+
+
+def test_a_swapped_launch_refuses_what_it_cannot_compute():
+    """``swapped`` names why: a bias (it adds along N, the rows of Cᵀ), B as (K, N) (A' would be M-major),
+    no ``out``."""
+    torch = _torch()
+    from hopper_gemm.api import swapped, validate
+
+    a, b = _inputs(256, 256, 64, "bf16", "nk", seed=0)
+    out = torch.empty(256, 256, device="cuda", dtype=a.dtype)
+    bias = torch.zeros(256, device="cuda", dtype=a.dtype)
+    with pytest.raises(ValueError, match="takes no bias"):
+        swapped(validate(a, b, bias=bias, out=out))
+    with pytest.raises(ValueError, match=r"needs B as \(N, K\)"):
+        swapped(validate(a, b.t().contiguous(), out=out, b_layout="kn"))
+    with pytest.raises(ValueError, match="writes into out"):
+        swapped(validate(a, b))
