@@ -1078,3 +1078,61 @@ def test_a_tile_override_picks_the_schedule_and_the_split_that_can_hold_it():
     with pytest.raises(ValueError, match=r"modes deferred store in 6 are invalid with GemmConfig.wg_split = 'n'"):
         tuned_config(192, 192, 2, 1, Schedule.COOPERATIVE, wg_split="n", deferred_chunks=6)
     assert GemmConfig(tile_m=192, tile_n=192, wg_split="n").epi_tile == (64, 32)
+
+
+def test_the_wave_balance_swaps_where_192x176_tiles_along_n_fill_the_waves():
+    """``SWAPPED_MERIT``: computing Cᵀ = B·Aᵀ with 192×176 tiles (192 along N, 176 along M) where that fills
+    whole waves the 128×256 tile cannot (4104³: 528 tiles, 4.0 waves), and the explain line says so; never
+    with a bias or B as (K, N) (the swap cannot run), at K ≤ 2048 (unmeasured), where 128×256 fills the
+    waves (4096³), or where a cluster pads an odd count of tile rows in a single wave (3768×840)."""
+    from gemm_modes.autotable import SWAPPED_MERIT, decide, swapped_score
+
+    swapped = SWAPPED_MERIT[0][0]
+    assert swapped.swap_ab and (swapped.tile_m, swapped.tile_n, swapped.wg_split) == (192, 176, "n")
+    decision = decide(Problem("bf16"), (4104, 4104, 4104), 132)
+    assert decision.config == swapped
+    assert "computed as Cᵀ = B·Aᵀ, 192×176 tiles along (N, M) make 264 cluster-tiles and keep 100% busy" in (
+        decision.line()
+    )
+    assert decide(Problem("bf16"), (808, 4776, 4096), 132).config == swapped
+    for problem in (Problem("bf16", bias=True), Problem("bf16", b_major="n")):
+        assert not decide(problem, (4104, 4104, 4104), 132).config.swap_ab
+    for mnk in ((4104, 4104, 2048), (4096, 4096, 4096), (3768, 840, 4096)):
+        assert not decide(Problem("bf16"), mnk, 132).config.swap_ab, mnk
+    assert not decide(Problem("bf16"), (4104, 4104, 4104), 132, swap=False).config.swap_ab
+    # the padded CTA counts: 5 tile rows along N in clusters of two leave 22 of 132 CTAs idle
+    assert swapped_score(swapped, 3768, 840) < swapped_score(swapped, 4104, 4104)
+
+
+def test_swap_ab_overrides_and_their_errors():
+    """``gemm(swap_ab=...)`` through ``choose_config``: True takes the best swapped tile, or the asked tile
+    for Cᵀ, always on the plain kernel; False never swaps; another override keeps the table from swapping;
+    a stream-K or split-K beside a forced swap, or a non-bool, is refused by name."""
+    from gemm_modes.autotable import SWAPPED_MERIT
+    from gemm_modes.choice import choose_config
+
+    bf16 = Problem("bf16")
+    assert choose_config(bf16, (4096, 4096, 4096), "auto", None, None, swap_ab=True, sms=132) == SWAPPED_MERIT[0][0]
+    forced = choose_config(bf16, (4104, 4104, 4104), "auto", (128, 256), None, swap_ab=True, sms=132)
+    assert forced.swap_ab and (forced.tile_m, forced.tile_n) == (128, 256) and not forced.modes.active
+    assert not choose_config(bf16, (4104, 4104, 4104), "auto", None, None, swap_ab=False, sms=132).swap_ab
+    assert not choose_config(bf16, (4104, 4104, 4104), "auto", None, (1, 2), sms=132).swap_ab
+    with pytest.raises(ValueError, match="swap_ab = True runs on the plain kernel: no stream_k or split_k"):
+        choose_config(bf16, (4104, 4104, 4104), "auto", None, None, True, swap_ab=True, sms=132)
+    with pytest.raises(ValueError, match="swap_ab = 'yes' is invalid"):
+        choose_config(bf16, (4104, 4104, 4104), "auto", None, None, swap_ab="yes", sms=132)
+    # a 192-row tile asked for where the table splits: the plain kernel, not a mode it cannot run with
+    asked = choose_config(bf16, (4104, 4104, 4104), "auto", (192, 192), None, swap_ab=False, sms=132)
+    assert asked.wg_split == "n" and not asked.modes.active
+
+
+def test_swap_ab_is_a_launch_mode_not_a_kernel_mode():
+    """``Modes.swap_ab`` leaves the kernel's hooks off (``active`` False: the plain kernel runs, storing
+    C column by column) and refuses every mode that needs them."""
+    from gemm_modes.modes import Modes
+
+    assert not Modes(swap_ab=True).active
+    swapped = tuned_config(192, 176, 2, 1, Schedule.COOPERATIVE, wg_split="n", swap_ab=True)
+    assert "swapped (Cᵀ = B·Aᵀ)" in swapped.describe()
+    with pytest.raises(ValueError, match=r"swap_ab = True is invalid: allowed False with deferred store in 8"):
+        tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE, deferred_chunks=8, swap_ab=True)

@@ -301,6 +301,33 @@ COOPERATIVE_NARROWER = (
 )
 
 
+#: Swapped tiles (``swap_ab``: Cᵀ = B·Aᵀ, the tile's 192 rows along N, its columns along M, warpgroups
+#: along N, stored column by column) that :func:`wave_balance` weighs past ``SHORT_K`` where the call allows
+#: a swap (no bias, B as (N, K)), and their merit against the cooperative 128×256 tile at equal
+#: :func:`wave_fill` and useful area. NVIDIA H200, 2026-11-28, ours / torch: at 4096³ (fills 0.94 against
+#: 0.97) 192×176 0.936 against 128×256's 1.034; 4104³ 0.969 / 0.974 against the aligned split's 0.920 /
+#: 0.929 (528 tiles: 4.0 waves); 4104×8192×4096 0.964 and 8192×4104×4096 0.978 against stream-K's 1.022 /
+#: 1.003; 808×4776×4096 0.982 against split-K's 0.785, 2288×1824×4096 0.975 against 0.792, 6728×1824×4096 0.974
+#: against the aligned split's 0.889, 1696×12648×4096 0.991 against ping-pong 128×192's 1.001 (a tie the score
+#: calls for the swap). The same tile unswapped ran 0.907 at 4104³: a warpgroup's 88 columns make 8-column subtiles,
+#: 16-byte rows for a row-major TMA store, where column by column each is 128 bytes. Swapped 192×192
+#: (0.896 at 4096³, merit ~0.90; 0.992 at 3000³ against ping-pong 128×192's 0.945) is not weighed: its
+#: picks at K ≤ 4096 outside those shapes are unmeasured.
+SWAPPED_MERIT = ((TunedConfig(GemmConfig(192, 176, 2, 1, Schedule.COOPERATIVE, wg_split="n"), swap_ab=True), 0.93),)
+
+
+def swapped_score(config: TunedConfig, m: int, n: int, sms: int = H100_SMS) -> float:
+    """A swapped tile's share of the CTAs' turns that hold a tile on the turned output (N × M: a cluster
+    padding an odd count of tiles idles a CTA), times its useful area over the cooperative 128×256 tile's
+    (the rows and columns past the edges that each pads). H200, 2026-11-28: 3768×840×4096 puts 5 tile rows
+    in clusters of two, and ran 0.778 of torch against 128×256's 0.866."""
+    clusters = max(1, sms // config.cluster_size)
+    tiles = -(-n // config.tile_m) * -(-m // config.tile_n)
+    turns = -(-config.cluster_tiles(n, m) // clusters) * clusters * config.cluster_size
+    useful = useful_rows(n, config.tile_m) * useful_cols(m, config.tile_n)
+    return tiles / turns * useful / (useful_rows(m, 128) * useful_cols(n, 256))
+
+
 def useful_cols(n: int, tile_n: int) -> float:
     """The share of the column tiles' columns that N fills."""
     return n / (-(-n // tile_n) * tile_n)
@@ -361,13 +388,15 @@ def aligned_split(
 
 
 def wave_balance(
-    mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False, widths: bool = True
+    mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False, widths: bool = True, swappable: bool = False
 ) -> TunedConfig:
     """The cooperative 128×256 tile (deferred epilogue), a ping-pong tile of :data:`PINGPONG_REUSE_COST`,
     split-K on the last wave (:func:`split_tail`) or the aligned split (:func:`aligned_split`), whichever
     scores best: its :func:`wave_fill`, ping-pong's times ``1 + hidden × SHORT_K / K − reuse``
-    (:data:`PINGPONG_HIDDEN_EPILOGUE`), the splits' own scores; the earlier on a tie. For every shape past
-    the fill rules where stream-K does not pay (:func:`stream_k_pays`).
+    (:data:`PINGPONG_HIDDEN_EPILOGUE`), the splits' own scores, and where ``swappable`` (no bias, B as
+    (N, K)) and K > ``SHORT_K`` the swapped tiles' :func:`swapped_score` times their :data:`SWAPPED_MERIT`;
+    the earlier on a tie.
+    For every shape past the fill rules where stream-K does not pay (:func:`stream_k_pays`).
 
     H100, with PDL, ours / torch, cooperative → ping-pong: 3072²×2048 0.80 → 1.00 (144 cluster-tiles: 2.2
     waves of 66), 3072²×8192 0.75 → 0.96, 2048×5120×2048 0.89 → 0.97 (128×128), 6144×7168×2048 1.03 →
@@ -393,6 +422,10 @@ def wave_balance(
     for split in (split_tail(mnk, sms), aligned_split(mnk, sms)):
         if split is not None and split[1] > best_score:
             best, best_score = split
+    for swapped, merit in SWAPPED_MERIT if swappable and widths and k > SHORT_K else ():
+        score = swapped_score(swapped, m, n, sms) * merit
+        if score > best_score:
+            best, best_score = swapped, score
     return paired_along_the_shorter_side(best, m, n)
 
 
@@ -433,6 +466,8 @@ def single_wave_staging(config: TunedConfig, problem: Problem, mnk: tuple[int, i
     positions instead, and the L2 serves fewer of their loads)."""
     plain = config.with_(staging_in_ring=False)
     m, n, k = mnk
+    if config.swap_ab:
+        return plain  # a swapped launch runs on the plain kernel
     if config.stream_k or config.deferred_chunks or config.one_wave_clusters(m, n) > sms // config.cluster_size:
         return plain
     if config.tile_m == TALL_SMALL_M_TILE[0] or config.wg_split == "n":
@@ -503,22 +538,36 @@ class Decision:
         return f"auto: {self.config.describe()} — {self.rule}: {self.facts}"
 
 
-def pick(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS) -> TunedConfig:
-    """The measured best configuration for a shape (the table above) on a GPU with ``sms`` SMs."""
-    return decide(problem, mnk, sms).config
+def pick(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS, swap: bool = True) -> TunedConfig:
+    """The measured best configuration for a shape (the table above) on a GPU with ``sms`` SMs (``swap``
+    False: none computing Cᵀ = B·Aᵀ)."""
+    return decide(problem, mnk, sms, swap=swap).config
+
+
+def best_swapped(mnk: tuple[int, int, int], sms: int = H100_SMS) -> TunedConfig:
+    """The swapped tile of :data:`SWAPPED_MERIT` that scores best for a shape (``gemm(swap_ab=True)``)."""
+    m, n, _ = mnk
+    return max(SWAPPED_MERIT, key=lambda c: swapped_score(c[0], m, n, sms) * c[1])[0]
 
 
 def whole_tiles(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS) -> TunedConfig:
-    """:func:`pick` without split-K: the configuration of the table's other rows."""
-    return decide(problem, mnk, sms, split=False).config
+    """:func:`pick` without split-K or a swap: the configuration of the table's other rows, which a stream-K
+    or split-K override can extend."""
+    return decide(problem, mnk, sms, split=False, swap=False).config
 
 
 def decide(
-    problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS, split: bool = True, widths: bool = True
+    problem: Problem,
+    mnk: tuple[int, int, int],
+    sms: int = H100_SMS,
+    split: bool = True,
+    widths: bool = True,
+    swap: bool = True,
 ) -> Decision:
     """The table's decision for a shape on a GPU with ``sms`` SMs, first match wins (the table above);
     ``split`` False leaves out the split-K row; ``widths`` False, the tile widths between the powers of
-    two (the rest of the table as it is; an A/B in one run: ``benchmarks/gemm.py --sweep --without-widths``)."""
+    two, swapped tiles included (the rest of the table as it is; an A/B in one run: ``benchmarks/gemm.py
+    --sweep --without-widths``); ``swap`` False, the swapped tiles (:data:`SWAPPED_MERIT`)."""
     m, n, k = mnk
     clusters = max(1, sms // COOPERATIVE_128x256.cluster_size)
     tiles = COOPERATIVE_128x256.cluster_tiles(m, n)
@@ -568,9 +617,17 @@ def decide(
         whole, partial = divmod(tiles, clusters)
         facts = f"{waves}, K = {k} > {SHORT_K}: the last wave ({partial} of {clusters} clusters) is split by k"
         return Decision(COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_remainder=True), "stream-K", facts)
-    balanced = wave_balance(mnk, sms, problem.bias, widths)
+    swappable = swap and not problem.bias and problem.b_major == "k" and problem.c_major == "n"
+    balanced = wave_balance(mnk, sms, problem.bias, widths, swappable)
     whole = wave_fill(COOPERATIVE_DEFERRED, m, n, sms)
-    if balanced.stream_k_aligned or balanced.split_k > 1:
+    if balanced.swap_ab:
+        turned = balanced.cluster_tiles(n, m)
+        facts = (
+            f"{waves}: whole tiles keep {whole:.0%} of the clusters' turns busy; computed as Cᵀ = B·Aᵀ, "
+            f"{balanced.tile_m}×{balanced.tile_n} tiles along (N, M) make {turned} cluster-tiles and keep "
+            f"{wave_fill(balanced, n, m, sms):.0%} busy"
+        )
+    elif balanced.stream_k_aligned or balanced.split_k > 1:
         split_kind = "aligned split" if balanced.stream_k_aligned else f"split-K in {balanced.split_k}"
         facts = f"{waves}: whole tiles keep {whole:.0%} of the clusters' turns busy; the last wave's {split_kind} more"
     else:

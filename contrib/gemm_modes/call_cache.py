@@ -46,12 +46,14 @@ def call_key(tensors: tuple[Any, Any, Any, Any], values: tuple, where: Hashable)
 
 @dataclass(frozen=True)
 class CachedCall:
-    """A prepared launch; the bias stand-in it points at for a call without bias; and, for a call
-    without ``out``, the (M, N, padded N) of the result it allocates."""
+    """A prepared launch; the bias stand-in it points at for a call without bias; for a call without
+    ``out``, the (M, N, padded N) of the result it allocates; ``swapped``: the launch computes Cᵀ = B·Aᵀ
+    (its first operand is b, its second a)."""
 
     launch: Any  # PreparedLaunch
     bias_stand_in: Any
     result_shape: tuple[int, int, int] | None = None
+    swapped: bool = False
 
 
 class LaunchCache:
@@ -123,7 +125,8 @@ def cached_call(tensors: tuple[Any, Any, Any, Any], options: tuple, checked: Cal
     if result is None:
         result = _new_result(a, entry.result_shape)
     bias_data = bias if bias is not None else entry.bias_stand_in
-    LAUNCHES.launch(entry, (a.data_ptr(), b.data_ptr(), result.data_ptr(), bias_data.data_ptr()), stream)
+    first, second = (b, a) if entry.swapped else (a, b)
+    LAUNCHES.launch(entry, (first.data_ptr(), second.data_ptr(), result.data_ptr(), bias_data.data_ptr()), stream)
     return result
 
 

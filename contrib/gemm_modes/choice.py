@@ -8,9 +8,9 @@ from typing import Any
 
 from hopper_gemm.config import MAX_ACC_REGISTERS, WARPGROUP_THREADS, GemmConfig, Problem, Schedule
 
-from .autotable import H100_SMS, SPLIT_K_128, pick, single_wave_staging, whole_tiles
+from .autotable import H100_SMS, SPLIT_K_128, best_swapped, pick, single_wave_staging, whole_tiles
 from .autotable import split_k as split_k_rule
-from .modes import TunedConfig
+from .modes import Modes, TunedConfig
 
 #: What ``stream_k`` takes besides None (the table's choice).
 STREAM_K_CHOICES = (True, False, "remainder", "aligned")
@@ -45,22 +45,32 @@ def choose_config(
     *,
     sms: int | None = None,
     split_k: int | None = None,
+    swap_ab: bool | None = None,
 ) -> TunedConfig:
     """The configuration for a call: the measured table for ``schedule="auto"``, else what was asked;
     ``stream_k`` True / False / ``"remainder"`` (only the partial wave split) / ``"aligned"`` (the partial
     wave's tiles split at one k, their later parts on the idle clusters) and ``split_k`` (parts per
     tile, 1: none) override the table's choice (None: keep it; a new tile or cluster drops the table's
     split-K, chosen for its own tile). ``sms``: the GPU's SM count (None: an H100's, what the table was
-    measured on)."""
+    measured on). ``swap_ab``: True computes Cᵀ = B·Aᵀ (the table's best swapped tile, or ``tile`` as
+    (extent along N, extent along M)), False never; None: the table's choice, which swaps only without
+    any other override."""
     if split_k is not None and (isinstance(split_k, bool) or not isinstance(split_k, int)):
         raise ValueError(f"split_k = {split_k!r} is invalid: allowed None (the table's choice) or an int")
+    if swap_ab is not None and not isinstance(swap_ab, bool):
+        raise ValueError(f"swap_ab = {swap_ab!r} is invalid: allowed None (the table's choice), True or False")
+    if swap_ab and (stream_k or split_k is not None and split_k > 1):
+        raise ValueError("swap_ab = True runs on the plain kernel: no stream_k or split_k with it")
+    overridden = any(v is not None for v in (tile, cluster, stream_k, split_k))
     if schedule == "auto":
-        if split_k is not None and split_k > 1:  # the rule's cluster where it applies
+        if swap_ab and tile is None:
+            config = best_swapped(mnk, sms or H100_SMS)
+        elif split_k is not None and split_k > 1:  # the rule's cluster where it applies
             config = split_k_rule(mnk, sms or H100_SMS) or SPLIT_K_128
         elif split_k is not None or stream_k is not None:  # asked for another split (or none)
             config = whole_tiles(problem, mnk, sms or H100_SMS)
         else:
-            config = pick(problem, mnk, sms or H100_SMS)
+            config = pick(problem, mnk, sms or H100_SMS, swap=swap_ab is None and not overridden)
     else:
         config = TunedConfig(
             GemmConfig(schedule=Schedule(schedule))
@@ -76,7 +86,10 @@ def choose_config(
             # A tile one warpgroup's registers cannot hold is the cooperative schedule's (two warpgroups).
             cooperative = TunedConfig(GemmConfig(schedule=Schedule.COOPERATIVE))
             config = cooperative.reshaped(cluster_m=config.cluster_m, cluster_n=config.cluster_n)
-        config = config.reshaped(tile_m=int(tile[0]), tile_n=int(tile[1]), wg_split=_wg_split(config, tile))
+        wg_split = _wg_split(config, tile)
+        if wg_split == "n":  # the plain kernel: no mode extends a tile whose warpgroups split its columns
+            config = TunedConfig(config.config, Modes(swap_ab=config.swap_ab))
+        config = config.reshaped(tile_m=int(tile[0]), tile_n=int(tile[1]), wg_split=wg_split)
     if cluster is not None:
         config = config.reshaped(cluster_m=int(cluster[0]), cluster_n=int(cluster[1]))
     if stream_k is not None:
@@ -94,6 +107,10 @@ def choose_config(
         )
     if split_k is not None:
         config = config.with_(staging_in_ring=False, deferred_chunks=0, split_k=split_k)
+    if swap_ab:  # the plain kernel: the table's modes were chosen for the problem unswapped
+        config = TunedConfig(config.config, Modes(swap_ab=True))
+    elif swap_ab is False and config.swap_ab:
+        config = config.with_(swap_ab=False)
     # After the overrides: whether every CTA owns at most one tile depends on the final tile and cluster.
     config = single_wave_staging(config, problem, mnk, sms or H100_SMS)
     config.stages(problem)  # raises if it does not fit

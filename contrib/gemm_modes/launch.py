@@ -193,6 +193,7 @@ def launcher(config: Any, ops: Any, out: Any, *, kernel: Any = None) -> Any:
     from .prepared import PreparedLaunch
 
     config = tuned(config)
+    ops, out = launched_operands(config, ops, out)
     if kernel is None:
         kernel = compiled(config, ops.problem)
     head = kernel_arguments(config, ops, out)
@@ -213,9 +214,24 @@ def prepare(config: TunedConfig, ops: Any, out: Any, result_shape: tuple[int, in
 
     from .prepared import PreparedLaunch
 
+    config = tuned(config)
+    ops, out = launched_operands(config, ops, out)
     stand_in = out.new_zeros(8)  # the bias operand of a call without bias (never read)
     head = kernel_arguments(config, ops, out, stand_in)
     bias = ops.bias if ops.bias is not None else stand_in
     pointers = (ops.a.data_ptr(), ops.b_nk.data_ptr(), out.data_ptr(), bias.data_ptr())
     prepared = PreparedLaunch.build(compiled(config, ops.problem), head, current_stream(), pointers=pointers)
-    return None if prepared is None else CachedCall(prepared, stand_in, result_shape)
+    return None if prepared is None else CachedCall(prepared, stand_in, result_shape, swapped=config.swap_ab)
+
+
+def launched_operands(config: TunedConfig, ops: Any, out: Any) -> tuple[Any, Any]:
+    """The operands and output the kernel takes: ``(ops, out)`` as they are, or for a ``swap_ab``
+    configuration the swapped call (:func:`hopper_gemm.api.swapped`: Cᵀ = B·Aᵀ, ``out`` read as Cᵀ)."""
+    if not config.swap_ab or ops.problem.c_major == "m":
+        return ops, out
+    from dataclasses import replace
+
+    from hopper_gemm.api import swapped
+
+    turned = swapped(replace(ops, out=out))
+    return turned, turned.out

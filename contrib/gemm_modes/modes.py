@@ -23,6 +23,9 @@ mode                     what it does
                          (:mod:`gemm_modes.deferred_store`)
 ``staging_in_ring``      the epilogue's staging buffers borrow the first bytes of the A/B ring, which
                          leaves room for one more A/B stage; only where every CTA owns at most one tile
+``swap_ab``              the launch computes Cᵀ = B·Aᵀ into C's memory, column-major
+                         (:func:`hopper_gemm.api.swapped`): the tile's rows run along N and its columns
+                         along M; the plain kernel, no other mode, no bias
 =======================  ==============================================================================
 
 Each is validated against the configuration it extends: a bad value is a ``ValueError`` that names the
@@ -64,6 +67,7 @@ class Modes:
     split_k: int = 1
     deferred_chunks: int = 0
     staging_in_ring: bool = False
+    swap_ab: bool = False
 
     @property
     def partial_sums(self) -> bool:
@@ -78,12 +82,20 @@ class Modes:
 
     @property
     def active(self) -> bool:
-        return self != Modes()
+        """Whether the kernel runs with mode hooks (``swap_ab`` changes the launch, not the kernel's code)."""
+        return replace(self, swap_ab=False) != Modes()
 
     def check(self, config: GemmConfig) -> None:
         """``ValueError`` unless these modes can run on ``config``."""
-        for name in ("stream_k", "stream_k_remainder", "stream_k_aligned", "staging_in_ring"):
+        for name in ("stream_k", "stream_k_remainder", "stream_k_aligned", "staging_in_ring", "swap_ab"):
             _flag(name, getattr(self, name))
+        if self.swap_ab and self.active:
+            raise _bad(
+                "swap_ab",
+                True,
+                f"False with{self.describe().replace(' swapped (Cᵀ = B·Aᵀ)', '')} (a swapped "
+                "launch stores C column by column: the plain kernel only)",
+            )
         if self.stream_k_remainder and not self.stream_k:
             raise _bad("stream_k_remainder", True, "False, or True with stream_k = True")
         if self.stream_k_aligned and (not self.stream_k or self.stream_k_remainder):
@@ -161,6 +173,7 @@ class Modes:
             + (f" split-K in {self.split_k}" if self.split_k > 1 else "")
             + (f" deferred store in {self.deferred_chunks}" if self.deferred_chunks else "")
             + (" staging in the A/B ring" if self.staging_in_ring else "")
+            + (" swapped (Cᵀ = B·Aᵀ)" if self.swap_ab else "")
         )
 
 

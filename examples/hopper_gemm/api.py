@@ -7,6 +7,7 @@ or the one asked for. Shapes are dynamic: one compile per (configuration, proble
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,18 +115,21 @@ def validate(
     return Operands(a, b_nk, out, bias, float(alpha), problem)
 
 
+def check_swappable(problem: Problem) -> None:
+    """``ValueError`` unless a call of ``problem`` can run swapped (:func:`swapped`)."""
+    if problem.bias:
+        raise ValueError("a swapped GEMM (Cᵀ = B·Aᵀ) takes no bias: the bias adds along N, the rows of Cᵀ")
+    if problem.b_major != "k":
+        raise ValueError("a swapped GEMM (Cᵀ = B·Aᵀ) needs B as (N, K), K contiguous (b_layout='nk'): B is A'")
+
+
 def swapped(ops: Operands) -> Operands:
     """The same product computed as Cᵀ = B·Aᵀ: A' = B (N, K), B' = A (M, K), written into C's memory read as
     Cᵀ (N, M), column-major. A tile's M extent then runs along N, where a warpgroup's wgmma rows (64 at a
     time) do not bind: 4104² takes 192 × 176 tiles (176 along M) as 22 × 24 = 528 = 4 waves of 132 SMs.
     ``ValueError`` with a bias (it adds along N, the swapped problem's rows), with B (K, N) (A' would be
     M-major) or without ``out``."""
-    import dataclasses
-
-    if ops.bias is not None:
-        raise ValueError("a swapped GEMM (Cᵀ = B·Aᵀ) takes no bias: the bias adds along N, the rows of Cᵀ")
-    if ops.problem.b_major != "k":
-        raise ValueError("a swapped GEMM (Cᵀ = B·Aᵀ) needs B as (N, K), K contiguous (b_layout='nk'): B is A'")
+    check_swappable(ops.problem)
     if ops.out is None:
         raise ValueError("a swapped GEMM (Cᵀ = B·Aᵀ) writes into out: pass out (M, N), row-major")
     problem = dataclasses.replace(ops.problem, c_major="m")
@@ -160,6 +164,7 @@ def gemm(
     cluster: tuple[int, int] | None = None,
     stream_k: bool | str | None = None,
     split_k: int | None = None,
+    swap_ab: bool | None = None,
     pdl: bool = True,
 ) -> Any:
     """``alpha · a @ b.T + bias`` (``b_layout="nk"``, b is (N, K)) or ``alpha · a @ b + bias`` (``"kn"``).
@@ -167,8 +172,11 @@ def gemm(
     fp16/bf16 in and out, fp32 accumulation. ``schedule``: ``"auto"`` (the measured table of
     ``contrib/gemm_modes``), ``"cooperative"`` or ``"pingpong"``; ``tile`` / ``cluster`` / ``stream_k`` /
     ``split_k`` override the table's choice (:mod:`gemm_modes.modes`: ``stream_k`` True, False,
-    ``"remainder"`` or ``"aligned"``; ``split_k`` parts per tile). ``pdl``: programmatic dependent launch
-    (:attr:`GemmConfig.pdl`): after another such launch this kernel's set-up overlaps that kernel's tail.
+    ``"remainder"`` or ``"aligned"``; ``split_k`` parts per tile). ``swap_ab``: True computes Cᵀ = B·Aᵀ
+    into the result read column by column (:func:`swapped`; no bias, ``b_layout="nk"``; a ``tile`` is then
+    (extent along N, extent along M)), False never; None: where the table picks it. ``pdl``: programmatic
+    dependent launch (:attr:`GemmConfig.pdl`): after another such launch this kernel's set-up overlaps that
+    kernel's tail.
     Checks and choice run once per call key (every argument but the tensors' data, and the stream;
     :func:`gemm_modes.call_cache.cached_call`); a later call with that key only writes the new pointers.
     """
@@ -183,9 +191,12 @@ def gemm(
             raise ValueError(f"pdl = {pdl!r} is invalid: allowed True or False")
         ops = validate(a, b, bias=bias, alpha=alpha, out=out, b_layout=b_layout)
         (m, n, _), device = ops.mnk, a.device.index or 0
+        sms = device_sms(device)
         config = choose_config(
-            ops.problem, ops.mnk, schedule, tile, cluster, stream_k, sms=device_sms(device), split_k=split_k
+            ops.problem, ops.mnk, schedule, tile, cluster, stream_k, sms=sms, split_k=split_k, swap_ab=swap_ab
         )
+        if config.swap_ab:
+            check_swappable(ops.problem)
         if split_k is None:  # the table's split-K counted SMs / 2 clusters: a GPU may hold fewer at once
             config = without_unheld_split_k(config, m, n, device)
         config = without_unheld_ring_staging(config, m, n, device).with_(pdl=pdl)
@@ -193,5 +204,5 @@ def gemm(
         # view of padded rows (the padding's contents are unspecified: the GPU run found zeros written there).
         return config, ops, None if out is not None else (m, n, (n + 7) // 8 * 8)
 
-    options = (alpha, b_layout, schedule, tile, cluster, stream_k, split_k, pdl)
+    options = (alpha, b_layout, schedule, tile, cluster, stream_k, split_k, swap_ab, pdl)
     return cached_call((a, b, bias, out), options, checked)

@@ -121,3 +121,30 @@ def test_tensors_off_the_current_device_are_refused_even_for_a_cached_key(monkey
     monkeypatch.setattr(call_cache, "current_device_and_stream", lambda: (here + 1, 0))
     with pytest.raises(ValueError, match=rf"on cuda:{here} but the current CUDA device is cuda:{here + 1}"):
         gemm(a, b)
+
+
+@pytest.mark.parametrize(
+    "shape,with_out",
+    [((4104, 4104, 4104), True), ((4104, 4104, 4104), False), ((1000, 1003, 256), False)],
+    ids=["auto-swaps-into-out", "auto-swaps", "forced-odd-n"],
+)
+def test_a_swapped_call_points_each_launch_at_its_own_tensors(shape, with_out):
+    """A swapped launch (Cᵀ = B·Aᵀ: its first operand is b, its second a) through the cache: 4104³, where
+    the table swaps by itself, and an odd N forced (``swap_ab=True``; without ``out`` the result is a
+    view of padded rows). Each call on new tensors, one build, every result right."""
+    torch = _torch()
+    from gemm_modes.choice import choose_config
+    from hopper_gemm.api import gemm, validate
+
+    m, n, k = shape
+    forced = None if shape == (4104, 4104, 4104) else True
+    a, b = _inputs(m, n, k, "bf16", "nk", seed=7)
+    assert choose_config(validate(a, b).problem, shape, "auto", None, None, swap_ab=forced, sms=132).swap_ab
+    before = _builds()
+    for seed in range(3):
+        a, b = _inputs(m, n, k, "bf16", "nk", seed=seed)
+        out = torch.full((m, n), float("nan"), device="cuda", dtype=a.dtype) if with_out else None
+        result = gemm(a, b, out=out, swap_ab=forced)
+        torch.cuda.synchronize()
+        _check(result, _reference(a, b, "nk"), "bf16")
+    assert _builds() - before == 1
