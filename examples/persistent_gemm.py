@@ -13,6 +13,7 @@ Without a GPU the example says so, compiles the kernel for sm_90a and prints its
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from collections.abc import Callable
@@ -50,6 +51,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         help="cooperative: parts per tile (past one wave: per tile of the last wave), each on its own "
         "cluster (1: none); default: the table",
     )
+    p.add_argument(
+        "--swap-ab",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="compute Cᵀ = B·Aᵀ into C read column by column (on; --tile is then along N, along M), never "
+        "(off), or where the table does (auto)",
+    )
     p.add_argument("--bias", action="store_true", help="add a per-column bias (compared with F.linear)")
     p.add_argument("--alpha", type=float, default=1.0)
     p.add_argument("--no-pdl", action="store_true", help="launch without programmatic dependent launch")
@@ -60,6 +68,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--trace", help="draw a trace-mode timeline of 4 SMs to this PNG")
     args = p.parse_args(argv)
     args.stream_k = {"auto": None, "on": True, "off": False}.get(args.stream_k, args.stream_k)
+    args.swap_ab = {"auto": None, "on": True, "off": False}[args.swap_ab]
     return args
 
 
@@ -70,13 +79,12 @@ def explain(args: argparse.Namespace, sms: int | None = None) -> str:
 
     problem = Problem(args.dtype, "k" if args.b_layout == "nk" else "n", bias=args.bias, scaled=args.alpha != 1.0)
     mnk = (args.m, args.n, args.k)
-    overrides = (args.tile, args.cluster, args.stream_k, args.split_k)
+    overrides = (args.tile, args.cluster, args.stream_k, args.split_k, args.swap_ab)
     if args.schedule == "auto" and all(o is None for o in overrides):
         line = decide(problem, mnk, sms or H100_SMS).line()
     else:
-        chosen = choose_config(
-            problem, mnk, args.schedule, args.tile, args.cluster, args.stream_k, split_k=args.split_k
-        )
+        choice = (args.schedule, args.tile, args.cluster, args.stream_k)
+        chosen = choose_config(problem, mnk, *choice, split_k=args.split_k, swap_ab=args.swap_ab)
         line = f"as asked: {chosen.describe()}"
     return line + ("" if sms else f" (on an H100's {H100_SMS} SMs)")
 
@@ -86,11 +94,13 @@ def no_gpu_report(args: argparse.Namespace, why: str = "") -> int:
 
     problem = Problem(args.dtype, "k" if args.b_layout == "nk" else "n", bias=args.bias, scaled=args.alpha != 1.0)
     choice = (args.schedule, args.tile, args.cluster, args.stream_k)
-    config = choose_config(problem, (args.m, args.n, args.k), *choice, split_k=args.split_k)
+    config = choose_config(problem, (args.m, args.n, args.k), *choice, split_k=args.split_k, swap_ab=args.swap_ab)
     config = config.with_(pdl=not args.no_pdl)  # what gemm() launches
     print(f"no CUDA GPU here{f' ({why})' if why else ''}: compiling for sm_90a instead (nothing runs)")
     if args.explain:
         print(explain(args))
+    if config.swap_ab:  # the kernel of Cᵀ = B·Aᵀ, stored column by column
+        problem = dataclasses.replace(problem, c_major="m")
     for line in compile_report(config, problem).lines():
         print("  " + line)
     if config.stream_k:  # the fix-up between clusters, on a small walk of the same split arithmetic
@@ -176,6 +186,7 @@ def run(args: argparse.Namespace) -> int:
         cluster=args.cluster,
         stream_k=args.stream_k,
         split_k=args.split_k,
+        swap_ab=args.swap_ab,
         pdl=not args.no_pdl,
     )
     out = gemm(a, b, **options)
@@ -183,7 +194,9 @@ def run(args: argparse.Namespace) -> int:
     problem = Problem(args.dtype, "k" if args.b_layout == "nk" else "n", bias=args.bias, scaled=args.alpha != 1.0)
     choice = (args.schedule, args.tile, args.cluster, args.stream_k)
     sms = device_sms(torch.cuda.current_device())
-    config = choose_config(problem, (args.m, args.n, args.k), *choice, sms=sms, split_k=args.split_k)
+    config = choose_config(
+        problem, (args.m, args.n, args.k), *choice, sms=sms, split_k=args.split_k, swap_ab=args.swap_ab
+    )
     config = config.with_(pdl=not args.no_pdl)
     print(f"{torch.cuda.get_device_name()}: {args.m}×{args.n}×{args.k} {args.dtype}, {config.describe()}")
     if args.explain:
@@ -217,8 +230,10 @@ def run(args: argparse.Namespace) -> int:
 
         from pipes.cute.timeline import draw_timeline
 
-        draw_timeline(traced_run(a, b_nk.contiguous(), config.config, modes=hooks_for(config)), args.trace)
-        print(f"trace: {args.trace}")
+        first, second = (b_nk.contiguous(), a) if config.swap_ab else (a, b_nk.contiguous())
+        draw_timeline(traced_run(first, second, config.config, modes=hooks_for(config)), args.trace)
+        swapped = " (the swapped launch's operands, Cᵀ stored row-major)" if config.swap_ab else ""
+        print(f"trace: {args.trace}{swapped}")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1))
     return 0

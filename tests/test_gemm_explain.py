@@ -21,6 +21,7 @@ BF16 = Problem("bf16")
         ((8192, 8192, 8192), "stream-K", "the last wave (34 of 66 clusters) is split by k"),
         ((4096, 4096, 4096), "wave balance", "256 cluster-tiles of 128×256 on 66 clusters (3.88 waves)"),
         ((3072, 1024, 8192), "wave balance", "the last wave's aligned split"),
+        ((4104, 4104, 4104), "wave balance", "computed as Cᵀ = B·Aᵀ, 192×176 tiles along (N, M)"),
     ],
 )
 def test_each_row_of_the_table_says_why_it_picked(mnk, rule, facts):
@@ -97,3 +98,15 @@ def test_every_sweep_pick_compiles_without_spills():
     for config, problem in picks:
         report = compile_report(config, problem)
         assert report.spill_bytes == 0 and not report.wgmma_serialized, config.describe()
+
+
+def test_the_cli_reports_a_swapped_kernel_and_refuses_a_swap_it_cannot_run(capsys, torch_without_gpu):
+    """Without a GPU, 4104³ compiles the kernel auto launches: the swapped one, C stored column by column;
+    ``--swap-ab on`` with a bias is refused by name (exit 2)."""
+    import persistent_gemm
+
+    assert persistent_gemm.main(["--m", "4104", "--n", "4104", "--k", "4104"]) == 0
+    out = capsys.readouterr().out
+    assert "C column-major (a swapped launch: Cᵀ = B·Aᵀ)" in out and "spills        : 0 bytes" in out
+    assert persistent_gemm.main(["--m", "4104", "--n", "4104", "--k", "4104", "--bias", "--swap-ab", "on"]) == 2
+    assert "swap_ab = True is invalid with a bias" in capsys.readouterr().err

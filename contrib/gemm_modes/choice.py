@@ -61,6 +61,9 @@ def choose_config(
         raise ValueError(f"swap_ab = {swap_ab!r} is invalid: allowed None (the table's choice), True or False")
     if swap_ab and (stream_k or split_k is not None and split_k > 1):
         raise ValueError("swap_ab = True runs on the plain kernel: no stream_k or split_k with it")
+    if swap_ab and (problem.bias or problem.b_major != "k"):
+        why = "a bias (it adds along N, the rows of Cᵀ)" if problem.bias else "B as (K, N) (A' = B would be M-major)"
+        raise ValueError(f"swap_ab = True is invalid with {why}: allowed with B as (N, K) and no bias")
     overridden = any(v is not None for v in (tile, cluster, stream_k, split_k))
     if schedule == "auto":
         if swap_ab and tile is None:

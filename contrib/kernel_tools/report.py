@@ -40,7 +40,8 @@ class CompileReport:
         return [
             f"configuration : {shape}",
             f"problem       : {self.problem.dtype} in/out, B {'(N, K)' if self.problem.b_major == 'k' else '(K, N)'}"
-            f"{', bias' if self.problem.bias else ''}{', alpha' if self.problem.scaled else ''}",
+            f"{', bias' if self.problem.bias else ''}{', alpha' if self.problem.scaled else ''}"
+            f"{', C column-major (a swapped launch: Cᵀ = B·Aᵀ)' if self.problem.c_major == 'm' else ''}",
             f"stages        : {self.ab_stages} A/B stages, {self.epi_stages} staging buffers",
             f"shared memory : {self.smem_bytes} bytes per CTA",
             f"registers     : {self.registers} per thread (setmaxnreg: load warps 40, math warpgroups 232)",
