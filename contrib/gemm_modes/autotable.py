@@ -37,8 +37,10 @@ otherwise                  :func:`wave_balance`: cooperative        4096³ 1.02,
                            wave) or :func:`aligned_split`,          0.97 (128×208); split-K on the last
                            whichever fills the waves best,          wave: 1536×3072×8192 0.75 → 0.95,
                            weighed by ping-pong's merit at this K   3840²×8192 0.95 → 0.975; aligned:
-                           and the splits' fix-ups                  3072×1024×8192 0.78 → 0.88, 2304×3328×
-                                                                    8192 1.02 → 1.07, 4352²×8192 1.00 → 1.02
+                           and the splits' fix-ups; past K = 2048   3072×1024×8192 0.78 → 0.88, 2304×3328×
+                           without a bias, swapped 192×176          8192 1.02 → 1.07, 4352²×8192 1.00 → 1.02;
+                           (:data:`SWAPPED_MERIT`: Cᵀ = B·Aᵀ)       swapped (H200): 4104³ 0.93 → 0.975,
+                                                                    808×4776×4096 0.79 → 0.98
 =========================  ======================================  ==========================================
 
 Every ping-pong pick gets the staging in the ring where each CTA owns one tile
