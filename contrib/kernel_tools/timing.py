@@ -111,10 +111,11 @@ def time_interleaved(
     batch: int = BATCH,
     settle: Callable[[], object] | None = None,
     rotate: bool = False,
+    *,
     queue_ahead_us: float = 0,
 ) -> dict[str, float]:
     """The median over rounds of each contender's µs per launch (:func:`interleaved_samples`)."""
-    samples = interleaved_samples(contenders, rounds, batch, settle, rotate, queue_ahead_us)
+    samples = interleaved_samples(contenders, rounds, batch, settle, rotate, queue_ahead_us=queue_ahead_us)
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
@@ -124,6 +125,7 @@ def interleaved_samples(
     batch: int = BATCH,
     settle: Callable[[], object] | None = None,
     rotate: bool = False,
+    *,
     queue_ahead_us: float = 0,
 ) -> dict[str, list[float]]:
     """Each contender's µs per launch in every round, in round order (the module docstring)."""
