@@ -261,6 +261,12 @@ def test_default_config_is_the_tables_unsplit_cooperative_choice():
         assert config == expected.with_(epi_batch=1, ab_stages=None), mnk
     assert pick(Problem("bf16"), (8192, 8192, 16384)).stream_k_remainder  # the cases this guards
     assert pick(Problem("bf16"), (1024, 1024, 8192)).split_k > 1
+    # where the table swaps (Cᵀ = B·Aᵀ, warpgroups along N) the comm kernel keeps C's rows and whole warpgroups
+    assert pick(Problem("bf16"), (4104, 4104, 4104)).swap_ab
+    unswapped = pick(Problem("bf16"), (4104, 4104, 4104), swap=False)  # the aligned split: the fallback
+    assert unswapped.stream_k_aligned
+    swapped_shape = default_config(4104, 4104, 4104, comm=CommConfig("local"))
+    assert swapped_shape == COOPERATIVE_FALLBACK.with_(epi_batch=1, ab_stages=None)
     wide = default_config(8192, 8192, 16384, comm=CommConfig.default("host"))
     assert (wide.tile_m, wide.tile_n, wide.group) == (256, 128, 32)  # full-width band
 

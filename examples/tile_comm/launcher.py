@@ -45,10 +45,12 @@ def default_config(m: int, n: int, k: int, dtype: str = "bf16", comm: CommConfig
     from gemm_modes.autotable import pick
     from hopper_gemm.config import Problem
 
-    picked = pick(Problem(dtype), (m, n, k))
+    picked = pick(Problem(dtype), (m, n, k), swap=False)  # the comm role ships C's rows as they are
     # The plain kernel without the table's performance modes (GemmKernel refuses them with a comm role):
-    # split tiles are not stored whole by one CTA, and a deferred epilogue stores from every math warp.
-    config = picked.config if picked.schedule is Schedule.COOPERATIVE and not picked.partial_sums else None
+    # split tiles are not stored whole by one CTA, a deferred epilogue stores from every math warp, and
+    # warpgroups along N stage a tile in halves.
+    whole = picked.schedule is Schedule.COOPERATIVE and not picked.partial_sums and picked.wg_split == "m"
+    config = picked.config if whole else None
     # The fused protocol is checked with one buffer per acquire, and the comm role launches without PDL.
     config = (config or COOPERATIVE_FALLBACK).with_(epi_batch=1, ab_stages=None, pdl=False)
     if comm is not None and comm.counts_steps:
