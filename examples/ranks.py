@@ -23,22 +23,43 @@ CONNECTIONS = "32"
 QUEUE_AHEAD_US = 1000.0
 
 
+def _at_least_one(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is invalid: allowed an int >= 1")
+    return value
+
+
+def _non_negative(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1e6:
+        raise argparse.ArgumentTypeError(f"{value:g} is invalid: allowed µs in [0, 1e6]")
+    return value
+
+
 @dataclass(frozen=True)
 class Rounds:
     """How the contenders are timed: ``rounds`` interleaved rounds, each batch held ``queue_ahead_us`` on
-    the GPU after the ranks align (``kernel_tools.timing.interleaved_samples``)."""
+    the GPU while the host queues it, then started on every rank together
+    (``kernel_tools.timing.interleaved_samples``)."""
 
     rounds: int = 5
     queue_ahead_us: float = QUEUE_AHEAD_US
+
+    def __post_init__(self) -> None:
+        if isinstance(self.rounds, bool) or not isinstance(self.rounds, int) or self.rounds < 1:
+            raise ValueError(f"rounds = {self.rounds!r} is invalid: allowed an int >= 1")
+        if not isinstance(self.queue_ahead_us, (int, float)) or not 0 <= self.queue_ahead_us <= 1e6:
+            raise ValueError(f"queue_ahead_us = {self.queue_ahead_us!r} is invalid: allowed µs in [0, 1e6]")
 
     @staticmethod
     def add_arguments(parser: argparse.ArgumentParser, queue_ahead_us: float = QUEUE_AHEAD_US) -> None:
         """``--rounds`` and ``--queue-ahead-us`` (default ``queue_ahead_us``: long enough for the host to
         queue a batch of the example's slowest-to-queue contender)."""
-        parser.add_argument("--rounds", type=int, default=Rounds.rounds, help="--bench: interleaved rounds")
+        parser.add_argument("--rounds", type=_at_least_one, default=Rounds.rounds, help="--bench: interleaved rounds")
         parser.add_argument(
             "--queue-ahead-us",
-            type=float,
+            type=_non_negative,
             default=queue_ahead_us,
             help="--bench: µs each batch waits on the GPU while the host queues it (0: none)",
         )

@@ -529,3 +529,28 @@ def test_copy_sizes_are_a_copy_engine_choice_checked_by_name(capsys):
     assert capsys.readouterr().err == "error: --copy-sizes 1/0: allowed ints >= 1 (1,2,4), schedules separated by /\n"
     assert tp_gemm_rs.main(["--copy-sizes", "1,2", "--copy-spread", "steps,targets"]) == 2
     assert "allowed only with --copy-spread steps" in capsys.readouterr().err
+
+
+def test_the_multi_gpu_benches_hold_each_batch_and_refuse_bad_timing_arguments():
+    """``ranks.Rounds``: every multi-GPU example takes ``--rounds`` and ``--queue-ahead-us`` (default: the
+    batch held 1000 µs while the host queues it; the MLP block's 4000), and refuses a bad value by name
+    before any rank starts."""
+    import argparse
+
+    from ranks import QUEUE_AHEAD_US, Rounds
+
+    parser = argparse.ArgumentParser()
+    Rounds.add_arguments(parser)
+    assert Rounds.of(parser.parse_args([])) == Rounds(5, QUEUE_AHEAD_US) == Rounds()
+    assert Rounds.of(parser.parse_args(["--rounds", "9", "--queue-ahead-us", "0"])) == Rounds(9, 0.0)
+    for bad in (["--rounds", "0"], ["--queue-ahead-us", "-5"]):
+        with pytest.raises(SystemExit):
+            parser.parse_args(bad)
+    with pytest.raises(ValueError, match=r"rounds = 0 is invalid: allowed an int >= 1"):
+        Rounds(0)
+    import tp_ag_gemm
+    import tp_gemm_rs
+    import tp_mlp
+
+    assert tp_ag_gemm.parse([]).queue_ahead_us == tp_gemm_rs.parse([]).queue_ahead_us == QUEUE_AHEAD_US
+    assert tp_mlp.parse([]).queue_ahead_us == 4000
