@@ -73,3 +73,17 @@ def test_interleaved_samples_keep_every_round_and_time_interleaved_their_median(
     clock = iter(range(1000))
     medians = timing.time_interleaved({"a": lambda: None, "b": lambda: None}, rounds=3, batch=1, rotate=True)
     assert medians == {"a": 3.0, "b": 2.0}
+
+
+def test_a_torch_without_its_spin_kernel_times_the_batch_unheld_and_says_so(monkeypatch):
+    """``hold_stream`` uses ``torch.cuda._sleep`` (private): where a torch lacks it, the batch runs unheld
+    and a warning says so, rather than the benchmark failing."""
+    import sys
+    import types
+
+    from kernel_tools import timing
+
+    fake = types.SimpleNamespace(cuda=types.SimpleNamespace())
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    with pytest.warns(UserWarning, match="no torch.cuda._sleep: batches are timed without queue_ahead_us"):
+        timing.hold_stream(100)

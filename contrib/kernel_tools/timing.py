@@ -59,6 +59,9 @@ def hold_stream(us: float) -> None:
     rate measured once with CUDA events, the spin counting SM clock cycles)."""
     import torch
 
+    if not hasattr(torch.cuda, "_sleep"):  # a private torch API: without it the batch is not held
+        warnings.warn("this torch has no torch.cuda._sleep: batches are timed without queue_ahead_us", stacklevel=3)
+        return
     if not _CYCLES_PER_US:
         cycles = 2_000_000
         torch.cuda._sleep(cycles)  # warm: the first launch carries module loading
