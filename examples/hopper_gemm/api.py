@@ -195,8 +195,6 @@ def gemm(
         config = choose_config(
             ops.problem, ops.mnk, schedule, tile, cluster, stream_k, sms=sms, split_k=split_k, swap_ab=swap_ab
         )
-        if config.swap_ab:
-            check_swappable(ops.problem)
         if split_k is None:  # the table's split-K counted SMs / 2 clusters: a GPU may hold fewer at once
             config = without_unheld_split_k(config, m, n, device)
         config = without_unheld_ring_staging(config, m, n, device).with_(pdl=pdl)
