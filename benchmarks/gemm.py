@@ -196,6 +196,21 @@ CANDIDATES = {
     "swap128x256c21": tuned_config(128, 256, 2, 1, C, swap_ab=True),
     "coop128x256c21n": tuned_config(128, 256, 2, 1, C, wg_split="n"),
     "coop192x256c21n": tuned_config(192, 256, 2, 1, C, wg_split="n"),
+    # cuBLAS's 64×128 (our M × N) at 1024³: one m64n128 wgmma per k-step instead of two m64n64
+    "pp64x128c21": tuned_config(64, 128, 2, 1, P),
+    "pp64x128c12": tuned_config(64, 128, 1, 2, P),
+    "pp64x128c12r": tuned_config(64, 128, 1, 2, P, staging_in_ring=True),
+    "pp64x128c21r": tuned_config(64, 128, 2, 1, P, staging_in_ring=True),
+    "pp128x64c12": tuned_config(128, 64, 1, 2, P),
+    "pp128x64c12r": tuned_config(128, 64, 1, 2, P, staging_in_ring=True),
+    # split-K on a small output with a long K (384×4096×14336: 66 tiles of 128×192 in 2 parts fill one wave)
+    "coop128x192c12sk2": tuned_config(128, 192, 1, 2, C, split_k=2),
+    "coop128x128c12sk4": tuned_config(128, 128, 1, 2, C, split_k=4),
+    "coop128x128c12sk2": tuned_config(128, 128, 1, 2, C, split_k=2),
+    "coop128x192c21sk2": tuned_config(128, 192, 2, 1, C, split_k=2),
+    "coop128x256c12sk2": tuned_config(128, 256, 1, 2, C, split_k=2),
+    "coop128x256c21sk2": tuned_config(128, 256, 2, 1, C, split_k=2),
+    "coop128x256c21sk4": tuned_config(128, 256, 2, 1, C, split_k=4),
     # stream-K with the cluster along N (an odd count of row tiles)
     "coop128x256c12skd8": tuned_config(128, 256, 1, 2, C, stream_k=True, deferred_chunks=8),
     "coop128x256c12skad8": tuned_config(128, 256, 1, 2, C, stream_k=True, stream_k_aligned=True, deferred_chunks=8),

@@ -609,7 +609,7 @@ def test_fill_takes_a_ping_pong_tile_where_cooperative_tiles_are_fewer_than_the_
     assert shape((1000, 1200, 8192)) == (pp, 128, 112, 2, 1)  # 11 column tiles, 8 row tiles: 2×1
     assert shape((1536, 1536, 4096)) == (pp, 128, 144, 2, 1)  # 132 tiles in one wave; 11 column tiles
     assert shape((1536, 1536, 4096), bias=True) == (pp, 128, 144, 2, 1)
-    assert shape((1024, 1024, 2048)) == (pp, 128, 64, 1, 2)  # not short K's 128×192
+    assert shape((1024, 1024, 2048)) == (pp, 64, 128, 1, 2)  # not short K's 128×192; 64×128: WIDE_BEFORE_TALL
     assert shape((2048, 2048, 8192)) == (coop, 128, 256, 2, 1)  # 128 tiles: no small tile streams less
     assert shape((1024, 8192, 8192)) == (coop, 128, 256, 2, 1)  # a whole wave and more
 
@@ -624,6 +624,7 @@ def test_wave_balance_weighs_each_tiles_wave_fill_by_its_merit_at_this_k():
         COOPERATIVE_128x256,
         PINGPONG_128x128,
         PINGPONG_128x192,
+        TALL_MERIT,
         pick,
         split_tail,
         wave_fill,
@@ -661,7 +662,8 @@ def test_wave_balance_weighs_each_tiles_wave_fill_by_its_merit_at_this_k():
     # 72 / (66 × (1 + 1/8 + 0.4 × 2048 / 8192)) = 0.89 against ping-pong 128×192's 0.73 × 0.9475
     assert split_tail((1536, 3072, 8192))[0] == COOPERATIVE_128x256.with_(split_k=8)
     assert split_tail((1536, 3072, 8192))[1] == 72 / (66 * (1 + 1 / 8 + 0.1))
-    assert picked((1536, 3072, 8192)) == COOPERATIVE_128x256.with_(split_k=8)
+    assert picked((1536, 3072, 8192), bias=True) == COOPERATIVE_128x256.with_(split_k=8)
+    assert picked((1536, 3072, 8192)) == TALL_MERIT[0][0]  # 64 cluster-tiles of 192×192: 0.97 × 0.95
     assert split_tail((1536, 3072, 2048))[0].split_k == 2  # 32 k-tiles: parts of at least 16
     assert picked((1536, 3072, 2048)) == PINGPONG_128x192  # the fix-up weighs 4× as much at K = 2048
     assert split_tail((3072, 3072, 8192))[0].split_k == 4  # 12 past 132: 8 parts would need 96 clusters
@@ -992,7 +994,7 @@ def test_split_k_overrides_and_the_residency_fallback(monkeypatch):
     monkeypatch.setitem(plain_launch._RESIDENT, (2, 0), 20)
     assert launch.without_unheld_split_k(config, 512, 1024).split_k == 1
     # past one wave: the last wave's tiles × parts. 1536×3072: 72 cluster-tiles, 6 past 66 clusters × 8
-    tail = choose_config(bf16, (1536, 3072, 8192), "auto", None, None)
+    tail = choose_config(Problem("bf16", bias=True), (1536, 3072, 8192), "auto", None, None)
     monkeypatch.setitem(plain_launch._RESIDENT, (2, 0), 66)
     assert tail.split_k == 8 and launch.without_unheld_split_k(tail, 1536, 3072).split_k == 8
     monkeypatch.setitem(plain_launch._RESIDENT, (2, 0), 60)  # 12 past 60: 8 parts need 96, 4 need 48
@@ -1065,7 +1067,7 @@ def test_a_tile_override_picks_the_schedule_and_the_split_that_can_hold_it():
     from gemm_modes.choice import choose_config
     from hopper_gemm.config import GemmConfig
 
-    square = (3000, 3000, 3000)  # auto picks ping-pong 128×192 here
+    square = (3072, 3072, 3072)  # auto picks ping-pong 128×192 here
     assert choose_config(Problem("bf16"), square, "auto", None, None).schedule is Schedule.PINGPONG
     for schedule in ("cooperative", "auto"):
         coop_b = choose_config(Problem("bf16"), square, schedule, (192, 192), None)

@@ -8,7 +8,7 @@ between runs). The contenders: the cooperative 128×256 tile with the deferred e
 same with stream-K's remainder mode (``coop-sk``, long K only) and its aligned mode (``coop-aligned``,
 where it splits), split-K on the last wave (``coop-tail``,
 the rule's part count, where one fits), ping-pong 128×192 (not with a bias: it spills) and 128×128, each
-in clusters 2×1 and 1×2.
+in clusters 2×1 and 1×2, the narrower cooperative tiles and, without a bias, cooperative 192×192.
 
 One row per shape: its cooperative cluster-tiles as whole waves + the partial one on the GPU's clusters,
 torch's time, the rules' pick and its ratio, the best contender, and every ratio (ours / torch
@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 
 import _paths  # noqa: F401
-from gemm_modes.autotable import COOPERATIVE_DEFERRED, COOPERATIVE_NARROWER
+from gemm_modes.autotable import COOPERATIVE_DEFERRED, COOPERATIVE_NARROWER, TALL_MERIT
 from gemm_modes.modes import TunedConfig, tuned_config
 from hopper_gemm.config import Schedule
 from needs_gpu import cuda_torch, device_with_sms
@@ -71,8 +71,11 @@ CANDIDATES = {
 } | {f"pp{tn}c{cm}{3 - cm}": tuned_config(128, tn, cm, 3 - cm, P) for tn in (192, 128) for cm in (2, 1)}
 #: The narrower cooperative tiles the wave balance weighs (``autotable.COOPERATIVE_NARROWER``).
 CANDIDATES |= {f"coop{config.tile_n}": config for config, _ in COOPERATIVE_NARROWER}
-#: Ping-pong 128×192 spills with a bias term (``autotable.SMALL_M_BIAS_SPILLS``).
-BIAS_SPILLS = {"pp192c21", "pp192c12"}
+#: The 192-row cooperative tiles the wave balance weighs without a bias (``autotable.TALL_MERIT``).
+CANDIDATES |= {f"coop{config.tile_m}x{config.tile_n}n": config for config, _ in TALL_MERIT}
+#: Ping-pong 128×192 spills with a bias term (``autotable.SMALL_M_BIAS_SPILLS``); the wave balance weighs the
+#: 192-row tiles only without one (not measured with it).
+BIAS_SPILLS = {"pp192c21", "pp192c12"} | {f"coop{c.tile_m}x{c.tile_n}n" for c, _ in TALL_MERIT}
 ROUNDS = 10
 BATCH = 10
 WITHIN = 0.01

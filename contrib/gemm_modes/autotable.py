@@ -218,16 +218,57 @@ SMALL_M_SPLIT_MIN_K = 8192
 
 def small_m_split(mnk: tuple[int, int, int], sms: int = H100_SMS) -> tuple[TunedConfig, float] | None:
     """:data:`COOPERATIVE_128_ALIGNED` with its cluster along the side whose tile count is even (2×1
-    first), and its :func:`aligned_split` score: the small-M rule takes it over its ping-pong tile where
-    that tile leaves clusters idle (fewer cluster-tiles than clusters) and the split keeps more of the
-    clusters' turns busy than the tile's :func:`wave_fill`, each weighed by its :func:`useful_rows`.
-    H100, with PDL, 2026-11-27, three runs: at 256×5120×13824 (40 cluster-tiles of 128×128 for 66
-    clusters) the split ran 11–15 % faster than ping-pong 128×128; at 384×4096×14336 about 4 %."""
+    first), and its :func:`aligned_split` score, or where M spans an odd count of row tiles the
+    :func:`one_wave_split_k` that keeps more of the clusters' turns busy: the small-M rule takes it over
+    its ping-pong tile where that tile leaves clusters idle (fewer cluster-tiles than clusters) and the
+    split keeps more of the clusters' turns busy than the tile's :func:`wave_fill`, each weighed by its
+    :func:`useful_rows`. H100, with PDL, 2026-11-27, three runs: at 256×5120×13824 (40 cluster-tiles of
+    128×128 for 66 clusters) the aligned split ran 11–15 % faster than ping-pong 128×128; at
+    384×4096×14336 about 4 %."""
     m, n, _ = mnk
     rows = -(-m // COOPERATIVE_128_ALIGNED.tile_m)
     cols = -(-n // COOPERATIVE_128_ALIGNED.tile_n)
     cluster_m = 1 if rows % 2 and cols % 2 == 0 else 2
-    return aligned_split(mnk, sms, COOPERATIVE_128_ALIGNED.with_(cluster_m=cluster_m, cluster_n=3 - cluster_m))
+    aligned = aligned_split(mnk, sms, COOPERATIVE_128_ALIGNED.with_(cluster_m=cluster_m, cluster_n=3 - cluster_m))
+    if aligned is None or rows % 2 == 0 or rows == 1:
+        return aligned
+    parts = one_wave_split_k(mnk, sms)
+    if parts is not None and parts[1] > aligned[1] * useful_cols(n, COOPERATIVE_128_ALIGNED.tile_n):
+        return parts
+    return aligned
+
+
+#: The tiles :func:`one_wave_split_k` weighs, in 2 parts each. NVIDIA H200, 2026-11-28, ours / torch: at
+#: 384×4096×14336 128×192 (33 cluster-tiles × 2 parts: the 66 clusters) 1.022 / 0.998 against the aligned
+#: split's 0.891 / 0.880, at 384×4096×8192 0.918 / 0.926 against 0.836 / 0.841; 128×256 0.887 and 0.746
+#: there (24 cluster-tiles × 2). With an even row count the aligned split stayed ahead (256×5120×13824: 1.050
+#: against 128×192's 1.026).
+ONE_WAVE_SPLIT_K_TILES = ((128, 192), (128, 256))
+
+
+def one_wave_split_k(mnk: tuple[int, int, int], sms: int = H100_SMS) -> tuple[TunedConfig, float] | None:
+    """For M an odd count of 128-row tiles past one: split-K in 2 of a cooperative tile of
+    :data:`ONE_WAVE_SPLIT_K_TILES` in a 1×2 cluster (the row tiles cannot pair), where its parts all run in
+    one wave, and its score: the share of the clusters its parts keep busy times the share of its columns
+    that N fills; the best, None where none fits. With three row tiles the aligned split pairs column tiles
+    too, and each of its clusters starts its k-range where no other cluster reads: its loads miss the L2
+    that the split-K parts, all at k 0 or K / 2, share (the row tiles of one B column block read it
+    together). With one row tile nothing is shared: 128×11008×14336 ran 0.944 against the aligned
+    split's 0.958."""
+    m, n, k = mnk
+    clusters = max(1, sms // 2)
+    best = None
+    for tile_m, tile_n in ONE_WAVE_SPLIT_K_TILES:
+        if -(-n // tile_n) % 2:
+            continue  # a 1×2 cluster would pad an idle CTA
+        split = SPLIT_K_128.with_(tile_m=tile_m, tile_n=tile_n, cluster_m=1, cluster_n=2, split_k=2)
+        k_tiles = -(-k // split.tile_k)
+        if split.one_wave_clusters(m, n) > clusters or k_tiles // 2 < SPLIT_K_MIN_PART:
+            continue
+        score = split.one_wave_clusters(m, n) / clusters * useful_cols(n, tile_n)
+        if best is None or score > best[1]:
+            best = (split, score)
+    return best
 
 
 #: Small-N tiles: :data:`SMALL_M_TILES` turned (N's side first) where the turned tile is one a ping-pong
@@ -246,16 +287,28 @@ def small_n(mnk: tuple[int, int, int], sms: int = H100_SMS) -> TunedConfig:
     return PINGPONG_128x128.with_(tile_m=tile_m, tile_n=tile_n, cluster_m=3 - cluster_n, cluster_n=cluster_n)
 
 
-def fill(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False, widths: bool = True) -> TunedConfig | None:
+def fill(
+    mnk: tuple[int, int, int],
+    sms: int = H100_SMS,
+    bias: bool = False,
+    widths: bool = True,
+    *,
+    k_rows_in_sectors: bool = True,
+) -> TunedConfig | None:
     """Both sides above ``SMALL_M`` but too few cooperative 128×256 tiles for the SMs (under one each): the
     ping-pong tile of :data:`SMALL_M_TILES` of least :func:`small_m_cost` if it streams fewer rows per SM
-    than the cooperative tile, else None. Cluster 1×2 (A multicast), 2×1 where that would pair an odd
+    than the cooperative tile, else None; 64×128 before 128×64 where M ≥ N, K ≤ ``SHORT_K`` and ``k_rows_in_sectors``
+    (:data:`WIDE_BEFORE_TALL`, :func:`rows_in_sectors`). Cluster 1×2 (A multicast), 2×1 where that would pair an odd
     number of column tiles and not of row tiles: 1×2 measured the faster on all six such shapes of one
     H100 run, by up to 15 % (1024×1024×8192, 128×64), 2×1 within 1.5 % on one of them in another."""
     m, n, _ = mnk
     if -(-m // 128) * -(-n // 256) >= sms:
         return None
-    tiles = [t for t in SMALL_M_TILES if not (bias and t in SMALL_M_BIAS_SPILLS)]
+    tiles = list(SMALL_M_TILES)
+    if k_rows_in_sectors and m >= n and mnk[2] <= SHORT_K:
+        tiles.remove(WIDE_BEFORE_TALL[0])
+        tiles.insert(tiles.index(WIDE_BEFORE_TALL[1]), WIDE_BEFORE_TALL[0])
+    tiles = [t for t in tiles if not (bias and t in SMALL_M_BIAS_SPILLS)]
     tiles = [t for t in tiles if t[1] in POWER_OF_TWO_WIDTHS or widths and pairs_evenly(mnk, t)]
     tile_m, tile_n = min(tiles, key=lambda t: fill_tile_cost(mnk, t, sms))
     if fill_tile_cost(mnk, (tile_m, tile_n), sms) >= small_m_cost(mnk, (128, 256), sms):
@@ -263,6 +316,25 @@ def fill(mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False, wid
     rows, cols = -(-m // tile_m), -(-n // tile_n)
     cluster_m = 2 if cols % 2 and rows % 2 == 0 else 1
     return PINGPONG_128x128.with_(tile_m=tile_m, tile_n=tile_n, cluster_m=cluster_m, cluster_n=3 - cluster_m)
+
+
+#: The fill rule's 64×128 tile, taken before 128×64 at equal cost where M ≥ N, K ≤ ``SHORT_K`` and K's rows
+#: fill whole 32-byte sectors: one ping-pong warpgroup issues one m64n128 wgmma per k-step on it where 128×64 takes two
+#: m64n64, reading 64×16 + 16×128 elements of shared memory instead of twice 64×16 + 16×64. NVIDIA H200,
+#: 2026-11-28, ours / torch, 64×128 against 128×64 (both cluster 1×2, but 896³: 2×1): 1024³ 1.003 / 1.013 /
+#: 1.014 against 0.912 / 0.919 / 0.902 (cuBLAS: the same 64×128), 1024²×2048 0.922 / 0.910 against 0.849 /
+#: 0.846, 768³ 1.062 against 1.040, 896³ 0.999 against 0.957, 1000²×1024 0.954 against 0.862. Left alone:
+#: K = 1000 (2000-byte rows, 0.928 / 0.964 against 1.001 / 1.027), 640×1536×{2048, 4096} (0.786 / 0.683 against
+#: 0.817 / 0.753; 640×1024×1024 gained: 0.897 against 0.822), 1024²×4096 (0.738 against 0.758, both c1×2).
+WIDE_BEFORE_TALL = ((64, 128), (128, 64))
+#: The bytes of an L2 sector: a row of A or B whose pitch is not a multiple of it makes each 128-byte TMA box
+#: row touch five sectors instead of four.
+SECTOR_BYTES = 32
+
+
+def rows_in_sectors(k: int, element_bytes: int) -> bool:
+    """Whether rows of K elements of ``element_bytes`` each start on a 32-byte sector (:data:`SECTOR_BYTES`)."""
+    return k * element_bytes % SECTOR_BYTES == 0
 
 
 def wave_fill(config: TunedConfig, m: int, n: int, sms: int = H100_SMS) -> float:
@@ -319,15 +391,44 @@ SWAPPED_MERIT = ((TunedConfig(GemmConfig(192, 176, 2, 1, Schedule.COOPERATIVE, w
 
 
 def swapped_score(config: TunedConfig, m: int, n: int, sms: int = H100_SMS) -> float:
-    """A swapped tile's share of the CTAs' turns that hold a tile on the turned output (N × M: a cluster
-    padding an odd count of tiles idles a CTA), times its useful area over the cooperative 128×256 tile's
-    (the rows and columns past the edges that each pads). H200, 2026-11-28: 3768×840×4096 puts 5 tile rows
-    in clusters of two, and ran 0.778 of torch against 128×256's 0.866."""
+    """A swapped tile's :func:`busy_area` on the turned output (N × M) over the cooperative 128×256 tile's
+    useful area on M × N. H200, 2026-11-28: 3768×840×4096 puts 5 tile rows in clusters of two, and ran
+    0.778 of torch against 128×256's 0.866."""
+    return busy_area(config, n, m, sms) / (useful_rows(m, 128) * useful_cols(n, 256))
+
+
+def area_score(config: TunedConfig, m: int, n: int, sms: int = H100_SMS) -> float:
+    """A tile's :func:`busy_area` on M × N over the cooperative 128×256 tile's useful area there."""
+    return busy_area(config, m, n, sms) / (useful_rows(m, 128) * useful_cols(n, 256))
+
+
+def busy_area(config: TunedConfig, rows: int, cols: int, sms: int = H100_SMS) -> float:
+    """The share of the CTAs' turns that hold a tile on a ``rows`` × ``cols`` output (a cluster padding an
+    odd count of tiles idles a CTA), times the share of the tiles' area that the output fills."""
     clusters = max(1, sms // config.cluster_size)
-    tiles = -(-n // config.tile_m) * -(-m // config.tile_n)
-    turns = -(-config.cluster_tiles(n, m) // clusters) * clusters * config.cluster_size
-    useful = useful_rows(n, config.tile_m) * useful_cols(m, config.tile_n)
-    return tiles / turns * useful / (useful_rows(m, 128) * useful_cols(n, 256))
+    tiles = -(-rows // config.tile_m) * -(-cols // config.tile_n)
+    turns = -(-config.cluster_tiles(rows, cols) // clusters) * clusters * config.cluster_size
+    return tiles / turns * useful_rows(rows, config.tile_m) * useful_cols(cols, config.tile_n)
+
+
+#: Cooperative 192×192 (cluster 2×1, each warpgroup all 192 rows and 96 of the columns: cuBLAS's "coopB" tile
+#: at 3000³ and 3072²×12288), weighed by :func:`wave_balance` past ``SHORT_K`` where the warpgroups may split N
+#: (B as (N, K), no bias), with its merit against the cooperative 128×256 tile at equal :func:`area_score`.
+#: NVIDIA H200, 2026-11-28, ours / torch: 3000³ 0.977 / 0.981 against ping-pong 128×192's 0.941 / 0.943
+#: (256 tiles: 1.94 waves), 3072²×12288 1.002 against split-K's 0.990; level or behind where 128×256 or
+#: ping-pong fill as well: 3072³ 1.009 against 1.028, 4096³ 0.896 against 1.040 (fills 0.92 against 0.97),
+#: 6144³ 1.002 against 1.047, 8192³ 0.965 against 1.070: merit 0.94–0.97 from those.
+TALL_MERIT = ((TunedConfig(GemmConfig(192, 192, 2, 1, Schedule.COOPERATIVE, wg_split="n")), 0.95),)
+#: What rows of K that do not fill whole 32-byte sectors (:func:`rows_in_sectors`) cost ping-pong against its
+#: merit in :func:`wave_balance` (two tiles' loads in flight per SM, each box row a fifth sector more).
+#: NVIDIA H200, 2026-11-28, ping-pong 128×192 ours / torch: 3000³ 0.941 against 3000²×3072's 1.031
+#: (cooperative 192×192: 0.977 against 0.992); H100, 2026-11-28: 3000³ 0.862 against 3072³'s 0.991. What the
+#: cost moved (H200, same runs): 3000³ 0.981 against 0.944, 3000²×5000 0.965 against 0.881, 3072²×5000 0.975
+#: against 0.890, 3200²×3000 0.924 against 0.774, 3712²×3000 1.051 against 0.980, 3840²×3000 1.017 against
+#: 0.983, 2944²×5000 0.942 against 0.908, 4352²×3000 1.025 against 1.029, 3072²×3000 0.998 against 0.995. Rows
+#: that fill whole sectors but not 128-byte lines cost nothing: 2432²×6000 ping-pong 1.005 against 128×208's
+#: 0.908, 2944²×6000 1.002 against split-K's 0.962.
+PINGPONG_UNSECTORED_K_COST = 0.08
 
 
 def useful_cols(n: int, tile_n: int) -> float:
@@ -390,14 +491,21 @@ def aligned_split(
 
 
 def wave_balance(
-    mnk: tuple[int, int, int], sms: int = H100_SMS, bias: bool = False, widths: bool = True, swappable: bool = False
+    mnk: tuple[int, int, int],
+    sms: int = H100_SMS,
+    bias: bool = False,
+    widths: bool = True,
+    swappable: bool = False,
+    *,
+    k_rows_in_sectors: bool = True,
 ) -> TunedConfig:
     """The cooperative 128×256 tile (deferred epilogue), a ping-pong tile of :data:`PINGPONG_REUSE_COST`,
     split-K on the last wave (:func:`split_tail`) or the aligned split (:func:`aligned_split`), whichever
     scores best: its :func:`wave_fill`, ping-pong's times ``1 + hidden × SHORT_K / K − reuse``
-    (:data:`PINGPONG_HIDDEN_EPILOGUE`), the splits' own scores, and where ``swappable`` (no bias, B as
-    (N, K)) and K > ``SHORT_K`` the swapped tiles' :func:`swapped_score` times their :data:`SWAPPED_MERIT`;
-    the earlier on a tie.
+    (:data:`PINGPONG_HIDDEN_EPILOGUE`; less :data:`PINGPONG_UNSECTORED_K_COST` unless ``k_rows_in_sectors``:
+    :func:`rows_in_sectors`), the splits' own scores, and where ``swappable`` (no bias, B as
+    (N, K)) and K > ``SHORT_K`` the 192-row tiles of :data:`TALL_MERIT` (their :func:`area_score`) and the
+    swapped ones (their :func:`swapped_score`) times their merit; the earlier on a tie.
     For every shape past the fill rules where stream-K does not pay (:func:`stream_k_pays`).
 
     H100, with PDL, ours / torch, cooperative → ping-pong: 3072²×2048 0.80 → 1.00 (144 cluster-tiles: 2.2
@@ -412,7 +520,8 @@ def wave_balance(
     for pingpong, reuse in PINGPONG_REUSE_COST + between:
         if bias and (pingpong.tile_m, pingpong.tile_n) in SMALL_M_BIAS_SPILLS:
             continue
-        score = wave_fill(pingpong, m, n, sms) * (1 + hidden * SHORT_K / k - reuse)
+        unsectored = 0.0 if k_rows_in_sectors else PINGPONG_UNSECTORED_K_COST
+        score = wave_fill(pingpong, m, n, sms) * (1 + hidden * SHORT_K / k - reuse - unsectored)
         if pingpong.tile_n not in POWER_OF_TWO_WIDTHS:  # as the narrower cooperative tiles: the columns past N
             score *= useful_cols(n, pingpong.tile_n) / useful_cols(n, 256)
         if score > best_score:
@@ -424,6 +533,10 @@ def wave_balance(
     for split in (split_tail(mnk, sms), aligned_split(mnk, sms)):
         if split is not None and split[1] > best_score:
             best, best_score = split
+    for tall, merit in TALL_MERIT if swappable and widths and k > SHORT_K else ():
+        score = area_score(tall, m, n, sms) * merit
+        if score > best_score:
+            best, best_score = tall, score
     for swapped, merit in SWAPPED_MERIT if swappable and widths and k > SHORT_K else ():
         score = swapped_score(swapped, m, n, sms) * merit
         if score > best_score:
@@ -593,6 +706,14 @@ def decide(
             f"M = {m} ≤ {SMALL_M}, K = {k}: split at one k, 128×128 tiles keep {busy:.0%} of the clusters' turns busy"
         )
         return Decision(small, "small M", facts)
+    if small is not None and small.split_k > 1:
+        held = small.one_wave_clusters(m, n)
+        facts = (
+            f"M = {m} ≤ {SMALL_M}, K = {k}: {-(-m // small.tile_m)} row tiles (odd), split-K in {small.split_k} of "
+            f"{small.tile_m}×{small.tile_n} tiles holds {held} of {clusters} clusters in one wave, all parts at k 0 "
+            f"or K / {small.split_k}"
+        )
+        return Decision(staged(small), "small M", facts)
     if small is not None:
         cost = small_m_tile_cost(mnk, (small.tile_m, small.tile_n), sms)
         wide = small_m_cost(mnk, (128, 256), sms, row_pairs=True)
@@ -611,7 +732,8 @@ def decide(
         if turned < small_m_cost((n, m, k), (256, 128), sms):
             facts = f"N = {n} ≤ {SMALL_M}: this tile streams fewer rows of A ({turned:.0f}) than 256×128"
             return Decision(staged(narrow), "small N", facts)
-    filled = fill(mnk, sms, problem.bias, widths)
+    in_sectors = rows_in_sectors(k, problem.element_bytes)
+    filled = fill(mnk, sms, problem.bias, widths, k_rows_in_sectors=in_sectors)
     if filled is not None:
         facts = f"{waves}: fewer tiles than SMs, and this ping-pong tile streams fewer rows per SM"
         return Decision(staged(filled), "fill the SMs", facts)
@@ -620,7 +742,7 @@ def decide(
         facts = f"{waves}, K = {k} > {SHORT_K}: the last wave ({partial} of {clusters} clusters) is split by k"
         return Decision(COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_remainder=True), "stream-K", facts)
     swappable = swap and not problem.bias and problem.b_major == "k" and problem.c_major == "n"
-    balanced = wave_balance(mnk, sms, problem.bias, widths, swappable)
+    balanced = wave_balance(mnk, sms, problem.bias, widths, swappable, k_rows_in_sectors=in_sectors)
     whole = wave_fill(COOPERATIVE_DEFERRED, m, n, sms)
     if balanced.swap_ab:
         turned = balanced.cluster_tiles(n, m)
@@ -635,6 +757,11 @@ def decide(
     else:
         share = wave_fill(balanced, m, n, sms)
         facts = f"{waves}: this tile keeps {share:.0%} of the clusters' turns busy (128×256: {whole:.0%}), at K = {k}"
+    if not in_sectors:
+        facts += (
+            f"; rows of K ({k * problem.element_bytes} bytes) end off a {SECTOR_BYTES}-byte sector: ping-pong "
+            f"weighed {PINGPONG_UNSECTORED_K_COST} lower"
+        )
     return Decision(staged(balanced), "wave balance", facts)
 
 

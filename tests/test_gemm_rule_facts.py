@@ -1,0 +1,94 @@
+"""The table's rules that go by the operands' layout and the tile's shape rather than the wave count alone:
+rows of K that end off a 32-byte sector, the 192×192 cooperative tile, the 64×128 fill tile and split-K in
+one wave for an odd count of row tiles (``gemm_modes.autotable``)."""
+
+from __future__ import annotations
+
+from gemm_modes.autotable import (
+    TALL_MERIT,
+    PINGPONG_128x192,
+    decide,
+    one_wave_split_k,
+    rows_in_sectors,
+    small_m_split,
+    wave_balance,
+    whole_tiles,
+)
+from hopper_gemm.config import Problem, Schedule
+
+BF16 = Problem("bf16")
+TALL = TALL_MERIT[0][0]
+
+
+def test_rows_in_sectors_counts_bytes_not_elements():
+    """A row of K starts on a 32-byte sector when K × element bytes is a multiple of 32: 3000 bf16 elements
+    (6000 bytes) do not, 6000 (12000 bytes) and 4096 do, and 1000 fp32 elements (4000 bytes) do."""
+    assert not rows_in_sectors(3000, 2) and not rows_in_sectors(1000, 2) and not rows_in_sectors(5000, 2)
+    assert rows_in_sectors(6000, 2) and rows_in_sectors(4096, 2) and rows_in_sectors(1000, 4)
+
+
+def test_ping_pong_pays_for_rows_off_a_sector():
+    """At 3000³ ping-pong 128×192 wins the wave balance on fill alone; with its sector cost the 192×192 tile
+    wins, and the explain line names the cost. Where the rows fill whole sectors (3072³, 2432²×6000) the
+    ping-pong tile stays."""
+    assert wave_balance((3000, 3000, 3000), swappable=True) == PINGPONG_128x192
+    assert wave_balance((3000, 3000, 3000), swappable=True, k_rows_in_sectors=False) == TALL
+    decision = decide(BF16, (3000, 3000, 3000))
+    assert decision.config == TALL
+    assert "rows of K (6000 bytes) end off a 32-byte sector: ping-pong weighed 0.08 lower" in decision.line()
+    for mnk in ((3072, 3072, 3072), (2432, 2432, 6000)):
+        assert decide(BF16, mnk).config.schedule is Schedule.PINGPONG, mnk
+    # without a tile that may split its warpgroups along N the cost moves 3000³ to a cooperative 128-row tile
+    assert decide(Problem("bf16", bias=True), (3000, 3000, 3000)).config.tile_m == 128
+
+
+def test_the_192_tile_only_where_its_warpgroups_may_split_n():
+    """Cooperative 192×192 (warpgroups along N) where it fills the waves 128-row tiles cannot (2104²×4096:
+    121 tiles of 192×192 pad to 132 in 2×1 clusters, one wave), past K = 2048 only, never with a bias, B as
+    (K, N) (a warpgroup's 96 columns start inside a swizzle atom) or where the widths are left out."""
+    assert (TALL.tile_m, TALL.tile_n, TALL.wg_split, TALL.swap_ab) == (192, 192, "n", False)
+    decision = decide(BF16, (2104, 2104, 4096))
+    assert decision.config == TALL
+    assert "this tile keeps 100% of the clusters' turns busy (128×256: 61%)" in decision.line()
+    for problem in (Problem("bf16", bias=True), Problem("bf16", b_major="n")):
+        assert decide(problem, (2104, 2104, 4096)).config.wg_split == "m", problem
+    assert decide(BF16, (2104, 2104, 4096), widths=False).config.wg_split == "m"
+    assert decide(BF16, (2112, 2112, 2048)).config.wg_split == "m"  # K ≤ 2048: not measured
+    assert decide(BF16, (4096, 4096, 4096)).config.tile_m == 128  # 128×256 fills 97 %, 192×192 92 %
+
+
+def test_the_fill_rule_turns_its_one_warpgroup_tile_to_64x128():
+    """At equal streamed rows the fill rule takes 64×128 (one m64n128 wgmma per k-step) over 128×64 where
+    M ≥ N, K ≤ 2048 and K's rows fill whole sectors; otherwise 128×64 as before."""
+
+    def tile(mnk):
+        config = decide(BF16, mnk).config
+        return config.schedule, config.tile_m, config.tile_n, config.cluster_m, config.cluster_n
+
+    pp = Schedule.PINGPONG
+    assert tile((1024, 1024, 1024)) == (pp, 64, 128, 1, 2)
+    assert tile((896, 896, 896)) == (pp, 64, 128, 2, 1)  # 7 column tiles cannot pair, 14 row tiles can
+    assert tile((1000, 1000, 1000)) == (pp, 128, 64, 1, 2)  # 2000-byte rows: off a sector
+    assert tile((640, 1536, 2048)) == (pp, 128, 64, 1, 2)  # M < N
+    assert whole_tiles(BF16, (1024, 1024, 4096)).tile_m == 128  # past SHORT_K
+
+
+def test_split_k_in_one_wave_for_an_odd_count_of_row_tiles():
+    """M = 384 (three row tiles): split-K in 2 of 128×192 tiles in 1×2 clusters holds all 66 clusters in
+    one wave and beats the aligned split's score; with an even row count (256) or a single row tile the
+    aligned split stays, and where N's column tiles cannot pair (5120 / 192: 27) 128×192 is not weighed."""
+    parts = one_wave_split_k((384, 4096, 14336))
+    assert parts is not None
+    config, score = parts
+    assert (config.tile_m, config.tile_n, config.cluster_m, config.cluster_n, config.split_k) == (128, 192, 1, 2, 2)
+    assert score == 66 / 66 * 4096 / (22 * 192)
+    decision = decide(BF16, (384, 4096, 14336))
+    picked = decision.config  # with the staging in the A/B ring (one part per CTA) and the plain stage count
+    assert picked.staging_in_ring and picked.with_(staging_in_ring=False, ab_stages=None) == config
+    assert "3 row tiles (odd), split-K in 2 of 128×192 tiles holds 66 of 66 clusters in one wave" in decision.line()
+    assert small_m_split((384, 4096, 8192))[0] == config
+    for mnk in ((256, 5120, 13824), (128, 11008, 14336)):
+        assert small_m_split(mnk)[0].stream_k_aligned, mnk
+    wide = one_wave_split_k((384, 5120, 13824))[0]  # 128×256: 20 column tiles pair, 30 × 2 parts fit
+    assert (wide.tile_n, wide.split_k) == (256, 2)
+    assert one_wave_split_k((384, 4096, 1024)) is None  # 16 k-tiles: parts of 8 are too short
