@@ -252,6 +252,35 @@ def test_auto_wave_balance_picks_match_torch(mnk, bias):
     _run(*mnk, "bf16", "nk", "auto", bias=bias)
 
 
+#: Shapes where the table goes by the operands' layout or the tile's shape (tests/test_gemm_rule_facts.py):
+#: the kind of tile it picks there, ragged edges and rows of K off a 32-byte sector included.
+LAYOUT_RULE_PICKS = {
+    (1024, 1024, 1024): ("pingpong", 64, 128, 1),  # the fill tile turned to 64×128
+    (904, 896, 2048): ("pingpong", 64, 128, 1),
+    (2104, 2104, 4096): ("cooperative", 192, 192, 1),  # 192×192, warpgroups along N
+    (3000, 3000, 3000): ("cooperative", 192, 192, 1),  # ping-pong pays for 6000-byte rows
+    (3000, 2990, 5000): ("cooperative", 192, 192, 1),
+    (384, 4096, 8192): ("cooperative", 128, 192, 2),  # split-K in one wave, three row tiles
+    (330, 4088, 12000): ("cooperative", 128, 192, 2),
+}
+
+
+@pytest.mark.parametrize("mnk", list(LAYOUT_RULE_PICKS), ids=lambda s: "x".join(map(str, s)))
+def test_auto_layout_rule_picks_match_torch(mnk):
+    """The table's picks by layout and tile shape (the 64×128 fill tile, cooperative 192×192, split-K of
+    128×192 in one wave) match torch on ragged shapes and repeat bit for bit."""
+    torch = _torch()
+    from gemm_modes.autotable import decide
+    from hopper_gemm.config import Problem
+
+    picked = decide(Problem("bf16"), mnk, 132).config
+    assert (picked.schedule.value, picked.tile_m, picked.tile_n, picked.split_k) == LAYOUT_RULE_PICKS[mnk]
+    a, b, _, first = _run(*mnk, "bf16", "nk", "auto")
+    from hopper_gemm.api import gemm
+
+    assert torch.equal(first, gemm(a, b, schedule="auto"))
+
+
 @pytest.mark.parametrize(
     "mnk", [(1000, 1000, 8000), (300, 2000, 9000), (2040, 260, 8200), (520, 520, 4096), (800, 1500, 8000)]
 )
