@@ -17,12 +17,17 @@ streams fewer rows         between the powers of two where they     256×8192² 
                            number of row tiles; where it idles      256×5120×13824 +11 … +15 %; 128×176 at
                            clusters at K ≥ 8192, 128×128 split at   384×14336×4096 0.85 → 0.89, 128×144 at
                            one k (:func:`small_m_split`)            128×18432×7168 0.96 → 1.03
+                           or, for an odd row count past one,       split-K in one wave (H200): 384×4096×
+                           split-K in 2 parts in one wave           14336 0.88 → 1.00, ×8192 0.84 → 0.94
+                           (:func:`one_wave_split_k`)
 N ≤ 512                    :func:`small_n`: the same rule turned    8192×256×8192 0.66 → 1.02, 4096×128×8192
                            (cluster 1×2), unless the cooperative    0.37 → 0.98, 8192×256×1024 0.98 → 1.30
                            tile streams no more rows per SM
 fewer cooperative 128×256  :func:`fill`: the ping-pong tile of      1024²×8192 0.41 → 0.85, 1024×2048×8192
 tiles than SMs             least cost if it beats the cooperative   0.57 → 0.93, 1536²×4096 0.72 → 0.87 →
                            one; cluster 1×2                         0.98 (128×144), 1024²×2048 0.62 → 1.03
+                           (64×128 before 128×64 where M ≥ N,       64×128 (H200): 1024³ 0.91 → 1.01,
+                           K ≤ 2048 and K's rows fill sectors)      1024²×2048 0.85 → 0.92
 K > 2048 and               cooperative 128×256 c2×1, stream-K      8192³ 1.07–1.09, 5120²×8192 0.92 →
 stream_k_pays(): ≥ 6       remainder mode, deferred epilogue       1.02; before 6 whole waves or past 0.6
 whole waves and a partial  (8 chunks)                              the aligned split ran level or ahead
@@ -41,6 +46,10 @@ otherwise                  :func:`wave_balance`: cooperative        4096³ 1.02,
                            without a bias, swapped 192×176          8192 1.02 → 1.07, 4352²×8192 1.00 → 1.02;
                            (:data:`SWAPPED_MERIT`: Cᵀ = B·Aᵀ)       swapped (H200): 4104³ 0.93 → 0.975,
                                                                     808×4776×4096 0.79 → 0.98
+                           and cooperative 192×192                  192×192 (H200): 3000³ 0.94 → 0.98,
+                           (:data:`TALL_MERIT`); ping-pong pays     2104²×4096 0.76 → 0.94, 1536×3072×
+                           for rows of K off a 32-byte sector       4096 0.85 → 1.00
+                           (:data:`PINGPONG_UNSECTORED_K_COST`)
 =========================  ======================================  ==========================================
 
 Every ping-pong pick gets the staging in the ring where each CTA owns one tile
