@@ -409,12 +409,59 @@ def _flags(row: Row, torch_err: float) -> str:
 WITHOUT_WIDTHS = "auto-without-widths"
 
 
+@dataclass(frozen=True)
+class OtherTable:
+    """A second table of rules run beside auto's in the same rounds, where it picks otherwise: ``name`` is
+    the contender's, ``label`` the summary line's, ``decide`` the table's ``autotable.decide`` (``Problem,
+    mnk, sms`` → its ``Decision``)."""
+
+    name: str
+    label: str
+    decide: Any
+
+
+def without_widths_table() -> OtherTable:
+    """The table without the tile widths between the powers of two (``decide(widths=False)``)."""
+    from gemm_modes.autotable import decide
+
+    return OtherTable(
+        WITHOUT_WIDTHS,
+        "the table without the widths between the powers of two",
+        lambda problem, mnk, sms: decide(problem, mnk, sms, widths=False),
+    )
+
+
+def table_from_file(path: str) -> OtherTable:
+    """The rules of another ``autotable.py`` (say an older revision's: ``git show REV:contrib/gemm_modes/
+    autotable.py > old.py``), loaded as a module of ``gemm_modes`` beside the current one. ``ValueError``
+    naming the problem where the file is missing, does not load, or has no ``decide``."""
+    import importlib.util
+
+    import gemm_modes
+
+    source = Path(path)
+    if not source.is_file():
+        raise ValueError(f"--against-table {path}: no such file")
+    name = f"{gemm_modes.__name__}._against_{source.stem}"
+    spec = importlib.util.spec_from_file_location(name, source)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # its dataclasses look their module up by name
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:  # a user's file: say which and why, not a traceback into it
+        del sys.modules[name]
+        raise ValueError(f"--against-table {path} does not load as gemm_modes' table: {error!r}") from error
+    if not callable(getattr(module, "decide", None)):
+        raise ValueError(f"--against-table {path} has no decide(problem, mnk, sms): not an autotable.py")
+    return OtherTable(f"table-{source.stem}", f"the table of {source.name}", module.decide)
+
+
 def sweep(
     torch: Any,
     shapes: list[tuple],
     alternatives: list[str] = (),
     torch_kernels: bool = False,
-    without_widths: bool = False,
+    other: OtherTable | None = None,
 ) -> int:
     """Auto's pick (with PDL, as ``gemm()`` launches it) on every shape against torch, interleaved per shape
     with the ``alternatives`` (CANDIDATES' names, also with PDL): one line per shape with the table's
@@ -427,8 +474,8 @@ def sweep(
     caller of ``torch.matmul`` outside a graph sees), and the ratio against it. ``torch_kernels``: also
     the kernel torch ran and its GPU time as CUPTI sees it (cuBLAS's kernel names encode its tile and
     cluster: ``nvjet_sm90_tst_256x128_64x4_1x2_…`` is 256×128 tiles, 64-deep k-tiles in 4 stages, cluster
-    1×2). ``without_widths``: where the table without the widths between the powers of two
-    (``decide(widths=False)``) picks otherwise, that pick runs too, as ``auto-without-widths``."""
+    1×2). ``other``: where another table (:func:`without_widths_table`, :func:`table_from_file`) picks
+    otherwise, its pick runs too, under its name, and gets a summary line of its own."""
     import math
 
     from gemm_modes.autotable import decide
@@ -449,20 +496,21 @@ def sweep(
         config = without_unheld_split_k(decision.config, m, n)
         CANDIDATES["auto"] = without_unheld_ring_staging(config, m, n).with_(pdl=True)
         names = ["auto", *alternatives]
-        if without_widths:  # the table before the widths between the powers of two, where it picks otherwise
-            before = decide(Problem(dtype, bias=bias), (m, n, k), sms, widths=False).config
+        if other is not None:  # the other table's pick, where it differs
+            before = other.decide(Problem(dtype, bias=bias), (m, n, k), sms).config
             before = without_unheld_ring_staging(without_unheld_split_k(before, m, n), m, n).with_(pdl=True)
             if before != CANDIDATES["auto"]:
-                CANDIDATES[WITHOUT_WIDTHS] = before
-                names.append(WITHOUT_WIDTHS)
+                CANDIDATES[other.name] = before
+                names.append(other.name)
         rows, _ = bench_shape(shape, names, torch, skip_invalid=True, graph=True)
         (eager,) = [r for r in rows if r.name == "torch eager"]
         rows = [r for r in rows if r is not eager]
         auto = rows[0]
         ratios.append(auto.ratio)
         eager_ratios.append(eager.us / auto.us)
-        best_ratios.append(max(r.ratio for r in rows if r.name != WITHOUT_WIDTHS))
-        before_ratios.append(next((r.ratio for r in rows if r.name == WITHOUT_WIDTHS), auto.ratio))
+        other_name = other.name if other is not None else None
+        best_ratios.append(max(r.ratio for r in rows if r.name != other_name))
+        before_ratios.append(next((r.ratio for r in rows if r.name == other_name), auto.ratio))
         exact = "bit-exact repeat" if auto.repeat_exact else "REPEAT DIFFERS"
         print(
             f"{f'{m}×{n}×{k}':>18} {dtype:>5} {auto.us:9.1f} µs, torch {auto.torch_us:9.1f} µs (eager {eager.us:.1f}), "
@@ -472,8 +520,8 @@ def sweep(
         )
         if len(rows) > 1:
             others = ", ".join(f"{r.name} {r.ratio:.3f}{_flags(r, eager.rel_err)}" for r in rows[1:])
-            if WITHOUT_WIDTHS in names:  # name the other table's pick: the A/B reads without a lookup
-                others += f" ({CANDIDATES[WITHOUT_WIDTHS].describe()})"
+            if other is not None and other.name in names:  # name the other table's pick: no lookup needed
+                others += f" ({CANDIDATES[other.name].describe()})"
             print(f"{'':>24}{others}", flush=True)
         if torch_kernels:
             span = kernel_spans(graphed(shape_inputs(shape, torch)[-1], BATCH))
@@ -492,8 +540,8 @@ def sweep(
     print(summary("auto against torch called eagerly", eager_ratios))
     if alternatives:
         print(summary("best contender per shape", best_ratios))
-    if without_widths:
-        print(summary("the table without the widths between the powers of two", before_ratios))
+    if other is not None:
+        print(summary(other.label, before_ratios))
     return 0
 
 
@@ -522,10 +570,17 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="with --sweep: also every tile width between the powers of two (WIDTHS), both clusters",
     )
-    parser.add_argument(
+    tables = parser.add_mutually_exclusive_group()
+    tables.add_argument(
         "--without-widths",
         action="store_true",
         help="with --sweep: also the table's pick without the tile widths between the powers of two, where it differs",
+    )
+    tables.add_argument(
+        "--against-table",
+        metavar="PATH",
+        help="with --sweep: also the pick of the rules in another autotable.py (e.g. `git show "
+        "REV:contrib/gemm_modes/autotable.py > old.py`), where it differs, in the same rounds",
     )
     parser.add_argument(
         "--torch-kernels", action="store_true", help="with --sweep: also the kernel torch ran per shape (CUPTI)"
@@ -534,6 +589,14 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [name for name in (args.configs or "").split(",") if name and name not in CANDIDATES]
     if unknown:
         parser.error(f"--configs: {', '.join(unknown)} not in CANDIDATES (allowed: {', '.join(CANDIDATES)})")
+    other = without_widths_table() if args.without_widths else None
+    if args.against_table:
+        if not args.sweep:
+            parser.error("--against-table needs --sweep")
+        try:
+            other = table_from_file(args.against_table)
+        except ValueError as error:
+            parser.error(str(error))
     if args.sweep:
         shapes = HELD_OUT if args.held_out else SWEEP
         if args.shapes:  # rows of the tables as they are; other shapes bf16 without bias
@@ -549,7 +612,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.sweep:
         alternatives = args.configs.split(",") if args.configs else []
         alternatives += [name for name in WIDTHS if args.widths and name not in alternatives]
-        return sweep(torch, shapes, alternatives, args.torch_kernels, args.without_widths)
+        return sweep(torch, shapes, alternatives, args.torch_kernels, other)
     default = QUICK if args.quick else [n for n in CANDIDATES if n not in DIAGNOSTIC]
     names = args.configs.split(",") if args.configs else default
     # With PDL, back-to-back launches of one configuration overlap one's set-up with the other's tail.

@@ -85,3 +85,49 @@ def test_each_row_carries_torchs_time_over_ours_round_by_round():
     assert auto.us == 120.0 / 1.02 and auto.torch_us == 120.0 and eager.by_round is None
     assert [round(v, 6) for v in auto.by_round] == [1.02, 1.02, 1.02]
     assert gemm._by_round(auto) == " [by round 1.020: 1.020–1.020]" and gemm._by_round(eager) == ""
+
+
+def test_against_table_loads_another_autotable_beside_the_current_one(tmp_path):
+    """``--sweep --against-table PATH``: another revision's ``autotable.py`` loads as a module of
+    ``gemm_modes`` beside the current table (its relative imports resolve), and its ``decide`` is what the
+    sweep runs beside auto's; the current file loaded so decides as the table in use."""
+    import gemm
+    from gemm_modes.autotable import decide
+    from hopper_gemm.config import Problem
+
+    copy = tmp_path / "autotable_old.py"
+    source = (ROOT / "contrib" / "gemm_modes" / "autotable.py").read_text()
+    # an older table: the 192×192 tile's merit so low it never wins
+    copy.write_text(source.replace('wg_split="n")), 0.95),)', 'wg_split="n")), 0.5),)'))
+    other = gemm.table_from_file(str(copy))
+    assert (other.name, other.label) == ("table-autotable_old", "the table of autotable_old.py")
+    problem = Problem("bf16")
+    assert decide(problem, (3000, 3000, 3000), 132).config.tile_m == 192
+    assert other.decide(problem, (3000, 3000, 3000), 132).config.tile_m == 128
+    assert other.decide(problem, (4096, 4096, 4096), 132).config == decide(problem, (4096, 4096, 4096), 132).config
+    plain = gemm.without_widths_table().decide(problem, (1536, 1536, 1536), 132).config
+    assert (plain.tile_n, decide(problem, (1536, 1536, 1536), 132).config.tile_n) == (192, 144)
+
+
+def test_against_table_refuses_what_is_not_a_table(tmp_path, capsys):
+    """A missing file, a file that does not load, one without ``decide``, or the option without ``--sweep``
+    (or beside ``--without-widths``) are refused by argparse, naming the file and the problem."""
+    import gemm
+    import pytest
+
+    broken = tmp_path / "broken.py"
+    broken.write_text("from .nowhere import decide\n")
+    empty = tmp_path / "empty.py"
+    empty.write_text("RULES = ()\n")
+    cases = {
+        ("--sweep", "--against-table", str(tmp_path / "missing.py")): "missing.py: no such file",
+        ("--sweep", "--against-table", str(broken)): "does not load as gemm_modes' table",
+        ("--sweep", "--against-table", str(empty)): "has no decide(problem, mnk, sms)",
+        ("--against-table", str(empty)): "--against-table needs --sweep",
+        ("--sweep", "--without-widths", "--against-table", str(empty)): "not allowed with argument",
+    }
+    for argv, message in cases.items():
+        with pytest.raises(SystemExit) as exit_info:
+            gemm.main(list(argv))
+        assert exit_info.value.code == 2
+        assert message in capsys.readouterr().err, argv
