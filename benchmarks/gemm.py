@@ -184,6 +184,10 @@ CANDIDATES = {
     "pp192x112c12": tuned_config(192, 112, 1, 2, P),
     "pp192x112c21": tuned_config(192, 112, 2, 1, P),
     "pp192x128c12": tuned_config(192, 128, 1, 2, P),
+    "pp192x128c21": tuned_config(192, 128, 2, 1, P),
+    "pp192x64c21": tuned_config(192, 64, 2, 1, P),
+    "pp192x96c21": tuned_config(192, 96, 2, 1, P),
+    "coop128x224c21r": tuned_config(128, 224, 2, 1, C, staging_in_ring=True),
     # warpgroups along N (each every row, half the columns): cuBLAS's 192×192 "coopB" (3000³: 256 tiles)
     "coop192x192c12n": tuned_config(192, 192, 1, 2, C, wg_split="n"),
     "coop192x192c21n": tuned_config(192, 192, 2, 1, C, wg_split="n"),

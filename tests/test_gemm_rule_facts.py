@@ -92,3 +92,26 @@ def test_split_k_in_one_wave_for_an_odd_count_of_row_tiles():
     wide = one_wave_split_k((384, 5120, 13824))[0]  # 128×256: 20 column tiles pair, 30 × 2 parts fit
     assert (wide.tile_n, wide.split_k) == (256, 2)
     assert one_wave_split_k((384, 4096, 1024)) is None  # 16 k-tiles: parts of 8 are too short
+
+
+def test_one_tile_per_cta_stages_in_the_ring_instead_of_deferring():
+    """A deferred epilogue hides each tile's stores under the next tile's k-loop; where the cluster-tiles
+    fit the clusters at once there is no next tile, so the pick stages in the A/B ring instead (512×7168×2048:
+    64 cluster-tiles of 128×224 for 66 clusters). Past one wave the deferred epilogue stays; stream-K's and
+    split picks keep their own epilogues."""
+    one = decide(BF16, (512, 7168, 2048)).config
+    assert (one.tile_n, one.deferred_chunks, one.staging_in_ring) == (224, 0, True)
+    many = decide(BF16, (512, 14336, 4096)).config  # 128 cluster-tiles of 128×224
+    assert (many.tile_n, many.deferred_chunks, many.staging_in_ring) == (224, 7, False)
+    assert decide(BF16, (8192, 8192, 8192)).config.stream_k  # stream-K: its own store path
+
+
+def test_a_pair_of_192_row_tiles_where_128_row_tiles_take_three():
+    """The small-M rule weighs ping-pong 192×112 in a 2×1 cluster (each B tile multicast to both row tiles)
+    for 256 < M ≤ 384, past one wave: 320×14336×4096 (the second tile 128 of 192 rows) takes it; at M = 256
+    two 128-row tiles already pair, and at M = 448 192-row tiles take three."""
+    tall = decide(BF16, (320, 14336, 4096)).config
+    assert (tall.schedule, tall.tile_m, tall.tile_n, tall.cluster_m) == (Schedule.PINGPONG, 192, 112, 2)
+    assert "2 row tiles of 192, each B tile multicast to a pair" in decide(BF16, (320, 14336, 4096)).line()
+    for m in (256, 448):
+        assert decide(BF16, (m, 14336, 4096)).config.tile_m == 128, m

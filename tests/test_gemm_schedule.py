@@ -169,8 +169,9 @@ def test_the_wave_balance_weighs_narrower_tiles():
 
     bf16 = Problem("bf16")
     narrow = {mnk: decide(bf16, mnk).config for mnk in ((512, 7168, 2048), (2560, 2560, 2560), (512, 14336, 4096))}
-    assert [(c.tile_n, c.deferred_chunks, c.stream_k) for c in narrow.values()] == [
-        (224, 7, False),
+    # 512×7168×2048: 64 cluster-tiles, one per CTA: the ring staging instead of the deferred epilogue
+    assert [(c.tile_n, c.deferred_chunks, c.staging_in_ring) for c in narrow.values()] == [
+        (224, 0, True),
         (208, 13, False),
         (224, 7, False),
     ]
@@ -646,8 +647,10 @@ def test_wave_balance_weighs_each_tiles_wave_fill_by_its_merit_at_this_k():
     assert picked((8192, 8192, 1024), bias=True) == PINGPONG_128x128
     assert picked((8192, 8192, 1792), bias=True) == PINGPONG_128x128
     assert picked((8192, 8192, 1856), bias=True) == COOPERATIVE_DEFERRED
-    for mnk in ((2048, 2048, 2048), (4096, 4096, 2048), (6144, 6144, 2048)):
+    for mnk in ((4096, 4096, 2048), (6144, 6144, 2048)):
         assert picked(mnk) == picked(mnk, bias=True) == COOPERATIVE_DEFERRED, mnk
+    # 2048³: 64 cluster-tiles, one per CTA: nothing to defer the epilogue under (single_wave_staging)
+    assert picked((2048, 2048, 2048)) == picked((2048, 2048, 2048), bias=True) == COOPERATIVE_128x256
     # 3072²: 144 cooperative cluster-tiles are 2.2 waves of 66; 384 ping-pong tiles 2.9 of 132
     assert picked((3072, 3072, 2048)) == PINGPONG_128x192
     assert picked((3072, 3072, 2048), bias=True) == PINGPONG_128x128
@@ -771,7 +774,10 @@ def test_the_single_wave_rule_puts_the_staging_in_the_ring_only_where_each_cta_o
     assert ring((256, 8192, 8192), problem=Problem("fp16", bias=True)) == 7
     assert ring((320, 8192, 8192)) == 5 and ring((128, 8192, 8192)) == 9  # 128×192, 128×64: no stage to gain
     assert ring((64, 8192, 8192)) == 14 and ring((64, 8192, 1024)) == 13  # 64×64
-    assert not ring((512, 8192, 8192))  # 128 cluster-tiles: two per CTA
+    # 64 cluster-tiles of the cooperative 128×256, one per CTA: its deferred epilogue gives way to the ring,
+    # with the plain 4 stages (both operands re-read by several cluster rows and columns)
+    assert ring((512, 8192, 8192)) == 4 and not pick(bf16, (512, 8192, 8192)).deferred_chunks
+    assert not ring((512, 14336, 8192))  # 112 cluster-tiles of 128×256: two per CTA
     # 60 clusters of two hold 64 cluster-tiles of 128×128 only in two waves
     assert not single_wave_staging(
         tuned_config(128, 128, 2, 1, "pingpong"), bf16, (256, 8192, 8192), 120

@@ -82,11 +82,13 @@ WITHIN = 0.01
 
 
 def candidates_for(mnk: tuple[int, int, int], bias: bool, sms: int = 132) -> dict[str, TunedConfig]:
-    """The contenders of a shape, launched with PDL: stream-K's remainder mode only past ``SHORT_K`` (never
-    taken below), its aligned mode where it splits a tile, and split-K on the last wave where
-    ``autotable.split_tail`` finds a part count (``coop-tail``)."""
-    from gemm_modes.autotable import SHORT_K, split_tail
+    """The contenders of a shape, launched with PDL and as ``gemm()`` would stage them
+    (``autotable.single_wave_staging``: one tile per CTA stages in the ring): stream-K's remainder mode only
+    past ``SHORT_K`` (never taken below), its aligned mode where it splits a tile, and split-K on the last
+    wave where ``autotable.split_tail`` finds a part count (``coop-tail``)."""
+    from gemm_modes.autotable import SHORT_K, single_wave_staging, split_tail
     from gemm_modes.launch import stream_k_split
+    from hopper_gemm.config import Problem
 
     clusters = sms // COOPERATIVE_DEFERRED.cluster_size
     aligned = stream_k_split(CANDIDATES[COOP_ALIGNED], mnk, clusters).sk_tiles > 0
@@ -96,15 +98,16 @@ def candidates_for(mnk: tuple[int, int, int], bias: bool, sms: int = 132) -> dic
     tail = split_tail(mnk, sms)
     if tail is not None:
         chosen[COOP_TAIL] = tail[0]
-    return {name: config.with_(pdl=True) for name, config in chosen.items()}
+    problem = Problem("bf16", bias=bias)
+    return {name: single_wave_staging(config, problem, mnk, sms).with_(pdl=True) for name, config in chosen.items()}
 
 
 def name_of_pick(mnk: tuple[int, int, int], bias: bool, sms: int) -> str:
-    """The contender ``schedule="auto"`` picks for the shape (its ring staging aside), or its description."""
+    """The contender ``schedule="auto"`` picks for the shape, or its description."""
     from gemm_modes.autotable import pick
     from hopper_gemm.config import Problem
 
-    chosen = pick(Problem("bf16", bias=bias), mnk, sms).with_(pdl=True, staging_in_ring=False)
+    chosen = pick(Problem("bf16", bias=bias), mnk, sms).with_(pdl=True)
     return next((n for n, c in candidates_for(mnk, bias, sms).items() if c == chosen), chosen.describe())
 
 

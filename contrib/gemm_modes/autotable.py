@@ -53,7 +53,8 @@ otherwise                  :func:`wave_balance`: cooperative        4096³ 1.02,
 =========================  ======================================  ==========================================
 
 Every ping-pong pick gets the staging in the ring where each CTA owns one tile
-(:func:`single_wave_staging`). Stream-K's wave mode (a whole wave split with the partial one) lost
+(:func:`single_wave_staging`), and so does every cooperative one, its deferred epilogue dropped (no next
+tile to hide it under). Stream-K's wave mode (a whole wave split with the partial one) lost
 where the waves are few (4096³ 0.88–0.97 against 0.97–0.99, 4352²×8192 0.84 against 0.92): each share
 computes tiles at k offsets no other cluster shares. The remainder mode splits only the partial wave
 and pays a fix-up (128 KiB of fp32 partials per CTA, written and read back) that a nearly full partial
@@ -104,10 +105,11 @@ SMALL_M = 512
 #: Small-M tiles, largest first (the fill rule above).
 SMALL_M_TILES = ((128, 192), (128, 176), (128, 144), (128, 128), (128, 112), (128, 64), (64, 128), (64, 64))
 #: A ping-pong tile of 192 rows (three m64 wgmmas of one warpgroup), weighed by the small-M rule only where
-#: M is an even number of such tiles, none padded (384 rows in two), and they are more than one wave.
+#: M is one pair of such tiles and three of 128 rows (256 < M ≤ 384), and they are more than one wave.
 #: H100, with PDL, 2026-11-28, ours / torch (``benchmarks/gemm.py --sweep --configs pp192x112c21``):
 #: 384×14336×4096 1.002 against 128×176's 0.880, 384×28672×8192 0.984 against 128×192's 0.852; cluster
-#: 1×2 0.943 / 0.984, 192×128 0.911 / 0.867.
+#: 1×2 0.943 / 0.984, 192×128 0.911 / 0.867. NVIDIA H200, 2026-11-28: 320×14336×4096 (the second tile 128
+#: rows of 192) 0.860 against 128×176 c1×2's 0.765.
 TALL_SMALL_M_TILE = (192, 112)
 #: The tile widths of the table without the ones between them (``decide(widths=False)``).
 POWER_OF_TWO_WIDTHS = (64, 128, 192, 256)
@@ -167,9 +169,9 @@ def small_m(
     tiles = [t for t in SMALL_M_TILES if not (t[0] == 128 and m <= 64)]  # no wgmma half on padding
     tiles = [t for t in tiles if t[1] in POWER_OF_TWO_WIDTHS or widths and pairs_evenly(mnk, t)]
     tiles = [t for t in tiles if not (bias and t in SMALL_M_BIAS_SPILLS)]
-    if widths and m % (2 * TALL_SMALL_M_TILE[0]) == 0 and _tiles(mnk, TALL_SMALL_M_TILE) > sms:
-        # Whole pairs of 192-row tiles past one wave, where it was measured (in one wave the staging would
-        # move into the A/B ring: a combination not run on a GPU with this tile).
+    if widths and 2 * SMALL_M_TILES[0][0] < m <= 2 * TALL_SMALL_M_TILE[0] and _tiles(mnk, TALL_SMALL_M_TILE) > sms:
+        # One pair of 192-row tiles where 128-row tiles take three, past one wave, where it was measured (in
+        # one wave the staging would move into the A/B ring: a combination not run on a GPU with this tile).
         tiles.insert(0, TALL_SMALL_M_TILE)
     tile_m, tile_n = min(tiles, key=lambda t: small_m_tile_cost(mnk, t, sms))  # min keeps the first of equals
     if small_m_cost(mnk, (128, 256), sms, row_pairs=True) < small_m_tile_cost(mnk, (tile_m, tile_n), sms):
@@ -576,6 +578,9 @@ RING_EXTRA_STAGE_MIN_K = 4096
 def single_wave_staging(config: TunedConfig, problem: Problem, mnk: tuple[int, int, int], sms: int) -> TunedConfig:
     """``config`` with ``staging_in_ring`` on where every CTA owns at most one tile (cluster-tiles ≤ the
     ``sms // cluster size`` clusters that fit at once; with split-K, cluster-tiles × parts), off otherwise;
+    there a deferred epilogue gives way to it: it runs each tile's stores under the next tile's k-loop, and
+    one tile per CTA has none (NVIDIA H200, 2026-11-28, ours / torch, cooperative 128×224 in the ring
+    against deferred in 7: 512×7168×2048 0.974 against 0.937, 256×14336×2048 1.022 against 0.987);
     the stage that frees is taken only for K ≥ :data:`RING_EXTRA_STAGE_MIN_K` (a part's K with split-K)
     and where one operand streams through once (a single cluster row or column of tiles); elsewhere the
     plain stage count is kept.
@@ -588,11 +593,14 @@ def single_wave_staging(config: TunedConfig, problem: Problem, mnk: tuple[int, i
     ping-pong 128×128 c1×2), ±1.3 % with split-K; where one streams once: −1.6 % at 256×8192², −0.9 % at
     256×4096×8192 (the deeper prefetch hides DRAM; with re-read operands it spreads the CTAs' k
     positions instead, and the L2 serves fewer of their loads)."""
-    plain = config.with_(staging_in_ring=False)
     m, n, k = mnk
+    one_wave = config.one_wave_clusters(m, n) <= sms // config.cluster_size
+    if config.deferred_chunks and one_wave and not config.stream_k:
+        config = config.with_(deferred_chunks=0)  # no next tile to defer the epilogue under
+    plain = config.with_(staging_in_ring=False)
     if config.swap_ab:
         return plain  # a swapped launch runs on the plain kernel
-    if config.stream_k or config.deferred_chunks or config.one_wave_clusters(m, n) > sms // config.cluster_size:
+    if config.stream_k or config.deferred_chunks or not one_wave:
         return plain
     if config.tile_m == TALL_SMALL_M_TILE[0] or config.wg_split == "n":
         return plain  # a 192-row tile with the staging in the ring has not run on a GPU; halves: no modes
@@ -732,7 +740,7 @@ def decide(
             f"{wide:.0f}) and keeps {busy:.0%} of the clusters' turns busy"
         )
         if (small.tile_m, small.tile_n) == TALL_SMALL_M_TILE:
-            facts += f"; {m // small.tile_m} row tiles of {small.tile_m}, each B tile multicast to a pair"
+            facts += f"; {-(-m // small.tile_m)} row tiles of {small.tile_m}, each B tile multicast to a pair"
         return Decision(staged(small), "small M", facts)
     if n <= SMALL_M:
         narrow = small_n(mnk, sms)

@@ -262,13 +262,18 @@ LAYOUT_RULE_PICKS = {
     (3000, 2990, 5000): ("cooperative", 192, 192, 1),
     (384, 4096, 8192): ("cooperative", 128, 192, 2),  # split-K in one wave, three row tiles
     (330, 4088, 12000): ("cooperative", 128, 192, 2),
+    (320, 14336, 4096): ("pingpong", 192, 112, 1),  # a pair of 192-row tiles, the second 128 rows deep
+    (300, 14000, 4104): ("pingpong", 192, 112, 1),
+    (512, 7168, 2048): ("cooperative", 128, 224, 1),  # one tile per CTA: ring staging, not deferred
+    (500, 7000, 2000): ("cooperative", 128, 224, 1),
 }
 
 
 @pytest.mark.parametrize("mnk", list(LAYOUT_RULE_PICKS), ids=lambda s: "x".join(map(str, s)))
 def test_auto_layout_rule_picks_match_torch(mnk):
     """The table's picks by layout and tile shape (the 64×128 fill tile, cooperative 192×192, split-K of
-    128×192 in one wave) match torch on ragged shapes and repeat bit for bit."""
+    128×192 in one wave, a pair of 192-row tiles, the ring staging where one tile per CTA leaves a deferred
+    epilogue nothing to hide under) match torch on ragged shapes and repeat bit for bit."""
     torch = _torch()
     from gemm_modes.autotable import decide
     from hopper_gemm.config import Problem
