@@ -622,10 +622,10 @@ def test_wave_balance_weighs_each_tiles_wave_fill_by_its_merit_at_this_k():
     and no 128×192)."""
     from gemm_modes.autotable import (
         COOPERATIVE_DEFERRED,
+        TALL_MERIT,
         COOPERATIVE_128x256,
         PINGPONG_128x128,
         PINGPONG_128x192,
-        TALL_MERIT,
         pick,
         split_tail,
         wave_fill,
