@@ -198,6 +198,12 @@ CANDIDATES = {
     "swap192x176c12n": tuned_config(192, 176, 1, 2, C, wg_split="n", swap_ab=True),
     "swap192x192c21n": tuned_config(192, 192, 2, 1, C, wg_split="n", swap_ab=True),
     "swap128x256c21": tuned_config(128, 256, 2, 1, C, swap_ab=True),
+    # M a little past a multiple of 128 (152 rows: two 128-row tiles, 59 % useful): computed as Cᵀ, M is the
+    # tile's second extent, 160 or 176 wide
+    "swappp128x160c21": tuned_config(128, 160, 2, 1, P, swap_ab=True),
+    "swap128x160c21": tuned_config(128, 160, 2, 1, C, swap_ab=True),
+    "swappp128x176c21": tuned_config(128, 176, 2, 1, P, swap_ab=True),
+    "swap128x176c21": tuned_config(128, 176, 2, 1, C, swap_ab=True),
     "coop128x256c21n": tuned_config(128, 256, 2, 1, C, wg_split="n"),
     "coop192x256c21n": tuned_config(192, 256, 2, 1, C, wg_split="n"),
     # cuBLAS's 64×128 (our M × N) at 1024³: one m64n128 wgmma per k-step instead of two m64n64

@@ -115,3 +115,27 @@ def test_a_pair_of_192_row_tiles_where_128_row_tiles_take_three():
     assert "2 row tiles of 192, each B tile multicast to a pair" in decide(BF16, (320, 14336, 4096)).line()
     for m in (256, 448):
         assert decide(BF16, (m, 14336, 4096)).config.tile_m == 128, m
+
+
+def test_small_m_past_a_multiple_of_128_swaps_so_no_row_tile_pads():
+    """M = 152: two 128-row tiles leave 104 rows of padding. Computed as Cᵀ = B·Aᵀ with ping-pong tiles of
+    128 rows along N and 160 columns along M (152 rounded up to 16), every streamed row of A is useful: the
+    rule takes it where its turned cost is 1.25× below the unswapped pick's, and says so. Never with a bias,
+    B as (K, N), K ≤ 2048 (unmeasured), M past 192 (one warpgroup's columns), or where 128-row tiles fit M."""
+    decision = decide(BF16, (152, 13056, 7680))
+    config = decision.config
+    assert config.swap_ab and (config.schedule, config.tile_m, config.tile_n, config.cluster_m) == (
+        Schedule.PINGPONG,
+        128,
+        160,
+        2,
+    )
+    assert "computed as Cᵀ = B·Aᵀ, 128×160 tiles along (N, M) pad no row past M and stream 303 rows" in (
+        decision.line()
+    )
+    assert decide(BF16, (192, 14336, 4096)).config.tile_n == 192
+    for problem in (Problem("bf16", bias=True), Problem("bf16", b_major="n")):
+        assert not decide(problem, (152, 13056, 7680)).config.swap_ab, problem
+    for mnk in ((152, 13056, 2048), (208, 13056, 7680), (128, 14336, 4096), (176, 8192, 8192)):
+        assert not decide(BF16, mnk).config.swap_ab, mnk
+    assert not decide(BF16, (152, 13056, 7680), swap=False).config.swap_ab

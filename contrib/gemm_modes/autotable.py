@@ -192,6 +192,34 @@ def _tiles(mnk: tuple[int, int, int], tile: tuple[int, int]) -> int:
     return -(-mnk[0] // tile[0]) * -(-mnk[1] // tile[1])
 
 
+#: The swapped small-M tile's rows along N (ping-pong: one warpgroup's 128 rows, up to 192 columns along M).
+SWAPPED_SMALL_M_ROWS = 128
+#: How much cheaper by :func:`small_m_cost` the swapped tile must be: the cost overstates its gain (measured
+#: 1.29–1.57× where it predicted 1.67–2.5×, :func:`small_m_swapped`).
+SWAPPED_SMALL_M_MARGIN = 1.25
+
+
+def small_m_swapped(mnk: tuple[int, int, int], cost: float, sms: int = H100_SMS) -> tuple[TunedConfig, float] | None:
+    """For M ≤ 192 and K > ``SHORT_K``: C computed as Cᵀ = B·Aᵀ with ping-pong tiles of 128 rows along N
+    and M's width rounded up to 16 along M (one column tile: no row tile padded past M, where 128-row tiles
+    pad up to 127), cluster 2×1, and its :func:`small_m_cost` on the turned problem; taken where that is
+    :data:`SWAPPED_SMALL_M_MARGIN` times below ``cost`` (the unswapped pick's). None otherwise. NVIDIA H200,
+    2026-11-28, ours / torch, swapped ping-pong 128×160 or 128×176 against the unswapped pick (cooperative
+    128×208 or 128×256, ping-pong 128×128), in the same rounds: 152×13056×7680 0.955 against 0.674,
+    136×14336×4096 0.980 against 0.678, 144×14336×4096 0.988 against 0.718, 150×28672×8192 0.971 against
+    0.742, 168×15488×13760 0.981 against 0.759, 192×14336×4096 1.016 against 0.916, 144×8192×8192 0.842
+    against 0.536, 160×8192×8192 0.712 against 0.520, 136×18432×7168 0.714 against 0.526."""
+    m, n, k = mnk
+    width = -(-m // 16) * 16
+    if not 64 <= width <= 192 or k <= SHORT_K:  # measured at K = 4096 … 13760
+        return None
+    turned = small_m_cost((n, m, k), (SWAPPED_SMALL_M_ROWS, width), sms, row_pairs=True)
+    if turned * SWAPPED_SMALL_M_MARGIN >= cost:
+        return None
+    swapped = PINGPONG_128x128.with_(tile_m=SWAPPED_SMALL_M_ROWS, tile_n=width, swap_ab=True)
+    return swapped, turned
+
+
 def small_m_tile_cost(mnk: tuple[int, int, int], tile: tuple[int, int], sms: int = H100_SMS) -> float:
     """:func:`small_m_cost` of ``tile`` in the cluster :func:`small_m` gives it: 2×1 for an even number of
     row tiles, else 1×2 (an odd number of column tiles then pads one)."""
@@ -717,6 +745,21 @@ def decide(
         )
         return Decision(staged(parts), "split-K", facts)
     small = small_m(mnk, sms, problem.bias, widths) if m <= SMALL_M else None
+    swappable = swap and not problem.bias and problem.b_major == "k" and problem.c_major == "n"
+    if swappable and widths and m <= SMALL_M and (small is None or small.schedule is Schedule.PINGPONG):
+        unswapped = "the cooperative 128×256 tile" if small is None else f"{small.tile_m}×{small.tile_n}"
+        if small is None:
+            cost = small_m_cost(mnk, (128, 256), sms, row_pairs=True)
+        else:
+            cost = small_m_tile_cost(mnk, (small.tile_m, small.tile_n), sms)
+        turned = small_m_swapped(mnk, cost, sms)
+        if turned is not None:
+            config, turned_cost = turned
+            facts = (
+                f"M = {m} ≤ {SMALL_M}: computed as Cᵀ = B·Aᵀ, {config.tile_m}×{config.tile_n} tiles along (N, M) "
+                f"pad no row past M and stream {turned_cost:.0f} rows per useful output ({unswapped}: {cost:.0f})"
+            )
+            return Decision(config, "small M", facts)
     if small is not None and small.stream_k_aligned:
         busy = small_m_split(mnk, sms)[1]
         facts = (
@@ -758,7 +801,6 @@ def decide(
         whole, partial = divmod(tiles, clusters)
         facts = f"{waves}, K = {k} > {SHORT_K}: the last wave ({partial} of {clusters} clusters) is split by k"
         return Decision(COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_remainder=True), "stream-K", facts)
-    swappable = swap and not problem.bias and problem.b_major == "k" and problem.c_major == "n"
     balanced = wave_balance(mnk, sms, problem.bias, widths, swappable, k_rows_in_sectors=in_sectors)
     whole = wave_fill(COOPERATIVE_DEFERRED, m, n, sms)
     if balanced.swap_ab:

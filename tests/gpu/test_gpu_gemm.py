@@ -266,6 +266,8 @@ LAYOUT_RULE_PICKS = {
     (300, 14000, 4104): ("pingpong", 192, 112, 1),
     (512, 7168, 2048): ("cooperative", 128, 224, 1),  # one tile per CTA: ring staging, not deferred
     (500, 7000, 2000): ("cooperative", 128, 224, 1),
+    (150, 6000, 4104): ("pingpong", 128, 160, 1),  # swapped: 160 columns along M, no row tile past it
+    (140, 7000, 4096): ("pingpong", 128, 144, 1),
 }
 
 
@@ -273,7 +275,8 @@ LAYOUT_RULE_PICKS = {
 def test_auto_layout_rule_picks_match_torch(mnk):
     """The table's picks by layout and tile shape (the 64×128 fill tile, cooperative 192×192, split-K of
     128×192 in one wave, a pair of 192-row tiles, the ring staging where one tile per CTA leaves a deferred
-    epilogue nothing to hide under) match torch on ragged shapes and repeat bit for bit."""
+    epilogue nothing to hide under, Cᵀ = B·Aᵀ for M a little past 128) match torch on ragged shapes and
+    repeat bit for bit."""
     torch = _torch()
     from gemm_modes.autotable import decide
     from hopper_gemm.config import Problem
