@@ -201,11 +201,14 @@ SWAPPED_SMALL_M_ROWS = 128
 SWAPPED_SMALL_M_MARGIN = 1.25
 
 
-def small_m_swapped(mnk: tuple[int, int, int], cost: float, sms: int = H100_SMS) -> tuple[TunedConfig, float] | None:
+def small_m_swapped(
+    mnk: tuple[int, int, int], unswapped: TunedConfig | None, sms: int = H100_SMS
+) -> tuple[TunedConfig, float, float] | None:
     """For M ≤ 192 and K > ``SHORT_K``: C computed as Cᵀ = B·Aᵀ with ping-pong tiles of 128 rows along N
     and M's width rounded up to 16 along M (one column tile: no row tile padded past M, where 128-row tiles
-    pad up to 127), cluster 2×1, and its :func:`small_m_cost` on the turned problem; taken where that is
-    :data:`SWAPPED_SMALL_M_MARGIN` times below ``cost`` (the unswapped pick's). None otherwise. NVIDIA H200,
+    pad up to 127), cluster 2×1, with its :func:`small_m_cost` on the turned problem and the unswapped
+    pick's (``unswapped``: :func:`small_m`'s ping-pong tile, None for the cooperative 128×256 tile); taken
+    where the first is :data:`SWAPPED_SMALL_M_MARGIN` times below the second. None otherwise. NVIDIA H200,
     2026-11-28, ours / torch, swapped ping-pong 128×160 or 128×176 against the unswapped pick (cooperative
     128×208 or 128×256, ping-pong 128×128), in the same rounds: 152×13056×7680 0.955 against 0.674,
     136×14336×4096 0.980 against 0.678, 144×14336×4096 0.988 against 0.718, 150×28672×8192 0.971 against
@@ -215,11 +218,15 @@ def small_m_swapped(mnk: tuple[int, int, int], cost: float, sms: int = H100_SMS)
     width = -(-m // 16) * 16
     if not 64 <= width <= 192 or k <= SHORT_K:  # measured at K = 4096 … 13760
         return None
+    if unswapped is None:
+        cost = small_m_cost(mnk, (128, 256), sms, row_pairs=True)
+    else:
+        cost = small_m_tile_cost(mnk, (unswapped.tile_m, unswapped.tile_n), sms)
     turned = small_m_cost((n, m, k), (SWAPPED_SMALL_M_ROWS, width), sms, row_pairs=True)
     if turned * SWAPPED_SMALL_M_MARGIN >= cost:
         return None
     swapped = PINGPONG_128x128.with_(tile_m=SWAPPED_SMALL_M_ROWS, tile_n=width, swap_ab=True)
-    return swapped, turned
+    return swapped, turned, cost
 
 
 def small_m_tile_cost(mnk: tuple[int, int, int], tile: tuple[int, int], sms: int = H100_SMS) -> float:
@@ -342,11 +349,11 @@ def fill(
     (:data:`WIDE_BEFORE_TALL`, :func:`rows_in_sectors`). Cluster 1×2 (A multicast), 2×1 where that would pair an odd
     number of column tiles and not of row tiles: 1×2 measured the faster on all six such shapes of one
     H100 run, by up to 15 % (1024×1024×8192, 128×64), 2×1 within 1.5 % on one of them in another."""
-    m, n, _ = mnk
+    m, n, k = mnk
     if -(-m // 128) * -(-n // 256) >= sms:
         return None
     tiles = list(SMALL_M_TILES)
-    if k_rows_in_sectors and m >= n and mnk[2] <= SHORT_K:
+    if k_rows_in_sectors and m >= n and k <= SHORT_K:
         tiles.remove(WIDE_BEFORE_TALL[0])
         tiles.insert(tiles.index(WIDE_BEFORE_TALL[1]), WIDE_BEFORE_TALL[0])
     tiles = [t for t in tiles if not (bias and t in SMALL_M_BIAS_SPILLS)]
@@ -749,14 +756,10 @@ def decide(
     small = small_m(mnk, sms, problem.bias, widths) if m <= SMALL_M else None
     swappable = swap and not problem.bias and problem.b_major == "k" and problem.c_major == "n"
     if swappable and widths and m <= SMALL_M and (small is None or small.schedule is Schedule.PINGPONG):
-        unswapped = "the cooperative 128×256 tile" if small is None else f"{small.tile_m}×{small.tile_n}"
-        if small is None:
-            cost = small_m_cost(mnk, (128, 256), sms, row_pairs=True)
-        else:
-            cost = small_m_tile_cost(mnk, (small.tile_m, small.tile_n), sms)
-        turned = small_m_swapped(mnk, cost, sms)
+        turned = small_m_swapped(mnk, small, sms)
         if turned is not None:
-            config, turned_cost = turned
+            config, turned_cost, cost = turned
+            unswapped = "the cooperative 128×256 tile" if small is None else f"{small.tile_m}×{small.tile_n}"
             facts = (
                 f"M = {m} ≤ {SMALL_M}: computed as Cᵀ = B·Aᵀ, {config.tile_m}×{config.tile_n} tiles along (N, M) "
                 f"pad no row past M and stream {turned_cost:.0f} rows per useful output ({unswapped}: {cost:.0f})"
