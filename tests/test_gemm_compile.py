@@ -499,6 +499,7 @@ def test_warpgroups_along_n_each_issue_every_row_of_their_half():
         tuned_config(192, 176, 2, 1, Schedule.COOPERATIVE, wg_split="n"),
         tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE),
         tuned_config(128, 128, 1, 2, Schedule.PINGPONG),
+        tuned_config(128, 160, 2, 1, Schedule.PINGPONG),  # the swapped small-M tile (M = 152 → 160)
     ],
     ids=lambda c: c.describe(),
 )

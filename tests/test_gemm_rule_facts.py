@@ -139,3 +139,14 @@ def test_small_m_past_a_multiple_of_128_swaps_so_no_row_tile_pads():
     for mnk in ((152, 13056, 2048), (208, 13056, 7680), (128, 14336, 4096), (176, 8192, 8192)):
         assert not decide(BF16, mnk).config.swap_ab, mnk
     assert not decide(BF16, (152, 13056, 7680), swap=False).config.swap_ab
+
+
+def test_a_forced_swap_at_small_m_takes_ms_width_along_the_tile():
+    """``gemm(swap_ab=True)`` (``best_swapped``): for M ≤ 192 the swapped ping-pong tile with M's width
+    rounded up to 16 (64 at least), wherever the table itself would not swap; past 192 the swapped 192×176."""
+    from gemm_modes.autotable import SWAPPED_MERIT, best_swapped
+
+    for m, width in ((152, 160), (8, 64), (192, 192)):
+        forced = best_swapped((m, 4096, 1024))
+        assert forced.swap_ab and (forced.schedule, forced.tile_m, forced.tile_n) == (Schedule.PINGPONG, 128, width)
+    assert best_swapped((200, 4096, 4096)) == SWAPPED_MERIT[0][0]

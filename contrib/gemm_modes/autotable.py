@@ -714,8 +714,13 @@ def pick(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS, swap:
 
 
 def best_swapped(mnk: tuple[int, int, int], sms: int = H100_SMS) -> TunedConfig:
-    """The swapped tile of :data:`SWAPPED_MERIT` that scores best for a shape (``gemm(swap_ab=True)``)."""
+    """The swapped tile for ``gemm(swap_ab=True)``: for M ≤ 192 :func:`small_m_swapped`'s ping-pong tile (M's
+    width along the tile: 128×160 at M = 152 ran 0.958 of torch where cooperative 128×176 ran 0.857, H200),
+    else the tile of :data:`SWAPPED_MERIT` that scores best."""
     m, n, _ = mnk
+    width = -(-m // 16) * 16
+    if width <= 192:
+        return PINGPONG_128x128.with_(tile_m=SWAPPED_SMALL_M_ROWS, tile_n=max(64, width), swap_ab=True)
     return max(SWAPPED_MERIT, key=lambda c: swapped_score(c[0], m, n, sms) * c[1])[0]
 
 

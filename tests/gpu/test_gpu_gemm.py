@@ -149,6 +149,8 @@ SWAPPED = [
     ((192, 192), (1, 2), "cooperative", "n"),
     ((128, 256), (2, 1), "cooperative", "m"),
     ((128, 128), (1, 2), "pingpong", "m"),
+    ((128, 160), (2, 1), "pingpong", "m"),  # the small-M swap: M's width along the tile
+    ((128, 64), (2, 1), "pingpong", "m"),
 ]
 
 
