@@ -150,3 +150,17 @@ def test_a_forced_swap_at_small_m_takes_ms_width_along_the_tile():
         forced = best_swapped((m, 4096, 1024))
         assert forced.swap_ab and (forced.schedule, forced.tile_m, forced.tile_n) == (Schedule.PINGPONG, 128, width)
     assert best_swapped((200, 4096, 4096)) == SWAPPED_MERIT[0][0]
+
+
+def test_swap_false_keeps_to_tiles_a_comm_role_or_gate_can_join():
+    """``decide(swap=False)`` (the comm launcher, the ceiling study) and ``choose_config`` under an override
+    (the gated all-gather GEMM's ``stream_k=False``) leave out every tile that runs on the plain kernel only:
+    swapped tiles and 192-row tiles whose warpgroups split N."""
+    import gated_gemm
+
+    for mnk in ((3000, 3000, 3000), (2104, 2104, 4096), (152, 13056, 7680), (4104, 4104, 4104)):
+        plain = decide(BF16, mnk, swap=False).config
+        assert not plain.swap_ab and plain.wg_split == "m", mnk
+        alone = gated_gemm.alone_configuration(*mnk, 2)
+        assert not alone.swap_ab and alone.wg_split == "m", mnk
+    assert decide(BF16, (3000, 3000, 3000)).config.wg_split == "n"  # the table itself takes it

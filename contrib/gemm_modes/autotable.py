@@ -709,7 +709,7 @@ class Decision:
 
 def pick(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS, swap: bool = True) -> TunedConfig:
     """The measured best configuration for a shape (the table above) on a GPU with ``sms`` SMs (``swap``
-    False: none computing Cᵀ = B·Aᵀ)."""
+    False: only tiles a comm role, gate or mode can join, as :func:`decide`)."""
     return decide(problem, mnk, sms, swap=swap).config
 
 
@@ -741,7 +741,9 @@ def decide(
     """The table's decision for a shape on a GPU with ``sms`` SMs, first match wins (the table above);
     ``split`` False leaves out the split-K row; ``widths`` False, the tile widths between the powers of
     two, swapped tiles included (the rest of the table as it is; an A/B in one run: ``benchmarks/gemm.py
-    --sweep --without-widths``); ``swap`` False, the swapped tiles (:data:`SWAPPED_MERIT`)."""
+    --sweep --without-widths``); ``swap`` False, the tiles that run on the plain kernel only: those
+    computing Cᵀ = B·Aᵀ (:data:`SWAPPED_MERIT`, :func:`small_m_swapped`) and the 192-row ones whose
+    warpgroups split N (:data:`TALL_MERIT`), which no comm role, gate or mode can join."""
     m, n, k = mnk
     clusters = max(1, sms // COOPERATIVE_128x256.cluster_size)
     tiles = COOPERATIVE_128x256.cluster_tiles(m, n)
