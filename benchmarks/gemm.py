@@ -9,6 +9,8 @@ Every configuration's output is also checked against torch once per shape.
     python benchmarks/gemm.py                 # the target table, every candidate configuration
     python benchmarks/gemm.py --quick         # fewer configurations and shapes
     python benchmarks/gemm.py --json out.json
+    python benchmarks/gemm.py --sweep [--held-out]        # auto on the any-shape sweep against torch
+    python benchmarks/gemm.py --sweep --against-table old.py   # and another autotable.py, same rounds
 
 Prints the device name, one row per (shape, configuration), the SM clock and board power ``nvidia-smi``
 read over each shape's rounds (the card's state moves every ratio; benchmarks/studies/gemm_sustained.py runs each
