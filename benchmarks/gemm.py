@@ -206,6 +206,8 @@ CANDIDATES = {
     "swap128x160c21": tuned_config(128, 160, 2, 1, C, swap_ab=True),
     "swappp128x176c21": tuned_config(128, 176, 2, 1, P, swap_ab=True),
     "swap128x176c21": tuned_config(128, 176, 2, 1, C, swap_ab=True),
+    # the same with 64 rows along N: twice the tiles where 128-row ones leave SMs idle (144×8192×8192: 64)
+    **{f"swappp64x{w}c21": tuned_config(64, w, 2, 1, P, swap_ab=True) for w in (144, 160, 176, 192)},
     "coop128x256c21n": tuned_config(128, 256, 2, 1, C, wg_split="n"),
     "coop192x256c21n": tuned_config(192, 256, 2, 1, C, wg_split="n"),
     # cuBLAS's 64×128 (our M × N) at 1024³: one m64n128 wgmma per k-step instead of two m64n64
