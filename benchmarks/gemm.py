@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -31,7 +32,7 @@ from typing import Any
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1] / d) for d in ("examples", "contrib")]
 
-from gemm_modes.modes import tuned_config  # noqa: E402
+from gemm_modes.modes import TunedConfig, tuned_config  # noqa: E402
 from gpu_clocks import ClockSampler, smi_id  # noqa: E402
 from hopper_gemm.config import Schedule  # noqa: E402
 from kernel_tools.timing import graphed, interleaved_samples, kernel_spans, paired_ratio  # noqa: E402
@@ -208,6 +209,15 @@ CANDIDATES = {
     "swap128x176c21": tuned_config(128, 176, 2, 1, C, swap_ab=True),
     # the same with 64 rows along N: twice the tiles where 128-row ones leave SMs idle (144×8192×8192: 64)
     **{f"swappp64x{w}c21": tuned_config(64, w, 2, 1, P, swap_ab=True) for w in (144, 160, 176, 192)},
+    # small M past one 128-row tile's width: swapped tiles of 256 or 192 rows along N (136×18432×7168: 144
+    # tiles of 128×144, two waves), and 64-row tiles along M where M is whole 64-row tiles (320 = 5 × 64)
+    "swap256x144c21": tuned_config(256, 144, 2, 1, C, swap_ab=True),
+    "swap256x160c21": tuned_config(256, 160, 2, 1, C, swap_ab=True),
+    "swap192x144c21n": tuned_config(192, 144, 2, 1, C, wg_split="n", swap_ab=True),
+    "swap192x160c21n": tuned_config(192, 160, 2, 1, C, wg_split="n", swap_ab=True),
+    "pp64x192c12": tuned_config(64, 192, 1, 2, P),
+    "pp64x192c21": tuned_config(64, 192, 2, 1, P),
+    "pp64x256c12": tuned_config(64, 256, 1, 2, P),
     "coop128x256c21n": tuned_config(128, 256, 2, 1, C, wg_split="n"),
     "coop192x256c21n": tuned_config(192, 256, 2, 1, C, wg_split="n"),
     # cuBLAS's 64×128 (our M × N) at 1024³: one m64n128 wgmma per k-step instead of two m64n64
@@ -271,6 +281,34 @@ DIAGNOSTIC |= {"pp128x168c12", "pp128x168c21", "coop128x168c21d21", "pp192x112c1
 DIAGNOSTIC |= {"coop192x192c12n", "coop192x192c21n", "coop192x176c21n", "coop192x160c21n", "coop128x256c21n"}
 DIAGNOSTIC |= {"coop192x256c21n"}
 DIAGNOSTIC |= {"swap192x176c21n", "swap192x176c12n", "swap192x192c21n", "swap128x256c21"}
+
+#: A configuration named by its parts, for ``--configs`` beside CANDIDATES' names: ``[swap][pp|coop]ROWSx
+#: WIDTHcMN[n]`` (swapped, ping-pong or cooperative (the default), tile, cluster, warpgroups along N), WIDTH
+#: a number or ``m`` and a count (``swappp128xm2c12``: M in two column tiles of the swapped launch, each
+#: ⌈M / 2⌉ rows rounded up to 8).
+NAMED = re.compile(r"(swap)?(pp|coop)?(\d+)x(\d+|m[1-8])c([12])([12])(n)?")
+
+
+def named_config(name: str, m: int) -> TunedConfig | None:
+    """The configuration :data:`NAMED` spells out for a problem of M rows, None where ``name`` is not of
+    that form."""
+    parts = NAMED.fullmatch(name)
+    if parts is None:
+        return None
+    swap, schedule, rows, width, cluster_m, cluster_n, along_n = parts.groups()
+    if width.startswith("m"):
+        share = -(-m // int(width[1:]))
+        width = -(-share // 8) * 8
+    return tuned_config(
+        int(rows),
+        int(width),
+        int(cluster_m),
+        int(cluster_n),
+        P if schedule == "pp" else C,
+        swap_ab=bool(swap),
+        **({"wg_split": "n"} if along_n else {}),
+    )
+
 
 ROUNDS = 10
 BATCH = 10
@@ -502,7 +540,8 @@ def sweep(
         f"device: {torch.cuda.get_device_name()} ({sms} SMs); torch {torch.__version__}; every contender replayed "
         f"from CUDA graphs of {BATCH} launches; auto's pick with PDL"
     )
-    CANDIDATES.update({name: CANDIDATES[name].with_(pdl=True) for name in alternatives})
+    follows_m = [name for name in alternatives if name not in CANDIDATES]
+    CANDIDATES.update({name: CANDIDATES[name].with_(pdl=True) for name in alternatives if name not in follows_m})
     ratios, eager_ratios, best_ratios, before_ratios = [], [], [], []
     for shape in shapes:
         m, n, k, dtype, bias = shape
@@ -510,6 +549,12 @@ def sweep(
         config = without_unheld_split_k(decision.config, m, n)
         CANDIDATES["auto"] = without_unheld_ring_staging(config, m, n).with_(pdl=True)
         names = ["auto", *alternatives]
+        for name in follows_m:  # a tile whose width follows M: this shape's
+            try:
+                CANDIDATES[name] = named_config(name, m).with_(pdl=True)
+            except ValueError as error:
+                print(f"{'':>24}{name} left out: {error}")
+                names.remove(name)
         if other is not None:  # the other table's pick, where it differs
             before = other.decide(Problem(dtype, bias=bias), (m, n, k), sms).config
             before = without_unheld_ring_staging(without_unheld_split_k(before, m, n), m, n).with_(pdl=True)
@@ -600,9 +645,21 @@ def main(argv: list[str] | None = None) -> int:
         "--torch-kernels", action="store_true", help="with --sweep: also the kernel torch ran per shape (CUPTI)"
     )
     args = parser.parse_args(argv)
-    unknown = [name for name in (args.configs or "").split(",") if name and name not in CANDIDATES]
+    configs = [name for name in (args.configs or "").split(",") if name]
+    unknown = [name for name in configs if name not in CANDIDATES and not NAMED.fullmatch(name)]
     if unknown:
-        parser.error(f"--configs: {', '.join(unknown)} not in CANDIDATES (allowed: {', '.join(CANDIDATES)})")
+        parser.error(
+            f"--configs: {', '.join(unknown)} neither in CANDIDATES nor of the form {NAMED.pattern} "
+            f"(CANDIDATES: {', '.join(CANDIDATES)})"
+        )
+    follows_m = [name for name in configs if name not in CANDIDATES and "xm" in name]
+    if follows_m and not args.sweep:
+        parser.error(f"--configs: {', '.join(follows_m)}: a width that follows M needs --sweep")
+    try:  # a tile named by its parts, fixed: one configuration for every shape
+        fixed = [name for name in configs if name not in CANDIDATES and name not in follows_m]
+        CANDIDATES.update({name: named_config(name, 0) for name in fixed})
+    except ValueError as error:
+        parser.error(f"--configs: {error}")
     other = without_widths_table() if args.without_widths else None
     if args.against_table:
         if not args.sweep:

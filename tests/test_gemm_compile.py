@@ -499,7 +499,12 @@ def test_warpgroups_along_n_each_issue_every_row_of_their_half():
         tuned_config(192, 176, 2, 1, Schedule.COOPERATIVE, wg_split="n"),
         tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE),
         tuned_config(128, 128, 1, 2, Schedule.PINGPONG),
-        tuned_config(128, 160, 2, 1, Schedule.PINGPONG),  # the swapped small-M tile (M = 152 → 160)
+        # the swapped small-M tiles: M in column tiles of 8-row steps (M = 160, 240, 552, 200, 136)
+        tuned_config(128, 80, 1, 2, Schedule.PINGPONG),
+        tuned_config(64, 120, 1, 2, Schedule.PINGPONG),
+        tuned_config(128, 184, 2, 1, Schedule.PINGPONG),
+        tuned_config(128, 200, 2, 1, Schedule.COOPERATIVE),
+        tuned_config(192, 144, 2, 1, Schedule.COOPERATIVE, wg_split="n"),
     ],
     ids=lambda c: c.describe(),
 )

@@ -84,7 +84,28 @@ def test_sweep_shapes_are_checked_before_torch(capsys, monkeypatch):
     assert exit_info.value.code == 2 and "each entry needs three extents" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_info:
         gemm.main(["--sweep", "--configs", "coop128x256c21d8,nosuch"])
-    assert exit_info.value.code == 2 and "--configs: nosuch not in CANDIDATES" in capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert "--configs: nosuch neither in CANDIDATES nor of the form" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        gemm.main(["--configs", "swappp128xm2c12"])
+    assert exit_info.value.code == 2 and "a width that follows M needs --sweep" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        gemm.main(["--configs", "pp128x200c21"])
+    assert exit_info.value.code == 2 and "200 fp32 accumulators" in capsys.readouterr().err
+
+
+def test_configs_named_by_their_parts():
+    """``--configs`` takes ``[swap][pp|coop]ROWSxWIDTHcMN[n]`` beside CANDIDATES' names, WIDTH ``mC`` for M in C
+    column tiles (⌈M / C⌉ rounded up to 8): the same configuration a CANDIDATES entry of that name holds."""
+    import gemm
+    from gemm_modes.modes import tuned_config
+
+    assert gemm.named_config("swappp128xm2c12", 160) == tuned_config(128, 80, 1, 2, "pingpong", swap_ab=True)
+    assert gemm.named_config("swap128xm3c21", 552) == tuned_config(128, 184, 2, 1, "cooperative", swap_ab=True)
+    assert gemm.named_config("swappp128xm3c21", 200) == tuned_config(128, 72, 2, 1, "pingpong", swap_ab=True)
+    for name in ("pp64x192c12", "swap192x144c21n", "coop192x192c21n", "pp128x168c21"):
+        assert gemm.named_config(name, 0) == gemm.CANDIDATES[name], name
+    assert gemm.named_config("coop128x256c21sk2", 0) is None  # modes are CANDIDATES' names only
 
 
 @pytest.mark.slow

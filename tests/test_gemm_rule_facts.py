@@ -1,6 +1,6 @@
 """The table's rules that go by the operands' layout and the tile's shape rather than the wave count alone:
-rows of K that end off a 32-byte sector, the 192×192 cooperative tile, the 64×128 fill tile and split-K in
-one wave for an odd count of row tiles (``gemm_modes.autotable``)."""
+rows of K that end off a 32-byte sector, the 192×192 cooperative tile, the 64×128 fill tile, split-K in
+one wave for an odd count of row tiles and the swapped small-M tiles (``gemm_modes.autotable``)."""
 
 from __future__ import annotations
 
@@ -108,48 +108,97 @@ def test_one_tile_per_cta_stages_in_the_ring_instead_of_deferring():
 
 def test_a_pair_of_192_row_tiles_where_128_row_tiles_take_three():
     """The small-M rule weighs ping-pong 192×112 in a 2×1 cluster (each B tile multicast to both row tiles)
-    for 256 < M ≤ 384, past one wave: 320×14336×4096 (the second tile 128 of 192 rows) takes it; at M = 256
-    two 128-row tiles already pair, and at M = 448 192-row tiles take three."""
-    tall = decide(BF16, (320, 14336, 4096)).config
+    for 256 < M ≤ 384, past one wave: 320×14336×4096 (the second tile 128 of 192 rows) takes it where the
+    swap may not (a bias, or a comm role); at M = 256 two 128-row tiles already pair, and at M = 448
+    192-row tiles take three."""
+    biased = Problem("bf16", bias=True)
+    tall = decide(biased, (320, 14336, 4096)).config
     assert (tall.schedule, tall.tile_m, tall.tile_n, tall.cluster_m) == (Schedule.PINGPONG, 192, 112, 2)
-    assert "2 row tiles of 192, each B tile multicast to a pair" in decide(BF16, (320, 14336, 4096)).line()
+    assert "2 row tiles of 192, each B tile multicast to a pair" in decide(biased, (320, 14336, 4096)).line()
+    assert decide(BF16, (320, 14336, 4096), swap=False).config == tall
     for m in (256, 448):
-        assert decide(BF16, (m, 14336, 4096)).config.tile_m == 128, m
+        assert decide(biased, (m, 14336, 4096)).config.tile_m == 128, m
 
 
-def test_small_m_past_a_multiple_of_128_swaps_so_no_row_tile_pads():
-    """M = 152: two 128-row tiles leave 104 rows of padding. Computed as Cᵀ = B·Aᵀ with ping-pong tiles of
-    128 rows along N and 160 columns along M (152 rounded up to 16), every streamed row of A is useful: the
-    rule takes it where its turned cost is 1.25× below the unswapped pick's, and says so. Never with a bias,
-    B as (K, N), K ≤ 2048 (unmeasured), M past 192 (one warpgroup's columns), or where 128-row tiles fit M."""
-    decision = decide(BF16, (152, 13056, 7680))
-    config = decision.config
-    assert config.swap_ab and (config.schedule, config.tile_m, config.tile_n, config.cluster_m) == (
-        Schedule.PINGPONG,
-        128,
-        160,
-        2,
-    )
-    assert "computed as Cᵀ = B·Aᵀ, 128×160 tiles along (N, M) pad no row past M and stream 303 rows" in (
-        decision.line()
-    )
-    assert decide(BF16, (192, 14336, 4096)).config.tile_n == 192
-    for problem in (Problem("bf16", bias=True), Problem("bf16", b_major="n")):
-        assert not decide(problem, (152, 13056, 7680)).config.swap_ab, problem
-    for mnk in ((152, 13056, 2048), (208, 13056, 7680), (128, 14336, 4096), (176, 8192, 8192)):
+def test_tile_time_is_waves_times_the_longer_of_wgmmas_and_loads():
+    """``tile_time``: ⌈cluster-tiles / clusters⌉ × max(tile area, LOAD_BOUND_INTENSITY × (rows + columns)).
+    128×80 tiles on 4096 × 320 in clusters of 1×2: 32 × 4 = 128 tiles in one wave, load-bound (80 × 208 =
+    16640 > 10240); 128×192 tiles on 320 × 4096: 3 × 22 = 66, one wave, 25600; a cluster of two pads an odd
+    tile count (3 row tiles in 2×1 clusters: 4); a split is charged as its whole tile."""
+    from gemm_modes.modes import tuned_config
+    from gemm_modes.tile_time import LOAD_BOUND_INTENSITY, tile_time
+
+    assert LOAD_BOUND_INTENSITY == 80
+    assert tile_time(tuned_config(128, 80, 1, 2, "pingpong", swap_ab=True), 4096, 320, 132) == 16640
+    wide = tuned_config(128, 192, 1, 2, "cooperative")
+    assert tile_time(wide, 320, 4096, 132) == tile_time(wide.with_(split_k=2), 320, 4096, 132) == 25600
+    # 3 row tiles padded to 4 in 2×1 clusters: 4 × 22 = 88 tiles = 44 cluster-tiles, one wave of 66 clusters
+    assert tile_time(wide.with_(cluster_m=2, cluster_n=1), 320, 4096, 132) == 25600
+    assert tile_time(wide, 320, 4096, 64) == 2 * 25600  # 33 cluster-tiles on 32 clusters: two waves
+
+
+def test_swapped_small_m_tiles_cut_m_into_column_tiles_of_eight():
+    """The swapped candidates for M = 272: 128 rows along N with M in 1 (272: too wide), 2 (136), 3 (96
+    rounded from 91) or 4 (72 from 68) column tiles; 64 rows with the ping-pong widths; 192 rows (warpgroups
+    along the width) with widths in 16s. Cluster 1×2 (B multicast) for an even count of column tiles."""
+    from gemm_modes.autotable import swapped_small_m_tiles
+
+    tiles = {(c.tile_m, c.tile_n, c.cluster_n, c.schedule.value, c.wg_split) for c in swapped_small_m_tiles(272)}
+    assert tiles == {
+        (128, 136, 2, "pingpong", "m"),
+        (128, 96, 1, "pingpong", "m"),
+        (128, 72, 2, "pingpong", "m"),
+        (64, 136, 2, "pingpong", "m"),
+        (64, 96, 1, "pingpong", "m"),
+        (64, 72, 2, "pingpong", "m"),
+        (192, 144, 2, "cooperative", "n"),
+        (192, 96, 1, "cooperative", "n"),
+        (192, 80, 2, "cooperative", "n"),
+    }
+    assert all(c.swap_ab for c in swapped_small_m_tiles(272))
+    wide = {(c.tile_m, c.tile_n, c.schedule.value) for c in swapped_small_m_tiles(400)}
+    assert (128, 200, "cooperative") in wide and (64, 200, "pingpong") not in wide  # past ping-pong's 192
+
+
+def test_small_m_swaps_where_the_unswapped_row_tiles_pad_m():
+    """M ≤ 640 past K = 2048, without a bias and with B as (N, K): where the unswapped pick's row tiles
+    (cluster pairs included) leave over 3 % of their rows idle, C is computed as Cᵀ = B·Aᵀ with the swapped
+    tile of least ``tile_time`` if it is 3 % faster by it, and the explain line gives both times."""
+    picks = {
+        (272, 8192, 8192): (128, 136, 1, 2),  # 384 rows of 128×192 tiles; two column tiles of 136
+        (320, 4096, 8192): (128, 80, 1, 2),  # against split-K's 128×192 tiles, charged whole
+        (552, 5248, 7168): (128, 184, 2, 1),
+        (144, 8192, 8192): (128, 72, 1, 2),
+        (136, 18432, 7168): (192, 144, 2, 1),  # 96 tiles of 192 rows in one wave
+        (240, 4096, 14336): (64, 120, 1, 2),
+    }
+    for mnk, tile in picks.items():
+        config = decide(BF16, mnk).config
+        assert config.swap_ab and (config.tile_m, config.tile_n, config.cluster_m, config.cluster_n) == tile, mnk
+    line = decide(BF16, (272, 8192, 8192)).line()
+    assert "M = 272 ≤ 640 in 384 rows of 128×192 tiles: computed as Cᵀ = B·Aᵀ, M in 2 column tiles of 136" in line
+    assert "per SM 21120 against 25600 unswapped" in line
+    # 2 % of 256 rows idle (the aligned split ran ahead); whole 128-row tiles; a tie by tile_time (448)
+    for mnk in ((251, 5120, 8192), (256, 5120, 13824), (128, 14336, 4096), (448, 7168, 8192)):
         assert not decide(BF16, mnk).config.swap_ab, mnk
-    assert not decide(BF16, (152, 13056, 7680), swap=False).config.swap_ab
+    # short K (unmeasured), M past 640, a bias, B as (K, N), a comm role
+    for mnk in ((272, 8192, 2048), (700, 8192, 8192)):
+        assert not decide(BF16, mnk).config.swap_ab, mnk
+    for problem in (Problem("bf16", bias=True), Problem("bf16", b_major="n")):
+        assert not decide(problem, (272, 8192, 8192)).config.swap_ab, problem
+    assert not decide(BF16, (272, 8192, 8192), swap=False).config.swap_ab
 
 
-def test_a_forced_swap_at_small_m_takes_ms_width_along_the_tile():
-    """``gemm(swap_ab=True)`` (``best_swapped``): for M ≤ 192 the swapped ping-pong tile with M's width
-    rounded up to 16 (64 at least), wherever the table itself would not swap; past 192 the swapped 192×176."""
+def test_a_forced_swap_at_small_m_takes_the_rule_s_tile():
+    """``gemm(swap_ab=True)`` (``best_swapped``): up to M = 640 the swapped tile of least ``tile_time``
+    (also where the table itself would not swap; M under 64 as 64), past it the swapped 192×176."""
     from gemm_modes.autotable import SWAPPED_MERIT, best_swapped
 
-    for m, width in ((152, 160), (8, 64), (192, 192)):
-        forced = best_swapped((m, 4096, 1024))
-        assert forced.swap_ab and (forced.schedule, forced.tile_m, forced.tile_n) == (Schedule.PINGPONG, 128, width)
-    assert best_swapped((200, 4096, 4096)) == SWAPPED_MERIT[0][0]
+    assert best_swapped((272, 8192, 8192)) == decide(BF16, (272, 8192, 8192)).config
+    forced = best_swapped((8, 4096, 1024))
+    assert forced.swap_ab and forced.tile_n == 64
+    assert best_swapped((128, 14336, 4096)).swap_ab
+    assert best_swapped((700, 4096, 4096)) == SWAPPED_MERIT[0][0]
 
 
 def test_swap_false_keeps_to_tiles_a_comm_role_or_gate_can_join():

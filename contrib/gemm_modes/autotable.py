@@ -87,6 +87,7 @@ from hopper_gemm.config import GemmConfig, Problem, Schedule
 
 from .modes import TunedConfig
 from .splits import ALIGNED_ADD_K_TILES, AlignedSplit, StreamKSplit
+from .tile_time import tile_time
 
 COOPERATIVE_128x256 = TunedConfig(
     GemmConfig(tile_m=128, tile_n=256, cluster_m=2, cluster_n=1, schedule=Schedule.COOPERATIVE)
@@ -194,39 +195,65 @@ def _tiles(mnk: tuple[int, int, int], tile: tuple[int, int]) -> int:
     return -(-mnk[0] // tile[0]) * -(-mnk[1] // tile[1])
 
 
-#: The swapped small-M tile's rows along N (ping-pong: one warpgroup's 128 rows, up to 192 columns along M).
-SWAPPED_SMALL_M_ROWS = 128
-#: How much cheaper by :func:`small_m_cost` the swapped tile must be: the cost overstates its gain (measured
-#: 1.29–1.57× where it predicted 1.67–2.5×, :func:`small_m_swapped`).
-SWAPPED_SMALL_M_MARGIN = 1.25
+#: The largest M the swapped small-M rule weighs (:func:`small_m_swapped`; measured up to 552).
+SWAPPED_SMALL_M_MAX = 640
+#: The column tiles M is cut into along a swapped small-M tile: each ⌈M / count⌉ wide, rounded up to
+#: :data:`SWAPPED_WIDTH_STEP` (a wgmma N extent; 16 where the warpgroups split the width).
+SWAPPED_COLUMN_TILES = (1, 2, 3, 4)
+SWAPPED_WIDTH_STEP = 8
+#: The swapped small-M tiles' rows along N and their kind: ping-pong for 64 and 128 rows (cooperative past
+#: a ping-pong warpgroup's 192 columns), cooperative 192 with the warpgroups along the width.
+SWAPPED_ROWS = (128, 64, 192)
+#: How much faster by :func:`~gemm_modes.tile_time.tile_time` the swapped tile must be than the unswapped
+#: pick: 240×4096×14336 (ping-pong 128×64 1.085 of torch, swapped 64×120 1.173: 4 % faster by the
+#: estimate) and 200×14336×4096 (cooperative 128×224 0.937, swapped 128×200 0.960: 9 %) swap;
+#: 448×7168×8192 (a tie by the estimate: 1.060 against 1.090) does not. NVIDIA H200, 2026-11-28.
+SWAPPED_SMALL_M_MARGIN = 1.03
+#: The share of the unswapped pick's row tiles (cluster pairs included) that M must leave idle for the swap:
+#: at 251×5120×8192 (two 128-row tiles, 2 % idle) the unswapped aligned split ran 1.053 of torch, the
+#: swapped 128×88 0.914; at 629×7168×7168 (six 128-row tiles in pairs, 18 % idle) swapped 192×224 0.944
+#: against ping-pong 128×176's 0.863. NVIDIA H200, 2026-11-28.
+SWAPPED_MIN_PADDING = 0.03
 
 
-def small_m_swapped(
-    mnk: tuple[int, int, int], unswapped: TunedConfig | None, sms: int = H100_SMS
-) -> tuple[TunedConfig, float, float] | None:
-    """For M ≤ 192 and K > ``SHORT_K``: C computed as Cᵀ = B·Aᵀ with ping-pong tiles of 128 rows along N
-    and M's width rounded up to 16 along M (one column tile: no row tile padded past M, where 128-row tiles
-    pad up to 127), cluster 2×1, with its :func:`small_m_cost` on the turned problem and the unswapped
-    pick's (``unswapped``: :func:`small_m`'s ping-pong tile, None for the cooperative 128×256 tile); taken
-    where the first is :data:`SWAPPED_SMALL_M_MARGIN` times below the second. None otherwise. NVIDIA H200,
-    2026-11-28, ours / torch, swapped ping-pong 128×160 or 128×176 against the unswapped pick (cooperative
-    128×208 or 128×256, ping-pong 128×128), in the same rounds: 152×13056×7680 0.955 against 0.674,
-    136×14336×4096 0.980 against 0.678, 144×14336×4096 0.988 against 0.718, 150×28672×8192 0.971 against
-    0.742, 168×15488×13760 0.981 against 0.759, 192×14336×4096 1.016 against 0.916, 144×8192×8192 0.842
-    against 0.536, 160×8192×8192 0.712 against 0.520, 136×18432×7168 0.714 against 0.526."""
+def swapped_small_m_tiles(m: int) -> list[TunedConfig]:
+    """The swapped tiles :func:`small_m_swapped` weighs for M rows: every row count of
+    :data:`SWAPPED_ROWS` with M cut into each count of :data:`SWAPPED_COLUMN_TILES`, where the width fits
+    the tile's accumulators; cluster 1×2 for an even count of column tiles (each B tile multicast to the
+    pair that shares it), else 2×1."""
+    tiles = []
+    for rows in SWAPPED_ROWS:
+        step = 16 if rows == 192 else SWAPPED_WIDTH_STEP
+        for count in SWAPPED_COLUMN_TILES:
+            share = -(-m // count)
+            width = -(-share // step) * step
+            pingpong = rows < 192 and width <= 192
+            if width < 64 or width > 256 or (rows == 64 and not pingpong):
+                continue
+            schedule = Schedule.PINGPONG if pingpong else Schedule.COOPERATIVE
+            cluster_m = 1 if count % 2 == 0 else 2
+            config = GemmConfig(rows, width, cluster_m, 3 - cluster_m, schedule, wg_split="n" if rows == 192 else "m")
+            if config not in (t.config for t in tiles):
+                tiles.append(TunedConfig(config, swap_ab=True))
+    return tiles
+
+
+def small_m_swapped(mnk: tuple[int, int, int], sms: int = H100_SMS) -> tuple[TunedConfig, float] | None:
+    """For M ≤ :data:`SWAPPED_SMALL_M_MAX` not a whole count of 128-row tiles and K > ``SHORT_K``: C
+    computed as Cᵀ = B·Aᵀ, the tile of :func:`swapped_small_m_tiles` of least
+    :func:`~gemm_modes.tile_time.tile_time` on the turned output (N × M), and that time. Rows along M
+    then come 8 at a time instead of 128 at a time: 272 rows are two column tiles of 136, where 128-row
+    tiles take three (29 % padding). None outside that class. NVIDIA H200, 2026-11-28, ours / torch,
+    against the unswapped pick in the same rounds: 272×8192×8192 128×136 (1×2) 1.005 against 0.575,
+    320×4096×8192 128×80 (1×2) 1.099 against split-K's 0.779, 552×5248×7168 128×184 (2×1) 0.936 against
+    0.759, 144×8192×8192 128×72 (1×2) 1.080 against 128×144's 0.839, 160×8192×8192 128×80 1.020 against
+    0.747, 136×18432×7168 192×144 (warpgroups along N) 0.905 against 128×144's 0.707; where M is whole
+    128-row tiles the unswapped picks ran ahead (13 shapes, M 128–512)."""
     m, n, k = mnk
-    width = -(-m // 16) * 16
-    if not 64 <= width <= 192 or k <= SHORT_K:  # measured at K = 4096 … 13760
+    if m > SWAPPED_SMALL_M_MAX or k <= SHORT_K:
         return None
-    if unswapped is None:
-        cost = small_m_cost(mnk, (128, 256), sms, row_pairs=True)
-    else:
-        cost = small_m_tile_cost(mnk, (unswapped.tile_m, unswapped.tile_n), sms)
-    turned = small_m_cost((n, m, k), (SWAPPED_SMALL_M_ROWS, width), sms, row_pairs=True)
-    if turned * SWAPPED_SMALL_M_MARGIN >= cost:
-        return None
-    swapped = PINGPONG_128x128.with_(tile_m=SWAPPED_SMALL_M_ROWS, tile_n=width, swap_ab=True)
-    return swapped, turned, cost
+    timed = [(config, tile_time(config, n, m, sms)) for config in swapped_small_m_tiles(m)]
+    return min(timed, key=lambda pair: pair[1]) if timed else None
 
 
 def small_m_tile_cost(mnk: tuple[int, int, int], tile: tuple[int, int], sms: int = H100_SMS) -> float:
@@ -714,13 +741,13 @@ def pick(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS, swap:
 
 
 def best_swapped(mnk: tuple[int, int, int], sms: int = H100_SMS) -> TunedConfig:
-    """The swapped tile for ``gemm(swap_ab=True)``: for M ≤ 192 :func:`small_m_swapped`'s ping-pong tile (M's
-    width along the tile: 128×160 at M = 152 ran 0.958 of torch where cooperative 128×176 ran 0.857, H200),
-    else the tile of :data:`SWAPPED_MERIT` that scores best."""
+    """The swapped tile for ``gemm(swap_ab=True)``: up to :data:`SWAPPED_SMALL_M_MAX` rows the tile of
+    :func:`swapped_small_m_tiles` of least :func:`~gemm_modes.tile_time.tile_time` (M's width along the
+    tile: 128×160 at M = 152 ran 0.958 of torch where cooperative 128×176 ran 0.857, H200), else the tile of
+    :data:`SWAPPED_MERIT` that scores best."""
     m, n, _ = mnk
-    width = -(-m // 16) * 16
-    if width <= 192:
-        return PINGPONG_128x128.with_(tile_m=SWAPPED_SMALL_M_ROWS, tile_n=max(64, width), swap_ab=True)
+    if m <= SWAPPED_SMALL_M_MAX:
+        return min(swapped_small_m_tiles(max(m, 64)), key=lambda config: tile_time(config, n, m, sms))
     return max(SWAPPED_MERIT, key=lambda c: swapped_score(c[0], m, n, sms) * c[1])[0]
 
 
@@ -760,18 +787,22 @@ def decide(
             f"{parts.cluster_tiles(m, n)} cluster-tiles × {parts.split_k} parts fit {held} clusters"
         )
         return Decision(staged(parts), "split-K", facts)
-    small = small_m(mnk, sms, problem.bias, widths) if m <= SMALL_M else None
     swappable = swap and not problem.bias and problem.b_major == "k" and problem.c_major == "n"
-    if swappable and widths and m <= SMALL_M and (small is None or small.schedule is Schedule.PINGPONG):
-        turned = small_m_swapped(mnk, small, sms)
-        if turned is not None:
-            config, turned_cost, cost = turned
-            unswapped = "the cooperative 128×256 tile" if small is None else f"{small.tile_m}×{small.tile_n}"
+    turned = small_m_swapped(mnk, sms) if swappable and widths else None
+    if turned is not None:
+        config, time = turned
+        plain = decide(problem, mnk, sms, split, widths, swap=False).config
+        plain_time = tile_time(plain, m, n, sms)
+        padded = plain.cluster_grid(m, n)[0] * plain.cluster_m * plain.tile_m
+        if m < (1 - SWAPPED_MIN_PADDING) * padded and time * SWAPPED_SMALL_M_MARGIN < plain_time:
+            columns = -(-m // config.tile_n)
             facts = (
-                f"M = {m} ≤ {SMALL_M}: computed as Cᵀ = B·Aᵀ, {config.tile_m}×{config.tile_n} tiles along (N, M) "
-                f"pad no row past M and stream {turned_cost:.0f} rows per useful output ({unswapped}: {cost:.0f})"
+                f"M = {m} ≤ {SWAPPED_SMALL_M_MAX} in {padded} rows of {plain.tile_m}×{plain.tile_n} tiles: computed "
+                f"as Cᵀ = B·Aᵀ, M in {columns} column tile{'s' if columns > 1 else ''} of {config.tile_n} under "
+                f"{config.tile_m} rows of N, per SM {time:.0f} against {plain_time:.0f} unswapped (tile_time)"
             )
             return Decision(config, "small M", facts)
+    small = small_m(mnk, sms, problem.bias, widths) if m <= SMALL_M else None
     if small is not None and small.stream_k_aligned:
         busy = small_m_split(mnk, sms)[1]
         facts = (

@@ -151,6 +151,11 @@ SWAPPED = [
     ((128, 128), (1, 2), "pingpong", "m"),
     ((128, 160), (2, 1), "pingpong", "m"),  # the small-M swap: M's width along the tile
     ((128, 64), (2, 1), "pingpong", "m"),
+    ((128, 80), (1, 2), "pingpong", "m"),  # the swapped small-M tiles: M in column tiles of 8-row steps
+    ((64, 120), (1, 2), "pingpong", "m"),
+    ((128, 184), (2, 1), "pingpong", "m"),
+    ((128, 200), (2, 1), "cooperative", "m"),
+    ((192, 144), (2, 1), "cooperative", "n"),
 ]
 
 
@@ -263,13 +268,19 @@ LAYOUT_RULE_PICKS = {
     (3000, 3000, 3000): ("cooperative", 192, 192, 1),  # ping-pong pays for 6000-byte rows
     (3000, 2990, 5000): ("cooperative", 192, 192, 1),
     (384, 4096, 8192): ("cooperative", 128, 192, 2),  # split-K in one wave, three row tiles
-    (330, 4088, 12000): ("cooperative", 128, 192, 2),
-    (320, 14336, 4096): ("pingpong", 192, 112, 1),  # a pair of 192-row tiles, the second 128 rows deep
-    (300, 14000, 4104): ("pingpong", 192, 112, 1),
+    (380, 4088, 12000): ("cooperative", 128, 192, 2),
+    (384, 14336, 4096): ("pingpong", 192, 112, 1),  # a pair of 192-row tiles
+    (376, 14000, 4104): ("pingpong", 192, 112, 1),
     (512, 7168, 2048): ("cooperative", 128, 224, 1),  # one tile per CTA: ring staging, not deferred
     (500, 7000, 2000): ("cooperative", 128, 224, 1),
-    (150, 6000, 4104): ("pingpong", 128, 160, 1),  # swapped: 160 columns along M, no row tile past it
-    (140, 7000, 4096): ("pingpong", 128, 144, 1),
+    # swapped (Cᵀ = B·Aᵀ) where the unswapped row tiles pad M: M in column tiles of 8-row steps
+    (150, 6000, 4104): ("pingpong", 128, 80, 1),
+    (140, 7000, 4096): ("pingpong", 128, 72, 1),
+    (272, 8192, 8192): ("pingpong", 128, 136, 1),
+    (552, 5248, 7168): ("pingpong", 128, 184, 1),
+    (240, 4096, 14336): ("pingpong", 64, 120, 1),
+    (200, 14336, 4096): ("cooperative", 128, 200, 1),
+    (136, 18432, 7168): ("cooperative", 192, 144, 1),
 }
 
 
@@ -277,7 +288,7 @@ LAYOUT_RULE_PICKS = {
 def test_auto_layout_rule_picks_match_torch(mnk):
     """The table's picks by layout and tile shape (the 64×128 fill tile, cooperative 192×192, split-K of
     128×192 in one wave, a pair of 192-row tiles, the ring staging where one tile per CTA leaves a deferred
-    epilogue nothing to hide under, Cᵀ = B·Aᵀ for M a little past 128) match torch on ragged shapes and
+    epilogue nothing to hide under, Cᵀ = B·Aᵀ where row tiles would pad M) match torch on ragged shapes and
     repeat bit for bit."""
     torch = _torch()
     from gemm_modes.autotable import decide
