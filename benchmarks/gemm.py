@@ -11,6 +11,8 @@ Every configuration's output is also checked against torch once per shape.
     python benchmarks/gemm.py --json out.json
     python benchmarks/gemm.py --sweep [--held-out]        # auto on the any-shape sweep against torch
     python benchmarks/gemm.py --sweep --against-table old.py   # and another autotable.py, same rounds
+    python benchmarks/gemm.py --sweep --shapes 272x8192x8192 --configs swappp128xm2c12,pp64x192c12
+                                              # tiles named by their parts (NAMED), widths that follow M
 
 Prints the device name, one row per (shape, configuration), the SM clock and board power ``nvidia-smi``
 read over each shape's rounds (the card's state moves every ratio; benchmarks/studies/gemm_sustained.py runs each

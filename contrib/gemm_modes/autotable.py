@@ -19,9 +19,10 @@ streams fewer rows         between the powers of two where they     256×8192² 
                            one k (:func:`small_m_split`)            128×18432×7168 0.96 → 1.03
                            or, for an odd row count past one,       split-K in one wave (H200): 384×4096×
                            split-K in 2 parts in one wave           14336 0.88 → 1.00, ×8192 0.84 → 0.94
-                           (:func:`one_wave_split_k`); M ≤ 192      swapped (H200): 152×13056×7680 0.67 →
-                           past K = 2048: Cᵀ = B·Aᵀ, M the tile's   0.96, 136×14336×4096 0.68 → 0.98,
-                           width (:func:`small_m_swapped`)          192×14336×4096 0.92 → 1.02
+                           (:func:`one_wave_split_k`); where the    swapped (H200): 272×8192² 0.56 → 1.02,
+                           row tiles pad M (M ≤ 640, K > 2048):     320×4096×8192 0.71 → 0.99, 552×5248×
+                           Cᵀ = B·Aᵀ, M in column tiles of 8-row    7168 0.77 → 0.94, 136×18432×7168 0.73
+                           steps (:func:`small_m_swapped`)          → 0.92 (51 shapes: 0.74–0.81 → 0.97–0.98)
 N ≤ 512                    :func:`small_n`: the same rule turned    8192×256×8192 0.66 → 1.02, 4096×128×8192
                            (cluster 1×2), unless the cooperative    0.37 → 0.98, 8192×256×1024 0.98 → 1.30
                            tile streams no more rows per SM
