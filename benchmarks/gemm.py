@@ -286,20 +286,20 @@ DIAGNOSTIC |= {"swap192x176c21n", "swap192x176c12n", "swap192x192c21n", "swap128
 
 #: A configuration named by its parts, for ``--configs`` beside CANDIDATES' names: ``[swap][pp|coop]ROWSx
 #: WIDTHcMN[n]`` (swapped, ping-pong or cooperative (the default), tile, cluster, warpgroups along N), WIDTH
-#: a number or ``m`` and a count (``swappp128xm2c12``: M in two column tiles of the swapped launch, each
-#: ⌈M / 2⌉ rows rounded up to 8).
-NAMED = re.compile(r"(swap)?(pp|coop)?(\d+)x(\d+|m[1-8])c([12])([12])(n)?")
+#: a number or ``m`` / ``n`` and a count (``swappp128xm2c12``: M in two column tiles of the swapped launch,
+#: each ⌈M / 2⌉ rows rounded up to 8; ``pp128xn2c12``: N in two column tiles).
+NAMED = re.compile(r"(swap)?(pp|coop)?(\d+)x(\d+|[mn][1-8])c([12])([12])(n)?")
 
 
-def named_config(name: str, m: int) -> TunedConfig | None:
-    """The configuration :data:`NAMED` spells out for a problem of M rows, None where ``name`` is not of
-    that form."""
+def named_config(name: str, m: int, n: int = 0) -> TunedConfig | None:
+    """The configuration :data:`NAMED` spells out for an M×N problem, None where ``name`` is not of that
+    form."""
     parts = NAMED.fullmatch(name)
     if parts is None:
         return None
     swap, schedule, rows, width, cluster_m, cluster_n, along_n = parts.groups()
-    if width.startswith("m"):
-        share = -(-m // int(width[1:]))
+    if width[0] in "mn":
+        share = -(-(m if width[0] == "m" else n) // int(width[1:]))
         width = -(-share // 8) * 8
     return tuned_config(
         int(rows),
@@ -542,8 +542,8 @@ def sweep(
         f"device: {torch.cuda.get_device_name()} ({sms} SMs); torch {torch.__version__}; every contender replayed "
         f"from CUDA graphs of {BATCH} launches; auto's pick with PDL"
     )
-    follows_m = [name for name in alternatives if name not in CANDIDATES]
-    CANDIDATES.update({name: CANDIDATES[name].with_(pdl=True) for name in alternatives if name not in follows_m})
+    follows_shape = [name for name in alternatives if name not in CANDIDATES]
+    CANDIDATES.update({name: CANDIDATES[name].with_(pdl=True) for name in alternatives if name not in follows_shape})
     ratios, eager_ratios, best_ratios, before_ratios = [], [], [], []
     for shape in shapes:
         m, n, k, dtype, bias = shape
@@ -551,9 +551,9 @@ def sweep(
         config = without_unheld_split_k(decision.config, m, n)
         CANDIDATES["auto"] = without_unheld_ring_staging(config, m, n).with_(pdl=True)
         names = ["auto", *alternatives]
-        for name in follows_m:  # a tile whose width follows M: this shape's
+        for name in follows_shape:  # a tile whose width follows M or N: this shape's
             try:
-                CANDIDATES[name] = named_config(name, m).with_(pdl=True)
+                CANDIDATES[name] = named_config(name, m, n).with_(pdl=True)
             except ValueError as error:
                 print(f"{'':>24}{name} left out: {error}")
                 names.remove(name)
@@ -654,11 +654,11 @@ def main(argv: list[str] | None = None) -> int:
             f"--configs: {', '.join(unknown)} neither in CANDIDATES nor of the form {NAMED.pattern} "
             f"(CANDIDATES: {', '.join(CANDIDATES)})"
         )
-    follows_m = [name for name in configs if name not in CANDIDATES and "xm" in name]
-    if follows_m and not args.sweep:
-        parser.error(f"--configs: {', '.join(follows_m)}: a width that follows M needs --sweep")
+    follows_shape = [name for name in configs if name not in CANDIDATES and ("xm" in name or "xn" in name)]
+    if follows_shape and not args.sweep:
+        parser.error(f"--configs: {', '.join(follows_shape)}: a width that follows M or N needs --sweep")
     try:  # a tile named by its parts, fixed: one configuration for every shape
-        fixed = [name for name in configs if name not in CANDIDATES and name not in follows_m]
+        fixed = [name for name in configs if name not in CANDIDATES and name not in follows_shape]
         CANDIDATES.update({name: named_config(name, 0) for name in fixed})
     except ValueError as error:
         parser.error(f"--configs: {error}")

@@ -88,7 +88,7 @@ def test_sweep_shapes_are_checked_before_torch(capsys, monkeypatch):
     assert "--configs: nosuch neither in CANDIDATES nor of the form" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_info:
         gemm.main(["--configs", "swappp128xm2c12"])
-    assert exit_info.value.code == 2 and "a width that follows M needs --sweep" in capsys.readouterr().err
+    assert exit_info.value.code == 2 and "a width that follows M or N needs --sweep" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_info:
         gemm.main(["--configs", "pp128x200c21"])
     assert exit_info.value.code == 2 and "200 fp32 accumulators" in capsys.readouterr().err

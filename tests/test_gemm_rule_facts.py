@@ -137,13 +137,16 @@ def test_tile_time_is_waves_times_the_longer_of_wgmmas_and_loads():
     assert tile_time(wide, 320, 4096, 64) == 2 * 25600  # 33 cluster-tiles on 32 clusters: two waves
 
 
-def test_swapped_small_m_tiles_cut_m_into_column_tiles_of_eight():
-    """The swapped candidates for M = 272: 128 rows along N with M in 1 (272: too wide), 2 (136), 3 (96
-    rounded from 91) or 4 (72 from 68) column tiles; 64 rows with the ping-pong widths; 192 rows (warpgroups
-    along the width) with widths in 16s. Cluster 1×2 (B multicast) for an even count of column tiles."""
-    from gemm_modes.autotable import swapped_small_m_tiles
+def test_short_side_tiles_cut_it_into_column_tiles_of_eight():
+    """The short-side candidates for 272 rows: 128 rows of the long side with the short one in 1 (272: too
+    wide), 2 (136), 3 (96 rounded from 91) or 4 (72 from 68) column tiles; 64 rows with the ping-pong widths;
+    192 rows (warpgroups along the width) with widths in 16s. Cluster 1×2 (the long side's operand multicast)
+    for an even count of column tiles. Swapped for M, as they are for N; without the 192-row tiles where
+    the warpgroups may not split the width."""
+    from gemm_modes.short_side import pads_short_side, short_side_tiles
 
-    tiles = {(c.tile_m, c.tile_n, c.cluster_n, c.schedule.value, c.wg_split) for c in swapped_small_m_tiles(272)}
+    swapped = short_side_tiles(272, swap_ab=True)
+    tiles = {(c.tile_m, c.tile_n, c.cluster_n, c.schedule.value, c.wg_split) for c in swapped}
     assert tiles == {
         (128, 136, 2, "pingpong", "m"),
         (128, 96, 1, "pingpong", "m"),
@@ -155,9 +158,17 @@ def test_swapped_small_m_tiles_cut_m_into_column_tiles_of_eight():
         (192, 96, 1, "cooperative", "n"),
         (192, 80, 2, "cooperative", "n"),
     }
-    assert all(c.swap_ab for c in swapped_small_m_tiles(272))
-    wide = {(c.tile_m, c.tile_n, c.schedule.value) for c in swapped_small_m_tiles(400)}
+    assert all(c.swap_ab for c in swapped)
+    assert [c.with_(swap_ab=True) for c in short_side_tiles(272, swap_ab=False)] == swapped
+    assert {c.tile_m for c in short_side_tiles(272, swap_ab=False, along_n=False)} == {64, 128}
+    wide = {(c.tile_m, c.tile_n, c.schedule.value) for c in short_side_tiles(400, swap_ab=True)}
     assert (128, 200, "cooperative") in wide and (64, 200, "pingpong") not in wide  # past ping-pong's 192
+    # 272 rows in 128-row tiles: 384 (29 % idle); 251 in two: 256 (2 %, under MIN_PADDING); in 2×1 pairs: 3 → 4
+    plain = PINGPONG_128x192.with_(cluster_m=1, cluster_n=2)
+    assert pads_short_side(plain, 272, along_rows=True) == 384
+    assert pads_short_side(plain, 251, along_rows=True) is None
+    assert pads_short_side(PINGPONG_128x192, 300, along_rows=True) == 512
+    assert pads_short_side(plain, 272, along_rows=False) == 384  # 192-wide columns, in pairs
 
 
 def test_small_m_swaps_where_the_unswapped_row_tiles_pad_m():
@@ -177,7 +188,7 @@ def test_small_m_swaps_where_the_unswapped_row_tiles_pad_m():
         assert config.swap_ab and (config.tile_m, config.tile_n, config.cluster_m, config.cluster_n) == tile, mnk
     line = decide(BF16, (272, 8192, 8192)).line()
     assert "M = 272 ≤ 640 in 384 rows of 128×192 tiles: computed as Cᵀ = B·Aᵀ, M in 2 column tiles of 136" in line
-    assert "per SM 21120 against 25600 unswapped" in line
+    assert "per SM 21120 against 25600 (tile_time)" in line
     # 2 % of 256 rows idle (the aligned split ran ahead); whole 128-row tiles; a tie by tile_time (448)
     for mnk in ((251, 5120, 8192), (256, 5120, 13824), (128, 14336, 4096), (448, 7168, 8192)):
         assert not decide(BF16, mnk).config.swap_ab, mnk
@@ -187,6 +198,29 @@ def test_small_m_swaps_where_the_unswapped_row_tiles_pad_m():
     for problem in (Problem("bf16", bias=True), Problem("bf16", b_major="n")):
         assert not decide(problem, (272, 8192, 8192)).config.swap_ab, problem
     assert not decide(BF16, (272, 8192, 8192), swap=False).config.swap_ab
+
+
+def test_small_n_cuts_n_into_column_tiles_where_the_other_picks_pad_it():
+    """The same for N ≤ 640 without a swap (``narrow_n``): where the pick without it pads N by over 3 % and
+    takes 3 % longer by ``tile_time``, N is cut into column tiles of 8-row steps. Without a bias (unmeasured)
+    and only for the plain kernel (``swap=False`` keeps the table's other tiles)."""
+    picks = {
+        (8192, 272, 8192): (128, 136, 1, 2),  # 320 columns of 128×64 tiles
+        (4096, 320, 8192): (128, 80, 1, 2),
+        (5248, 552, 7168): (128, 184, 2, 1),
+        (18432, 136, 7168): (192, 144, 2, 1),
+        (4096, 240, 14336): (64, 120, 1, 2),
+    }
+    for mnk, tile in picks.items():
+        config = decide(BF16, mnk).config
+        assert not config.swap_ab and (config.tile_m, config.tile_n, config.cluster_m, config.cluster_n) == tile, mnk
+    line = decide(BF16, (8192, 272, 8192)).line()
+    assert "small N: N = 272 ≤ 640 in 320 columns of 128×64 tiles: N in 2 column tiles of 136 under 128 rows" in line
+    assert decide(BF16, (14336, 200, 4096)).config.tile_n == 208  # one 208-wide column tile pads 4 %: a tie
+    for problem, mnk in ((Problem("bf16", bias=True), (8192, 272, 8192)), (BF16, (8192, 256, 8192))):
+        assert decide(problem, mnk).config.tile_n in (64, 128), (problem, mnk)
+    assert decide(BF16, (8192, 272, 2048)).config.tile_n in (64, 128)  # short K: unmeasured
+    assert decide(BF16, (8192, 272, 8192), swap=False).config.tile_n in (64, 128)
 
 
 def test_a_forced_swap_at_small_m_takes_the_rule_s_tile():

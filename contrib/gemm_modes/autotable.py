@@ -86,6 +86,7 @@ from dataclasses import dataclass
 
 from hopper_gemm.config import GemmConfig, Problem, Schedule
 
+from . import short_side
 from .modes import TunedConfig
 from .splits import ALIGNED_ADD_K_TILES, AlignedSplit, StreamKSplit
 from .tile_time import tile_time
@@ -196,65 +197,35 @@ def _tiles(mnk: tuple[int, int, int], tile: tuple[int, int]) -> int:
     return -(-mnk[0] // tile[0]) * -(-mnk[1] // tile[1])
 
 
-#: The largest M the swapped small-M rule weighs (:func:`small_m_swapped`; measured up to 552).
-SWAPPED_SMALL_M_MAX = 640
-#: The column tiles M is cut into along a swapped small-M tile: each ⌈M / count⌉ wide, rounded up to
-#: :data:`SWAPPED_WIDTH_STEP` (a wgmma N extent; 16 where the warpgroups split the width).
-SWAPPED_COLUMN_TILES = (1, 2, 3, 4)
-SWAPPED_WIDTH_STEP = 8
-#: The swapped small-M tiles' rows along N and their kind: ping-pong for 64 and 128 rows (cooperative past
-#: a ping-pong warpgroup's 192 columns), cooperative 192 with the warpgroups along the width.
-SWAPPED_ROWS = (128, 64, 192)
-#: How much faster by :func:`~gemm_modes.tile_time.tile_time` the swapped tile must be than the unswapped
-#: pick: 240×4096×14336 (ping-pong 128×64 1.085 of torch, swapped 64×120 1.173: 4 % faster by the
-#: estimate) and 200×14336×4096 (cooperative 128×224 0.937, swapped 128×200 0.960: 9 %) swap;
-#: 448×7168×8192 (a tie by the estimate: 1.060 against 1.090) does not. NVIDIA H200, 2026-11-28.
-SWAPPED_SMALL_M_MARGIN = 1.03
-#: The share of the unswapped pick's row tiles (cluster pairs included) that M must leave idle for the swap:
-#: at 251×5120×8192 (two 128-row tiles, 2 % idle) the unswapped aligned split ran 1.053 of torch, the
-#: swapped 128×88 0.914; at 629×7168×7168 (six 128-row tiles in pairs, 18 % idle) swapped 192×224 0.944
-#: against ping-pong 128×176's 0.863. NVIDIA H200, 2026-11-28.
-SWAPPED_MIN_PADDING = 0.03
-
-
-def swapped_small_m_tiles(m: int) -> list[TunedConfig]:
-    """The swapped tiles :func:`small_m_swapped` weighs for M rows: every row count of
-    :data:`SWAPPED_ROWS` with M cut into each count of :data:`SWAPPED_COLUMN_TILES`, where the width fits
-    the tile's accumulators; cluster 1×2 for an even count of column tiles (each B tile multicast to the
-    pair that shares it), else 2×1."""
-    tiles = []
-    for rows in SWAPPED_ROWS:
-        step = 16 if rows == 192 else SWAPPED_WIDTH_STEP
-        for count in SWAPPED_COLUMN_TILES:
-            share = -(-m // count)
-            width = -(-share // step) * step
-            pingpong = rows < 192 and width <= 192
-            if width < 64 or width > 256 or (rows == 64 and not pingpong):
-                continue
-            schedule = Schedule.PINGPONG if pingpong else Schedule.COOPERATIVE
-            cluster_m = 1 if count % 2 == 0 else 2
-            config = GemmConfig(rows, width, cluster_m, 3 - cluster_m, schedule, wg_split="n" if rows == 192 else "m")
-            if config not in (t.config for t in tiles):
-                tiles.append(TunedConfig(config, swap_ab=True))
-    return tiles
-
-
 def small_m_swapped(mnk: tuple[int, int, int], sms: int = H100_SMS) -> tuple[TunedConfig, float] | None:
-    """For M ≤ :data:`SWAPPED_SMALL_M_MAX` not a whole count of 128-row tiles and K > ``SHORT_K``: C
-    computed as Cᵀ = B·Aᵀ, the tile of :func:`swapped_small_m_tiles` of least
-    :func:`~gemm_modes.tile_time.tile_time` on the turned output (N × M), and that time. Rows along M
-    then come 8 at a time instead of 128 at a time: 272 rows are two column tiles of 136, where 128-row
-    tiles take three (29 % padding). None outside that class. NVIDIA H200, 2026-11-28, ours / torch,
-    against the unswapped pick in the same rounds: 272×8192×8192 128×136 (1×2) 1.005 against 0.575,
-    320×4096×8192 128×80 (1×2) 1.099 against split-K's 0.779, 552×5248×7168 128×184 (2×1) 0.936 against
-    0.759, 144×8192×8192 128×72 (1×2) 1.080 against 128×144's 0.839, 160×8192×8192 128×80 1.020 against
-    0.747, 136×18432×7168 192×144 (warpgroups along N) 0.905 against 128×144's 0.707; where M is whole
-    128-row tiles the unswapped picks ran ahead (13 shapes, M 128–512)."""
+    """For M ≤ ``short_side.SHORT_SIDE_MAX`` and K > ``SHORT_K``: C computed as Cᵀ = B·Aᵀ with M along
+    the tile's columns, the tile of ``short_side.short_side_tiles`` of least ``tile_time`` on the turned
+    output (N × M), and that time; None outside that class. :func:`decide` takes it where the unswapped
+    pick pads M. NVIDIA H200, 2026-11-28, ours / torch, against the unswapped pick in the same rounds:
+    272×8192×8192 128×136 (1×2) 1.005 against 0.575, 320×4096×8192 128×80 (1×2) 1.099 against split-K's
+    0.779, 552×5248×7168 128×184 (2×1) 0.936 against 0.759, 144×8192×8192 128×72 (1×2) 1.080 against
+    128×144's 0.839, 160×8192×8192 128×80 1.020 against 0.747, 136×18432×7168 192×144 (warpgroups along N)
+    0.905 against 128×144's 0.707; where M is whole 128-row tiles the unswapped picks ran ahead (13 shapes,
+    M 128–512)."""
     m, n, k = mnk
-    if m > SWAPPED_SMALL_M_MAX or k <= SHORT_K:
+    if m > short_side.SHORT_SIDE_MAX or k <= SHORT_K:
         return None
-    timed = [(config, tile_time(config, n, m, sms)) for config in swapped_small_m_tiles(m)]
-    return min(timed, key=lambda pair: pair[1]) if timed else None
+    return short_side.fastest(short_side.short_side_tiles(m, swap_ab=True), n, m, sms)
+
+
+def narrow_n(mnk: tuple[int, int, int], sms: int = H100_SMS) -> tuple[TunedConfig, float] | None:
+    """:func:`small_m_swapped` for N: for N ≤ ``short_side.SHORT_SIDE_MAX`` and K > ``SHORT_K``, the tile of
+    ``short_side.short_side_tiles`` with N along its columns (no swap) of least ``tile_time``, and that
+    time; None outside that class. NVIDIA H200, 2026-11-28, ours / torch against the pick without it
+    (ping-pong 128×64 or 128×128 from :func:`small_n`, cooperative 128×208) in the same rounds:
+    8192×272×8192 128×136 (1×2) 0.974 against 0.531, 4096×320×8192 128×80 (1×2) 1.018 against 0.556,
+    5248×552×7168 128×184 (2×1) 0.918 against 0.874, 18432×136×7168 128×72 (1×2) 0.842 against 0.518,
+    8192×160×8192 128×80 (1×2) 1.012 against 0.562, 8192×144×8192 128×72 (1×2) 1.105 against 0.567,
+    4096×240×14336 64×120 (1×2) 1.077 against 64×128's 1.041."""
+    m, n, k = mnk
+    if n > short_side.SHORT_SIDE_MAX or k <= SHORT_K:
+        return None
+    return short_side.fastest(short_side.short_side_tiles(n, swap_ab=False), m, n, sms)
 
 
 def small_m_tile_cost(mnk: tuple[int, int, int], tile: tuple[int, int], sms: int = H100_SMS) -> float:
@@ -742,13 +713,13 @@ def pick(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS, swap:
 
 
 def best_swapped(mnk: tuple[int, int, int], sms: int = H100_SMS) -> TunedConfig:
-    """The swapped tile for ``gemm(swap_ab=True)``: up to :data:`SWAPPED_SMALL_M_MAX` rows the tile of
-    :func:`swapped_small_m_tiles` of least :func:`~gemm_modes.tile_time.tile_time` (M's width along the
-    tile: 128×160 at M = 152 ran 0.958 of torch where cooperative 128×176 ran 0.857, H200), else the tile of
-    :data:`SWAPPED_MERIT` that scores best."""
+    """The swapped tile for ``gemm(swap_ab=True)``: up to ``short_side.SHORT_SIDE_MAX`` rows the tile of
+    ``short_side.short_side_tiles`` of least ``tile_time`` (M along the tile's columns: 128×160 at M = 152
+    ran 0.958 of torch where cooperative 128×176 ran 0.857, H200), else the tile of :data:`SWAPPED_MERIT`
+    that scores best."""
     m, n, _ = mnk
-    if m <= SWAPPED_SMALL_M_MAX:
-        return min(swapped_small_m_tiles(max(m, 64)), key=lambda config: tile_time(config, n, m, sms))
+    if m <= short_side.SHORT_SIDE_MAX:
+        return short_side.fastest(short_side.short_side_tiles(max(m, 64), swap_ab=True), n, m, sms)[0]
     return max(SWAPPED_MERIT, key=lambda c: swapped_score(c[0], m, n, sms) * c[1])[0]
 
 
@@ -765,13 +736,16 @@ def decide(
     split: bool = True,
     widths: bool = True,
     swap: bool = True,
+    short_sides: bool = True,
 ) -> Decision:
     """The table's decision for a shape on a GPU with ``sms`` SMs, first match wins (the table above);
     ``split`` False leaves out the split-K row; ``widths`` False, the tile widths between the powers of
-    two, swapped tiles included (the rest of the table as it is; an A/B in one run: ``benchmarks/gemm.py
-    --sweep --without-widths``); ``swap`` False, the tiles that run on the plain kernel only: those
-    computing Cᵀ = B·Aᵀ (:data:`SWAPPED_MERIT`, :func:`small_m_swapped`) and the 192-row ones whose
-    warpgroups split N (:data:`TALL_MERIT`), which no comm role, gate or mode can join."""
+    two, swapped and short-side tiles included (the rest of the table as it is; an A/B in one run:
+    ``benchmarks/gemm.py --sweep --without-widths``); ``swap`` False, the tiles that run on the plain
+    kernel only: those computing Cᵀ = B·Aᵀ (:data:`SWAPPED_MERIT`, :func:`small_m_swapped`), the 192-row
+    ones whose warpgroups split N (:data:`TALL_MERIT`) and the short-side tiles of :func:`narrow_n`, which
+    no comm role, gate or mode has run with; ``short_sides`` False, the rules of :func:`small_m_swapped`
+    and :func:`narrow_n`."""
     m, n, k = mnk
     clusters = max(1, sms // COOPERATIVE_128x256.cluster_size)
     tiles = COOPERATIVE_128x256.cluster_tiles(m, n)
@@ -789,20 +763,13 @@ def decide(
         )
         return Decision(staged(parts), "split-K", facts)
     swappable = swap and not problem.bias and problem.b_major == "k" and problem.c_major == "n"
-    turned = small_m_swapped(mnk, sms) if swappable and widths else None
-    if turned is not None:
-        config, time = turned
-        plain = decide(problem, mnk, sms, split, widths, swap=False).config
-        plain_time = tile_time(plain, m, n, sms)
-        padded = plain.cluster_grid(m, n)[0] * plain.cluster_m * plain.tile_m
-        if m < (1 - SWAPPED_MIN_PADDING) * padded and time * SWAPPED_SMALL_M_MARGIN < plain_time:
-            columns = -(-m // config.tile_n)
-            facts = (
-                f"M = {m} ≤ {SWAPPED_SMALL_M_MAX} in {padded} rows of {plain.tile_m}×{plain.tile_n} tiles: computed "
-                f"as Cᵀ = B·Aᵀ, M in {columns} column tile{'s' if columns > 1 else ''} of {config.tile_n} under "
-                f"{config.tile_m} rows of N, per SM {time:.0f} against {plain_time:.0f} unswapped (tile_time)"
-            )
-            return Decision(config, "small M", facts)
+    if short_sides and widths and swap:
+        turned = small_m_swapped(mnk, sms) if swappable else None
+        narrow = narrow_n(mnk, sms) if not problem.bias else None  # measured without a bias
+        for candidate in (c for c in (turned, narrow) if c is not None):
+            decision = _short_side(problem, mnk, sms, split, candidate)
+            if decision is not None:
+                return decision
     small = small_m(mnk, sms, problem.bias, widths) if m <= SMALL_M else None
     if small is not None and small.stream_k_aligned:
         busy = small_m_split(mnk, sms)[1]
@@ -866,6 +833,31 @@ def decide(
             f"weighed {PINGPONG_UNSECTORED_K_COST} lower"
         )
     return Decision(staged(balanced), "wave balance", facts)
+
+
+def _short_side(
+    problem: Problem, mnk: tuple[int, int, int], sms: int, split: bool, candidate: tuple[TunedConfig, float]
+) -> Decision | None:
+    """The decision for a short-side tile (:func:`small_m_swapped`, :func:`narrow_n`) with its ``tile_time``,
+    where the table's pick without it pads that side (``short_side.pads_short_side``) and takes
+    ``short_side.MARGIN`` times longer by ``tile_time``; None otherwise."""
+    config, time = candidate
+    m, n, _ = mnk
+    swapped = config.swap_ab
+    plain = decide(problem, mnk, sms, split, swap=not swapped, short_sides=False).config
+    plain_time = tile_time(plain, m, n, sms)
+    side, other, extent = ("M", "N", m) if swapped else ("N", "M", n)
+    padded = short_side.pads_short_side(plain, extent, along_rows=swapped)
+    if padded is None or time * short_side.MARGIN >= plain_time:
+        return None
+    columns = -(-extent // config.tile_n)
+    facts = (
+        f"{side} = {extent} ≤ {short_side.SHORT_SIDE_MAX} in {padded} {'rows' if swapped else 'columns'} of "
+        f"{plain.tile_m}×{plain.tile_n} tiles: {'computed as Cᵀ = B·Aᵀ, ' if swapped else ''}{side} in {columns} "
+        f"column tile{'s' if columns > 1 else ''} of {config.tile_n} under {config.tile_m} rows of {other}, per SM "
+        f"{time:.0f} against {plain_time:.0f} (tile_time)"
+    )
+    return Decision(config, f"small {side}", facts)
 
 
 def stream_k_pays(mnk: tuple[int, int, int], sms: int = H100_SMS) -> bool:

@@ -281,6 +281,10 @@ LAYOUT_RULE_PICKS = {
     (240, 4096, 14336): ("pingpong", 64, 120, 1),
     (200, 14336, 4096): ("cooperative", 128, 200, 1),
     (136, 18432, 7168): ("cooperative", 192, 144, 1),
+    # N in column tiles of 8-row steps, unswapped, where 64- or 128-wide tiles would pad N
+    (8200, 272, 8192): ("pingpong", 128, 136, 1),
+    (4104, 320, 8200): ("pingpong", 128, 80, 1),
+    (6000, 552, 7168): ("cooperative", 192, 144, 1),
 }
 
 
@@ -288,7 +292,8 @@ LAYOUT_RULE_PICKS = {
 def test_auto_layout_rule_picks_match_torch(mnk):
     """The table's picks by layout and tile shape (the 64×128 fill tile, cooperative 192×192, split-K of
     128×192 in one wave, a pair of 192-row tiles, the ring staging where one tile per CTA leaves a deferred
-    epilogue nothing to hide under, Cᵀ = B·Aᵀ where row tiles would pad M) match torch on ragged shapes and
+    epilogue nothing to hide under, Cᵀ = B·Aᵀ where row tiles would pad M, N in column tiles of 8-row
+    steps) match torch on ragged shapes and
     repeat bit for bit."""
     torch = _torch()
     from gemm_modes.autotable import decide

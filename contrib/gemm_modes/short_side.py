@@ -1,0 +1,76 @@
+"""Tiles that cut a short side of C into column tiles of 8-row steps: ``gemm_modes.autotable``'s short-side
+rules (M ≤ 640 computed as Cᵀ = B·Aᵀ, N ≤ 640 as it is).
+
+A tile's rows come in steps of 64 (a warpgroup's wgmma rows), its columns in steps of 8 (a wgmma N
+extent). Where one side of C is short and not a whole count of row tiles, putting that side along the
+tile's columns pads it by under 8 rows instead of up to 127: 272 rows are two column tiles of 136, where
+128-row tiles take three (29 % idle). Each candidate cuts the short side into 1–4 column tiles, under 64,
+128 or 192 rows of the long side; the rules take the one of least :func:`~gemm_modes.tile_time.tile_time`.
+"""
+
+from __future__ import annotations
+
+from hopper_gemm.config import GemmConfig, Schedule
+
+from .modes import TunedConfig
+from .tile_time import tile_time
+
+#: The longest short side the rules weigh (measured up to 552 and 609).
+SHORT_SIDE_MAX = 640
+#: The column tiles the short side is cut into: each ⌈extent / count⌉ wide, rounded up to
+#: :data:`WIDTH_STEP` (a wgmma N extent; 16 where the warpgroups split the width).
+COLUMN_TILES = (1, 2, 3, 4)
+WIDTH_STEP = 8
+#: The tiles' rows along the long side and their kind: ping-pong for 64 and 128 rows (cooperative past a
+#: ping-pong warpgroup's 192 columns), cooperative 192 with the warpgroups along the width.
+ROWS = (128, 64, 192)
+#: How much faster by ``tile_time`` a short-side tile must be than the pick without the rules:
+#: 240×4096×14336 (ping-pong 128×64 1.085 of torch, swapped 64×120 1.173: 4 % faster by the estimate) and
+#: 200×14336×4096 (cooperative 128×224 0.937, swapped 128×200 0.960: 9 %) take it; 448×7168×8192 (a tie by
+#: the estimate: 1.060 against 1.090) does not. NVIDIA H200, 2026-11-28.
+MARGIN = 1.03
+#: The share of the other pick's tiles along the short side (cluster pairs included) that the short side
+#: must leave idle: at 251×5120×8192 (two 128-row tiles, 2 % idle) the unswapped aligned split ran 1.053 of
+#: torch, the swapped 128×88 0.914; at 629×7168×7168 (six 128-row tiles in pairs, 18 % idle) swapped
+#: 192×224 0.944 against ping-pong 128×176's 0.863. NVIDIA H200, 2026-11-28.
+MIN_PADDING = 0.03
+
+
+def short_side_tiles(extent: int, *, swap_ab: bool, along_n: bool = True) -> list[TunedConfig]:
+    """The tiles for a short side of ``extent`` rows along their columns (``swap_ab``: M, the launch
+    computing Cᵀ; else N): every row count of :data:`ROWS` with the extent cut into each count of
+    :data:`COLUMN_TILES`, where the width fits the tile's accumulators; cluster 1×2 for an even count of
+    column tiles (each tile of the long side's operand multicast to the pair that shares it), else 2×1.
+    ``along_n`` False leaves out the 192-row tiles, whose warpgroups split the width."""
+    tiles = []
+    for rows in ROWS if along_n else tuple(r for r in ROWS if r != 192):
+        step = 16 if rows == 192 else WIDTH_STEP
+        for count in COLUMN_TILES:
+            share = -(-extent // count)
+            width = -(-share // step) * step
+            pingpong = rows < 192 and width <= 192
+            if width < 64 or width > 256 or (rows == 64 and not pingpong):
+                continue
+            schedule = Schedule.PINGPONG if pingpong else Schedule.COOPERATIVE
+            cluster_m = 1 if count % 2 == 0 else 2
+            config = GemmConfig(rows, width, cluster_m, 3 - cluster_m, schedule, wg_split="n" if rows == 192 else "m")
+            if config not in (t.config for t in tiles):
+                tiles.append(TunedConfig(config, swap_ab=swap_ab))
+    return tiles
+
+
+def fastest(tiles: list[TunedConfig], rows: int, cols: int, sms: int) -> tuple[TunedConfig, float] | None:
+    """The tile of ``tiles`` of least ``tile_time`` on a ``rows`` × ``cols`` output (the short side the
+    columns), and that time; the first on a tie, None for no tiles."""
+    timed = [(config, tile_time(config, rows, cols, sms)) for config in tiles]
+    return min(timed, key=lambda pair: pair[1]) if timed else None
+
+
+def pads_short_side(config: TunedConfig, extent: int, along_rows: bool) -> int | None:
+    """The rows ``config``'s tiles (cluster pairs included) give a short side of ``extent``
+    (``along_rows``: the side its tile rows cover, else its columns) where they leave more than
+    :data:`MIN_PADDING` of them idle, else None."""
+    tile, cluster = (config.tile_m, config.cluster_m) if along_rows else (config.tile_n, config.cluster_n)
+    tiles = -(-extent // tile)
+    padded = -(-tiles // cluster) * cluster * tile
+    return padded if extent < (1 - MIN_PADDING) * padded else None
