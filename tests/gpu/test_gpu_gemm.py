@@ -293,8 +293,7 @@ def test_auto_layout_rule_picks_match_torch(mnk):
     """The table's picks by layout and tile shape (the 64×128 fill tile, cooperative 192×192, split-K of
     128×192 in one wave, a pair of 192-row tiles, the ring staging where one tile per CTA leaves a deferred
     epilogue nothing to hide under, Cᵀ = B·Aᵀ where row tiles would pad M, N in column tiles of 8-row
-    steps) match torch on ragged shapes and
-    repeat bit for bit."""
+    steps) match torch on ragged shapes and repeat bit for bit."""
     torch = _torch()
     from gemm_modes.autotable import decide
     from hopper_gemm.config import Problem
