@@ -124,7 +124,8 @@ def test_tile_time_is_waves_times_the_longer_of_wgmmas_and_loads():
     """``tile_time``: ⌈cluster-tiles / clusters⌉ × max(tile area, LOAD_BOUND_INTENSITY × (rows + columns)).
     128×80 tiles on 4096 × 320 in clusters of 1×2: 32 × 4 = 128 tiles in one wave, load-bound (80 × 208 =
     16640 > 10240); 128×192 tiles on 320 × 4096: 3 × 22 = 66, one wave, 25600; a cluster of two pads an odd
-    tile count (3 row tiles in 2×1 clusters: 4); a split is charged as its whole tile."""
+    tile count (3 row tiles in 2×1 clusters: 4); split-K in one wave is charged as its whole tile, stream-K
+    and split-K past one wave by the fraction of the waves their tiles take."""
     from gemm_modes.modes import tuned_config
     from gemm_modes.tile_time import LOAD_BOUND_INTENSITY, tile_time
 
@@ -135,6 +136,12 @@ def test_tile_time_is_waves_times_the_longer_of_wgmmas_and_loads():
     # 3 row tiles padded to 4 in 2×1 clusters: 4 × 22 = 88 tiles = 44 cluster-tiles, one wave of 66 clusters
     assert tile_time(wide.with_(cluster_m=2, cluster_n=1), 320, 4096, 132) == 25600
     assert tile_time(wide, 320, 4096, 64) == 2 * 25600  # 33 cluster-tiles on 32 clusters: two waves
+    # stream-K spreads the k-tiles: 43 cluster-tiles of 128×256 on 66 clusters are 43/66 of a wave, and
+    # split-K past one wave splits the last: 144 on 66 are 144/66 waves
+    aligned = tuned_config(128, 256, 2, 1, "cooperative", stream_k=True, stream_k_aligned=True)
+    assert tile_time(aligned, 11008, 232, 132) == 43 / 66 * 32768
+    tail = tuned_config(128, 256, 2, 1, "cooperative", split_k=4)
+    assert tile_time(tail, 18432, 480, 132) == 144 / 66 * 32768
 
 
 def test_short_side_tiles_cut_it_into_column_tiles_of_eight():
@@ -220,6 +227,10 @@ def test_small_n_cuts_n_into_column_tiles_where_the_other_picks_pad_it():
     for problem, mnk in ((Problem("bf16", bias=True), (8192, 272, 8192)), (BF16, (8192, 256, 8192))):
         assert decide(problem, mnk).config.tile_n in (64, 128), (problem, mnk)
     assert decide(BF16, (8192, 272, 2048)).config.tile_n in (64, 128)  # short K: unmeasured
+    # the splits of 128×256 tiles balance their waves: level or ahead of the short-side tiles by tile_time
+    for mnk in ((11008, 232, 14336), (28672, 488, 5120), (18432, 480, 7168), (13824, 432, 8192)):
+        config = decide(BF16, mnk).config
+        assert config.tile_n == 256 and (config.stream_k or config.split_k > 1), mnk
     assert decide(BF16, (8192, 272, 8192), swap=False).config.tile_n in (64, 128)
 
 

@@ -25,7 +25,10 @@ streams fewer rows         between the powers of two where they     256×8192² 
                            steps (:func:`small_m_swapped`)          → 0.92 (51 shapes: 0.74–0.81 → 0.97–0.98)
 N ≤ 512                    :func:`small_n`: the same rule turned    8192×256×8192 0.66 → 1.02, 4096×128×8192
                            (cluster 1×2), unless the cooperative    0.37 → 0.98, 8192×256×1024 0.98 → 1.30
-                           tile streams no more rows per SM
+                           tile streams no more rows per SM; where  (H200): 8192×272×8192 0.53 → 0.98,
+                           its tiles pad N (N ≤ 640, K > 2048), N   4096×320×8192 0.54 → 1.00 (20 shapes:
+                           in column tiles of 8-row steps           0.71 → 0.96)
+                           (:func:`narrow_n`), checked first
 fewer cooperative 128×256  :func:`fill`: the ping-pong tile of      1024²×8192 0.41 → 0.85, 1024×2048×8192
 tiles than SMs             least cost if it beats the cooperative   0.57 → 0.93, 1536²×4096 0.72 → 0.87 →
                            one; cluster 1×2                         0.98 (128×144), 1024²×2048 0.62 → 1.03

@@ -8,9 +8,13 @@ waves its tiles take times the longer of the two::
     time ≈ ⌈tiles / CTAs held at once⌉ × max(tile_m × tile_n, LOAD_BOUND_INTENSITY × (tile_m + tile_n))
 
 (arbitrary units, the same for every tile of one problem: only the comparison means something). A
-cluster of two pads an odd tile count with an idle CTA. Splits of K are charged as their whole tile:
-the padded rows and the fix-up they add cost what they save where the table weighs this (320×4096×8192:
-split-K in 2 of 128×192 ran 0.78 of torch, the swapped 128×80 tile 1.10; NVIDIA H200, 2026-11-28).
+cluster of two pads an odd tile count with an idle CTA. Stream-K (either mode) spreads the k-tiles over
+every cluster, and split-K past one wave splits the last one: their waves are not rounded up. Split-K
+whose unsplit tiles fit one wave is charged as its whole tile: its parts only fill the wave, and the
+fix-up and padded rows cost what they save (320×4096×8192: split-K in 2 of 128×192 ran 0.78 of torch,
+the swapped 128×80 tile 1.10; at 11008×232×14336 the aligned split of 128×256 tiles, 0.65 of a wave,
+ran 0.91 against cooperative 192×128's 0.83, and at 28672×488×5120, 3.4 waves, 1.04 against 128×248's
+0.91; NVIDIA H200, 2026-11-28).
 """
 
 from __future__ import annotations
@@ -30,5 +34,7 @@ def tile_time(config: TunedConfig, rows: int, cols: int, sms: int) -> float:
     turned one: N × M) on a GPU with ``sms`` SMs."""
     tile_rows, tile_cols = config.tile_m, config.tile_n
     clusters = max(1, sms // config.cluster_size)
-    waves = -(-config.cluster_tiles(rows, cols) // clusters)
+    tiles = config.cluster_tiles(rows, cols)
+    balanced = config.stream_k or (config.split_k > 1 and tiles > clusters)
+    waves = tiles / clusters if balanced else -(-tiles // clusters)
     return waves * max(tile_rows * tile_cols, LOAD_BOUND_INTENSITY * (tile_rows + tile_cols))
