@@ -11,7 +11,7 @@ Every configuration's output is also checked against torch once per shape.
     python benchmarks/gemm.py --json out.json
     python benchmarks/gemm.py --sweep [--held-out]        # auto on the any-shape sweep against torch
     python benchmarks/gemm.py --sweep --against-table old.py   # and another autotable.py, same rounds
-    python benchmarks/gemm.py --sweep --shapes 272x8192x8192 --configs swappp128xm2c12,pp64x192c12
+    python benchmarks/gemm.py --sweep --shapes 272x8192x8192 --configs swappp128xm2c12,swap192x144c21n
                                               # tiles named by their parts (NAMED), widths that follow M
 
 Prints the device name, one row per (shape, configuration), the SM clock and board power ``nvidia-smi``
@@ -209,17 +209,6 @@ CANDIDATES = {
     "swap128x160c21": tuned_config(128, 160, 2, 1, C, swap_ab=True),
     "swappp128x176c21": tuned_config(128, 176, 2, 1, P, swap_ab=True),
     "swap128x176c21": tuned_config(128, 176, 2, 1, C, swap_ab=True),
-    # the same with 64 rows along N: twice the tiles where 128-row ones leave SMs idle (144×8192×8192: 64)
-    **{f"swappp64x{w}c21": tuned_config(64, w, 2, 1, P, swap_ab=True) for w in (144, 160, 176, 192)},
-    # small M past one 128-row tile's width: swapped tiles of 256 or 192 rows along N (136×18432×7168: 144
-    # tiles of 128×144, two waves), and 64-row tiles along M where M is whole 64-row tiles (320 = 5 × 64)
-    "swap256x144c21": tuned_config(256, 144, 2, 1, C, swap_ab=True),
-    "swap256x160c21": tuned_config(256, 160, 2, 1, C, swap_ab=True),
-    "swap192x144c21n": tuned_config(192, 144, 2, 1, C, wg_split="n", swap_ab=True),
-    "swap192x160c21n": tuned_config(192, 160, 2, 1, C, wg_split="n", swap_ab=True),
-    "pp64x192c12": tuned_config(64, 192, 1, 2, P),
-    "pp64x192c21": tuned_config(64, 192, 2, 1, P),
-    "pp64x256c12": tuned_config(64, 256, 1, 2, P),
     "coop128x256c21n": tuned_config(128, 256, 2, 1, C, wg_split="n"),
     "coop192x256c21n": tuned_config(192, 256, 2, 1, C, wg_split="n"),
     # cuBLAS's 64×128 (our M × N) at 1024³: one m64n128 wgmma per k-step instead of two m64n64

@@ -103,7 +103,7 @@ def test_configs_named_by_their_parts():
     assert gemm.named_config("swappp128xm2c12", 160) == tuned_config(128, 80, 1, 2, "pingpong", swap_ab=True)
     assert gemm.named_config("swap128xm3c21", 552) == tuned_config(128, 184, 2, 1, "cooperative", swap_ab=True)
     assert gemm.named_config("swappp128xm3c21", 200) == tuned_config(128, 72, 2, 1, "pingpong", swap_ab=True)
-    for name in ("pp64x192c12", "swap192x144c21n", "coop192x192c21n", "pp128x168c21"):
+    for name in ("pp64x256c21", "swap192x176c21n", "coop192x192c21n", "pp128x168c21", "swappp128x160c21"):
         assert gemm.named_config(name, 0) == gemm.CANDIDATES[name], name
     assert gemm.named_config("coop128x256c21sk2", 0) is None  # modes are CANDIDATES' names only
 
