@@ -103,9 +103,6 @@ COOPERATIVE_DEFERRED = COOPERATIVE_128x256.with_(deferred_chunks=8)
 COOPERATIVE_ALIGNED = COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_aligned=True)
 #: The small-M rule's split for a long K: cooperative 128×128 (its four subtiles deferred), aligned split.
 COOPERATIVE_128_ALIGNED = COOPERATIVE_ALIGNED.with_(tile_n=128, deferred_chunks=4)
-COOPERATIVE_256x128 = TunedConfig(
-    GemmConfig(tile_m=256, tile_n=128, cluster_m=1, cluster_n=2, schedule=Schedule.COOPERATIVE, epi_batch=4)
-)
 PINGPONG_128x128 = TunedConfig(GemmConfig(tile_m=128, tile_n=128, cluster_m=2, cluster_n=1, schedule=Schedule.PINGPONG))
 PINGPONG_128x192 = PINGPONG_128x128.with_(tile_n=192)
 
