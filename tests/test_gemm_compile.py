@@ -530,3 +530,35 @@ def test_a_column_major_c_is_refused_where_it_cannot_run():
         Problem("bf16", c_major="x")
     with pytest.raises(ValueError, match=r"c_major = 'm' runs on the plain kernel: no comm role, gate, stream-K"):
         report(COOP.with_(stream_k=True), Problem("bf16", c_major="m"))
+
+
+def _short_side_extremes():
+    """Per family of short-side tiles (rows, schedule, warpgroups, swap), its narrowest and widest tile and
+    one between them on an 8-row step: the tiles ``gemm_modes.short_side`` can hand the table."""
+    from gemm_modes.short_side import SHORT_SIDE_MAX, short_side_tiles
+
+    families = {}
+    for extent in range(57, SHORT_SIDE_MAX + 1):
+        for swap_ab in (True, False):
+            for config in short_side_tiles(extent, swap_ab=swap_ab):
+                key = (config.tile_m, config.schedule, config.wg_split, config.swap_ab)
+                families.setdefault(key, set()).add(config)
+    picked = set()
+    for tiles in families.values():
+        by_width = sorted(tiles, key=lambda c: (c.tile_n, c.cluster_m))
+        odd = [c for c in by_width if c.tile_n % 16 == 8] or by_width
+        picked |= {by_width[0], odd[len(odd) // 2], by_width[-1]}
+    return sorted(picked, key=lambda c: c.describe())  # one order in every xdist worker
+
+
+@pytest.mark.parametrize("config", _short_side_extremes(), ids=lambda c: c.describe())
+def test_short_side_tiles_compile_without_spills(config):
+    """Every family of short-side tiles, at its extreme widths and on an 8-row step, compiles for sm_90a to
+    one wgmma N extent (its width, or half where the warpgroups split it), without spilling and with its
+    wgmmas pipelined (a swapped tile with C column-major, as it launches). All 220 tiles the rules can pick
+    did on 2026-11-28; these stand for them."""
+    problem = Problem("bf16", scaled=True, c_major="m" if config.swap_ab else "n")
+    r = report(config, problem)
+    assert r.spill_bytes == 0 and not r.wgmma_serialized, config.describe()
+    width = config.tile_n // 2 if config.wg_split == "n" else config.tile_n
+    assert set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16", r.ptx)) == {str(width)}
