@@ -193,6 +193,9 @@ def test_small_m_swaps_where_the_unswapped_row_tiles_pad_m():
     for mnk, tile in picks.items():
         config = decide(BF16, mnk).config
         assert config.swap_ab and (config.tile_m, config.tile_n, config.cluster_m, config.cluster_n) == tile, mnk
+    # a tie by tile_time (load-bound 128×128 and 192×64): the tile that keeps more CTAs busy (94 against 72)
+    tied = decide(BF16, (128, 9000, 8192)).config
+    assert tied.swap_ab and (tied.tile_m, tied.tile_n, tied.cluster_n, tied.wg_split) == (192, 64, 2, "n")
     line = decide(BF16, (272, 8192, 8192)).line()
     assert "M = 272 ≤ 640 in 384 rows of 128×192 tiles: computed as Cᵀ = B·Aᵀ, M in 2 column tiles of 136" in line
     assert "per SM 21120 against 25600 (tile_time)" in line

@@ -61,9 +61,14 @@ def short_side_tiles(extent: int, *, swap_ab: bool, along_n: bool = True) -> lis
 
 def fastest(tiles: list[TunedConfig], rows: int, cols: int, sms: int) -> tuple[TunedConfig, float] | None:
     """The tile of ``tiles`` of least ``tile_time`` on a ``rows`` × ``cols`` output (the short side the
-    columns), and that time; the first on a tie, None for no tiles."""
+    columns), and that time; on a tie the one that keeps more CTAs busy (more loads in flight: at
+    128×9000×8192 swapped 192×64 in 94 tiles ran 0.858 and 0.889 of torch where 128×128 in 72 ran 0.755
+    and 0.773, both load-bound at the same estimate; at 7168×424×14336, 0.908 against 0.914, a tie; NVIDIA
+    H200, 2026-11-28), else the first; None for no tiles."""
     timed = [(config, tile_time(config, rows, cols, sms)) for config in tiles]
-    return min(timed, key=lambda pair: pair[1]) if timed else None
+    if not timed:
+        return None
+    return min(timed, key=lambda pair: (pair[1], -pair[0].cluster_tiles(rows, cols) * pair[0].cluster_size))
 
 
 def pads_short_side(config: TunedConfig, extent: int, along_rows: bool) -> int | None:
