@@ -598,7 +598,9 @@ def sweep(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer shapes and configurations")
-    parser.add_argument("--configs", help="comma-separated names of CANDIDATES")
+    parser.add_argument(
+        "--configs", help="comma-separated names of CANDIDATES or tiles named by their parts (NAMED: swappp128xm2c12)"
+    )
     parser.add_argument("--json", help="write the rows here")
     parser.add_argument("--shapes", help="comma-separated M×N×K (e.g. 6144x6144x6144): only these rows of the table")
     parser.add_argument(
