@@ -69,11 +69,12 @@ def no_gpu_report(args: argparse.Namespace) -> int:
     problem = Problem(args.dtype)
     config = default_config(args.m, args.n, args.k, args.dtype, comm)
     if comm.transport is Transport.PEER:
-        from tile_comm.peer import PEER_GEMM, STEP_ROWS, WORLD, copy_engine_config
+        from tile_comm.peer import PEER_GEMM, WORLD, copy_engine_config, step_rows_for
 
         if comm.engine is Engine.COPY or args.engine is None:  # the two-GPU example's default: the copy engine
-            comm = CommConfig(Transport.PEER, ship_blocks=WORLD, engine="copy", adds_received=True, step_rows=STEP_ROWS)
             config = copy_engine_config(args.n)
+            steps = step_rows_for(args.m, config, WORLD)
+            comm = CommConfig(Transport.PEER, ship_blocks=WORLD, engine="copy", adds_received=True, step_rows=steps)
         else:
             comm, config = CommConfig(Transport.PEER, ship_blocks=WORLD, unroll=8), PEER_GEMM
         print("transport peer: two GPUs, one process each (examples/tp_gemm_rs.py); the kernel of one rank:")

@@ -5,6 +5,8 @@ configuration helpers say which tile walk and chunks it takes (docs/comm.md, "Al
 
 from __future__ import annotations
 
+from pipes.comm.chunk_pusher import PUSH_STREAMS
+
 
 def alone_configuration(m: int, n: int, k: int, world: int):  # noqa: ANN201
     """Our GEMM alone on the gathered A (the baseline): the measured table's unsplit pick (a gated GEMM takes
@@ -68,7 +70,7 @@ class GatedGemm:
         w_r,
         m: int,
         chunk_rows: int | None,
-        streams: int = 2,
+        streams: int = PUSH_STREAMS,
         graph: bool | None = None,
         pusher: str = "copy",
         push_warps: int = 1,

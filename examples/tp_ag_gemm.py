@@ -48,6 +48,8 @@ sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve
 from gated_gemm import GatedGemm, configuration, default_chunk_rows, gated_kernel  # noqa: E402
 from ranks import Rounds  # noqa: E402
 
+from pipes.comm.chunk_pusher import PUSH_STREAMS  # noqa: E402
+
 #: C per rank = AG(A) · W_rᵀ: (M, N_r, K), by world size (the default shapes of ``--bench``).
 SHAPES = {
     2: [(8192, 4096, 8192), (8192, 8192, 4096), (16384, 4096, 8192), (4096, 14336, 8192), (8192, 4096, 2048)],
@@ -79,7 +81,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         help="rows per pushed chunk (default: 1024 for the copy engines; --pusher sm: about one push per push warp); "
         "a list (256,1024) also times the others as ours_c<rows>",
     )
-    p.add_argument("--copy-streams", type=int, default=2, help="copy streams the chunk pushes alternate over")
+    p.add_argument(
+        "--copy-streams", type=int, default=PUSH_STREAMS, help="copy streams the chunk pushes alternate over"
+    )
     p.add_argument(
         "--no-push-graph",
         dest="push_graph",

@@ -34,6 +34,7 @@ from pathlib import Path
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1] / "contrib")]
 
 from ranks import Rounds  # noqa: E402
+from tile_comm.config import PEER_COPY_STREAMS  # noqa: E402
 
 SHAPES = [(8192, 8192, 2048), (8192, 8192, 4096), (8192, 8192, 8192), (4096, 4096, 16384)]
 REL_BOUND = 2e-2  # bf16 output, a bf16 partial added (ours) vs fp32 reference
@@ -57,7 +58,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument(
         "--copy-streams",
-        default="2",
+        default=str(PEER_COPY_STREAMS),
         help="engine copy: streams the steps alternate over; a list (2,4,8) times one launcher per count",
     )
     p.add_argument(
@@ -82,8 +83,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--step-rows",
         default=None,
-        help="engine copy: row bands per copy step (default tile_comm.peer.STEP_ROWS); a list (2,1) also times "
-        "the others as ours_r<rows>",
+        help="engine copy: row bands per copy step (default: the deepest of 4, 2, 1 that cuts the row blocks "
+        "whole, tile_comm.peer.step_rows_for); a list (2,1) also times the others as ours_r<rows>",
     )
     p.add_argument(
         "--copy-sizes",

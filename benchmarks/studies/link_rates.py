@@ -85,7 +85,7 @@ def contenders(block: int, rank: int, world: int, device, torch) -> tuple[dict[s
         "ring pull": lambda: copies([(0, mine, ring_src, total)]),
         "in turn": push_in_turn(block, 1),
     }
-    for n_streams, step_mib in ((2, 8), (2, 16), (2, 4), (3, 8), (4, 8)):
+    for n_streams, step_mib in ((1, 16), (1, 8), (2, 8), (2, 16), (2, 4), (3, 8), (4, 8)):
         out[f"in turn, {n_streams} streams, {step_mib} MiB"] = push_in_turn(step_mib * mib, n_streams)
     at_once = [
         (p, peer[(rank + p + 1) % world] + slot(rank, (rank + p + 1) % world), src.data_ptr() + p * block, block)
@@ -104,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--world", type=int, default=None, help="GPUs (default: all)")
     parser.add_argument("--block-mib", type=int, default=32, help="bytes per peer block (MiB)")
-    parser.add_argument("--rounds", type=int, default=ROUNDS)
+    ranks.Rounds.add_arguments(parser)
+    parser.set_defaults(rounds=ROUNDS)
     args = parser.parse_args(argv)
     world = args.world or ranks.gpus()
     if world < 2 or world > ranks.gpus():
@@ -120,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     for run in runs.values():
         run()
     torch.cuda.synchronize()
-    us = ranks.time_by_slower_rank(runs, device, args.rounds, BATCH)
+    us = ranks.time_by_slower_rank(runs, device, ranks.Rounds.of(args), BATCH)
     if rank == 0:
         total = (world - 1) * block
         print(

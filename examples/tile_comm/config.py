@@ -62,11 +62,18 @@ DEFAULT_PACE_NS: dict[Transport, int] = {Transport.HOST: 4000, Transport.LOCAL: 
 #: +1.1 … +2.1 %, unroll 1 +2.7 %; pacing the copy made it worse (+5.5 … +7.7 %): what slows the GEMM
 #: is how long the communication warp stays busy beside the math warps, not how fast it writes.
 DEFAULT_UNROLL: dict[Transport, int] = {Transport.HOST: 4, Transport.LOCAL: 2, Transport.NONE: 4, Transport.PEER: 4}
-#: ``step_rows`` with the copy engine unless told otherwise: two raster-band rows per copy (half the copies
-#: and flags; the first wave finishes both rows at once). Measured 2026-11-24: the two-GPU reduce-scatter
-#: at 8192²×2048 on 2×H200 363 → 330 µs (4 rows: 339); host at 4096×4096×16384 on the H100 E 0.65 → 0.71,
-#: S 1.42 → 1.48 (4 rows: 0.70 / 1.49), at 8192×8192×16384 unchanged (E 0.93 / 0.92).
-DEFAULT_STEP_ROWS: dict[Transport, int] = {Transport.HOST: 2, Transport.LOCAL: 1, Transport.NONE: 1, Transport.PEER: 2}
+#: ``step_rows`` with the copy engine unless told otherwise: raster-band rows per copy (fewer copies and
+#: flags; the first wave finishes both rows at once). Host: two, measured on the H100 (2026-11-24) at
+#: 4096×4096×16384 E 0.65 → 0.71, S 1.42 → 1.48 (4 rows: 0.70 / 1.49), at 8192×8192×16384 unchanged.
+#: Peer: up to four where the row blocks hold them (``tile_comm.peer.step_rows_for``): on 4×H200
+#: (2026-11-28, one copy stream) 8192²×2048 403 → 382 µs, 8192²×4096 413 → 398, alike elsewhere; on 2×H200
+#: alike (278 → 273 at 8192²×2048).
+DEFAULT_STEP_ROWS: dict[Transport, int] = {Transport.HOST: 2, Transport.LOCAL: 1, Transport.NONE: 1, Transport.PEER: 4}
+#: Copy streams the reduce-scatter's steps go over unless told otherwise (``tile_comm.peer``). One: a rank
+#: then sends to one peer at a time at the link's rate (4×H200, 2026-11-28: 96 MiB to three peers in 16 MiB
+#: copies, one stream 318 GB/s per GPU, two 278; the reduce-scatter ran alike on one and two streams with
+#: 2-band steps on 2 and 4 GPUs).
+PEER_COPY_STREAMS = 1
 #: Which engine ships each transport's tiles by default (``copy`` exists for every transport but ``none``;
 #: ``peer`` picks its engine in :class:`tile_comm.peer.TensorParallelGemmRS`).
 DEFAULT_ENGINE: dict[Transport, Engine] = {

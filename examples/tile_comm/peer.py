@@ -35,7 +35,7 @@ from pipes.epoch import as_int32, parity_token
 
 from .args import MAX_TRACED_CTAS, stamp_words
 from .await_flags import AWAIT_TIMEOUT_NS
-from .config import DEFAULT_STEP_ROWS, CommConfig, Engine, Transport
+from .config import DEFAULT_STEP_ROWS, PEER_COPY_STREAMS, CommConfig, Engine, Transport
 from .receiver import Receiver
 from .role import shipping_order
 
@@ -43,8 +43,17 @@ from .role import shipping_order
 WORLD = 2
 #: Cooperative 256×128 with raster "n": bands of cluster *rows*, so the first row block's tiles finish first.
 PEER_GEMM = GemmConfig(256, 128, 1, 2, Schedule.COOPERATIVE, raster="n", group=8)
-#: Row bands per copy-engine step (``CommConfig.step_rows``): 8 MiB steps at N = 8192.
+#: The most row bands per copy-engine step (``CommConfig.step_rows``): 16 MiB steps at N = 8192.
 STEP_ROWS = DEFAULT_STEP_ROWS[Transport.PEER]
+
+
+def step_rows_for(m: int, config: GemmConfig, world: int = WORLD) -> int:
+    """Row bands per copy step unless told otherwise: the deepest, up to :data:`STEP_ROWS` and halving, that
+    cuts every row block into whole steps (``check_shape`` then says whether M fits at all)."""
+    rows = STEP_ROWS
+    while rows > 1 and m % (world * config.tile_m * config.cluster_m * rows):
+        rows //= 2
+    return rows
 
 
 def block_order(rank: int, world: int = WORLD) -> list[int]:
@@ -246,7 +255,7 @@ class TensorParallelGemmRS:
         config: GemmConfig | None = None,
         pace_ns: int = 0,
         engine: str | Engine = Engine.COPY,
-        copy_streams: int = 2,
+        copy_streams: int = PEER_COPY_STREAMS,
         reduce: str = "epilogue",
         step_rows: int | None = None,
         buffers: PeerBuffers | None = None,
@@ -260,7 +269,7 @@ class TensorParallelGemmRS:
         where the other ranks' partials are added: ``epilogue`` (the default with the copy engine: the math
         warpgroups wait for each band's flags and add the bands before storing, ``CommConfig.adds_received``)
         or ``pass`` (after the GEMM: a one-warp kernel awaits every flag, then torch adds over the block).
-        ``step_rows``: row bands per copy-engine step (``CommConfig.step_rows``; default :data:`STEP_ROWS`).
+        ``step_rows``: row bands per copy-engine step (``CommConfig.step_rows``; default :func:`step_rows_for`).
         ``buffers``: this rank's buffers when not created collectively over ``group`` (the world size is
         then their ranks', :meth:`PeerBuffers.on_one_gpu`); ``max_clusters``: at most this many clusters
         (several ranks sharing one GPU must all be resident at once). ``spread``: how the copy engine deals
@@ -303,7 +312,7 @@ class TensorParallelGemmRS:
             config = copy_engine_config(n) if engine is Engine.COPY else PEER_GEMM
         elif engine is Engine.COPY:
             check_copy_engine_config(config, n)
-        steps = (STEP_ROWS if step_rows is None else step_rows) if engine is Engine.COPY else 1
+        steps = (step_rows_for(m, config, world) if step_rows is None else step_rows) if engine is Engine.COPY else 1
         check_shape(m, n, config, world, steps)
         self.m, self.n, self.rank, self.world, self.config, self.engine = m, n, rank, world, config, engine
         self.a_rot = rotate_rows(a_r, rank, world)
