@@ -25,8 +25,16 @@ def configuration(m: int, n: int, k: int, world: int):  # noqa: ANN201
     tile rows across every column, so every tile of the rank's own rows comes before any other rank's row
     and those follow in the order their chunks arrive. Walking along M (auto's raster for tall outputs) a
     band of columns takes every tile row before the next band: with two bands (8192×4096 on two GPUs) the
-    walk reaches the other rank's rows a quarter into the kernel instead of half."""
-    return alone_configuration(m, n, k, world).with_(raster="n")
+    walk reaches the other rank's rows a quarter into the kernel instead of half. A band never spans two
+    ranks' rows: ``group`` is cut to a divisor of the cluster rows a rank holds (at 4096×7168×8192 on four
+    GPUs a band of 8 would pair every rank's rows with the next rank's, and the first wave would wait for
+    that rank's chunk: +10 % over our GEMM alone on 4×H200, against +1 … +4 % with bands of 4)."""
+    config = alone_configuration(m, n, k, world).with_(raster="n")
+    own_cluster_rows = (m // world) // (config.tile_m * config.cluster_m)
+    if own_cluster_rows:
+        group = max(g for g in range(1, config.group + 1) if own_cluster_rows % g == 0)
+        config = config.with_(group=group)
+    return config
 
 
 def default_chunk_rows(pusher: str, m: int, world: int, workers: int) -> int:

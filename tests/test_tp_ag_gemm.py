@@ -197,7 +197,8 @@ def test_a_gate_that_records_its_waits_leaves_the_gemm_s_registers_alone():
 
 
 @pytest.mark.parametrize(
-    ("m", "n", "k", "world"), [(8192, 4096, 2048, 2), (8192, 8192, 4096, 2), (8192, 2048, 8192, 4)]
+    ("m", "n", "k", "world"),
+    [(8192, 4096, 2048, 2), (8192, 8192, 4096, 2), (8192, 2048, 8192, 4), (4096, 7168, 8192, 4), (12288, 4096, 4096, 4)],
 )
 def test_the_gated_walk_takes_every_own_tile_before_any_other_ranks_row(m, n, k, world):
     """``configuration``: the gated GEMM walks along N, so in walk order (what the persistent CTAs take,
@@ -222,7 +223,8 @@ def test_the_gated_walk_takes_every_own_tile_before_any_other_ranks_row(m, n, k,
         return rows, tiles_n * (m // world) // config.tile_m
 
     gated, alone = gated_gemm.configuration(m, n, k, world), gated_gemm.alone_configuration(m, n, k, world)
-    assert gated.raster == "n" and gated.with_(raster=alone.raster) == alone
+    assert gated.raster == "n" and gated.with_(raster=alone.raster, group=alone.group) == alone
+    assert (m // world) % (gated.group * gated.cluster_m * gated.tile_m) == 0  # no band spans two ranks' rows
     for rank in range(world):
         rows, own_tiles = walk(gated, rank)
         own = range(rank * m // world // gated.tile_m, (rank + 1) * m // world // gated.tile_m)
