@@ -26,9 +26,10 @@ def configuration(m: int, n: int, k: int, world: int):  # noqa: ANN201
     and those follow in the order their chunks arrive. Walking along M (auto's raster for tall outputs) a
     band of columns takes every tile row before the next band: with two bands (8192×4096 on two GPUs) the
     walk reaches the other rank's rows a quarter into the kernel instead of half. A band never spans two
-    ranks' rows: ``group`` is cut to a divisor of the cluster rows a rank holds (at 4096×7168×8192 on four
-    GPUs a band of 8 would pair every rank's rows with the next rank's, and the first wave would wait for
-    that rank's chunk: +10 % over our GEMM alone on 4×H200, against +1 … +4 % with bands of 4)."""
+    ranks' rows: ``group`` is cut to a divisor of the cluster rows a rank holds. At 4096×7168×8192 on four
+    GPUs, bands of 8 cluster rows paired every rank's 4 with the next rank's, so the first wave already
+    took tiles of that rank's rows: 64–96 load warps per rank waited 72–92 µs for its chunk, and the launch
+    ran +10 % over our GEMM alone (4×H200, 2026-11-28)."""
     config = alone_configuration(m, n, k, world).with_(raster="n")
     own_cluster_rows = (m // world) // (config.tile_m * config.cluster_m)
     if own_cluster_rows:
