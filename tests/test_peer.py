@@ -96,6 +96,23 @@ def test_a_copy_step_across_two_row_blocks_is_refused():
     check_shape(4096, 2048, config, world=4, step_rows=2)
 
 
+@pytest.mark.parametrize(
+    ("m", "world", "bands"), [(8192, 4, 4), (4096, 4, 4), (2048, 4, 2), (1024, 4, 1), (8192, 2, 4), (3072, 2, 2)]
+)
+def test_copy_steps_take_the_deepest_bands_every_row_block_holds(m, world, bands):
+    """Unless told otherwise a copy step is 4 row bands (16 MiB at N = 8192), halved until every rank's
+    row block is whole steps, so the default never refuses a shape that smaller steps would take."""
+    from tile_comm.peer import STEP_ROWS, check_shape, copy_engine_config, step_rows_for
+
+    config = copy_engine_config(2048)
+    assert STEP_ROWS == 4
+    assert step_rows_for(m, config, world) == bands
+    check_shape(m, 2048, config, world, bands)
+    if bands < STEP_ROWS:
+        with pytest.raises(ValueError, match=f"M = {m} is invalid"):
+            check_shape(m, 2048, config, world, bands * 2)
+
+
 def test_the_first_row_block_is_computed_first():
     # Raster "n" walks bands of cluster rows: every tile of block 0 comes before any tile of block 1.
     from tile_comm.peer import PEER_GEMM
@@ -554,3 +571,27 @@ def test_the_multi_gpu_benches_hold_each_batch_and_refuse_bad_timing_arguments()
 
     assert tp_ag_gemm.parse([]).queue_ahead_us == tp_gemm_rs.parse([]).queue_ahead_us == QUEUE_AHEAD_US
     assert tp_mlp.parse([]).queue_ahead_us == 4000
+
+
+def test_both_directions_copy_on_one_stream_unless_told():
+    """The reduce-scatter's steps and the all-gather's pushes go over one copy stream by default (on four
+    GPUs a second copy in flight per GPU lowered the link's rate): the library's defaults and the examples'
+    command lines agree, and a list still times other counts beside ours."""
+    import inspect
+
+    import tp_ag_gemm
+    import tp_gemm_rs
+    from gated_gemm import GatedGemm
+    from tile_comm.config import PEER_COPY_STREAMS
+    from tile_comm.peer import TensorParallelGemmRS
+
+    from pipes.comm import ChunkPusher
+    from pipes.comm.chunk_pusher import PUSH_STREAMS
+
+    assert PEER_COPY_STREAMS == PUSH_STREAMS == 1
+    assert inspect.signature(ChunkPusher).parameters["streams"].default == PUSH_STREAMS
+    assert inspect.signature(GatedGemm).parameters["streams"].default == PUSH_STREAMS
+    assert inspect.signature(TensorParallelGemmRS).parameters["copy_streams"].default == PEER_COPY_STREAMS
+    assert tp_ag_gemm.parse([]).copy_streams == 1
+    assert tp_gemm_rs.parse([]).copy_streams == "1"
+    assert tp_gemm_rs.parse(["--copy-streams", "1,2"]).copy_streams == "1,2"

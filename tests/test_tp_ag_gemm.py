@@ -198,7 +198,13 @@ def test_a_gate_that_records_its_waits_leaves_the_gemm_s_registers_alone():
 
 @pytest.mark.parametrize(
     ("m", "n", "k", "world"),
-    [(8192, 4096, 2048, 2), (8192, 8192, 4096, 2), (8192, 2048, 8192, 4), (4096, 7168, 8192, 4), (12288, 4096, 4096, 4)],
+    [
+        (8192, 4096, 2048, 2),
+        (8192, 8192, 4096, 2),
+        (8192, 2048, 8192, 4),
+        (4096, 7168, 8192, 4),  # a rank's 4 cluster rows: bands of 8 would pair two ranks' rows
+        (12288, 4096, 4096, 4),  # 12 cluster rows: bands of 6
+    ],
 )
 def test_the_gated_walk_takes_every_own_tile_before_any_other_ranks_row(m, n, k, world):
     """``configuration``: the gated GEMM walks along N, so in walk order (what the persistent CTAs take,
