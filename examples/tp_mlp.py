@@ -24,7 +24,9 @@ over ranks             as they finish by the copy engine, added in the owner's  
 Timed in one run, interleaved, all ranks in lockstep; prints µs of the slowest rank, ours against each,
 and the ideal against the sequential block: its time without NCCL's all-gather and reduce-scatter (both
 timed alone in the same rounds), what hiding both communications entirely would give at torch's compute
-speed. Writes JSON to $OUT when set.
+speed. Where ours falls short of it, the same rounds time each of our halves alone (the all-gather GEMM,
+the GEMM + reduce-scatter) and torch's compute alone (matmul, GELU, matmul) to say which half. Writes
+JSON to $OUT when set.
 """
 
 from __future__ import annotations
@@ -173,6 +175,7 @@ def timings(x_r, w1_r, w2_r, ours: FusedMlp, device, rounds: Rounds) -> dict:  #
 
     tokens = dist.get_world_size() * x_r.shape[0]
     xg = torch.empty(tokens, x_r.shape[1], device=device, dtype=torch.bfloat16)
+    dist.all_gather_into_tensor(xg, x_r)  # torch's compute alone reads the gathered X
     y = torch.empty(x_r.shape[0], w2_r.shape[0], device=device, dtype=torch.bfloat16)
 
     def sequential() -> None:
@@ -190,10 +193,17 @@ def timings(x_r, w1_r, w2_r, ours: FusedMlp, device, rounds: Rounds) -> dict:  #
 
         return block
 
+    def torch_compute() -> None:
+        h = torch.nn.functional.gelu(xg @ w1_r.t(), approximate="tanh")
+        torch.matmul(h, w2_r.t(), out=partial)
+
     partial = torch.empty(tokens, w2_r.shape[0], device=device, dtype=torch.bfloat16)
     contenders = {
         "torch_sequential": sequential,
         "ours": ours.launch,
+        "ours_up": ours.up.launch,  # the all-gather GEMM alone
+        "ours_down": ours.down.launch,  # the GEMM + reduce-scatter alone
+        "torch_compute": torch_compute,
         "all_gather": lambda: dist.all_gather_into_tensor(xg, x_r),  # the bound: what overlap can hide
         "reduce_scatter": lambda: dist.reduce_scatter_tensor(y, partial),
     }
@@ -219,6 +229,13 @@ def report(rows: list[dict]) -> None:
         seq = f"{r['vs_sequential']:6.2f} {r['ideal']:6.2f}" if "vs_sequential" in r else "     –      –"
         asy = f"{r['vs_async_tp']:6.2f}" if r.get("vs_async_tp") else "     –"
         print(f"{r['tokens']:7d} {cells} {ours} {seq} {asy} {r['rel_err']:8.1e} {r['bitwise_repeat']}")
+    for r in rows:
+        us = r.get("us", {})
+        if {"ours_up", "ours_down", "torch_compute"} <= us.keys():
+            print(
+                f"  T = {r['tokens']}: our halves alone, all-gather GEMM {us['ours_up']:.1f} + GEMM + reduce-scatter "
+                f"{us['ours_down']:.1f} µs; torch's compute alone (matmul, GELU, matmul) {us['torch_compute']:.1f} µs"
+            )
     out = os.environ.get("OUT")
     if out:
         Path(out, "tp_mlp.json").write_text(json.dumps(rows, indent=1))
