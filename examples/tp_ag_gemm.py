@@ -1,7 +1,8 @@
-"""Two or four GPUs: all-gather + GEMM, the GEMM's load warp waiting only for the rows it is about to read.
+"""All-gather + GEMM on two or more GPUs, the GEMM's load warp waiting only for the rows it is about to read.
 
     torchrun --nproc-per-node 2 examples/tp_ag_gemm.py --rows 8192 --cols 4096 --k 8192 --check --bench
-    python examples/tp_ag_gemm.py --check --bench        # spawns one process per GPU itself (--world 2 or 4)
+    python examples/tp_ag_gemm.py --check --bench        # spawns one process per GPU itself (--world 2)
+    python examples/tp_ag_gemm.py --world 3 --m 12288 --n 2048 --k 8192 --check   # any world size
     python examples/tp_ag_gemm.py --check --bench --pusher sm   # the GEMM's own warp 1 pushes (no copy engine)
 
 Rank r holds A_r, the r-th block of M / world rows of A, and W_r (N_r × K, ``nn.Linear``'s layout); the
@@ -50,11 +51,30 @@ from ranks import Rounds  # noqa: E402
 
 from pipes.comm.chunk_pusher import PUSH_STREAMS  # noqa: E402
 
-#: C per rank = AG(A) · W_rᵀ: (M, N_r, K), by world size (the default shapes of ``--bench``).
+#: C per rank = AG(A) · W_rᵀ: (M, N_r, K), by world size (the default shapes of ``--bench``); other world
+#: sizes take these problems' W split ``world`` ways where they divide (:func:`default_shapes`).
 SHAPES = {
     2: [(8192, 4096, 8192), (8192, 8192, 4096), (16384, 4096, 8192), (4096, 14336, 8192), (8192, 4096, 2048)],
     4: [(8192, 2048, 8192), (8192, 4096, 4096), (16384, 2048, 8192), (4096, 7168, 8192), (8192, 2048, 2048)],
 }
+#: What a default shape must divide into on ``world`` ranks: each rank's rows whole 1024-row chunks (the
+#: copy engines' chunk), each rank's columns whole 256-column tiles.
+SHAPE_ROWS, SHAPE_COLS = 1024, 256
+
+
+def default_shapes(world: int) -> list[tuple[int, int, int]]:
+    """The default shapes on ``world`` ranks: :data:`SHAPES`, else the two-GPU problems (W of 2·N_r rows)
+    with W split ``world`` ways, those whose rows and columns divide; empty when none does (then the
+    shape must be given)."""
+    if world in SHAPES:
+        return SHAPES[world]
+    return [
+        (m, 2 * n // world, k)
+        for m, n, k in SHAPES[2]
+        if m % (world * SHAPE_ROWS) == 0 and (2 * n) % (world * SHAPE_COLS) == 0
+    ]
+
+
 REL_BOUND = 2e-2  # bf16 output against an fp32 reference
 
 
@@ -74,7 +94,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--m", "--rows", dest="m", type=int, help="the gathered rows M (each rank holds M / world)")
     p.add_argument("--n", "--cols", dest="n", type=int, help="this rank's columns of W (N_r)")
     p.add_argument("--k", type=int)
-    p.add_argument("--world", type=int, default=2, help="self-spawned: GPUs to use (2 or 4)")
+    p.add_argument("--world", type=int, default=2, help="self-spawned: GPUs to use (at least 2)")
     p.add_argument(
         "--chunk-rows",
         type=_chunk_rows,
@@ -116,7 +136,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "begin and raised its flag (µs from the launch's start; CUDA events on the copy streams), and for every "
         "rank the chunks its load warps waited for (the gated kernel then records its waits)",
     )
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    shape = (args.m, args.n, args.k)
+    if None in shape and shape != (None, None, None):
+        p.error("--m, --n and --k go together: give all three, or none for the default shapes")
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -124,8 +148,15 @@ def main(argv: list[str] | None = None) -> int:
     from ranks import gpus, spawned_or_run
 
     if "RANK" not in os.environ:
-        if args.world not in (2, 4):
-            print(f"error: --world {args.world}: allowed 2 or 4", file=sys.stderr)
+        if args.world < 2:
+            print(f"error: --world {args.world}: allowed at least 2", file=sys.stderr)
+            return 2
+        if not args.m and not default_shapes(args.world):
+            print(
+                f"error: --world {args.world}: no default shape splits into {args.world} row blocks of whole "
+                f"{SHAPE_ROWS}-row chunks and {SHAPE_COLS}-column tiles; give --m, --n and --k",
+                file=sys.stderr,
+            )
             return 2
         if gpus() < args.world:
             why = f"needs {args.world} GPUs; {gpus()} visible" if _has_torch() else "torch is not installed"
@@ -153,7 +184,7 @@ def no_gpu_report(args: argparse.Namespace, why: str) -> int:
     from pipes.check.catalogue.all_gather import GATHER_BAD, GATHER_GOOD
     from pipes.chunks import ChunkPlan
 
-    m, n, k = (args.m, args.n, args.k) if args.m else SHAPES[args.world][0]
+    m, n, k = (args.m, args.n, args.k) if args.m else default_shapes(args.world)[0]
     print(f"no multi-GPU run here ({why}): compiling for sm_90a instead (nothing runs)")
     config = configuration(m, n, k, args.world)
     ctas = min(config.cluster_tiles(m, n), 132 // config.cluster_size) * config.cluster_size  # an H100's grid
@@ -188,7 +219,9 @@ def run(args: argparse.Namespace) -> int:
 
     rank, device = start()
     world = dist.get_world_size()
-    shapes = [(args.m, args.n, args.k)] if args.m else SHAPES.get(world, SHAPES[2])
+    shapes = [(args.m, args.n, args.k)] if args.m else default_shapes(world)
+    if not shapes:
+        raise ValueError(f"no default shape splits over {world} ranks: give --m, --n and --k")
     rows = []
     try:
         for m, n, k in shapes:

@@ -53,11 +53,14 @@ def test_without_a_gate_the_kernel_has_no_flag_wait():
     assert "ld.acquire.sys" not in ptx and "fence.proxy.async.global" not in ptx
 
 
-@pytest.mark.parametrize(("world", "tile_m"), [(2, 128), (4, 128), (2, 256), (4, 64)])
-def test_every_role_walks_its_own_rows_first_and_computes_every_tile_row_once(world, tile_m):
-    plan = ChunkPlan(rows=4096, world=world, chunk_rows=512)
+@pytest.mark.parametrize(
+    ("world", "tile_m", "rows"),
+    [(2, 128, 4096), (4, 128, 4096), (2, 256, 4096), (4, 64, 4096), (3, 128, 3072), (8, 128, 4096)],
+)
+def test_every_role_walks_its_own_rows_first_and_computes_every_tile_row_once(world, tile_m, rows):
+    plan = ChunkPlan(rows=rows, world=world, chunk_rows=512)
     gate = GateSpec(plan, tile_m=tile_m)
-    tiles, own = 4096 // tile_m, plan.rows_per_rank // tile_m
+    tiles, own = rows // tile_m, plan.rows_per_rank // tile_m
     for rank in range(world):
         walk = [rows_first(gate, tile_m, tm, GateArgs(None, rank, 0)) for tm in range(tiles)]
         assert sorted(walk) == list(range(tiles))
@@ -204,6 +207,7 @@ def test_a_gate_that_records_its_waits_leaves_the_gemm_s_registers_alone():
         (8192, 2048, 8192, 4),
         (4096, 7168, 8192, 4),  # a rank's 4 cluster rows: bands of 8 would pair two ranks' rows
         (12288, 4096, 4096, 4),  # 12 cluster rows: bands of 6
+        (12288, 2048, 8192, 3),  # three ranks
     ],
 )
 def test_the_gated_walk_takes_every_own_tile_before_any_other_ranks_row(m, n, k, world):
@@ -261,3 +265,39 @@ def test_chunk_rows_may_name_variants_timed_beside_ours(capsys, monkeypatch):
     tp_ag_gemm.report([row], 4)
     head, line = capsys.readouterr().out.splitlines()[1:3]
     assert head.split()[head.split().index("ours") + 1] == "ours_c1024" and "223.1        230.5" in line
+
+
+def test_any_world_size_takes_the_two_gpu_problems_where_they_divide(capsys):
+    """Beyond the tabled 2 and 4 GPUs the default shapes are the two-GPU problems with W split ``world``
+    ways, kept where every rank's rows are whole 1024-row chunks and its columns whole 256-column tiles;
+    a world none divides asks for the shape, and a partial shape is refused."""
+    import tp_ag_gemm
+
+    assert tp_ag_gemm.default_shapes(4) == tp_ag_gemm.SHAPES[4]
+    assert tp_ag_gemm.default_shapes(8) == [
+        (8192, 1024, 8192),
+        (8192, 2048, 4096),
+        (16384, 1024, 8192),
+        (8192, 1024, 2048),
+    ]  # 4096 rows are not 8 ranks × 1024
+    for world in (2, 4, 8):
+        for m, n, _k in tp_ag_gemm.default_shapes(world):
+            assert (m // world) % 1024 == 0 and n % 256 == 0
+    assert tp_ag_gemm.default_shapes(3) == []
+    assert tp_ag_gemm.main(["--world", "3"]) == 2
+    assert "--world 3: no default shape splits into 3 row blocks" in capsys.readouterr().err
+    assert tp_ag_gemm.main(["--world", "1"]) == 2
+    assert "--world 1: allowed at least 2" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        tp_ag_gemm.parse(["--m", "12288", "--k", "8192"])
+    assert "--m, --n and --k go together" in capsys.readouterr().err
+
+
+def test_three_ranks_compile_without_gpus(capsys, torch_without_gpu):
+    """``--world 3`` with a shape given: the gated kernel for a rank of three compiles clean, its gate
+    over three row blocks of four chunks."""
+    import tp_ag_gemm
+
+    assert tp_ag_gemm.main(["--world", "3", "--m", "12288", "--n", "2048", "--k", "8192"]) == 0
+    out = capsys.readouterr().out
+    assert "spills        : 0 bytes" in out and "gate          : 12 chunks of 1024 rows, 4096 rows per rank" in out
