@@ -1,7 +1,7 @@
 """All-gather + GEMM on two or more GPUs, the GEMM's load warp waiting only for the rows it is about to read.
 
     torchrun --nproc-per-node 2 examples/tp_ag_gemm.py --rows 8192 --cols 4096 --k 8192 --check --bench
-    python examples/tp_ag_gemm.py --check --bench        # spawns one process per GPU itself (--world 2)
+    python examples/tp_ag_gemm.py --check --bench        # spawns one process per GPU itself (2 by default)
     python examples/tp_ag_gemm.py --world 3 --m 12288 --n 2048 --k 8192 --check   # any world size
     python examples/tp_ag_gemm.py --check --bench --pusher sm   # the GEMM's own warp 1 pushes (no copy engine)
 
@@ -60,6 +60,7 @@ SHAPES = {
 #: What a default shape must divide into on ``world`` ranks: each rank's rows whole 1024-row chunks (the
 #: copy engines' chunk), each rank's columns whole 256-column tiles.
 SHAPE_ROWS, SHAPE_COLS = 1024, 256
+REL_BOUND = 2e-2  # bf16 output against an fp32 reference
 
 
 def default_shapes(world: int) -> list[tuple[int, int, int]]:
@@ -73,9 +74,6 @@ def default_shapes(world: int) -> list[tuple[int, int, int]]:
         for m, n, k in SHAPES[2]
         if m % (world * SHAPE_ROWS) == 0 and (2 * n) % (world * SHAPE_COLS) == 0
     ]
-
-
-REL_BOUND = 2e-2  # bf16 output against an fp32 reference
 
 
 def _chunk_rows(text: str) -> list[int]:

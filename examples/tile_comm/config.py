@@ -63,7 +63,7 @@ DEFAULT_PACE_NS: dict[Transport, int] = {Transport.HOST: 4000, Transport.LOCAL: 
 #: is how long the communication warp stays busy beside the math warps, not how fast it writes.
 DEFAULT_UNROLL: dict[Transport, int] = {Transport.HOST: 4, Transport.LOCAL: 2, Transport.NONE: 4, Transport.PEER: 4}
 #: ``step_rows`` with the copy engine unless told otherwise: raster-band rows per copy (fewer copies and
-#: flags; the first wave finishes both rows at once). Host: two, measured on the H100 (2026-11-24) at
+#: flags; the first wave finishes several rows at once). Host: two, measured on the H100 (2026-11-24) at
 #: 4096×4096×16384 E 0.65 → 0.71, S 1.42 → 1.48 (4 rows: 0.70 / 1.49), at 8192×8192×16384 unchanged.
 #: Peer: up to four where the row blocks hold them (``tile_comm.peer.step_rows_for``): on 4×H200
 #: (2026-11-28, one copy stream) 8192²×2048 403 → 382 µs, 8192²×4096 413 → 398, alike elsewhere; on 2×H200
