@@ -72,7 +72,8 @@ class GatedGemm:
     """Our all-gather + GEMM on this rank: the gathered buffers, the pusher and the compiled gated kernel.
     ``a_r``, this rank's row block, is its rows of the gathered buffer: the layer before writes it there,
     and nothing copies it before the pushes. ``pusher="sm"``: the kernel's push warps push instead of the
-    copy engines (its arguments carry the launch's epoch: a prepared launch rewrites it per call)."""
+    copy engines (its arguments carry the launch's epoch: a prepared launch rewrites it per call).
+    ``activation``: applied in the epilogue (``Problem.activation``: an MLP's GELU)."""
 
     def __init__(  # noqa: ANN001
         self,
@@ -84,6 +85,7 @@ class GatedGemm:
         pusher: str = "copy",
         push_warps: int = 1,
         record_waits: bool = False,
+        activation: str | None = None,
     ) -> None:
         import cutlass
         import cutlass.cute as cute
@@ -105,7 +107,7 @@ class GatedGemm:
         workers = clusters * self.config.cluster_size * push_warps
         chunk_rows = chunk_rows or default_chunk_rows(pusher, m, world, workers)
         self.plan = ChunkPlan(rows=m, world=world, chunk_rows=chunk_rows)
-        problem = Problem("bf16")
+        problem = Problem("bf16", activation=activation)
         kernel, self.gate, _ = gated_kernel(self.config, problem, self.plan, k, pusher, push_warps, record_waits)
         self.buffers = GatherBuffers.create(self.plan, k, torch.bfloat16, flag_words=self.gate.flag_words)
         rank, rows = self.buffers.rank, self.plan.rows_per_rank

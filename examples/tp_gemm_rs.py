@@ -254,7 +254,7 @@ def timings(a_r, b_r, ours, rs_out, device, rounds: Rounds, variants: dict | Non
 
     m, n = a_r.shape[0], b_r.shape[0]
     partial = torch.empty(m, n, device=device, dtype=torch.bfloat16)
-    plain = plain_gemm(ours.a_rot, b_r, ours.config)
+    plain = plain_gemm(ours.gemm_a, b_r, ours.config)
 
     def fused(group: str):  # noqa: ANN202
         op, bt = torch.ops.symm_mem.fused_matmul_reduce_scatter, b_r.t()  # (K_r, N): the op computes A @ B

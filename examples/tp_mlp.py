@@ -15,7 +15,7 @@ step                   ours                                                     
 X → H_r = X · W1_rᵀ    ``examples/tp_ag_gemm.py``: X_r pushed by the copy engine  ``all_gather_into_tensor`` +
 (all-gather + GEMM)    in chunks, the GEMM's load warp gated per chunk            matmul / ``fused_all_gather_
                                                                                   matmul``
-GELU                   one elementwise op, written into the second GEMM's A       the same op
+GELU                   in the first GEMM's epilogue, on the fp32 accumulator      one elementwise op
 H_r · W2_rᵀ, summed    ``examples/tp_gemm_rs.py``: the other ranks' rows shipped  matmul + ``reduce_scatter_
 over ranks             as they finish by the copy engine, added in the owner's    tensor`` / ``fused_matmul_
 (GEMM + reduce-scat.)  epilogue                                                   reduce_scatter``
@@ -95,37 +95,26 @@ def main(argv: list[str] | None = None) -> int:
 
 
 class FusedMlp:
-    """Our block on this rank: the gated all-gather GEMM, the activation into the second GEMM's A, the
-    GEMM + reduce-scatter."""
+    """Our block on this rank: the gated all-gather GEMM with GELU in its epilogue, then the GEMM +
+    reduce-scatter reading its output in place."""
 
     def __init__(  # noqa: ANN001
         self, w1_r, w2_r, rank: int, tokens: int, chunk_rows: int | None, pusher: str = "copy"
     ) -> None:
         import torch.distributed as dist
         from gated_gemm import GatedGemm
-        from tile_comm.peer import TensorParallelGemmRS, block_order
+        from tile_comm.peer import TensorParallelGemmRS
 
-        self.up = GatedGemm(w1_r, tokens, chunk_rows, pusher=pusher)
+        self.up = GatedGemm(w1_r, tokens, chunk_rows, pusher=pusher, activation="gelu_tanh")
         self.x_r = self.up.a_r  # the layer before writes its tokens here
-        h = self.up.out.new_zeros(self.up.out.shape)
-        self.down = TensorParallelGemmRS(h, w2_r, rank)
+        # The second GEMM reads GELU(H) where the first wrote it, its row blocks in tile_comm.peer.block_order
+        # (its own last), by rotating the rows its load warp reads.
+        self.down = TensorParallelGemmRS(self.up.out, w2_r, rank, rotated_reads=True)
         self.down.compile()
         dist.barrier()  # both halves compiled on every rank: no kernel waits on a peer still compiling
-        world = dist.get_world_size()
-        rows = tokens // world
-        # The second GEMM reads the row blocks in tile_comm.peer.block_order (its own last): GELU writes each
-        # block where that GEMM reads it, in that order.
-        self.blocks = [
-            (self.up.out[b * rows : (b + 1) * rows], self.down.a_rot[p * rows : (p + 1) * rows])
-            for p, b in enumerate(block_order(rank, world))
-        ]
 
     def launch(self):  # noqa: ANN201
-        import torch
-
         self.up.launch()
-        for src, dst in self.blocks:
-            torch.ops.aten.gelu.out(src, approximate="tanh", out=dst)
         return self.down.launch()
 
 

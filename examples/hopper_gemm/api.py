@@ -39,10 +39,18 @@ class Operands:
 
 
 def validate(
-    a: Any, b: Any, *, bias: Any = None, alpha: float = 1.0, out: Any = None, b_layout: str = "nk"
+    a: Any,
+    b: Any,
+    *,
+    bias: Any = None,
+    alpha: float = 1.0,
+    out: Any = None,
+    b_layout: str = "nk",
+    activation: str | None = None,
 ) -> Operands:
     """Check every argument; returns the operands as the kernel sees them. ``b_layout``: ``"nk"``, ``b`` is
-    (N, K) (``a @ b.T``, the ``nn.Linear`` weight); ``"kn"``, ``b`` is (K, N) (``a @ b``)."""
+    (N, K) (``a @ b.T``, the ``nn.Linear`` weight); ``"kn"``, ``b`` is (K, N) (``a @ b``). ``activation``:
+    one of ``config.ACTIVATIONS``, applied last."""
     import torch
 
     for name, t in (("a", a), ("b", b)):
@@ -109,7 +117,11 @@ def validate(
             f"on the current device's stream): call gemm inside `with torch.cuda.device({device.index}):`"
         )
     problem = Problem(
-        dtype_name(a.dtype), "k" if b_layout == "nk" else "n", bias=bias is not None, scaled=float(alpha) != 1.0
+        dtype_name(a.dtype),
+        "k" if b_layout == "nk" else "n",
+        bias=bias is not None,
+        scaled=float(alpha) != 1.0,
+        activation=activation,
     )
     b_nk = b if b_layout == "nk" else b.t()
     return Operands(a, b_nk, out, bias, float(alpha), problem)
@@ -166,8 +178,10 @@ def gemm(
     split_k: int | None = None,
     swap_ab: bool | None = None,
     pdl: bool = True,
+    activation: str | None = None,
 ) -> Any:
-    """``alpha · a @ b.T + bias`` (``b_layout="nk"``, b is (N, K)) or ``alpha · a @ b + bias`` (``"kn"``).
+    """``alpha · a @ b.T + bias`` (``b_layout="nk"``, b is (N, K)) or ``alpha · a @ b + bias`` (``"kn"``),
+    then ``activation`` if given (``"gelu_tanh"``: torch's ``gelu(approximate="tanh")``, on the fp32 value).
 
     fp16/bf16 in and out, fp32 accumulation. ``schedule``: ``"auto"`` (the measured table of
     ``contrib/gemm_modes``), ``"cooperative"`` or ``"pingpong"``; ``tile`` / ``cluster`` / ``stream_k`` /
@@ -189,7 +203,7 @@ def gemm(
             raise ValueError(f"schedule = {schedule!r} is invalid: allowed 'auto', 'cooperative' or 'pingpong'")
         if not isinstance(pdl, bool):
             raise ValueError(f"pdl = {pdl!r} is invalid: allowed True or False")
-        ops = validate(a, b, bias=bias, alpha=alpha, out=out, b_layout=b_layout)
+        ops = validate(a, b, bias=bias, alpha=alpha, out=out, b_layout=b_layout, activation=activation)
         (m, n, _), device = ops.mnk, a.device.index or 0
         sms = device_sms(device)
         config = choose_config(
@@ -202,5 +216,5 @@ def gemm(
         # view of padded rows (the padding's contents are unspecified: the GPU run found zeros written there).
         return config, ops, None if out is not None else (m, n, (n + 7) // 8 * 8)
 
-    options = (alpha, b_layout, schedule, tile, cluster, stream_k, split_k, swap_ab, pdl)
+    options = (alpha, b_layout, schedule, tile, cluster, stream_k, split_k, swap_ab, pdl, activation)
     return cached_call((a, b, bias, out), options, checked)

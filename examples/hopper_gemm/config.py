@@ -15,6 +15,9 @@ SMEM_CAPACITY = 232_448
 SMEM_RESERVED = 2_048
 WARPGROUP_THREADS = 128
 ELEMENT_BYTES = {"fp16": 2, "bf16": 2}
+#: Elementwise activations the epilogue applies last (None: none); ``"gelu_tanh"`` is torch's
+#: ``gelu(x, approximate="tanh")`` computed on the fp32 accumulator before rounding.
+ACTIVATIONS = (None, "gelu_tanh")
 #: The most A/B stages a default stage count takes. Small tiles stream better the deeper the ring (H100:
 #: ping-pong 64×64 at 128×4096² ran 17.5 / 16.2 / 15.7 µs with 8 / 10 / 12 stages).
 MAX_AB_STAGES = 16
@@ -46,7 +49,11 @@ class Problem:
     (``nn.Linear``'s weight), ``"n"`` for B (K, N) row-major. ``bias``: a per-column vector is added;
     ``scaled``: the accumulator is multiplied by a run-time ``alpha`` (off: no multiply is emitted).
     ``c_major``: ``"n"`` for C (M, N) row-major, ``"m"`` for C stored column by column (M contiguous): what
-    computing Cᵀ = B·Aᵀ into a row-major C's memory takes (:func:`hopper_gemm.api.swapped`)."""
+    computing Cᵀ = B·Aᵀ into a row-major C's memory takes (:func:`hopper_gemm.api.swapped`).
+    ``activation``: applied to each value after the scale and the bias (:data:`ACTIVATIONS`).
+    ``a_rows_rotated_by``: C's row r is computed from A's row (r + this) mod M, a multiple of the tile's
+    rows (the load warp rotates A's tile rows; a tensor-parallel GEMM whose rank reads its row blocks in a
+    rotated order reads them in place)."""
 
     dtype: str = "bf16"
     b_major: str = "k"
@@ -54,6 +61,8 @@ class Problem:
     bias: bool = False
     scaled: bool = False
     c_major: str = "n"
+    activation: str | None = None
+    a_rows_rotated_by: int = 0
 
     def __post_init__(self) -> None:
         if self.dtype not in ELEMENT_BYTES:
@@ -66,6 +75,10 @@ class Problem:
             raise _bad(
                 "Problem", "c_major", "m", "'n' with a bias (the bias term adds along N, the rows of a column-major C)"
             )
+        if self.activation not in ACTIVATIONS:
+            raise _bad("Problem", "activation", self.activation, f"one of {list(ACTIVATIONS)}")
+        if not _int_in(self.a_rows_rotated_by, 0, 2**31 - 1):
+            raise _bad("Problem", "a_rows_rotated_by", self.a_rows_rotated_by, "an int ≥ 0 (rows of A)")
         if self.out_dtype is None:
             object.__setattr__(self, "out_dtype", self.dtype)
         if self.out_dtype not in ELEMENT_BYTES:
@@ -296,6 +309,34 @@ def check_c_major(problem: Problem, comm: object = None, modes: object = None, g
         raise ValueError(
             "Problem.c_major = 'm' runs on the plain kernel: no comm role, gate, stream-K, split-K, deferred "
             "epilogue or ring staging (they address C's rows as contiguous)"
+        )
+
+
+def check_a_rows_rotated(config: GemmConfig, problem: Problem, modes: object = None, gate: object = None) -> None:
+    """``ValueError`` unless the load warp can rotate A's tile rows as ``problem`` asks: by whole tile rows,
+    on whole tiles only (a mode's split k-loops and the all-gather's gate address A's rows as they are)."""
+    shift = problem.a_rows_rotated_by
+    if shift == 0:
+        return
+    if shift % config.tile_m:
+        raise ValueError(
+            f"Problem.a_rows_rotated_by = {shift} is not a multiple of tile_m = {config.tile_m}: the load warp "
+            "rotates A by whole tile rows"
+        )
+    if modes is not None or gate is not None:
+        raise ValueError(
+            "Problem.a_rows_rotated_by runs without a gate, stream-K, split-K, deferred epilogue or ring staging "
+            "(they address A's rows as they are)"
+        )
+
+
+def check_terms_before_partials(problem: Problem, adds_partials: bool) -> None:
+    """``ValueError`` where the epilogue would apply a bias or an activation to a partial sum that other
+    ranks' partials are added to after it (the reduce-scatter's owner): the sum's terms would be wrong."""
+    if adds_partials and (problem.bias or problem.activation is not None):
+        raise ValueError(
+            f"a bias ({problem.bias}) or activation ({problem.activation!r}) with a comm role that adds other "
+            "ranks' partial sums after the epilogue's terms: apply them to the reduced rows instead"
         )
 
 

@@ -77,7 +77,15 @@ from pipes.cute.comm import ChunkPushWarp, CommHook, GateSpec
 from pipes.tile_order import TileOrder
 
 from .comm_hook import adds_partials, check_comm, check_gate
-from .config import GemmConfig, Problem, Schedule, check_c_major, check_wg_split
+from .config import (
+    GemmConfig,
+    Problem,
+    Schedule,
+    check_a_rows_rotated,
+    check_c_major,
+    check_terms_before_partials,
+    check_wg_split,
+)
 from .epilogue import EpilogueArgs, apply_terms, load_operands, terms_for
 from .epilogue_store import EpilogueStage, offset_coords, store_halves, store_tile
 from .kernel_parts import Copies, MathRegisters, Shared, SmemLayouts, TileGrid, rows_first
@@ -131,6 +139,8 @@ class GemmKernel:
         check_gate(config, gate, push, comm, modes)
         check_wg_split(config, problem, comm, modes)
         check_c_major(problem, comm, modes, gate)
+        check_a_rows_rotated(config, problem, modes, gate)
+        check_terms_before_partials(problem, adds_partials(comm))
         if comm is not None:
             if not isinstance(comm, CommHook):
                 raise TypeError(f"comm must be a pipes.cute.comm.CommHook, got {type(comm).__name__}")

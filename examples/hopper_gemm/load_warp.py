@@ -46,11 +46,15 @@ def load(
     sources = LoadSources(atom_a, ga_part, sa_part, a_mask, atom_b, gb_part, sb_part, b_mask, *policies)
     gate_spec = kernel.gate
     gate = ChunkGate.of(gate_spec, extra) if cutlass.const_expr(gate_spec is not None) else None
+    rotate_tiles = kernel.problem.a_rows_rotated_by // cfg.tile_m  # GemmKernel checked: whole tiles, no mode
+    a_tile_rows = cute.size(ga, mode=[2])
     for linear in cutlass.range(grid.cluster_id, grid.whole_tiles, grid.clusters, unroll=1):
         tm, tn = order.cta_tile(linear, grid.clusters_m, grid.clusters_n, grid.cta_m, grid.cta_n)
         if cutlass.const_expr(gate is not None):
             tm = rows_first(gate_spec, cfg.tile_m, tm, extra)
             gate = gate.wait_tile(tm)  # A's rows of this tile row are here and visible to the TMA
+        if cutlass.const_expr(rotate_tiles > 0):  # C's tile row tm reads A's tile row tm + rotate_tiles, wrapped
+            tm = (tm + rotate_tiles) % a_tile_rows
         producer = load_k_tiles(cfg, producer, sources, tm, tn, 0, grid.k_tiles)
     if cutlass.const_expr(kernel.modes is not None):  # a mode's work after the whole tiles (split k-loops)
         producer = kernel.modes.load_rest(kernel, producer, sources, grid)

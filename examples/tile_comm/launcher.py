@@ -15,10 +15,11 @@ steps (:class:`pipes.comm.CopyEngineShipper`); the receive buffer is then C itse
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from hopper_gemm.config import GemmConfig, Schedule
+from hopper_gemm.config import GemmConfig, Schedule, check_a_rows_rotated
 
 from .args import kernel_args, launch_options
 from .cached_launch import CachedLaunch
@@ -86,10 +87,13 @@ class EpilogueComm:
         bias: Any = None,
         alpha: float = 1.0,
         max_clusters: int | None = None,
+        a_rows_rotated_by: int = 0,
     ) -> None:
         """``data``: the receive buffer to use (tile-major, validated; pinned for ``host``);
         ``receiver``: share another launcher's receiver (its buffers and epochs); ``max_clusters``: a
-        smaller persistent grid (more tiles per CTA: the tests use it to make the hand-off ring wrap)."""
+        smaller persistent grid (more tiles per CTA: the tests use it to make the hand-off ring wrap);
+        ``a_rows_rotated_by``: C's row r is computed from ``a``'s row (r + this) mod M
+        (``Problem.a_rows_rotated_by``)."""
         from hopper_gemm.api import validate
 
         chosen = parse_transport(transport)
@@ -97,6 +101,8 @@ class EpilogueComm:
         if comm.transport is not chosen:
             raise ValueError(f"transport = {chosen.value!r} but comm.transport = {comm.transport.value!r}")
         ops = validate(a, b, bias=bias, alpha=alpha, out=out, b_layout=b_layout)
+        if a_rows_rotated_by:
+            ops = replace(ops, problem=replace(ops.problem, a_rows_rotated_by=a_rows_rotated_by))
         m, n, _ = ops.mnk
         if n % 8:
             raise ValueError(f"N = {n} is invalid with a communication warp: allowed a multiple of 8 (16-byte vectors)")
@@ -106,6 +112,7 @@ class EpilogueComm:
         from .role import CommRole
 
         check_comm(config)
+        check_a_rows_rotated(config, ops.problem)
         CommRole(comm, config)  # raises for a tile its comm warp cannot copy
         config.stages(ops.problem)  # raises if it does not fit
         self.m, self.n = m, n

@@ -263,6 +263,7 @@ class TensorParallelGemmRS:
         spread: str = "steps",
         inbox_buffers: int | None = None,
         copy_sizes: tuple[int, ...] = (1,),
+        rotated_reads: bool = False,
     ) -> None:
         """``engine``: ``copy`` (the copy engines DMA each finished row band to its owner; the default)
         or ``sm`` (two GPUs: the communication warps store every tile over NVLink themselves). ``reduce``:
@@ -278,7 +279,10 @@ class TensorParallelGemmRS:
         its receiver gave two launches before and never waits for the receiver's previous launch; twice
         the inbox memory (default: ``buffers.buffers``, else 1). Measured slower than one inbox on 2 and 4
         GPUs: the credits of one inbox keep the ranks' rotation in step (benchmarks/RESULTS.md).
-        ``copy_sizes``: steps per copy as they come (``CommConfig.copy_sizes``; (1,): a copy per step)."""
+        ``copy_sizes``: steps per copy as they come (``CommConfig.copy_sizes``; (1,): a copy per step).
+        ``rotated_reads``: the GEMM reads ``a_r``'s row blocks in :func:`block_order` where they are (its load
+        warp rotates A's rows) instead of from a rotated copy made here: a producer that writes ``a_r``
+        each launch (an MLP's first GEMM) then writes it as it is."""
         from .launcher import EpilogueComm
 
         if inbox_buffers is None:
@@ -315,7 +319,9 @@ class TensorParallelGemmRS:
         steps = (step_rows_for(m, config, world) if step_rows is None else step_rows) if engine is Engine.COPY else 1
         check_shape(m, n, config, world, steps)
         self.m, self.n, self.rank, self.world, self.config, self.engine = m, n, rank, world, config, engine
-        self.a_rot = rotate_rows(a_r, rank, world)
+        # Block p of the rotated rows is block (rank + 1 + p) mod world: A's rows start (rank + 1) blocks in.
+        rotation = (rank + 1) % world * (m // world) if rotated_reads else 0
+        self.gemm_a = a_r if rotated_reads else rotate_rows(a_r, rank, world)  # the A the GEMM's TMA reads
         self.c = a_r.new_empty((m, n))
         self.buffers = buffers or PeerBuffers.create(
             m, n, config, a_r.dtype, a_r.device, group, world, buffers=inbox_buffers
@@ -344,7 +350,7 @@ class TensorParallelGemmRS:
             if inbox_buffers == 2:
                 receiver.odd_inbox, receiver.odd_inbox_flags = inboxes[1][0].view((world - 1) * block, n), inboxes[1][1]
         self.fused = EpilogueComm(
-            self.a_rot,
+            self.gemm_a,
             b_r,
             Transport.PEER,
             out=self.c,
@@ -352,6 +358,7 @@ class TensorParallelGemmRS:
             config=config,
             comm=comm,
             max_clusters=max_clusters,
+            a_rows_rotated_by=rotation,
         )
         tiles_m, tiles_n = m // config.tile_m, n // config.tile_n
         self.received = (tiles_m // world) * (world - 1) * tiles_n
