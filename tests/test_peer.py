@@ -595,3 +595,17 @@ def test_both_directions_copy_on_one_stream_unless_told():
     assert tp_ag_gemm.parse([]).copy_streams == 1
     assert tp_gemm_rs.parse([]).copy_streams == "1"
     assert tp_gemm_rs.parse(["--copy-streams", "1,2"]).copy_streams == "1,2"
+
+
+@pytest.mark.parametrize("world", [2, 3, 4, 5])
+def test_reading_from_the_rotated_start_walks_the_blocks_in_block_order(world):
+    """A GEMM whose load warp starts at ``rotated_rows_start`` and wraps reads the row blocks in
+    ``block_order``: the same rows as ``rotate_rows``' copy (``TensorParallelGemmRS(rotated_reads=True)``)."""
+    from tile_comm.peer import block_order, rotated_rows_start
+
+    rows = 1024
+    for rank in range(world):
+        start = rotated_rows_start(rank, world, world * rows)
+        assert start % rows == 0
+        read = [(start // rows + p) % world for p in range(world)]
+        assert read == block_order(rank, world)

@@ -64,6 +64,12 @@ def block_order(rank: int, world: int = WORLD) -> list[int]:
     return [(rank + p) % world for p in range(1, world + 1)]
 
 
+def rotated_rows_start(rank: int, world: int, m: int) -> int:
+    """The row of A where :func:`block_order`'s rows begin: A read from there, wrapping around at M, is
+    :func:`rotate_rows` of A (``Problem.a_rows_rotated_by``)."""
+    return block_order(rank, world)[0] * (m // world)
+
+
 def rotate_rows(a: Any, rank: int, world: int = WORLD) -> Any:
     """``a``'s rows in the order of :func:`block_order` (a copy): rank r owns block r of ``world``."""
     import torch
@@ -319,8 +325,7 @@ class TensorParallelGemmRS:
         steps = (step_rows_for(m, config, world) if step_rows is None else step_rows) if engine is Engine.COPY else 1
         check_shape(m, n, config, world, steps)
         self.m, self.n, self.rank, self.world, self.config, self.engine = m, n, rank, world, config, engine
-        # Block p of the rotated rows is block (rank + 1 + p) mod world: A's rows start (rank + 1) blocks in.
-        rotation = (rank + 1) % world * (m // world) if rotated_reads else 0
+        rotation = rotated_rows_start(rank, world, m) if rotated_reads else 0
         self.gemm_a = a_r if rotated_reads else rotate_rows(a_r, rank, world)  # the A the GEMM's TMA reads
         self.c = a_r.new_empty((m, n))
         self.buffers = buffers or PeerBuffers.create(
