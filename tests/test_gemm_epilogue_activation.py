@@ -87,3 +87,10 @@ def test_the_mlp_s_two_kernels_compile_without_spills():
     comm = CommConfig(Transport.PEER, ship_blocks=4, engine=Engine.COPY, adds_received=True, step_rows=4)
     second = fused_resources(copy_engine_config(8192), Problem("bf16", a_rows_rotated_by=2048), comm)
     assert second.spill_bytes == 0
+
+
+def test_gemm_names_an_unknown_activation_before_touching_a_tensor():
+    from hopper_gemm.api import validate
+
+    with pytest.raises(ValueError, match=r"activation = 'gelu' is invalid: allowed one of \[None, 'gelu_tanh'\]"):
+        validate(None, None, activation="gelu")

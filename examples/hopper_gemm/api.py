@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from .config import Problem, Schedule
+from .config import ACTIVATIONS, Problem, Schedule
 
 _ALIGN_BYTES = 16  # TMA: global addresses and row strides are multiples of 16 bytes
 
@@ -51,6 +51,8 @@ def validate(
     """Check every argument; returns the operands as the kernel sees them. ``b_layout``: ``"nk"``, ``b`` is
     (N, K) (``a @ b.T``, the ``nn.Linear`` weight); ``"kn"``, ``b`` is (K, N) (``a @ b``). ``activation``:
     one of ``config.ACTIVATIONS``, applied last."""
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation = {activation!r} is invalid: allowed one of {list(ACTIVATIONS)}")
     import torch
 
     for name, t in (("a", a), ("b", b)):
