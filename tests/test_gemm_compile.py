@@ -58,8 +58,18 @@ def test_every_schedule_dtype_and_layout_compiles_to_what_it_should(config, dtyp
         tuned_config(128, 224, 2, 1, Schedule.COOPERATIVE, deferred_chunks=7),
         tuned_config(128, 168, 1, 2, Schedule.PINGPONG),
         tuned_config(128, 168, 2, 1, Schedule.COOPERATIVE, deferred_chunks=21),
+        tuned_config(128, 160, 2, 1, Schedule.PINGPONG),
+        tuned_config(128, 144, 1, 2, Schedule.PINGPONG),
     ],
-    ids=["pingpong128x176", "cooperative128x208", "cooperative128x224", "pingpong128x168", "cooperative128x168"],
+    ids=[
+        "pingpong128x176",
+        "cooperative128x208",
+        "cooperative128x224",
+        "pingpong128x168",
+        "cooperative128x168",
+        "pingpong128x160",
+        "pingpong128x144",
+    ],
 )
 def test_tile_widths_between_the_powers_of_two_compile_to_one_wgmma_width(config):
     """A width between the powers of two is one wgmma N extent (no padding to the next power of two), its

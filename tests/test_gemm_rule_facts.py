@@ -1,14 +1,21 @@
 """The table's rules that go by the operands' layout and the tile's shape rather than the wave count alone:
 rows of K that end off a 32-byte sector, the 192×192 cooperative tile, the 64×128 fill tile, split-K in
-one wave for an odd count of row tiles and the swapped small-M tiles (``gemm_modes.autotable``)."""
+one wave for an odd count of row tiles, the swapped small-M tiles and the ping-pong widths between the powers
+of two in either cluster (``gemm_modes.autotable``)."""
 
 from __future__ import annotations
 
 from gemm_modes.autotable import (
+    COOPERATIVE_DEFERRED,
+    PINGPONG_BETWEEN_REUSE_COST,
+    PINGPONG_BETWEEN_WIDTHS,
     TALL_MERIT,
     PINGPONG_128x192,
+    between_width_pingpong,
+    cta_share,
     decide,
     one_wave_split_k,
+    pingpong_reuse_cost,
     rows_in_sectors,
     small_m_split,
     wave_balance,
@@ -261,3 +268,48 @@ def test_swap_false_keeps_to_tiles_a_comm_role_or_gate_can_join():
         alone = gated_gemm.alone_configuration(*mnk, 2)
         assert not alone.swap_ab and alone.wg_split == "m", mnk
     assert decide(BF16, (3000, 3000, 3000)).config.wg_split == "n"  # the table itself takes it
+
+
+def test_ping_pong_reuse_cost_is_linear_in_the_inverse_width():
+    """128×192 and 128×128 are the anchors (0.06, 0.09); the widths between sit on the line in 1 / tile_n,
+    in the order of the columns each A stage feeds."""
+    assert [pingpong_reuse_cost(w) for w in (192, 176, 160, 144, 128)] == [0.06, 0.0655, 0.072, 0.08, 0.09]
+    assert [cost for _, cost in PINGPONG_BETWEEN_REUSE_COST] == [0.0655, 0.072, 0.08]
+
+
+def test_a_cluster_of_two_over_an_odd_tile_count_idles_a_cta():
+    """9 row tiles in 2×1 clusters: 5 cluster rows, one CTA of the last idle (0.9 of the CTAs hold a tile);
+    1×2 over 70 column tiles pads none; 8 row tiles in 2×1 pad none."""
+    coop = COOPERATIVE_DEFERRED
+    assert cta_share(coop, 1056, 17896) == 9 * 70 / (5 * 70 * 2)
+    assert cta_share(coop.with_(cluster_m=1, cluster_n=2), 1056, 17896) == 1.0
+    assert cta_share(coop, 1024, 17896) == 1.0
+
+
+def test_between_width_ping_pong_offers_1x2_only_where_its_column_tiles_pair():
+    """At N = 17896, 128×176 makes 102 column tiles (1×2 offered), 128×160 112 (offered), 128×144 125 (not)."""
+    offered = {(c.tile_n, c.cluster_m, c.cluster_n) for c, _ in between_width_pingpong(1056, 17896)}
+    assert offered == {(176, 2, 1), (176, 1, 2), (160, 2, 1), (160, 1, 2), (144, 2, 1)}
+
+
+def test_ragged_shapes_take_the_ping_pong_width_that_fills_the_waves():
+    """Ragged M and N where 128×256 tiles leave a partial wave and pad: the ping-pong width whose tiles fill
+    the waves with output (H200, 2026-11-28, ours / torch against the table without it in the same rounds:
+    4304×2152×4992 0.976 against 0.855, 1056×17896×4800 0.994 against 0.870, 3736×1224×3712 0.945 against
+    0.876); 1×2 where M spans an odd count of row tiles. Not with a bias, at K ≤ 2048, or without the widths."""
+    expected = {
+        (4304, 2152, 4992): (144, 2, 1),
+        (1056, 17896, 4800): (176, 1, 2),
+        (3736, 1224, 3712): (160, 2, 1),
+        (2160, 6656, 8128): (176, 1, 2),
+    }
+    for mnk, (tile_n, cluster_m, cluster_n) in expected.items():
+        decision = decide(BF16, mnk)
+        config = decision.config
+        assert config.schedule is Schedule.PINGPONG and config.tile_m == 128, mnk
+        assert (config.tile_n, config.cluster_m, config.cluster_n) == (tile_n, cluster_m, cluster_n), mnk
+        assert "of their turns on output (128×256: " in decision.line(), mnk
+        for other in (decide(Problem("bf16", bias=True), mnk), decide(BF16, mnk, widths=False)):
+            assert other.config.tile_n not in PINGPONG_BETWEEN_WIDTHS or other.config.schedule is not Schedule.PINGPONG
+    short_k = decide(BF16, (4304, 2152, 2048)).config
+    assert not (short_k.schedule is Schedule.PINGPONG and short_k.tile_n in PINGPONG_BETWEEN_WIDTHS)

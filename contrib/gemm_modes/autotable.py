@@ -55,7 +55,15 @@ otherwise                  :func:`wave_balance`: cooperative        4096³ 1.02,
                            and cooperative 192×192                  192×192 (H200): 3000³ 0.94 → 0.98,
                            (:data:`TALL_MERIT`); ping-pong pays     2104²×4096 0.76 → 0.94, 1536×3072×
                            for rows of K off a 32-byte sector       4096 0.85 → 1.00
-                           (:data:`PINGPONG_UNSECTORED_K_COST`)
+                           (:data:`PINGPONG_UNSECTORED_K_COST`);    ping-pong widths (H200): 4304×2152×
+                           past K = 2048 without a bias, ping-pong  4992 0.86 → 0.98 (128×144), 1056×
+                           128×176 / 160 / 144 in 2×1 or, where     17896×4800 0.87 → 0.99 (128×176 1×2),
+                           its column tiles pair, 1×2               3736×1224×3712 0.88 → 0.95 (128×160);
+                           (:func:`between_width_pingpong`), by     14 random shapes 0.950 → 0.981
+                           their :func:`area_score`; every score
+                           weighs the CTAs an odd tile count
+                           idles in clusters of two
+                           (:func:`cta_share`)
 =========================  ======================================  ==========================================
 
 Every ping-pong pick gets the staging in the ring where each CTA owns one tile
@@ -404,11 +412,29 @@ PINGPONG_HIDDEN_EPILOGUE_BIAS = 0.08
 #: The ping-pong tiles :func:`wave_balance` weighs and what each loses in reuse against 128×256 (with a
 #: bias a 128×192 ping-pong tile spills: 128×128 then).
 PINGPONG_REUSE_COST = ((PINGPONG_128x192, 0.06), (PINGPONG_128x128, 0.09))
-#: Ping-pong 128×176 for the wave balance, its reuse cost between 128×192's and 128×128's (linear in 1 / tile_n),
-#: one of the widths between the powers of two (``decide(widths=False)`` leaves it out). H100, with PDL,
-#: 2026-11-28, two runs against the aligned split of 128×256 tiles: 1024×14336×4096 (328 cluster-tiles of 128×176,
-#: 4.97 waves) 0.989 / 0.987 against 0.984 / 0.954, 1024×13824×5120 1.082 / 1.086 against 1.060 / 1.053.
-PINGPONG_BETWEEN_REUSE_COST = ((PINGPONG_128x128.with_(tile_n=176), 0.066),)
+
+
+def pingpong_reuse_cost(tile_n: int) -> float:
+    """A ping-pong 128×``tile_n`` tile's reuse cost against 128×256, linear in 1 / ``tile_n`` between 128×192's
+    and 128×128's (:data:`PINGPONG_REUSE_COST`): each k-tile's A stage feeds ``tile_n`` columns."""
+    (wide, wide_cost), (narrow, narrow_cost) = ((c.tile_n, cost) for c, cost in PINGPONG_REUSE_COST)
+    share = (1 / tile_n - 1 / wide) / (1 / narrow - 1 / wide)
+    return round(wide_cost + share * (narrow_cost - wide_cost), 4)
+
+
+#: Ping-pong tiles between 128 and 192 columns for the wave balance, at :func:`pingpong_reuse_cost`: widths
+#: between the powers of two (``decide(widths=False)`` leaves them out). H100, with PDL, 2026-11-28, two runs
+#: against the aligned split of 128×256 tiles: 128×176 at 1024×14336×4096 (328 cluster-tiles of 128×176, 4.97
+#: waves) 0.989 / 0.987 against 0.984 / 0.954, 1024×13824×5120 1.082 / 1.086 against 1.060 / 1.053. NVIDIA
+#: H200, with PDL, 2026-11-28, ten shapes of ragged M and N (K 3712–8128): each width's ratio to torch over
+#: the 128×256 tile's, divided by their wave fills' and useful columns' ratio, is 0.986 (0.977–0.995) for
+#: 128×192, 0.972 for 128×176, 0.971 for 128×160, 0.961 for 128×144 and 0.962 for 128×128, the widths in the
+#: order of their reuse; 128×112 0.911 and 128×96 0.87 fall off it (16-column subtiles, and 96 columns are
+#: two wgmma n-steps fewer than a k-tile's loads can feed), and are not weighed.
+PINGPONG_BETWEEN_WIDTHS = (176, 160, 144)
+PINGPONG_BETWEEN_REUSE_COST = tuple(
+    (PINGPONG_128x128.with_(tile_n=width), pingpong_reuse_cost(width)) for width in PINGPONG_BETWEEN_WIDTHS
+)
 
 
 #: Cooperative tiles narrower than 128×256 (their epilogue deferred, one subtile per chunk) that
@@ -537,6 +563,27 @@ def aligned_split(
     return config, tiles / (turns * clusters)
 
 
+def cta_share(config: TunedConfig, m: int, n: int) -> float:
+    """The share of a configuration's CTAs that hold a tile: a cluster of two over an odd count of row (2×1) or
+    column (1×2) tiles idles one CTA in each cluster of the last row or column."""
+    tiles = -(-m // config.tile_m) * -(-n // config.tile_n)
+    return tiles / (config.cluster_tiles(m, n) * config.cluster_size)
+
+
+def between_width_pingpong(m: int, n: int) -> list[tuple[TunedConfig, float]]:
+    """The ping-pong tiles of :data:`PINGPONG_BETWEEN_REUSE_COST` with their reuse costs, in cluster 2×1 and,
+    where its column tiles pair evenly, 1×2: the cluster that pads no CTA where M spans an odd count of row
+    tiles. NVIDIA H200, with PDL, 2026-11-28: 128×176 at 1056×17896×4800 (9 row tiles, 102 column tiles) 1.018
+    of torch in 1×2 against 0.884 in 2×1, at 2160×6656×8128 (17, 38) 0.984 against 0.813; where 1×2 pads a
+    column tile its ratio over :func:`area_score` ran 0.82–0.95 against 2×1's 0.95–0.99, so it is not offered."""
+    offered = []
+    for pingpong, reuse in PINGPONG_BETWEEN_REUSE_COST:
+        offered.append((pingpong.with_(cluster_m=2, cluster_n=1), reuse))
+        if -(-n // pingpong.tile_n) % 2 == 0:
+            offered.append((pingpong.with_(cluster_m=1, cluster_n=2), reuse))
+    return offered
+
+
 def wave_balance(
     mnk: tuple[int, int, int],
     sms: int = H100_SMS,
@@ -561,25 +608,32 @@ def wave_balance(
     4096²×2048 1.04 against 0.92, 7168²×2048 1.05 against 0.97 / 1.00."""
     m, n, k = mnk
     hidden = PINGPONG_HIDDEN_EPILOGUE_BIAS if bias else PINGPONG_HIDDEN_EPILOGUE
-    best, best_score = COOPERATIVE_DEFERRED, wave_fill(COOPERATIVE_DEFERRED, m, n, sms)
+
+    def filled(config: TunedConfig) -> float:  # an odd count of tiles in clusters of two idles a CTA in each
+        return wave_fill(config, m, n, sms) * cta_share(config, m, n)
+
+    pads = cta_share(COOPERATIVE_DEFERRED, m, n)  # the splits' clusters: the 128×256 tile's
+    best, best_score = COOPERATIVE_DEFERRED, filled(COOPERATIVE_DEFERRED)
     # measured past SHORT_K without a bias only (at K ≤ 2048 the hidden epilogue tips ties its way, unmeasured)
-    between = PINGPONG_BETWEEN_REUSE_COST if widths and not bias and k > SHORT_K else ()
-    for pingpong, reuse in PINGPONG_REUSE_COST + between:
+    between = widths and not bias and k > SHORT_K
+    unsectored = 0.0 if k_rows_in_sectors else PINGPONG_UNSECTORED_K_COST
+    for pingpong, reuse in PINGPONG_REUSE_COST:
         if bias and (pingpong.tile_m, pingpong.tile_n) in SMALL_M_BIAS_SPILLS:
             continue
-        unsectored = 0.0 if k_rows_in_sectors else PINGPONG_UNSECTORED_K_COST
-        score = wave_fill(pingpong, m, n, sms) * (1 + hidden * SHORT_K / k - reuse - unsectored)
-        if pingpong.tile_n not in POWER_OF_TWO_WIDTHS:  # as the narrower cooperative tiles: the columns past N
-            score *= useful_cols(n, pingpong.tile_n) / useful_cols(n, 256)
+        score = filled(pingpong) * (1 + hidden * SHORT_K / k - reuse - unsectored)
+        if score > best_score:
+            best, best_score = pingpong, score
+    for pingpong, reuse in between_width_pingpong(m, n) if between else ():
+        score = area_score(pingpong, m, n, sms) * (1 + hidden * SHORT_K / k - reuse - unsectored)
         if score > best_score:
             best, best_score = pingpong, score
     for narrower, merit in COOPERATIVE_NARROWER if widths else ():
-        score = wave_fill(narrower, m, n, sms) * useful_cols(n, narrower.tile_n) / useful_cols(n, 256) * merit
+        score = filled(narrower) * useful_cols(n, narrower.tile_n) / useful_cols(n, 256) * merit
         if score > best_score:
             best, best_score = narrower, score
     for split in (split_tail(mnk, sms), aligned_split(mnk, sms)):
-        if split is not None and split[1] > best_score:
-            best, best_score = split
+        if split is not None and split[1] * pads > best_score:
+            best, best_score = split[0], split[1] * pads
     for tall, merit in TALL_MERIT if swappable and widths and k > SHORT_K else ():
         score = area_score(tall, m, n, sms) * merit
         if score > best_score:
@@ -824,6 +878,12 @@ def decide(
     elif balanced.stream_k_aligned or balanced.split_k > 1:
         split_kind = "aligned split" if balanced.stream_k_aligned else f"split-K in {balanced.split_k}"
         facts = f"{waves}: whole tiles keep {whole:.0%} of the clusters' turns busy; the last wave's {split_kind} more"
+    elif balanced.schedule is Schedule.PINGPONG and balanced.tile_n in PINGPONG_BETWEEN_WIDTHS:
+        share, wide = (busy_area(c, m, n, sms) for c in (balanced, COOPERATIVE_DEFERRED))
+        facts = (
+            f"{waves}: this tile's CTAs spend {share:.0%} of their turns on output (128×256: {wide:.0%}; "
+            f"idle CTAs and the tiles' columns and rows past M × N count against it), at K = {k}"
+        )
     else:
         share = wave_fill(balanced, m, n, sms)
         facts = f"{waves}: this tile keeps {share:.0%} of the clusters' turns busy (128×256: {whole:.0%}), at K = {k}"

@@ -107,6 +107,7 @@ BETWEEN_WIDTHS = [
     ("cooperative", (128, 168), (2, 1), {}),
     ("pingpong", (192, 112), (1, 2), {}),
     ("pingpong", (192, 128), (2, 1), {}),
+    ("pingpong", (128, 160), (2, 1), {}),
 ]
 
 
@@ -238,23 +239,35 @@ def test_auto_fill_picks_match_torch(mnk, bias):
 
 
 @pytest.mark.parametrize(
-    "mnk", [(3072, 3000, 4104), (2000, 5100, 2000), (2040, 2040, 2040), (1000, 14300, 4104), (2550, 2550, 2552)]
+    "mnk",
+    [
+        (3072, 3000, 4104),
+        (2000, 5100, 2000),
+        (2040, 2040, 2040),
+        (1000, 14300, 4104),
+        (2550, 2550, 2552),
+        (4304, 2152, 4992),
+        (1056, 17896, 4800),
+    ],
 )
 @pytest.mark.parametrize("bias", [False, True])
 def test_auto_wave_balance_picks_match_torch(mnk, bias):
     """Wave balance's picks on ragged M, N and K, with and without a bias: ping-pong 128×192 at long K (with
     a bias, where 128×192 spills, split-K on the last wave: 12 cluster-tiles past two waves in 4 parts),
     ping-pong 128×128, the cooperative tile, and the widths between the powers of two: ping-pong 128×176
-    (with a bias the aligned split), cooperative 128×208."""
+    (with a bias the aligned split), cooperative 128×208, ping-pong 128×144 and 128×176 in 1×2 clusters
+    (9 row tiles; with a bias the cooperative tile and its splits)."""
     from gemm_modes.autotable import wave_balance
 
     picked = wave_balance(mnk, bias=bias)
-    assert (picked.tile_n, picked.schedule.value, picked.split_k) == {
-        (3072, 3000, 4104): (256, "cooperative", 4) if bias else (192, "pingpong", 1),
-        (2000, 5100, 2000): (128, "pingpong", 1),
-        (2040, 2040, 2040): (256, "cooperative", 1),
-        (1000, 14300, 4104): (256, "cooperative", 1) if bias else (176, "pingpong", 1),
-        (2550, 2550, 2552): (208, "cooperative", 1),
+    assert (picked.tile_n, picked.schedule.value, picked.split_k, picked.cluster_m) == {
+        (3072, 3000, 4104): (256, "cooperative", 4, 2) if bias else (192, "pingpong", 1, 2),
+        (2000, 5100, 2000): (128, "pingpong", 1, 2),
+        (2040, 2040, 2040): (256, "cooperative", 1, 2),
+        (1000, 14300, 4104): (256, "cooperative", 1, 2) if bias else (176, "pingpong", 1, 2),
+        (2550, 2550, 2552): (208, "cooperative", 1, 2),
+        (4304, 2152, 4992): (256, "cooperative", 1, 2) if bias else (144, "pingpong", 1, 2),
+        (1056, 17896, 4800): (256, "cooperative", 1, 2) if bias else (176, "pingpong", 1, 1),
     }[mnk]
     _run(*mnk, "bf16", "nk", "auto", bias=bias)
 
