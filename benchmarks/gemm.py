@@ -665,7 +665,12 @@ def main(argv: list[str] | None = None) -> int:
         shapes = HELD_OUT if args.held_out else SWEEP
         if args.shapes:  # rows of the tables as they are; other shapes bf16 without bias
             known = {row[:3]: row for row in reversed(SWEEP + HELD_OUT)}  # bf16 before fp16
-            shapes = [known.get(mnk, (*mnk, "bf16", False)) for mnk in parse_shapes(parser, args.shapes)]
+            parsed = parse_shapes(parser, args.shapes)
+            # every contender writes into one preallocated C, whose rows TMA stores 16 bytes at a time
+            ragged = [f"{m}x{n}x{k}" for m, n, k in parsed if n % 8 or k % 8]
+            if ragged:
+                parser.error(f"--sweep --shapes: {', '.join(ragged)}: N and K must be multiples of 8 here")
+            shapes = [known.get(mnk, (*mnk, "bf16", False)) for mnk in parsed]
     elif args.shapes:
         shapes = table_rows(parser, args.shapes, SHAPES)
     else:

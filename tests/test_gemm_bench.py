@@ -125,6 +125,7 @@ def test_against_table_refuses_what_is_not_a_table(tmp_path, capsys):
         ("--sweep", "--against-table", str(empty)): "has no decide(problem, mnk, sms)",
         ("--against-table", str(empty)): "--against-table needs --sweep",
         ("--sweep", "--without-widths", "--against-table", str(empty)): "not allowed with argument",
+        ("--sweep", "--shapes", "2000x5100x2000,64x64x64"): "2000x5100x2000: N and K must be multiples of 8",
     }
     for argv, message in cases.items():
         with pytest.raises(SystemExit) as exit_info:

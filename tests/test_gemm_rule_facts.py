@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from gemm_modes.autotable import (
     COOPERATIVE_DEFERRED,
+    PADDED_COLUMN_CLUSTER_COST,
+    PINGPONG_BETWEEN_MIN_K,
     PINGPONG_BETWEEN_REUSE_COST,
     PINGPONG_BETWEEN_WIDTHS,
     TALL_MERIT,
@@ -286,22 +288,33 @@ def test_a_cluster_of_two_over_an_odd_tile_count_idles_a_cta():
     assert cta_share(coop, 1024, 17896) == 1.0
 
 
-def test_between_width_ping_pong_offers_1x2_only_where_its_column_tiles_pair():
-    """At N = 17896, 128×176 makes 102 column tiles (1×2 offered), 128×160 112 (offered), 128×144 125 (not)."""
-    offered = {(c.tile_n, c.cluster_m, c.cluster_n) for c, _ in between_width_pingpong(1056, 17896)}
-    assert offered == {(176, 2, 1), (176, 1, 2), (160, 2, 1), (160, 1, 2), (144, 2, 1)}
+def test_between_width_ping_pong_charges_1x2_for_an_odd_column_count():
+    """At N = 17896, 128×176 makes 102 column tiles and 128×160 112 (1×2 at their reuse cost), 128×144 125
+    (1×2 at its reuse cost plus the padded cluster's); 2×1 always at the reuse cost."""
+    offered = {(c.tile_n, c.cluster_m): cost for c, cost in between_width_pingpong(1056, 17896)}
+    reuse = dict((c.tile_n, cost) for c, cost in PINGPONG_BETWEEN_REUSE_COST)
+    assert offered == {
+        (176, 2): reuse[176],
+        (176, 1): reuse[176],
+        (160, 2): reuse[160],
+        (160, 1): reuse[160],
+        (144, 2): reuse[144],
+        (144, 1): reuse[144] + PADDED_COLUMN_CLUSTER_COST,
+    }
 
 
 def test_ragged_shapes_take_the_ping_pong_width_that_fills_the_waves():
     """Ragged M and N where 128×256 tiles leave a partial wave and pad: the ping-pong width whose tiles fill
     the waves with output (H200, 2026-11-28, ours / torch against the table without it in the same rounds:
     4304×2152×4992 0.976 against 0.855, 1056×17896×4800 0.994 against 0.870, 3736×1224×3712 0.945 against
-    0.876); 1×2 where M spans an odd count of row tiles. Not with a bias, at K ≤ 2048, or without the widths."""
+    0.876, 848×14168×1328 1.099 against 0.771); 1×2 where M spans an odd count of row tiles. Not with a bias,
+    below ``PINGPONG_BETWEEN_MIN_K`` or without the widths."""
     expected = {
         (4304, 2152, 4992): (144, 2, 1),
         (1056, 17896, 4800): (176, 1, 2),
         (3736, 1224, 3712): (160, 2, 1),
         (2160, 6656, 8128): (176, 1, 2),
+        (848, 14168, 1328): (160, 1, 2),  # 7 row tiles: 2×1 would idle 89 CTAs, 1×2 over 89 column tiles 7
     }
     for mnk, (tile_n, cluster_m, cluster_n) in expected.items():
         decision = decide(BF16, mnk)
@@ -311,5 +324,5 @@ def test_ragged_shapes_take_the_ping_pong_width_that_fills_the_waves():
         assert "of their turns on output (128×256: " in decision.line(), mnk
         for other in (decide(Problem("bf16", bias=True), mnk), decide(BF16, mnk, widths=False)):
             assert other.config.tile_n not in PINGPONG_BETWEEN_WIDTHS or other.config.schedule is not Schedule.PINGPONG
-    short_k = decide(BF16, (4304, 2152, 2048)).config
+    short_k = decide(BF16, (4304, 2152, PINGPONG_BETWEEN_MIN_K - 8)).config
     assert not (short_k.schedule is Schedule.PINGPONG and short_k.tile_n in PINGPONG_BETWEEN_WIDTHS)

@@ -656,7 +656,10 @@ def test_wave_balance_weighs_each_tiles_wave_fill_by_its_merit_at_this_k():
     assert picked((3072, 3072, 2048), bias=True) == PINGPONG_128x128
     # long K, too few waves for stream-K: split-K on the last wave, 12 tiles in 4 parts (ping-pong ties it)
     assert picked((3072, 3072, 8192)) == COOPERATIVE_128x256.with_(split_k=4)
-    assert picked((2048, 5120, 2048)) == PINGPONG_128x128  # fills 0.97 against 0.82 (128×192), 0.81
+    # 128×128 fills 0.97 against 0.82 (128×192), 0.81 (cooperative); 128×160 fills 0.97 too with fewer tiles
+    # (H200, 2026-11-28: 1.052 of torch against 128×128's 1.040); with a bias 128×128
+    assert picked((2048, 5120, 2048)) == PINGPONG_128x128.with_(tile_n=160)
+    assert picked((2048, 5120, 2048), bias=True) == PINGPONG_128x128
     # 128×128 with M the longer side: cluster 1×2 (A multicast) where the 8 column tiles pair evenly
     assert picked((6144, 1024, 2048)) == PINGPONG_128x128.with_(cluster_m=1, cluster_n=2)
     assert picked((6144, 1024, 2048), bias=True) == PINGPONG_128x128.with_(cluster_m=1, cluster_n=2)
@@ -668,7 +671,8 @@ def test_wave_balance_weighs_each_tiles_wave_fill_by_its_merit_at_this_k():
     assert picked((1536, 3072, 8192), bias=True) == COOPERATIVE_128x256.with_(split_k=8)
     assert picked((1536, 3072, 8192)) == TALL_MERIT[0][0]  # 64 cluster-tiles of 192×192: 0.97 × 0.95
     assert split_tail((1536, 3072, 2048))[0].split_k == 2  # 32 k-tiles: parts of at least 16
-    assert picked((1536, 3072, 2048)) == PINGPONG_128x192  # the fix-up weighs 4× as much at K = 2048
+    short = picked((1536, 3072, 2048))  # the fix-up weighs 4× as much at K = 2048: a ping-pong tile instead
+    assert short.schedule is Schedule.PINGPONG and short.split_k == 1
     assert split_tail((3072, 3072, 8192))[0].split_k == 4  # 12 past 132: 8 parts would need 96 clusters
     assert split_tail((4096, 4096, 4096)) is None  # 58 past 198: 116 clusters for 2 parts
     assert split_tail((1024, 1024, 8192)) is None  # under a wave: split_k's class

@@ -84,9 +84,16 @@ WITHIN = 0.01
 def candidates_for(mnk: tuple[int, int, int], bias: bool, sms: int = 132) -> dict[str, TunedConfig]:
     """The contenders of a shape, launched with PDL and as ``gemm()`` would stage them
     (``autotable.single_wave_staging``: one tile per CTA stages in the ring): stream-K's remainder mode only
-    past ``SHORT_K`` (never taken below), its aligned mode where it splits a tile, and split-K on the last
-    wave where ``autotable.split_tail`` finds a part count (``coop-tail``)."""
-    from gemm_modes.autotable import SHORT_K, single_wave_staging, split_tail
+    past ``SHORT_K`` (never taken below), its aligned mode where it splits a tile, split-K on the last
+    wave where ``autotable.split_tail`` finds a part count (``coop-tail``), and without a bias from
+    ``PINGPONG_BETWEEN_MIN_K`` the ping-pong widths between 128 and 192 in both clusters (``pp128x160c21``)."""
+    from gemm_modes.autotable import (
+        PINGPONG_BETWEEN_MIN_K,
+        SHORT_K,
+        between_width_pingpong,
+        single_wave_staging,
+        split_tail,
+    )
     from gemm_modes.launch import stream_k_split
     from hopper_gemm.config import Problem
 
@@ -98,6 +105,9 @@ def candidates_for(mnk: tuple[int, int, int], bias: bool, sms: int = 132) -> dic
     tail = split_tail(mnk, sms)
     if tail is not None:
         chosen[COOP_TAIL] = tail[0]
+    if not bias and mnk[2] >= PINGPONG_BETWEEN_MIN_K:  # the widths between 128 and 192, both clusters
+        for config, _ in between_width_pingpong(mnk[0], mnk[1]):
+            chosen[f"pp128x{config.tile_n}c{config.cluster_m}{config.cluster_n}"] = config
     problem = Problem("bf16", bias=bias)
     return {name: single_wave_staging(config, problem, mnk, sms).with_(pdl=True) for name, config in chosen.items()}
 

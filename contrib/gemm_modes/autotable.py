@@ -56,12 +56,11 @@ otherwise                  :func:`wave_balance`: cooperative        4096³ 1.02,
                            (:data:`TALL_MERIT`); ping-pong pays     2104²×4096 0.76 → 0.94, 1536×3072×
                            for rows of K off a 32-byte sector       4096 0.85 → 1.00
                            (:data:`PINGPONG_UNSECTORED_K_COST`);    ping-pong widths (H200): 4304×2152×
-                           past K = 2048 without a bias, ping-pong  4992 0.86 → 0.98 (128×144), 1056×
-                           128×176 / 160 / 144 in 2×1 or, where     17896×4800 0.87 → 0.99 (128×176 1×2),
-                           its column tiles pair, 1×2               3736×1224×3712 0.88 → 0.95 (128×160);
-                           (:func:`between_width_pingpong`), by     14 random shapes 0.950 → 0.981
-                           their :func:`area_score`; every score
-                           weighs the CTAs an odd tile count
+                           from K = 1024 without a bias, ping-pong  4992 0.86 → 0.98 (128×144), 1056×
+                           128×176 / 160 / 144 in 2×1 or 1×2        17896×4800 0.87 → 0.99 (128×176 1×2),
+                           (:func:`between_width_pingpong`), by     848×9048×1072 0.87 → 1.01; random
+                           their :func:`area_score`; every score    shapes: 14 at K > 2048 0.950 → 0.981,
+                           weighs the CTAs an odd tile count        14 at K 1024–2048 0.942 → 0.998
                            idles in clusters of two
                            (:func:`cta_share`)
 =========================  ======================================  ==========================================
@@ -432,6 +431,13 @@ def pingpong_reuse_cost(tile_n: int) -> float:
 #: order of their reuse; 128×112 0.911 and 128×96 0.87 fall off it (16-column subtiles, and 96 columns are
 #: two wgmma n-steps fewer than a k-tile's loads can feed), and are not weighed.
 PINGPONG_BETWEEN_WIDTHS = (176, 160, 144)
+#: The shortest K the wave balance weighs them at. Below it a tile's fixed costs (filling the ring, the
+#: epilogue: the same per tile whatever its width) outweigh the waves they fill. NVIDIA H200, with PDL,
+#: 2026-11-28, against the table without them in the same rounds: at K = 1024–2048 14 of 22 shapes gained (up
+#: to +40 %: 7144×544×1840 0.889 against 0.636; 2560²×1024 1.056 against 0.903), 3 level, 5 lost 0.5–4 %
+#: (4336×1896×1072 1.063 against 1.111); at K = 544–856 four of six lost up to 23 % (12640×1728×840 0.840
+#: against 1.087, 10168×2160×568 0.901 against 1.080).
+PINGPONG_BETWEEN_MIN_K = 1024
 PINGPONG_BETWEEN_REUSE_COST = tuple(
     (PINGPONG_128x128.with_(tile_n=width), pingpong_reuse_cost(width)) for width in PINGPONG_BETWEEN_WIDTHS
 )
@@ -570,17 +576,24 @@ def cta_share(config: TunedConfig, m: int, n: int) -> float:
     return tiles / (config.cluster_tiles(m, n) * config.cluster_size)
 
 
+#: What a 1×2 cluster over an odd count of column tiles costs a between-width ping-pong tile beyond its
+#: :func:`area_score`. NVIDIA H200, with PDL, 2026-11-28, ten ragged shapes: ratio to torch over the area
+#: score 0.93–0.95 (median per width) padded against 0.95–0.98 not.
+PADDED_COLUMN_CLUSTER_COST = 0.04
+
+
 def between_width_pingpong(m: int, n: int) -> list[tuple[TunedConfig, float]]:
-    """The ping-pong tiles of :data:`PINGPONG_BETWEEN_REUSE_COST` with their reuse costs, in cluster 2×1 and,
-    where its column tiles pair evenly, 1×2: the cluster that pads no CTA where M spans an odd count of row
-    tiles. NVIDIA H200, with PDL, 2026-11-28: 128×176 at 1056×17896×4800 (9 row tiles, 102 column tiles) 1.018
-    of torch in 1×2 against 0.884 in 2×1, at 2160×6656×8128 (17, 38) 0.984 against 0.813; where 1×2 pads a
-    column tile its ratio over :func:`area_score` ran 0.82–0.95 against 2×1's 0.95–0.99, so it is not offered."""
+    """The ping-pong tiles of :data:`PINGPONG_BETWEEN_REUSE_COST` in cluster 2×1 and 1×2, with their reuse
+    costs (1×2 plus :data:`PADDED_COLUMN_CLUSTER_COST` where its column tiles come in an odd count). Where M
+    spans an odd count of row tiles, 2×1 idles a CTA in each cluster of the last row and 1×2 may pad less:
+    NVIDIA H200, with PDL, 2026-11-28, 128×176 at 1056×17896×4800 (9 row tiles, 102 column tiles) 1.018 of
+    torch in 1×2 against 0.884 in 2×1, at 2160×6656×8128 (17, 38) 0.984 against 0.813; 128×160 at
+    848×14168×1328 (7 row tiles, 89 column tiles: 1×2 pads 7 CTAs, 2×1 89) 1.099 against 0.784."""
     offered = []
     for pingpong, reuse in PINGPONG_BETWEEN_REUSE_COST:
         offered.append((pingpong.with_(cluster_m=2, cluster_n=1), reuse))
-        if -(-n // pingpong.tile_n) % 2 == 0:
-            offered.append((pingpong.with_(cluster_m=1, cluster_n=2), reuse))
+        padded = -(-n // pingpong.tile_n) % 2 * PADDED_COLUMN_CLUSTER_COST
+        offered.append((pingpong.with_(cluster_m=1, cluster_n=2), reuse + padded))
     return offered
 
 
@@ -614,8 +627,7 @@ def wave_balance(
 
     pads = cta_share(COOPERATIVE_DEFERRED, m, n)  # the splits' clusters: the 128×256 tile's
     best, best_score = COOPERATIVE_DEFERRED, filled(COOPERATIVE_DEFERRED)
-    # measured past SHORT_K without a bias only (at K ≤ 2048 the hidden epilogue tips ties its way, unmeasured)
-    between = widths and not bias and k > SHORT_K
+    between = widths and not bias and k >= PINGPONG_BETWEEN_MIN_K  # measured without a bias only
     unsectored = 0.0 if k_rows_in_sectors else PINGPONG_UNSECTORED_K_COST
     for pingpong, reuse in PINGPONG_REUSE_COST:
         if bias and (pingpong.tile_m, pingpong.tile_n) in SMALL_M_BIAS_SPILLS:
