@@ -4,7 +4,7 @@ import pytest
 
 from pipes import ArrivalUnit, Completion, PipelineSpec, ProtocolError, Role, SpecError
 from pipes.check import Agent, FindingKind, ModelBarrier, ModelOrder, ModelPipeline, Protocol, check, replay
-from pipes.check.catalogue import async_pipeline, handoff, ping_pong, tma_pipeline
+from pipes.check.catalogue import GOOD, async_pipeline, handoff, ping_pong, tma_pipeline
 
 SPEC = PipelineSpec("data", 2, Role("load"), Role("math", ArrivalUnit.WARP))
 
@@ -342,3 +342,33 @@ def test_unhashable_values_are_an_agent_error_not_a_checker_crash():
 
     message = check(protocol_of(("load", listy))).first(FindingKind.AGENT_ERROR).message
     assert "is not hashable: use a tuple" in message
+
+
+# -- the search's key -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("entry", GOOD, ids=lambda e: e.name)
+def test_two_worlds_share_a_search_key_exactly_when_they_are_equal(entry):
+    """Machine.key compares the interned parts of a world by identity: over the worlds breadth-first search
+    reaches (up to 3,000 of each protocol), equal keys must mean equal worlds and unequal keys unequal
+    worlds — else the search would merge different states or count one state twice."""
+    from collections import deque
+
+    from pipes.check.machine import Machine
+
+    machine = Machine(entry.build(), symmetry=False)
+    start = machine.initial()
+    keys = {start: machine.key(start)}
+    queue = deque([start])
+    while queue and len(keys) < 3_000:
+        world = queue.popleft()
+        labels, problem = machine.moves(world)
+        for label in labels if problem is None else []:
+            following = machine.step(world, label).world
+            if following is None:
+                continue
+            if following in keys:  # an equal world reached again, along another schedule: the same key
+                assert machine.key(following) == keys[following], f"one world, two keys, after {label}"
+            else:
+                keys[following] = machine.key(following)
+                queue.append(following)
+    assert len(keys) > 1
+    assert len(set(keys.values())) == len(keys), "two different worlds got one key"

@@ -14,9 +14,9 @@ COOP = tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE)
 
 
 def _ptx(problem: Problem, config=COOP) -> str:
-    from gemm_modes.launch import compile_report
+    from compiled_gemm import gemm_report
 
-    return compile_report(config, problem).ptx
+    return gemm_report(config, problem).ptx
 
 
 def test_the_problem_names_what_it_accepts():

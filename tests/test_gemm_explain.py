@@ -109,15 +109,16 @@ def test_configs_named_by_their_parts():
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("auto-picks")  # beside test_gemm_compile's picks: the shared ones compile once
 def test_every_sweep_pick_compiles_without_spills():
     import gemm
-    from gemm_modes.launch import compile_report
+    from compiled_gemm import gemm_report
 
     picks = {
         (pick(Problem(dtype, bias=bias), (m, n, k)), Problem(dtype, bias=bias)) for m, n, k, dtype, bias in gemm.SWEEP
     }
     for config, problem in picks:
-        report = compile_report(config, problem)
+        report = gemm_report(config, problem)
         assert report.spill_bytes == 0 and not report.wgmma_serialized, config.describe()
 
 

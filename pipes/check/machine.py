@@ -55,17 +55,18 @@ class Machine(MachineFacts):
     # -- worlds ----------------------------------------------------------------------------------
     def initial(self) -> World:
         count = len(self.names)
+        intern = self.intern  # every world's barriers, cells, knowledge and counters are interned: see key()
         return World(
             positions=(ROOT,) * count,
-            barriers=tuple(mb.BarrierState.fresh(e) for e in self.layout.barrier_expected),
+            barriers=tuple(intern(mb.BarrierState.fresh(e)) for e in self.layout.barrier_expected),
             flags=tuple(mb.FlagState.fresh(s) for s in self.layout.flag_initially_set),
-            cells=(),
-            knowledge=(mem.EMPTY_KNOWLEDGE,) * count,
+            cells=intern(
+                tuple(sorted((cell, mem.CellState(0, 0, value, True)) for cell, value in self._initial_cells()))
+            ),
+            knowledge=(intern(mem.EMPTY_KNOWLEDGE),) * count,
             engines=(bulk.IDLE,) * count,
             loads=(),
-            counters=tuple(mc.CounterState.fresh(c.initial) for c in self.layout.counters),
-        )._replace(
-            cells=tuple(sorted((cell, mem.CellState(0, 0, value, True)) for cell, value in self._initial_cells()))
+            counters=tuple(intern(mc.CounterState.fresh(c.initial)) for c in self.layout.counters),
         )
 
     def _initial_cells(self) -> list[tuple[str, Any]]:
@@ -146,8 +147,27 @@ class Machine(MachineFacts):
         return [Finding(FindingKind.ARRIVAL_COUNT, p.message, p.lines, ()) for p in count_problems(self)]
 
     def key(self, world: World) -> Any:
-        """What the search keeps visited: the world, or its canonical key under symmetry."""
-        return world if self.symmetry is None else self.symmetry.key(world)
+        """What the search keeps visited: the world, or its canonical key under symmetry.
+
+        Without symmetry the interned parts (barriers, cells, knowledge, counters: one object per value, see
+        :meth:`Move.freeze <pipes.check.move.Move.freeze>`) enter by identity. Two worlds get equal keys
+        exactly when they are equal, and a key hashes without walking every agent's knowledge again — that
+        walk was most of the search's time on protocols of dozens of agents.
+        """
+        if self.symmetry is not None:
+            return self.symmetry.key(world)
+        return (
+            world.positions,
+            tuple(map(id, world.barriers)),
+            world.flags,
+            id(world.cells),
+            tuple(map(id, world.knowledge)),
+            world.engines,
+            world.loads,
+            tuple(map(id, world.counters)),
+            world.launched,
+            world.peeks,
+        )
 
     # -- messages ----------------------------------------------------------------------------------
     def _deadlock_message(self, world: World, ops: list[Any]) -> str:

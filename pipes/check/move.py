@@ -76,6 +76,32 @@ def _barrier_sides(machine: MachineFacts) -> dict[int, tuple[str, str, str]]:
     return sides
 
 
+class _Assigned(list):
+    """A list that remembers which indices a move assigned: :meth:`Move.freeze` interns only those."""
+
+    __slots__ = ("assigned",)
+
+    def __init__(self, items: tuple) -> None:
+        super().__init__(items)
+        self.assigned: set[int] = set()
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        list.__setitem__(self, index, value)
+        self.assigned.add(index)
+
+
+def _interned_parts(new: _Assigned, old: tuple, intern: Any) -> tuple:
+    """``new`` as a tuple: the parts the move replaced interned, every other part shared with ``old``."""
+    if not new.assigned:
+        return old
+    parts = list(old)
+    for index in new.assigned:
+        value = new[index]
+        if value is not old[index]:
+            parts[index] = intern(value)
+    return tuple(parts)
+
+
 class Move:
     """A mutable copy of a world while one move runs."""
 
@@ -83,34 +109,39 @@ class Move:
         self.machine = machine
         self.world = world
         self.positions = list(world.positions)
-        self.barriers = list(world.barriers)
+        self.barriers = _Assigned(world.barriers)
         self.flags = list(world.flags)
         self.cells = dict(world.cells)
         self.cells_touched = False
-        self.knowledge = list(world.knowledge)
+        self.knowledge = _Assigned(world.knowledge)
         self.engines = list(world.engines)
-        self.counters = list(world.counters)
+        self.counters = _Assigned(world.counters)
         self.launched = world.launched
         self.peeks = set(world.peeks)
-        self.loads = {load.label: load for load in world.loads}
+        self.loads = {load.label: load for load in world.loads} if world.loads else {}
         self.lines: list[str] = []
         self.problem: Problem | None = None
 
     def freeze(self) -> World:
         # Most moves change one barrier and one agent's knowledge: share every unchanged part with the
-        # previous world and intern the changed ones, so equal parts of many states are one object.
+        # previous world and intern the changed ones, so equal parts of many states are one object (the
+        # search's key compares those parts by identity: Machine.key).
         old = self.world
         intern = self.machine.intern
-        cells = intern(tuple(sorted(self.cells.items()))) if self.cells_touched else old.cells
+        cells = old.cells
+        if self.cells_touched:
+            # The dict was built from the sorted tuple and keeps its order; only a new cell needs a sort.
+            items = tuple(self.cells.items())
+            cells = intern(items if len(items) == len(old.cells) else tuple(sorted(items)))
         return World(
             tuple(self.positions),
-            tuple(b if b is o else intern(b) for b, o in zip(self.barriers, old.barriers, strict=True)),
+            _interned_parts(self.barriers, old.barriers, intern),
             tuple(self.flags),
             cells,
-            tuple(k if k is o else intern(k) for k, o in zip(self.knowledge, old.knowledge, strict=True)),
+            _interned_parts(self.knowledge, old.knowledge, intern),
             tuple(self.engines),
-            tuple(self.loads[label] for label in sorted(self.loads)),
-            tuple(c if c is o else intern(c) for c, o in zip(self.counters, old.counters, strict=True)),
+            tuple(self.loads[label] for label in sorted(self.loads)) if self.loads else (),
+            _interned_parts(self.counters, old.counters, intern),
             self.launched,
             self._pending_peeks(),
         )
