@@ -246,6 +246,34 @@ def test_small_n_cuts_n_into_column_tiles_where_the_other_picks_pad_it():
     assert decide(BF16, (8192, 272, 8192), swap=False).config.tile_n in (64, 128)
 
 
+def test_small_n_takes_192x192_tiles_where_they_fit_one_wave():
+    """``tall_small_n``: for N ≤ 512, K > 2048, without a bias, the cooperative 192×192 tile (2×1) where its
+    tiles fit one wave and it streams the fewest rows per useful output over its merit; past one wave, where
+    ping-pong 128×192 streams less, with a bias or a short K, the table's other tiles."""
+    from gemm_modes.autotable import small_m_cost, tall_small_n
+
+    for mnk in ((11992, 384, 12440), (24744, 192, 7552), (9808, 384, 5880), (10008, 384, 11000)):
+        decision = decide(BF16, mnk)
+        assert decision.config == TALL and decision.rule == "small N", mnk
+        assert TALL.cluster_tiles(mnk[0], mnk[1]) <= 66  # one wave on an H100's 66 clusters of two
+    m, n, k = 11992, 384, 12440
+    tall, cost, narrow_cost = tall_small_n((m, n, k))
+    # N = 384 in 2 column tiles of 192 against 3 of ping-pong 128×128: (192 + 192) rows per tile, 63 row tiles
+    # over M, one wave; ping-pong 128×128 takes 3 × 94 = 282 tiles, 3 waves of 132 SMs.
+    assert cost == small_m_cost((n, m, k), (192, 192), col_pairs=True) / TALL_MERIT[0][1]
+    assert round(cost) == 408 and round(narrow_cost) == 771
+    line = decide(BF16, (m, n, k)).line()
+    assert "small N: N = 384 ≤ 512: 192×192 tiles stream 408 rows of A per useful output" in line
+    assert "(the small-N tile: 771)" in line
+    assert tall_small_n((19056, 384, 9776)) is None  # 100 cluster-tiles: past one wave
+    assert tall_small_n((8016, 376, 5968)) is None  # ping-pong 128×192 in 1×2 streams less
+    kept = PINGPONG_128x192.with_(cluster_m=1, cluster_n=2, staging_in_ring=True)
+    assert decide(BF16, (8016, 376, 5968)).config == kept
+    assert decide(Problem("bf16", bias=True), (11992, 384, 12440)).config != TALL
+    assert decide(BF16, (11992, 384, 2048)).config != TALL  # K ≤ 2048: not measured
+    assert decide(BF16, (11992, 384, 12440), swap=False).config != TALL  # not a tile a comm role has run with
+
+
 def test_a_forced_swap_at_small_m_takes_the_rule_s_tile():
     """``gemm(swap_ab=True)`` (``best_swapped``): up to M = 640 the swapped tile of least ``tile_time``
     (also where the table itself would not swap; M under 64 as 64), past it the swapped 192×176."""

@@ -28,7 +28,9 @@ N ≤ 512                    :func:`small_n`: the same rule turned    8192×256�
                            tile streams no more rows per SM; where  (H200): 8192×272×8192 0.53 → 0.98,
                            its tiles pad N (N ≤ 640, K > 2048), N   4096×320×8192 0.54 → 1.00 (20 shapes:
                            in column tiles of 8-row steps           0.71 → 0.96)
-                           (:func:`narrow_n`), checked first
+                           (:func:`narrow_n`), checked first; in    192×192 (H200): 11992×384×12440 0.65 →
+                           one wave past K = 2048, cooperative      1.00, 24744×192×7552 0.68 → 0.99
+                           192×192 (:func:`tall_small_n`)           (20 shapes: 0.76 → 0.93)
 fewer cooperative 128×256  :func:`fill`: the ping-pong tile of      1024²×8192 0.41 → 0.85, 1024×2048×8192
 tiles than SMs             least cost if it beats the cooperative   0.57 → 0.93, 1536²×4096 0.72 → 0.87 →
                            one; cluster 1×2                         0.98 (128×144), 1024²×2048 0.62 → 1.03
@@ -339,6 +341,38 @@ def small_n(mnk: tuple[int, int, int], sms: int = H100_SMS) -> TunedConfig:
     tile_m, tile_n = min(tiles, key=lambda t: small_m_cost((n, m, k), (t[1], t[0]), sms))
     cluster_n = 2 if -(-n // tile_n) % 2 == 0 else 1
     return PINGPONG_128x128.with_(tile_m=tile_m, tile_n=tile_n, cluster_m=3 - cluster_n, cluster_n=cluster_n)
+
+
+def tall_small_n(mnk: tuple[int, int, int], sms: int = H100_SMS) -> tuple[TunedConfig, float, float] | None:
+    """The cooperative 192×192 tile of :data:`TALL_MERIT` for N ≤ ``SMALL_M`` where its tiles fit one wave
+    (each SM then holds one tile, and ping-pong has no next tile to overlap) and its :func:`small_m_cost` on
+    the turned problem (its 2×1 cluster pairs the tiles along M), over its merit, is the least of the
+    tiles the table would otherwise pick there: :func:`small_n`'s, cooperative 128×256, ping-pong 128×192
+    in either cluster. Returns the tile, its cost and :func:`small_n`'s; None elsewhere.
+
+    NVIDIA H200, 2026-11-28, ours / torch, 192×192 against the table without it: in one wave 9808×384×5880
+    0.952 against 0.787, 11992×384×12440 1.001 against 0.625, 24744×192×7552 0.999 against 0.677,
+    8768×376×9064 0.890 against 0.803, 10008×384×11000 0.878 against 0.805; past one wave it lost
+    (19056×384×9776 0.779 against 0.839, 29016×384×8608 0.772 against 0.853, 26592×384×14728 0.788 against
+    0.886) or won less (20344×384×4344 0.883 against 0.805). Where ping-pong 128×192 streams less
+    (8016×376×5968: 1.015 against 192×192's 0.767) the rest of the table keeps the shape."""
+    m, n, k = mnk
+    tall, merit = TALL_MERIT[0]
+    if tall.cluster_tiles(m, n) > max(1, sms // tall.cluster_size):
+        return None
+    turned = (n, m, k)
+    narrow = small_n(mnk, sms)
+    narrow_cost = small_m_cost(turned, (narrow.tile_n, narrow.tile_m), sms)
+    rivals = (
+        narrow_cost,
+        small_m_cost(turned, (256, 128), sms),
+        small_m_cost(turned, (192, 128), sms, row_pairs=True),  # ping-pong 128×192, cluster 1×2
+        small_m_cost(turned, (192, 128), sms, col_pairs=True),  # and 2×1
+    )
+    cost = small_m_cost(turned, (tall.tile_n, tall.tile_m), sms, col_pairs=True) / merit
+    if cost >= min(rivals):
+        return None
+    return tall, cost, narrow_cost
 
 
 def fill(
@@ -863,6 +897,14 @@ def decide(
             facts += f"; {-(-m // small.tile_m)} row tiles of {small.tile_m}, each B tile multicast to a pair"
         return Decision(staged(small), "small M", facts)
     if n <= SMALL_M:
+        tall = tall_small_n(mnk, sms) if swappable and widths and k > SHORT_K else None
+        if tall is not None:
+            config, cost, narrow_cost = tall
+            facts = (
+                f"N = {n} ≤ {SMALL_M}: {config.tile_m}×{config.tile_n} tiles stream {cost:.0f} rows of A per useful "
+                f"output over their waves, over its merit {TALL_MERIT[0][1]} (the small-N tile: {narrow_cost:.0f})"
+            )
+            return Decision(staged(config), "small N", facts)
         narrow = small_n(mnk, sms)
         # Where M is long enough to fill the SMs with cooperative 128×256 tiles, those stream less.
         turned = small_m_cost((n, m, k), (narrow.tile_n, narrow.tile_m), sms)

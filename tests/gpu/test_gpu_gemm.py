@@ -230,6 +230,13 @@ def test_auto_small_n_picks_match_torch(mnk, bias):
     _run(*mnk, "bf16", "nk", "auto", bias=bias)
 
 
+@pytest.mark.parametrize("mnk", [(9808, 384, 5880), (24744, 192, 7552), (11728, 312, 3960)])
+def test_auto_small_n_192_tiles_match_torch(mnk):
+    """Small N in one wave: cooperative 192×192 (its warpgroups split N) over a ragged M and N = 384 or 192,
+    and the short-side 192×160 tiles it lets through at N = 312."""
+    _run(*mnk, "bf16", "nk", "auto")
+
+
 @pytest.mark.parametrize("mnk", [(1000, 1032, 3000), (1000, 1000, 1000), (2000, 1000, 1000), (700, 3000, 1024)])
 @pytest.mark.parametrize("bias", [False, True])
 def test_auto_fill_picks_match_torch(mnk, bias):
