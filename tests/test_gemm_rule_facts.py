@@ -219,9 +219,9 @@ def test_small_m_swaps_where_the_unswapped_row_tiles_pad_m():
     assert not decide(BF16, (272, 8192, 8192), swap=False).config.swap_ab
 
 
-def test_small_n_cuts_n_into_column_tiles_where_the_other_picks_pad_it():
-    """The same for N ≤ 640 without a swap (``narrow_n``): where the pick without it pads N by over 3 % and
-    takes 3 % longer by ``tile_time``, N is cut into column tiles of 8-row steps. Without a bias (unmeasured)
+def test_small_n_cuts_n_into_column_tiles_where_the_other_picks_take_longer():
+    """The same for N ≤ 640 without a swap (``narrow_n``): where the pick without it takes 3 % longer by
+    ``tile_time`` (padding N or not), N is cut into column tiles of 8-row steps. Without a bias (unmeasured)
     and only for the plain kernel (``swap=False`` keeps the table's other tiles)."""
     picks = {
         (8192, 272, 8192): (128, 136, 1, 2),  # 320 columns of 128×64 tiles
@@ -244,6 +244,12 @@ def test_small_n_cuts_n_into_column_tiles_where_the_other_picks_pad_it():
         config = decide(BF16, mnk).config
         assert config.tile_n == 256 and (config.stream_k or config.split_k > 1), mnk
     assert decide(BF16, (8192, 272, 8192), swap=False).config.tile_n in (64, 128)
+    # N covered exactly by the other pick's 64-wide tiles (5 of them over 320): no padding asked along N
+    for mnk, tile in {(8320, 320, 4144): (128, 160, 1, 2), (4456, 440, 7856): (128, 152, 2, 1)}.items():
+        decision = decide(BF16, mnk)
+        config = decision.config
+        assert (config.tile_m, config.tile_n, config.cluster_m, config.cluster_n) == tile, mnk
+    assert "N = 320 ≤ 640 in 320 columns of 128×64 tiles" in decide(BF16, (8320, 320, 4144)).line()
 
 
 def test_small_n_takes_192x192_tiles_where_they_fit_one_wave():

@@ -25,10 +25,11 @@ streams fewer rows         between the powers of two where they     256×8192² 
                            steps (:func:`small_m_swapped`)          → 0.92 (51 shapes: 0.74–0.81 → 0.97–0.98)
 N ≤ 512                    :func:`small_n`: the same rule turned    8192×256×8192 0.66 → 1.02, 4096×128×8192
                            (cluster 1×2), unless the cooperative    0.37 → 0.98, 8192×256×1024 0.98 → 1.30
-                           tile streams no more rows per SM; where  (H200): 8192×272×8192 0.53 → 0.98,
-                           its tiles pad N (N ≤ 640, K > 2048), N   4096×320×8192 0.54 → 1.00 (20 shapes:
-                           in column tiles of 8-row steps           0.71 → 0.96)
-                           (:func:`narrow_n`), checked first; in    192×192 (H200): 11992×384×12440 0.65 →
+                           tile streams no more rows per SM; for    (H200): 8192×272×8192 0.53 → 0.98,
+                           N ≤ 640 and K > 2048, N in column tiles  4096×320×8192 0.54 → 1.00 (20 shapes:
+                           of 8-row steps where 3 % faster by       0.71 → 0.96; 20 more where the other
+                           tile_time (:func:`narrow_n`), checked    tiles do not pad N: 0.78 → 0.91)
+                           first; in                                192×192 (H200): 11992×384×12440 0.65 →
                            one wave past K = 2048, cooperative      1.00, 24744×192×7552 0.68 → 0.99
                            192×192 (:func:`tall_small_n`)           (20 shapes: 0.76 → 0.93)
 fewer cooperative 128×256  :func:`fill`: the ping-pong tile of      1024²×8192 0.41 → 0.85, 1024×2048×8192
@@ -953,20 +954,26 @@ def _short_side(
     problem: Problem, mnk: tuple[int, int, int], sms: int, split: bool, candidate: tuple[TunedConfig, float]
 ) -> Decision | None:
     """The decision for a short-side tile (:func:`small_m_swapped`, :func:`narrow_n`) with its ``tile_time``,
-    where the table's pick without it pads that side (``short_side.pads_short_side``) and takes
-    ``short_side.MARGIN`` times longer by ``tile_time``; None otherwise."""
+    where the table's pick without it takes ``short_side.MARGIN`` times longer by ``tile_time`` and, for a
+    swapped tile (its kernel computes Cᵀ), also pads M (``short_side.pads_short_side``); None otherwise.
+    Along N the pick without it need not pad N: its 64- or 128-wide tiles that cover N exactly stream A
+    once per column tile (NVIDIA H200, 2026-11-28, 20 random shapes where this changes the pick: 0.776 →
+    0.906 of torch; 6976×312×4072 0.488 → 0.808 against ping-pong 128×64, 8320×320×4144 0.590 → 1.052)."""
     config, time = candidate
     m, n, _ = mnk
     swapped = config.swap_ab
     plain = decide(problem, mnk, sms, split, swap=not swapped, short_sides=False).config
     plain_time = tile_time(plain, m, n, sms)
     side, other, extent = ("M", "N", m) if swapped else ("N", "M", n)
-    padded = short_side.pads_short_side(plain, extent, along_rows=swapped)
-    if padded is None or time * short_side.MARGIN >= plain_time:
+    if swapped:
+        covered = short_side.pads_short_side(plain, extent, along_rows=True)
+    else:
+        covered = short_side.covered(plain, extent, along_rows=False)
+    if covered is None or time * short_side.MARGIN >= plain_time:
         return None
     columns = -(-extent // config.tile_n)
     facts = (
-        f"{side} = {extent} ≤ {short_side.SHORT_SIDE_MAX} in {padded} {'rows' if swapped else 'columns'} of "
+        f"{side} = {extent} ≤ {short_side.SHORT_SIDE_MAX} in {covered} {'rows' if swapped else 'columns'} of "
         f"{plain.tile_m}×{plain.tile_n} tiles: {'computed as Cᵀ = B·Aᵀ, ' if swapped else ''}{side} in {columns} "
         f"column tile{'s' if columns > 1 else ''} of {config.tile_n} under {config.tile_m} rows of {other}, per SM "
         f"{time:.0f} against {plain_time:.0f} (tile_time)"

@@ -29,10 +29,11 @@ ROWS = (128, 64, 192)
 #: 200×14336×4096 (cooperative 128×224 0.937, swapped 128×200 0.960: 9 %) take it; 448×7168×8192 (a tie by
 #: the estimate: 1.060 against 1.090) does not. NVIDIA H200, 2026-11-28.
 MARGIN = 1.03
-#: The share of the other pick's tiles along the short side (cluster pairs included) that the short side
-#: must leave idle: at 251×5120×8192 (two 128-row tiles, 2 % idle) the unswapped aligned split ran 1.053 of
-#: torch, the swapped 128×88 0.914; at 629×7168×7168 (six 128-row tiles in pairs, 18 % idle) swapped
-#: 192×224 0.944 against ping-pong 128×176's 0.863. NVIDIA H200, 2026-11-28.
+#: The share of the other pick's tiles along M (cluster pairs included) that a swapped short-side tile
+#: needs idle, its kernel computing Cᵀ (along N no padding is asked: ``autotable._short_side``): at
+#: 251×5120×8192 (two 128-row tiles, 2 % idle) the unswapped aligned split ran 1.053 of torch, the swapped
+#: 128×88 0.914; at 629×7168×7168 (six 128-row tiles in pairs, 18 % idle) swapped 192×224 0.944 against
+#: ping-pong 128×176's 0.863. NVIDIA H200, 2026-11-28.
 MIN_PADDING = 0.03
 
 
@@ -71,11 +72,15 @@ def fastest(tiles: list[TunedConfig], rows: int, cols: int, sms: int) -> tuple[T
     return min(timed, key=lambda pair: (pair[1], -pair[0].cluster_tiles(rows, cols) * pair[0].cluster_size))
 
 
-def pads_short_side(config: TunedConfig, extent: int, along_rows: bool) -> int | None:
-    """The rows ``config``'s tiles (cluster pairs included) give a short side of ``extent``
-    (``along_rows``: the side its tile rows cover, else its columns) where they leave more than
-    :data:`MIN_PADDING` of them idle, else None."""
+def covered(config: TunedConfig, extent: int, along_rows: bool) -> int:
+    """The rows ``config``'s tiles (cluster pairs included) give a short side of ``extent`` (``along_rows``:
+    the side its tile rows cover, else its columns)."""
     tile, cluster = (config.tile_m, config.cluster_m) if along_rows else (config.tile_n, config.cluster_n)
     tiles = -(-extent // tile)
-    padded = -(-tiles // cluster) * cluster * tile
+    return -(-tiles // cluster) * cluster * tile
+
+
+def pads_short_side(config: TunedConfig, extent: int, along_rows: bool) -> int | None:
+    """:func:`covered` where those rows leave more than :data:`MIN_PADDING` of them idle, else None."""
+    padded = covered(config, extent, along_rows)
     return padded if extent < (1 - MIN_PADDING) * padded else None

@@ -230,10 +230,10 @@ def test_auto_small_n_picks_match_torch(mnk, bias):
     _run(*mnk, "bf16", "nk", "auto", bias=bias)
 
 
-@pytest.mark.parametrize("mnk", [(9808, 384, 5880), (24744, 192, 7552), (11728, 312, 3960)])
-def test_auto_small_n_192_tiles_match_torch(mnk):
-    """Small N in one wave: cooperative 192×192 (its warpgroups split N) over a ragged M and N = 384 or 192,
-    and the short-side 192×160 tiles it lets through at N = 312."""
+@pytest.mark.parametrize("mnk", [(9808, 384, 5880), (24744, 192, 7552), (11728, 312, 3960), (8320, 320, 4144)])
+def test_auto_small_n_column_tiles_match_torch(mnk):
+    """Small N: in one wave cooperative 192×192 (its warpgroups split N) over a ragged M and N = 384 or 192;
+    short-side tiles (192×160 1×2 at N = 312, 128×160 1×2 at N = 320, where 128×64 tiles cover N exactly)."""
     _run(*mnk, "bf16", "nk", "auto")
 
 
