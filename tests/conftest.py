@@ -97,6 +97,9 @@ DEVICE_MARKERS = ("gpu", "blackwell", "npu")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # The slow tests first: pytest-xdist hands out work in collection order, and a minute-long test
+    # started last keeps one worker busy after the other has finished (the suite runs on two cores in CI).
+    items.sort(key=lambda item: "slow" not in item.keywords)
     for item in items:
         if any(marker in item.keywords for marker in DEVICE_MARKERS):
             item.add_marker(pytest.mark.xdist_group("device"))

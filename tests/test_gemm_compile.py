@@ -132,6 +132,7 @@ def test_cluster_shapes_multicast_the_shared_operand(cluster):
     assert r.spill_bytes == 0
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("auto-picks")  # one worker, so the picks it shares with the sweep's compile once
 def test_every_configuration_auto_can_pick_compiles_without_spills():
     from gemm_modes.autotable import pick
@@ -244,6 +245,7 @@ def test_the_compile_only_report_leaves_the_working_directory_clean(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_without_a_gpu_the_example_reports_resources(capsys, monkeypatch, torch_without_gpu):
     """Without a GPU — or without torch at all, as in a CPU-only install — the example compiles instead."""
     torch = torch_without_gpu

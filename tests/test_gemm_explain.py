@@ -31,6 +31,7 @@ def test_each_row_of_the_table_says_why_it_picked(mnk, rule, facts):
     assert decision.line().startswith(f"auto: {decision.config.describe()} — {rule}: ")
 
 
+@pytest.mark.slow
 def test_the_cli_explains_in_one_line_without_a_gpu(capsys, torch_without_gpu):
     import persistent_gemm
 

@@ -332,6 +332,7 @@ def test_stream_k_covers_every_k_tile_once_and_numbers_the_parts(tiles, clusters
         assert split.sk_tiles == 0  # whole waves, or under a wave with shares too small
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "tiles,clusters,k_tiles,remainder,partials",
     [(7, 3, 3, False, 2), (4, 3, 5, False, 2), (5, 2, 4, False, 2), (11, 4, 4, False, 2), (6, 4, 5, True, 2)]

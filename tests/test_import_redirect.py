@@ -51,6 +51,7 @@ def run_in(directory: Path, *command: str) -> subprocess.CompletedProcess:
     return subprocess.run(command, cwd=directory, env=env, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", ["3.10", "3.11", "3.12"])
 def test_import_pipes_finds_the_library_for_both_install_kinds(version, wheels, tmp_path):
     interpreter = find_interpreter(version)

@@ -324,6 +324,7 @@ def test_the_epilogue_reduction_needs_the_copy_engine_to_a_peer():
         TensorParallelGemmRS(None, None, 0, engine="sm", reduce="epilogue")
 
 
+@pytest.mark.slow
 def test_the_two_gpu_launch_protocol_passes_the_checker_and_planted_defects_do_not():
     """tile_comm.protocol_peer: both ranks' launching streams, kernels and copy engines over back-to-back
     launches. The binary credit, the per-launch counter reset and flag-after-data are each necessary:

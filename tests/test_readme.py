@@ -40,10 +40,13 @@ def test_device_tests_share_one_worker_under_xdist():
         def add_marker(self, marker) -> None:  # noqa: ANN001
             self.added.append(marker)
 
-    items = [Item("gpu"), Item("npu"), Item("blackwell"), Item("slow")]
+    made = [Item("gpu"), Item("npu"), Item("blackwell"), Item("slow"), Item()]
+    items = list(made)
     conftest.pytest_collection_modifyitems(None, items)  # also marks them skipped where no device is
-    groups = [[m.args for m in item.added if m.name == "xdist_group"] for item in items]
-    assert groups == [[("device",)], [("device",)], [("device",)], []]
+    groups = [[m.args for m in item.added if m.name == "xdist_group"] for item in made]
+    assert groups == [[("device",)], [("device",)], [("device",)], [], []]
+    # the slow test goes first (xdist hands out work in collection order), the others keep their order
+    assert items == [made[3], made[0], made[1], made[2], made[4]]
 
 
 def test_pytest_markers_are_registered():
