@@ -250,9 +250,14 @@ def test_small_n_cuts_n_into_column_tiles_where_the_other_picks_take_longer():
         config = decision.config
         assert (config.tile_m, config.tile_n, config.cluster_m, config.cluster_n) == tile, mnk
     assert "N = 320 ≤ 640 in 320 columns of 128×64 tiles" in decide(BF16, (8320, 320, 4144)).line()
-    # a cooperative short-side tile replaces a ping-pong pick only where that pick pads N (here: 432 of 424)
+    # a cooperative short-side tile replaces a ping-pong pick wider than 128 only where it pads N (432 of 424)
     kept = decide(BF16, (19128, 424, 10448), short_sides=False).config
-    assert kept.schedule is Schedule.PINGPONG and decide(BF16, (19128, 424, 10448)).config == kept
+    assert kept.schedule is Schedule.PINGPONG and kept.tile_n == 144
+    assert decide(BF16, (19128, 424, 10448)).config == kept
+    # ... and the small-N rule's 128×64 wherever it is 3 % faster (five column tiles of 64 cover 320 exactly)
+    assert decide(BF16, (16936, 312, 2824), short_sides=False).config.tile_n == 64
+    taken = decide(BF16, (16936, 312, 2824)).config
+    assert taken.schedule is Schedule.COOPERATIVE and (taken.tile_m, taken.tile_n) == (192, 160)
 
 
 def test_small_n_takes_192x192_tiles_where_they_fit_one_wave():

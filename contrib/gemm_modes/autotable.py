@@ -27,11 +27,12 @@ N ≤ 512                    :func:`small_n`: the same rule turned    8192×256�
                            (cluster 1×2), unless the cooperative    0.37 → 0.98, 8192×256×1024 0.98 → 1.30
                            tile streams no more rows per SM; for    (H200): 8192×272×8192 0.53 → 0.98,
                            N ≤ 640 and K > 2048, N in column tiles  4096×320×8192 0.54 → 1.00 (20 shapes:
-                           of 8-row steps where 3 % faster by       0.71 → 0.96; 16 more where the other
-                           tile_time (:func:`narrow_n`), checked    tiles do not pad N: 0.75 → 0.92)
-                           first; in                                192×192 (H200): 11992×384×12440 0.65 →
-                           one wave past K = 2048, cooperative      1.00, 24744×192×7552 0.68 → 0.99
-                           192×192 (:func:`tall_small_n`)           (20 shapes: 0.76 → 0.93)
+                           of 8-row steps where 3 % faster by       0.71 → 0.96; 2 × 16 more where the
+                           tile_time (:func:`narrow_n`), checked    other tiles do not pad N: 0.75 → 0.92,
+                           first; in one wave past K = 2048,        0.79 → 0.91); 192×192 (H200):
+                           cooperative 192×192                      11992×384×12440 0.65 → 1.00,
+                           (:func:`tall_small_n`)                   24744×192×7552 0.68 → 0.99 (20 shapes:
+                                                                    0.76 → 0.93)
 fewer cooperative 128×256  :func:`fill`: the ping-pong tile of      1024²×8192 0.41 → 0.85, 1024×2048×8192
 tiles than SMs             least cost if it beats the cooperative   0.57 → 0.93, 1536²×4096 0.72 → 0.87 →
                            one; cluster 1×2                         0.98 (128×144), 1024²×2048 0.62 → 1.03
@@ -956,14 +957,15 @@ def _short_side(
     """The decision for a short-side tile (:func:`small_m_swapped`, :func:`narrow_n`) with its ``tile_time``,
     where the table's pick without it takes ``short_side.MARGIN`` times longer by ``tile_time`` and, for a
     swapped tile (its kernel computes Cᵀ), also pads M (``short_side.pads_short_side``); None otherwise.
-    Along N the pick without it need not pad N where the short-side tile keeps its schedule (or replaces a
-    cooperative one): 64- or 128-wide tiles that cover N exactly still stream A once per column tile. A
-    cooperative tile in place of a ping-pong one that does not pad N lost as often as it won, since
-    ``tile_time`` does not see ping-pong's epilogue under the other warpgroup's mainloop. NVIDIA H200,
-    2026-11-28, ours / torch against the pick without the rule: ping-pong for ping-pong 8320×320×4144 1.052
-    against 0.590, 6976×312×4072 0.808 against 0.488, 2576×568×9144 1.029 against 0.857; cooperative for
-    ping-pong 19128×424×10448 0.792 against 0.952, 31456×520×7728 0.949 against 1.002, 30872×376×10200 0.832
-    against 0.758 (nine shapes: 0.98 in geometric mean)."""
+    Along N the pick without it need not pad N where the short-side tile keeps its schedule, replaces a
+    cooperative one or a ping-pong tile of 64 or 128 columns: those cover N exactly and still stream A
+    once per column tile. A cooperative tile in place of a wider ping-pong one (128×144 … 128×176, which
+    the wave balance picked for its fill) lost more often than it won, since ``tile_time`` does not see
+    ping-pong's epilogue under the other warpgroup's mainloop. NVIDIA H200, 2026-11-28, ours / torch
+    against the pick without the rule: 8320×320×4144 1.052 against 0.590 (ping-pong for ping-pong),
+    9504×448×10264 0.927 against 0.507 and 16936×312×2824 1.301 against 0.934 (cooperative for ping-pong
+    128×64), 20328×376×9264 0.801 against 0.872 (for ping-pong 128×128); 19128×424×10448 cooperative
+    128×216 0.792 against ping-pong 128×144's 0.952, hence the bound."""
     config, time = candidate
     m, n, _ = mnk
     swapped = config.swap_ab
@@ -971,7 +973,8 @@ def _short_side(
     plain_time = tile_time(plain, m, n, sms)
     side, other, extent = ("M", "N", m) if swapped else ("N", "M", n)
     covered = short_side.pads_short_side(plain, extent, along_rows=swapped)
-    if covered is None and not swapped and plain.schedule in (config.schedule, Schedule.COOPERATIVE):
+    narrow = plain.schedule is Schedule.COOPERATIVE or plain.schedule is config.schedule or plain.tile_n <= 128
+    if covered is None and not swapped and narrow:
         covered = short_side.covered(plain, extent, along_rows=False)
     if covered is None or time * short_side.MARGIN >= plain_time:
         return None
