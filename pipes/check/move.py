@@ -38,6 +38,7 @@ from .ops import (
     Wait,
     Write,
 )
+from .parts import Assigned, interned_parts
 from .world import Load, Problem, World
 
 if TYPE_CHECKING:
@@ -76,32 +77,6 @@ def _barrier_sides(machine: MachineFacts) -> dict[int, tuple[str, str, str]]:
     return sides
 
 
-class _Assigned(list):
-    """A list that remembers which indices a move assigned: :meth:`Move.freeze` interns only those."""
-
-    __slots__ = ("assigned",)
-
-    def __init__(self, items: tuple) -> None:
-        super().__init__(items)
-        self.assigned: set[int] = set()
-
-    def __setitem__(self, index: Any, value: Any) -> None:
-        list.__setitem__(self, index, value)
-        self.assigned.add(index)
-
-
-def _interned_parts(new: _Assigned, old: tuple, intern: Any) -> tuple:
-    """``new`` as a tuple: the parts the move replaced interned, every other part shared with ``old``."""
-    if not new.assigned:
-        return old
-    parts = list(old)
-    for index in new.assigned:
-        value = new[index]
-        if value is not old[index]:
-            parts[index] = intern(value)
-    return tuple(parts)
-
-
 class Move:
     """A mutable copy of a world while one move runs."""
 
@@ -109,13 +84,13 @@ class Move:
         self.machine = machine
         self.world = world
         self.positions = list(world.positions)
-        self.barriers = _Assigned(world.barriers)
+        self.barriers = Assigned(world.barriers)
         self.flags = list(world.flags)
         self.cells = dict(world.cells)
         self.cells_touched = False
-        self.knowledge = _Assigned(world.knowledge)
+        self.knowledge = Assigned(world.knowledge)
         self.engines = list(world.engines)
-        self.counters = _Assigned(world.counters)
+        self.counters = Assigned(world.counters)
         self.launched = world.launched
         self.peeks = set(world.peeks)
         self.loads = {load.label: load for load in world.loads} if world.loads else {}
@@ -135,13 +110,13 @@ class Move:
             cells = intern(items if len(items) == len(old.cells) else tuple(sorted(items)))
         return World(
             tuple(self.positions),
-            _interned_parts(self.barriers, old.barriers, intern),
+            interned_parts(self.barriers, old.barriers, intern),
             tuple(self.flags),
             cells,
-            _interned_parts(self.knowledge, old.knowledge, intern),
+            interned_parts(self.knowledge, old.knowledge, intern),
             tuple(self.engines),
             tuple(self.loads[label] for label in sorted(self.loads)) if self.loads else (),
-            _interned_parts(self.counters, old.counters, intern),
+            interned_parts(self.counters, old.counters, intern),
             self.launched,
             self._pending_peeks(),
         )
