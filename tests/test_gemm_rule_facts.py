@@ -211,12 +211,39 @@ def test_small_m_swaps_where_the_unswapped_row_tiles_pad_m():
     # 2 % of 256 rows idle (the aligned split ran ahead); whole 128-row tiles; a tie by tile_time (448)
     for mnk in ((251, 5120, 8192), (256, 5120, 13824), (128, 14336, 4096), (448, 7168, 8192)):
         assert not decide(BF16, mnk).config.swap_ab, mnk
-    # short K (unmeasured), M past 640, a bias, B as (K, N), a comm role
-    for mnk in ((272, 8192, 2048), (700, 8192, 8192)):
+    # short K (unmeasured), M past 1024, a bias, B as (K, N), a comm role
+    for mnk in ((272, 8192, 2048), (1100, 8192, 8192)):
         assert not decide(BF16, mnk).config.swap_ab, mnk
     for problem in (Problem("bf16", bias=True), Problem("bf16", b_major="n")):
         assert not decide(problem, (272, 8192, 8192)).config.swap_ab, problem
     assert not decide(BF16, (272, 8192, 8192), swap=False).config.swap_ab
+
+
+def test_short_sides_past_640_rows_replace_only_a_tile_they_beat_by_four_percent_in_its_schedule():
+    """From 641 to 1024 rows the short-side rules take their tile only where it is 4 % faster by
+    ``tile_time`` and replaces a cooperative tile or one of its own schedule, and a swapped one only where
+    the other pick does not compute Cᵀ already; the explain line says so."""
+    picks = {
+        (823, 4096, 14336): (True, 128, 208, "cooperative"),  # against cooperative 128×256: 22 % by tile_time
+        (668, 4096, 14336): (True, 128, 168, "pingpong"),  # against ping-pong 128×192
+        (4096, 920, 14336): (False, 128, 232, "cooperative"),
+    }
+    for mnk, (swapped, rows, width, schedule) in picks.items():
+        config = decide(BF16, mnk).config
+        assert (config.swap_ab, config.tile_m, config.tile_n, config.schedule.value) == (swapped, rows, width, schedule)
+    line = decide(BF16, (823, 4096, 14336)).line()
+    assert "M = 823 ≤ 1024 in 1024 rows of 128×256 tiles: computed as Cᵀ = B·Aᵀ, M in 4 column tiles of 208" in line
+    assert "past 640 rows: over 4% faster, in place of a cooperative tile" in line
+    kept = {
+        (770, 14336, 4096): (False, 128, 160, "pingpong"),  # a cooperative swapped tile in place of ping-pong
+        (817, 4288, 3248): (True, 192, 176, "cooperative"),  # the wave balance's swapped tile stays
+        (11346, 856, 4224): (False, 128, 224, "cooperative"),  # 128×216: 3.7 % faster by tile_time
+        (2070, 648, 14832): (False, 128, 112, "pingpong"),  # 64×168: 3.4 %
+    }
+    for mnk, (swapped, rows, width, schedule) in kept.items():
+        config = decide(BF16, mnk).config
+        assert (config.swap_ab, config.tile_m, config.tile_n, config.schedule.value) == (swapped, rows, width, schedule)
+        assert "past 640" not in decide(BF16, mnk).line()
 
 
 def test_small_n_cuts_n_into_column_tiles_where_the_other_picks_take_longer():

@@ -815,12 +815,12 @@ def pick(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS, swap:
 
 
 def best_swapped(mnk: tuple[int, int, int], sms: int = H100_SMS) -> TunedConfig:
-    """The swapped tile for ``gemm(swap_ab=True)``: up to ``short_side.SHORT_SIDE_MAX`` rows the tile of
+    """The swapped tile for ``gemm(swap_ab=True)``: up to ``short_side.PADDING_ALONE_MAX`` rows the tile of
     ``short_side.short_side_tiles`` of least ``tile_time`` (M along the tile's columns: 128×160 at M = 152
     ran 0.958 of torch where cooperative 128×176 ran 0.857, H200), else the tile of :data:`SWAPPED_MERIT`
     that scores best."""
     m, n, _ = mnk
-    if m <= short_side.SHORT_SIDE_MAX:
+    if m <= short_side.PADDING_ALONE_MAX:
         return short_side.fastest(short_side.short_side_tiles(max(m, 64), swap_ab=True), n, m, sms)[0]
     return max(SWAPPED_MERIT, key=lambda c: swapped_score(c[0], m, n, sms) * c[1])[0]
 
@@ -965,26 +965,42 @@ def _short_side(
     against the pick without the rule: 8320×320×4144 1.052 against 0.590 (ping-pong for ping-pong),
     9504×448×10264 0.927 against 0.507 and 16936×312×2824 1.301 against 0.934 (cooperative for ping-pong
     128×64), 20328×376×9264 0.801 against 0.872 (for ping-pong 128×128); 19128×424×10448 cooperative
-    128×216 0.792 against ping-pong 128×144's 0.952, hence the bound."""
+    128×216 0.792 against ping-pong 128×144's 0.952, hence the bound.
+
+    Past ``short_side.PADDING_ALONE_MAX`` rows the other pick's padding is at most a fifth of them, and the
+    short-side tile must keep its schedule or replace a cooperative one on either side, a swapped one
+    also leaves a pick that already computes Cᵀ, and the margin is ``short_side.MARGIN_PAST_PADDING_ALONE``
+    (``short_side.PADDING_ALONE_MAX`` says what ran)."""
     config, time = candidate
     m, n, _ = mnk
     swapped = config.swap_ab
     plain = decide(problem, mnk, sms, split, swap=not swapped, short_sides=False).config
     plain_time = tile_time(plain, m, n, sms)
     side, other, extent = ("M", "N", m) if swapped else ("N", "M", n)
+    keeps_schedule = plain.schedule is Schedule.COOPERATIVE or plain.schedule is config.schedule
+    past = extent > short_side.PADDING_ALONE_MAX
+    if past and (
+        not keeps_schedule or (swapped and decide(problem, mnk, sms, split, short_sides=False).config.swap_ab)
+    ):
+        return None
     covered = short_side.pads_short_side(plain, extent, along_rows=swapped)
-    narrow = plain.schedule is Schedule.COOPERATIVE or plain.schedule is config.schedule or plain.tile_n <= 128
-    if covered is None and not swapped and narrow:
+    if covered is None and not swapped and (keeps_schedule or plain.tile_n <= 128):
         covered = short_side.covered(plain, extent, along_rows=False)
-    if covered is None or time * short_side.MARGIN >= plain_time:
+    if covered is None or time * (short_side.MARGIN_PAST_PADDING_ALONE if past else short_side.MARGIN) >= plain_time:
         return None
     columns = -(-extent // config.tile_n)
+    bound = short_side.SHORT_SIDE_MAX if past else short_side.PADDING_ALONE_MAX
     facts = (
-        f"{side} = {extent} ≤ {short_side.SHORT_SIDE_MAX} in {covered} {'rows' if swapped else 'columns'} of "
+        f"{side} = {extent} ≤ {bound} in {covered} {'rows' if swapped else 'columns'} of "
         f"{plain.tile_m}×{plain.tile_n} tiles: {'computed as Cᵀ = B·Aᵀ, ' if swapped else ''}{side} in {columns} "
         f"column tile{'s' if columns > 1 else ''} of {config.tile_n} under {config.tile_m} rows of {other}, per SM "
         f"{time:.0f} against {plain_time:.0f} (tile_time)"
     )
+    if past:
+        facts += (
+            f"; past {short_side.PADDING_ALONE_MAX} rows: over {short_side.MARGIN_PAST_PADDING_ALONE - 1:.0%} "
+            f"faster, in place of a {plain.schedule.value} tile"
+        )
     return Decision(config, f"small {side}", facts)
 
 

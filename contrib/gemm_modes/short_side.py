@@ -15,8 +15,24 @@ from hopper_gemm.config import GemmConfig, Schedule
 from .modes import TunedConfig
 from .tile_time import tile_time
 
-#: The longest short side the rules weigh (measured up to 552 and 609).
-SHORT_SIDE_MAX = 640
+#: The longest short side the rules weigh: four column tiles of 256.
+SHORT_SIDE_MAX = 1024
+#: Up to this many rows a short-side tile replaces any pick that pads them (measured up to 552 and 609).
+#: Past it a 128-row tile pads at most a fifth, and what the other pick does well counts: the short-side
+#: tile must keep its schedule or replace a cooperative one, a swapped one must not replace a pick that
+#: already computes Cᵀ, and it must be :data:`MARGIN_PAST_PADDING_ALONE` faster by ``tile_time``. NVIDIA
+#: H200, 2026-11-28, ours / torch against the pick without the rules, 36 shapes drawn at random with M
+#: 668–976 or N 648–968: in place of ping-pong 128×144 / 128×160 five of seven lost (770×14336×4096 0.794
+#: against 0.858, 13824×792×5120 0.794 against 0.973), in place of swapped 192×176 three of three
+#: (817×4288×3248 0.798 against 0.915).
+PADDING_ALONE_MAX = 640
+#: Of 44 shapes where the bound above let a short-side tile in (the 36 and 23 more drawn after it was
+#: fixed), the 9 under 4 % faster by ``tile_time`` held all three losses (11346×856×4224 cooperative
+#: 128×216 0.933 against 128×224's 1.019, 2070×648×14832 ping-pong 64×168 0.686 against 128×112's 0.761),
+#: four ties and two gains; the 35 past it all ran 2–29 % faster (823×4096×14336 swapped 128×208 0.983
+#: against cooperative 128×256's 0.838, 668×4096×14336 swapped ping-pong 128×168 0.968 against 128×192's
+#: 0.752, 4096×920×14336 128×232 0.965 against 128×256's 0.906). Same card and day.
+MARGIN_PAST_PADDING_ALONE = 1.04
 #: The column tiles the short side is cut into: each ⌈extent / count⌉ wide, rounded up to
 #: :data:`WIDTH_STEP` (a wgmma N extent; 16 where the warpgroups split the width).
 COLUMN_TILES = (1, 2, 3, 4)
