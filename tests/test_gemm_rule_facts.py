@@ -246,6 +246,37 @@ def test_short_sides_past_640_rows_replace_only_a_tile_they_beat_by_four_percent
         assert "past 640" not in decide(BF16, mnk).line()
 
 
+def test_paired_rows_replace_a_pingpong_pair_where_rows_of_k_end_off_a_sector():
+    """Where the short-side tile is ping-pong in a 1×2 cluster and rows of K end off a 32-byte sector, a
+    cooperative tile of 256 rows (each warpgroup 128, the width whole) replaces it if faster by
+    ``tile_time``; not with rows of K in sectors, nor in place of a 2×1 pair."""
+    from gemm_modes.short_side import PAIRED_ROWS, pick, short_side_tiles
+
+    picks = {
+        (296, 15912, 4168): (True, 152),  # 8336-byte rows
+        (16808, 328, 4488): (False, 168),
+        (13224, 344, 15528): (False, 176),
+    }
+    for mnk, (swapped, width) in picks.items():
+        config = decide(BF16, mnk).config
+        assert (config.swap_ab, config.tile_m, config.tile_n) == (swapped, PAIRED_ROWS, width), mnk
+        assert (config.schedule.value, config.wg_split, config.cluster_m, config.cluster_n) == (
+            "cooperative",
+            "m",
+            1,
+            2,
+        )
+    # rows of K in sectors (5120 × 2 bytes), a 2×1 pair (three column tiles of 176): ping-pong 128 rows
+    for mnk in ((13824, 360, 5120), (528, 10232, 2728)):
+        config = decide(BF16, mnk).config
+        assert (config.tile_m, config.schedule.value) == (128, "pingpong"), mnk
+    # rows of K in sectors unless told otherwise; a warpgroup's 128 rows × the width within 192 accumulators:
+    # 600 rows in four column tiles of 152, not three of 200
+    assert pick(296, 15912, 132, swap_ab=True)[0].tile_m == 128
+    assert pick(296, 15912, 132, swap_ab=True, k_rows_in_sectors=False)[0].tile_m == PAIRED_ROWS
+    assert {c.tile_n for c in short_side_tiles(600, swap_ab=True, rows_of=(PAIRED_ROWS,))} == {152}
+
+
 def test_small_n_cuts_n_into_column_tiles_where_the_other_picks_take_longer():
     """The same for N ≤ 640 without a swap (``narrow_n``): where the pick without it takes 3 % longer by
     ``tile_time`` (padding N or not), N is cut into column tiles of 8-row steps. Without a bias (unmeasured)

@@ -208,9 +208,11 @@ def _tiles(mnk: tuple[int, int, int], tile: tuple[int, int]) -> int:
     return -(-mnk[0] // tile[0]) * -(-mnk[1] // tile[1])
 
 
-def small_m_swapped(mnk: tuple[int, int, int], sms: int = H100_SMS) -> tuple[TunedConfig, float] | None:
+def small_m_swapped(
+    mnk: tuple[int, int, int], sms: int = H100_SMS, k_rows_in_sectors: bool = True
+) -> tuple[TunedConfig, float] | None:
     """For M ≤ ``short_side.SHORT_SIDE_MAX`` and K > ``SHORT_K``: C computed as Cᵀ = B·Aᵀ with M along
-    the tile's columns, the tile of ``short_side.short_side_tiles`` of least ``tile_time`` on the turned
+    the tile's columns, the tile ``short_side.pick`` takes by ``tile_time`` on the turned
     output (N × M), and that time; None outside that class. :func:`decide` takes it where the unswapped
     pick pads M. NVIDIA H200, 2026-11-28, ours / torch, against the unswapped pick in the same rounds:
     272×8192×8192 128×136 (1×2) 1.005 against 0.575, 320×4096×8192 128×80 (1×2) 1.099 against split-K's
@@ -221,12 +223,14 @@ def small_m_swapped(mnk: tuple[int, int, int], sms: int = H100_SMS) -> tuple[Tun
     m, n, k = mnk
     if m > short_side.SHORT_SIDE_MAX or k <= SHORT_K:
         return None
-    return short_side.fastest(short_side.short_side_tiles(m, swap_ab=True), n, m, sms)
+    return short_side.pick(m, n, sms, swap_ab=True, k_rows_in_sectors=k_rows_in_sectors)
 
 
-def narrow_n(mnk: tuple[int, int, int], sms: int = H100_SMS) -> tuple[TunedConfig, float] | None:
+def narrow_n(
+    mnk: tuple[int, int, int], sms: int = H100_SMS, k_rows_in_sectors: bool = True
+) -> tuple[TunedConfig, float] | None:
     """:func:`small_m_swapped` for N: for N ≤ ``short_side.SHORT_SIDE_MAX`` and K > ``SHORT_K``, the tile of
-    ``short_side.short_side_tiles`` with N along its columns (no swap) of least ``tile_time``, and that
+    ``short_side.pick`` takes with N along its columns (no swap) by ``tile_time``, and that
     time; None outside that class. NVIDIA H200, 2026-11-28, ours / torch against the pick without it
     (ping-pong 128×64 or 128×128 from :func:`small_n`, cooperative 128×208) in the same rounds:
     8192×272×8192 128×136 (1×2) 0.974 against 0.531, 4096×320×8192 128×80 (1×2) 1.018 against 0.556,
@@ -236,7 +240,7 @@ def narrow_n(mnk: tuple[int, int, int], sms: int = H100_SMS) -> tuple[TunedConfi
     m, n, k = mnk
     if n > short_side.SHORT_SIDE_MAX or k <= SHORT_K:
         return None
-    return short_side.fastest(short_side.short_side_tiles(n, swap_ab=False), m, n, sms)
+    return short_side.pick(n, m, sms, swap_ab=False, k_rows_in_sectors=k_rows_in_sectors)
 
 
 def small_m_tile_cost(mnk: tuple[int, int, int], tile: tuple[int, int], sms: int = H100_SMS) -> float:
@@ -816,12 +820,12 @@ def pick(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS, swap:
 
 def best_swapped(mnk: tuple[int, int, int], sms: int = H100_SMS) -> TunedConfig:
     """The swapped tile for ``gemm(swap_ab=True)``: up to ``short_side.PADDING_ALONE_MAX`` rows the tile of
-    ``short_side.short_side_tiles`` of least ``tile_time`` (M along the tile's columns: 128×160 at M = 152
+    ``short_side.pick`` takes by ``tile_time`` (M along the tile's columns: 128×160 at M = 152
     ran 0.958 of torch where cooperative 128×176 ran 0.857, H200), else the tile of :data:`SWAPPED_MERIT`
     that scores best."""
     m, n, _ = mnk
     if m <= short_side.PADDING_ALONE_MAX:
-        return short_side.fastest(short_side.short_side_tiles(max(m, 64), swap_ab=True), n, m, sms)[0]
+        return short_side.pick(max(m, 64), n, sms, swap_ab=True)[0]
     return max(SWAPPED_MERIT, key=lambda c: swapped_score(c[0], m, n, sms) * c[1])[0]
 
 
@@ -866,8 +870,9 @@ def decide(
         return Decision(staged(parts), "split-K", facts)
     swappable = swap and not problem.bias and problem.b_major == "k" and problem.c_major == "n"
     if short_sides and widths and swap:
-        turned = small_m_swapped(mnk, sms) if swappable else None
-        narrow = narrow_n(mnk, sms) if not problem.bias else None  # measured without a bias
+        in_sectors = rows_in_sectors(k, problem.element_bytes)
+        turned = small_m_swapped(mnk, sms, in_sectors) if swappable else None
+        narrow = narrow_n(mnk, sms, in_sectors) if not problem.bias else None  # measured without a bias
         for candidate in (c for c in (turned, narrow) if c is not None):
             decision = _short_side(problem, mnk, sms, split, candidate)
             if decision is not None:

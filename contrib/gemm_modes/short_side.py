@@ -10,7 +10,7 @@ tile's columns pads it by under 8 rows instead of up to 127: 272 rows are two co
 
 from __future__ import annotations
 
-from hopper_gemm.config import GemmConfig, Schedule
+from hopper_gemm.config import MAX_ACC_REGISTERS, GemmConfig, Schedule
 
 from .modes import TunedConfig
 from .tile_time import tile_time
@@ -40,6 +40,19 @@ WIDTH_STEP = 8
 #: The tiles' rows along the long side and their kind: ping-pong for 64 and 128 rows (cooperative past a
 #: ping-pong warpgroup's 192 columns), cooperative 192 with the warpgroups along the width.
 ROWS = (128, 64, 192)
+#: Cooperative tiles of 256 rows, each warpgroup 128 of them and the whole width: the warpgroup tiles of
+#: two 128-row ping-pong tiles, the short side's operand loaded once for both. :func:`pick` weighs them
+#: only in place of a ping-pong tile in a 1×2 cluster (an even count of column tiles) and where rows of K
+#: end off a 32-byte sector, where ping-pong's loads touch a fifth sector per box row
+#: (``autotable.PINGPONG_UNSECTORED_K_COST``). NVIDIA H200, 2026-11-28, ours / torch against the table
+#: without them, in the same rounds, on 63 shapes drawn at random where they are faster by ``tile_time``:
+#: in place of ping-pong 1×2 with rows of K off a sector all 17 ran 6–31 % faster (296×15912×4168 swapped
+#: 256×152 0.995 against 128×152's 0.758, 16808×328×4488 1.035 against 0.875); in 2×1 clusters (odd
+#: column counts) 7 ran −5 … +31 % (528×10232×2728 0.913 against 0.961, 541×8792×4312 0.878 against
+#: 0.672); with rows in sectors 28 within ±6 % (13824×360×5120 0.833 against 0.876,
+#: 168×28672×8192 0.999 against 0.947); in place of cooperative 192-row tiles 6 of 11 lost
+#: (261×9656×13128 256×88 0.908 against 192×144's 1.059).
+PAIRED_ROWS = 256
 #: How much faster by ``tile_time`` a short-side tile must be than the pick without the rules:
 #: 240×4096×14336 (ping-pong 128×64 1.085 of torch, swapped 64×120 1.173: 4 % faster by the estimate) and
 #: 200×14336×4096 (cooperative 128×224 0.937, swapped 128×200 0.960: 9 %) take it; 448×7168×8192 (a tie by
@@ -53,20 +66,23 @@ MARGIN = 1.03
 MIN_PADDING = 0.03
 
 
-def short_side_tiles(extent: int, *, swap_ab: bool, along_n: bool = True) -> list[TunedConfig]:
+def short_side_tiles(
+    extent: int, *, swap_ab: bool, along_n: bool = True, rows_of: tuple[int, ...] = ROWS
+) -> list[TunedConfig]:
     """The tiles for a short side of ``extent`` rows along their columns (``swap_ab``: M, the launch
-    computing Cᵀ; else N): every row count of :data:`ROWS` with the extent cut into each count of
+    computing Cᵀ; else N): every row count of ``rows_of`` with the extent cut into each count of
     :data:`COLUMN_TILES`, where the width fits the tile's accumulators; cluster 1×2 for an even count of
     column tiles (each tile of the long side's operand multicast to the pair that shares it), else 2×1.
     ``along_n`` False leaves out the 192-row tiles, whose warpgroups split the width."""
     tiles = []
-    for rows in ROWS if along_n else tuple(r for r in ROWS if r != 192):
+    for rows in rows_of if along_n else tuple(r for r in rows_of if r != 192):
         step = 16 if rows == 192 else WIDTH_STEP
+        widest = MAX_ACC_REGISTERS if rows == PAIRED_ROWS else 256  # a warpgroup's 128 rows × the width
         for count in COLUMN_TILES:
             share = -(-extent // count)
             width = -(-share // step) * step
             pingpong = rows < 192 and width <= 192
-            if width < 64 or width > 256 or (rows == 64 and not pingpong):
+            if width < 64 or width > widest or (rows == 64 and not pingpong):
                 continue
             schedule = Schedule.PINGPONG if pingpong else Schedule.COOPERATIVE
             cluster_m = 1 if count % 2 == 0 else 2
@@ -86,6 +102,22 @@ def fastest(tiles: list[TunedConfig], rows: int, cols: int, sms: int) -> tuple[T
     if not timed:
         return None
     return min(timed, key=lambda pair: (pair[1], -pair[0].cluster_tiles(rows, cols) * pair[0].cluster_size))
+
+
+def pick(
+    extent: int, long_side: int, sms: int, *, swap_ab: bool, k_rows_in_sectors: bool = True
+) -> tuple[TunedConfig, float] | None:
+    """The short-side tile for a short side of ``extent`` rows against ``long_side`` (``swap_ab``: M, else
+    N) and its ``tile_time``: the :func:`fastest` of :func:`short_side_tiles`, or where that is a ping-pong
+    tile in a 1×2 cluster and rows of K end off a 32-byte sector (``k_rows_in_sectors`` False), the fastest
+    of :data:`PAIRED_ROWS` rows if faster still."""
+    best = fastest(short_side_tiles(extent, swap_ab=swap_ab), long_side, extent, sms)
+    pingpong_pair = best is not None and best[0].schedule is Schedule.PINGPONG and best[0].cluster_n == 2
+    if pingpong_pair and not k_rows_in_sectors:
+        paired = fastest(short_side_tiles(extent, swap_ab=swap_ab, rows_of=(PAIRED_ROWS,)), long_side, extent, sms)
+        if paired is not None and paired[1] < best[1]:
+            return paired
+    return best
 
 
 def covered(config: TunedConfig, extent: int, along_rows: bool) -> int:

@@ -244,6 +244,13 @@ def test_auto_short_sides_past_640_rows_match_torch(mnk):
     _run(*mnk, "bf16", "nk", "auto")
 
 
+@pytest.mark.parametrize("mnk", [(296, 15912, 4168), (16808, 328, 4488), (273, 12960, 2424)])
+def test_auto_paired_rows_match_torch(mnk):
+    """Cooperative 256-row tiles (each warpgroup 128 rows, the width whole) in a 1×2 cluster, swapped and
+    not, where rows of K end off a 32-byte sector."""
+    _run(*mnk, "bf16", "nk", "auto")
+
+
 @pytest.mark.parametrize("mnk", [(1000, 1032, 3000), (1000, 1000, 1000), (2000, 1000, 1000), (700, 3000, 1024)])
 @pytest.mark.parametrize("bias", [False, True])
 def test_auto_fill_picks_match_torch(mnk, bias):
