@@ -277,7 +277,7 @@ DIAGNOSTIC |= {"swap192x176c21n", "swap192x176c12n", "swap192x192c21n", "swap128
 #: WIDTHcMN[n]`` (swapped, ping-pong or cooperative (the default), tile, cluster, warpgroups along N), WIDTH
 #: a number or ``m`` / ``n`` and a count (``swappp128xm2c12``: M in two column tiles of the swapped launch,
 #: each ⌈M / 2⌉ rows rounded up to 8; ``pp128xn2c12``: N in two column tiles).
-NAMED = re.compile(r"(swap)?(pp|coop)?(\d+)x(\d+|[mn][1-8])c([12])([12])(n)?")
+NAMED = re.compile(r"(swap)?(pp|coop)?(\d+)x(\d+|[mn][1-8])c([124])([124])(n)?")
 
 
 def named_config(name: str, m: int, n: int = 0) -> TunedConfig | None:

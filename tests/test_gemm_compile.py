@@ -120,16 +120,27 @@ def test_each_operand_s_l2_policy_is_chosen_at_run_time_from_its_readers(config)
     assert policies == set(selects), f"load policies {policies}, selected {selects}"  # A's and B's, no other
 
 
-@pytest.mark.parametrize("cluster", [(1, 1), (1, 2), (2, 2)])
+@pytest.mark.parametrize("cluster", [(1, 1), (1, 2), (2, 2), (4, 1), (1, 4), (4, 2)])
 def test_cluster_shapes_multicast_the_shared_operand(cluster):
-    r = report(COOP.with_(cluster_m=cluster[0], cluster_n=cluster[1]), Problem("bf16"))
+    r = report(COOP.with_(tile_n=128, cluster_m=cluster[0], cluster_n=cluster[1]), Problem("bf16"))
     multicasts = r.ptx.count("multicast::cluster;") + len(re.findall(r"\.multicast::cluster\.L2", r.ptx))
-    assert multicasts == {(1, 1): 0, (1, 2): 1, (2, 2): 2}[cluster]  # 2×2: A along rows and B along columns
+    # 2×2, 4×2: A along rows and B along columns
+    assert multicasts == {(1, 1): 0, (1, 2): 1, (2, 2): 2, (4, 1): 1, (1, 4): 1, (4, 2): 2}[cluster]
     if cluster == (1, 1):
         assert "mbarrier.arrive.shared::cluster" not in r.ptx  # releases stay in the CTA
     else:
         assert "mbarrier.arrive.shared::cluster" in r.ptx  # a peer's empty barrier is released remotely
     assert r.spill_bytes == 0
+
+
+def test_clusters_are_one_two_or_four_ctas_a_side_and_at_most_eight():
+    """Clusters of 4 along a side multicast the shared operand to four CTAs; 3 is no power of two, and
+    4×4 = 16 CTAs is past the portable cluster size."""
+    with pytest.raises(ValueError, match=r"GemmConfig.cluster_m = 3 is invalid: allowed 1, 2 or 4"):
+        tuned_config(128, 128, 3, 1, Schedule.COOPERATIVE)
+    with pytest.raises(ValueError, match=r"cluster_m × cluster_n = 16 is invalid: allowed at most 8 CTAs"):
+        tuned_config(128, 128, 4, 4, Schedule.COOPERATIVE)
+    assert tuned_config(64, 96, 4, 1, Schedule.PINGPONG).cluster_size == 4
 
 
 @pytest.mark.slow

@@ -113,8 +113,8 @@ def test_configuration_rules_name_the_field():
         tuned_config(tile_m=64, schedule="cooperative")
     with pytest.raises(ValueError, match=r"256 fp32 accumulators"):
         tuned_config(tile_m=128, tile_n=256, schedule="pingpong")
-    with pytest.raises(ValueError, match=r"cluster_m = 4"):
-        tuned_config(cluster_m=4)
+    with pytest.raises(ValueError, match=r"cluster_m = 3"):
+        tuned_config(cluster_m=3)
     with pytest.raises(ValueError, match=r"schedule = 'zigzag'"):
         tuned_config(schedule="zigzag")
     with pytest.raises(ValueError, match=r"dtype = 'fp8'"):

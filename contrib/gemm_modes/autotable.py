@@ -20,13 +20,13 @@ streams fewer rows         between the powers of two where they     256×8192² 
                            or, for an odd row count past one,       split-K in one wave (H200): 384×4096×
                            split-K in 2 parts in one wave           14336 0.88 → 1.00, ×8192 0.84 → 0.94
                            (:func:`one_wave_split_k`); where the    swapped (H200): 272×8192² 0.56 → 1.02,
-                           row tiles pad M (M ≤ 640, K > 2048):     320×4096×8192 0.71 → 0.99, 552×5248×
+                           row tiles pad M (M ≤ 1024, K > 2048):    320×4096×8192 0.71 → 0.99, 552×5248×
                            Cᵀ = B·Aᵀ, M in column tiles of 8-row    7168 0.77 → 0.94, 136×18432×7168 0.73
                            steps (:func:`small_m_swapped`)          → 0.92 (51 shapes: 0.74–0.81 → 0.97–0.98)
 N ≤ 512                    :func:`small_n`: the same rule turned    8192×256×8192 0.66 → 1.02, 4096×128×8192
                            (cluster 1×2), unless the cooperative    0.37 → 0.98, 8192×256×1024 0.98 → 1.30
                            tile streams no more rows per SM; for    (H200): 8192×272×8192 0.53 → 0.98,
-                           N ≤ 640 and K > 2048, N in column tiles  4096×320×8192 0.54 → 1.00 (20 shapes:
+                           N ≤ 1024, K > 2048: N in column tiles    4096×320×8192 0.54 → 1.00 (20 shapes:
                            of 8-row steps where 3 % faster by       0.71 → 0.96; 2 × 16 more where the
                            tile_time (:func:`narrow_n`), checked    other tiles do not pad N: 0.75 → 0.92,
                            first; in one wave past K = 2048,        0.79 → 0.91); 192×192 (H200):

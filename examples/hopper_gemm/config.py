@@ -169,8 +169,10 @@ class GemmConfig:
             )
         for name in ("cluster_m", "cluster_n"):
             value = getattr(self, name)
-            if value not in (1, 2):
-                raise _bad(owner, name, value, "1 or 2 (clusters 1×1, 2×1, 1×2, 2×2)")
+            if value not in (1, 2, 4):
+                raise _bad(owner, name, value, "1, 2 or 4 (clusters of at most 8 CTAs: 4×1, 1×4, 2×2, 4×2, …)")
+        if self.cluster_m * self.cluster_n > 8:
+            raise _bad(owner, "cluster_m × cluster_n", self.cluster_m * self.cluster_n, "at most 8 CTAs (portable)")
         if self.raster not in ("m", "n"):
             raise _bad(owner, "raster", self.raster, "'m' or 'n'")
         if not _int_in(self.group, 1, 64):

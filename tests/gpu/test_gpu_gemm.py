@@ -78,6 +78,9 @@ CONFIGS = [
     ("pingpong", (128, 64), (2, 1)),  # the small-M fill rule's tiles (gemm_modes.autotable.small_m)
     ("pingpong", (64, 128), (2, 1)),
     ("pingpong", (64, 64), (1, 2)),
+    ("pingpong", (64, 96), (4, 1)),  # clusters of four: B multicast to four row tiles
+    ("pingpong", (128, 128), (1, 4)),
+    ("cooperative", (128, 128), (4, 2)),  # eight CTAs: each stage released to 4 + 2 - 1 = 5 peers
 ]
 
 
@@ -535,6 +538,31 @@ def test_auto_stream_k_picks_match_torch(mnk):
 
     assert stream_k_pays(mnk)
     _run(*mnk, "bf16", "nk", "auto")
+
+
+@pytest.mark.parametrize(
+    "shape,config",
+    [
+        ((3000, 1000, 8200), dict(tile=(128, 128), cluster=(4, 1), stream_k=True, stream_k_aligned=True)),
+        ((520, 1000, 8192), dict(tile=(128, 128), cluster=(1, 4), split_k=2)),  # 10 cluster-tiles × 2 parts
+        ((300, 3800, 4104), dict(tile=(64, 168), cluster=(4, 1), schedule="pingpong", swap_ab=True)),
+        ((168, 8632, 4104), dict(tile=(192, 80), cluster=(1, 4), wg_split="n")),
+    ],
+    ids=["aligned-c41", "split-k-c14", "swapped-pp-c41", "192x80-c14"],
+)
+def test_clusters_of_four_match_torch_and_repeat_bitwise(shape, config):
+    """Clusters of four CTAs along one side, ragged shapes: the aligned stream-K split and split-K (their
+    flags back at zero), a swapped ping-pong tile (C column-major) and 192-row tiles whose warpgroups split
+    N, each NaN-poisoned, within bf16's bound and bitwise equal over repeats."""
+    torch = _torch()
+    from gemm_modes.launch import stream_k_workspace
+
+    tile, cluster = config.pop("tile"), config.pop("cluster")
+    tuned = tuned_config(*tile, *cluster, config.pop("schedule", "cooperative"), **config)
+    _matches_and_repeats(tuned, shape, False, 17, repeats=3)
+    if tuned.stream_k or tuned.split_k > 1:
+        flags, _ = stream_k_workspace(tuned, torch.device("cuda", torch.cuda.current_device()))
+        assert int(flags.count_nonzero()) == 0
 
 
 # --- split-K (GemmConfig.split_k) and stream-K under a wave (stream_k_partials) -----------------------------
