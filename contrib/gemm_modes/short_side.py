@@ -22,9 +22,9 @@ SHORT_SIDE_MAX = 1024
 #: tile must keep its schedule or replace a cooperative one, a swapped one must not replace a pick that
 #: already computes Cᵀ, and it must be :data:`MARGIN_PAST_PADDING_ALONE` faster by ``tile_time``. NVIDIA
 #: H200, 2026-11-28, ours / torch against the pick without the rules, 36 shapes drawn at random with M
-#: 668–976 or N 648–968: in place of ping-pong 128×144 / 128×160 five of seven lost (770×14336×4096 0.794
-#: against 0.858, 13824×792×5120 0.794 against 0.973), in place of swapped 192×176 three of three
-#: (817×4288×3248 0.798 against 0.915).
+#: 668–976 or N 648–968: in place of ping-pong 128×144 / 128×160 five of eleven lost, up to 18 %
+#: (13824×792×5120 0.794 against 0.973, 770×14336×4096 0.794 against 0.858; 808×18432×7168 gained, 0.966
+#: against 0.800), in place of swapped 192×176 three of three (817×4288×3248 0.798 against 0.915).
 PADDING_ALONE_MAX = 640
 #: Of 44 shapes where the bound above let a short-side tile in (the 36 and 23 more drawn after it was
 #: fixed), the 9 under 4 % faster by ``tile_time`` held all three losses (11346×856×4224 cooperative
