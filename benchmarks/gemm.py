@@ -11,6 +11,7 @@ Every configuration's output is also checked against torch once per shape.
     python benchmarks/gemm.py --json out.json
     python benchmarks/gemm.py --sweep [--held-out]        # auto on the any-shape sweep against torch
     python benchmarks/gemm.py --sweep --against-table old.py   # and another autotable.py, same rounds
+    python benchmarks/gemm.py --sweep --draw projection:32:20261128   # shapes drawn at random (shape_draws.py)
     python benchmarks/gemm.py --sweep --shapes 272x8192x8192 --configs swappp128xm2c12,swap192x144c21n
                                               # tiles named by their parts (NAMED), widths that follow M
 
@@ -40,6 +41,7 @@ from hopper_gemm.config import Schedule  # noqa: E402
 from kernel_tools.timing import graphed, interleaved_samples, kernel_spans, paired_ratio  # noqa: E402
 from needs_gpu import cuda_torch  # noqa: E402
 from shape_arg import parse_shapes, table_rows  # noqa: E402
+from shape_draws import draw  # noqa: E402
 
 #: The target per shape: ours / torch throughput at least this (the bias row against F.linear).
 TARGETS = {(4096, 4096, 4096): 1.05, (6144, 6144, 6144): 1.05, (8192, 8192, 8192): 1.02, (8192, 8192, 1024): 1.02}
@@ -618,6 +620,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--held-out", action="store_true", help="with --sweep: HELD_OUT's shapes instead of SWEEP's")
     parser.add_argument(
+        "--draw",
+        metavar="FAMILY:COUNT:SEED",
+        help="with --sweep: shapes drawn at random instead (benchmarks/shape_draws.py: projection, small-side, "
+        "square), e.g. projection:32:20261128",
+    )
+    parser.add_argument(
         "--widths",
         action="store_true",
         help="with --sweep: also every tile width between the powers of two (WIDTHS), both clusters",
@@ -661,11 +669,16 @@ def main(argv: list[str] | None = None) -> int:
             other = table_from_file(args.against_table)
         except ValueError as error:
             parser.error(str(error))
+    if args.draw and (not args.sweep or args.shapes or args.held_out):
+        parser.error("--draw needs --sweep, without --shapes or --held-out")
     if args.sweep:
         shapes = HELD_OUT if args.held_out else SWEEP
-        if args.shapes:  # rows of the tables as they are; other shapes bf16 without bias
+        if args.shapes or args.draw:  # rows of the tables as they are; other shapes bf16 without bias
             known = {row[:3]: row for row in reversed(SWEEP + HELD_OUT)}  # bf16 before fp16
-            parsed = parse_shapes(parser, args.shapes)
+            try:
+                parsed = draw(args.draw) if args.draw else parse_shapes(parser, args.shapes)
+            except ValueError as error:
+                parser.error(str(error))
             # every contender writes into one preallocated C, whose rows TMA stores 16 bytes at a time
             ragged = [f"{m}x{n}x{k}" for m, n, k in parsed if n % 8 or k % 8]
             if ragged:

@@ -126,9 +126,30 @@ def test_against_table_refuses_what_is_not_a_table(tmp_path, capsys):
         ("--against-table", str(empty)): "--against-table needs --sweep",
         ("--sweep", "--without-widths", "--against-table", str(empty)): "not allowed with argument",
         ("--sweep", "--shapes", "2000x5100x2000,64x64x64"): "2000x5100x2000: N and K must be multiples of 8",
+        ("--sweep", "--draw", "cubes:4:1"): "family 'cubes' is none of projection, small-side, square",
+        ("--sweep", "--draw", "square:0:1"): "COUNT = 0 is outside 1–1000",
+        ("--sweep", "--draw", "square:4"): "expected FAMILY:COUNT:SEED",
+        ("--draw", "square:4:1"): "--draw needs --sweep, without --shapes or --held-out",
     }
     for argv, message in cases.items():
         with pytest.raises(SystemExit) as exit_info:
             gemm.main(list(argv))
         assert exit_info.value.code == 2
         assert message in capsys.readouterr().err, argv
+
+
+def test_drawn_shapes_are_reproducible_and_in_their_families_ranges():
+    """``--draw FAMILY:COUNT:SEED``: the same shapes for the same seed (the two draws benchmarks/RESULTS.md
+    quotes start as measured), log-uniform within each family's ranges, N and K multiples of 8."""
+    from shape_draws import MODEL_PAIRS, draw
+
+    projections = draw("projection:32:20261128")
+    assert projections[:3] == [(1198, 14336, 4096), (4507, 13824, 5120), (5639, 28672, 8192)]
+    assert projections[4] == (2853, 4096, 14336)  # the fifth turns down: N = hidden, K = intermediate
+    assert all(128 <= m <= 16384 and ((k, n) in MODEL_PAIRS or (n, k) in MODEL_PAIRS) for m, n, k in projections)
+    small = draw("small-side:24:8080")
+    assert small[:2] == [(78, 8248, 5752), (4120, 232, 2824)]
+    assert all(57 <= min(m, n) <= 1024 and 2048 <= max(m, n) <= 24576 and 2048 <= k <= 16384 for m, n, k in small)
+    squares = draw("square:50:3")
+    assert draw("square:50:3") == squares and draw("square:50:4") != squares
+    assert all(n % 8 == 0 and k % 8 == 0 for _, n, k in projections + small + squares)
