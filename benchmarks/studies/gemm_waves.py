@@ -29,7 +29,8 @@ from hopper_gemm.config import Schedule
 from needs_gpu import cuda_torch, device_with_sms
 from shape_arg import parse_shapes
 
-#: (M, N, K, bias): the shapes of docs/gemm.md's wave-balance, stream-K and aligned-split tables (2026-11-26).
+#: (M, N, K, bias): the shapes of the wave-balance (docs/gemm-auto.md), stream-K and aligned-split (docs/gemm.md)
+#: tables (2026-11-26).
 SHAPES = [
     (2048, 2048, 2048, False),
     (4096, 4096, 2048, False),

@@ -1,7 +1,7 @@
 """The configuration ``schedule="auto"`` picks, per shape class, from what the benchmarks measured.
 
 H100, bf16 and fp16 randn, ratios over torch.matmul in the same run (the measurements and their
-history: docs/gemm.md, benchmarks/RESULTS.md and ``git log`` of that file). First match wins:
+history: docs/gemm-auto.md, benchmarks/RESULTS.md and ``git log`` of that file). First match wins:
 
 =========================  ======================================  ==========================================
 class                      configuration                           measured (ours / torch)

@@ -131,7 +131,7 @@ class GemmConfig:
             raise _bad(owner, "tile_k", self.tile_k, "64 (four 16-deep wgmma k-blocks per stage)")
         if not _int_in(self.tile_n, 64, 256) or self.tile_n % 8:
             # Any wgmma N extent: the widths between the powers of two give the tile count finer steps
-            # against the SMs (tile_n: docs/gemm.md).
+            # against the SMs (docs/gemm-auto.md, "Tile widths between the powers of two").
             raise _bad(owner, "tile_n", self.tile_n, "a multiple of 8 in [64, 256] (a wgmma N extent)")
         if self.wg_split not in ("m", "n"):
             raise _bad(owner, "wg_split", self.wg_split, "'m' (the warpgroups halve the rows) or 'n' (the columns)")
