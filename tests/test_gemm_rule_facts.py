@@ -15,11 +15,11 @@ from gemm_modes.autotable import (
     PINGPONG_128x192,
     between_width_pingpong,
     cta_share,
-    decide,
     one_wave_split_k,
     pingpong_reuse_cost,
     rows_in_sectors,
     small_m_split,
+    table_decision,
     wave_balance,
     whole_tiles,
 )
@@ -42,13 +42,13 @@ def test_ping_pong_pays_for_rows_off_a_sector():
     ping-pong tile stays."""
     assert wave_balance((3000, 3000, 3000), swappable=True) == PINGPONG_128x192
     assert wave_balance((3000, 3000, 3000), swappable=True, k_rows_in_sectors=False) == TALL
-    decision = decide(BF16, (3000, 3000, 3000))
+    decision = table_decision(BF16, (3000, 3000, 3000))
     assert decision.config == TALL
     assert "rows of K (6000 bytes) end off a 32-byte sector: ping-pong weighed 0.08 lower" in decision.line()
     for mnk in ((3072, 3072, 3072), (2432, 2432, 6000)):
-        assert decide(BF16, mnk).config.schedule is Schedule.PINGPONG, mnk
+        assert table_decision(BF16, mnk).config.schedule is Schedule.PINGPONG, mnk
     # without a tile that may split its warpgroups along N the cost moves 3000³ to a cooperative 128-row tile
-    assert decide(Problem("bf16", bias=True), (3000, 3000, 3000)).config.tile_m == 128
+    assert table_decision(Problem("bf16", bias=True), (3000, 3000, 3000)).config.tile_m == 128
 
 
 def test_the_192_tile_only_where_its_warpgroups_may_split_n():
@@ -56,14 +56,14 @@ def test_the_192_tile_only_where_its_warpgroups_may_split_n():
     121 tiles of 192×192 pad to 132 in 2×1 clusters, one wave), past K = 2048 only, never with a bias, B as
     (K, N) (a warpgroup's 96 columns start inside a swizzle atom) or where the widths are left out."""
     assert (TALL.tile_m, TALL.tile_n, TALL.wg_split, TALL.swap_ab) == (192, 192, "n", False)
-    decision = decide(BF16, (2104, 2104, 4096))
+    decision = table_decision(BF16, (2104, 2104, 4096))
     assert decision.config == TALL
     assert "this tile keeps 100% of the clusters' turns busy (128×256: 61%)" in decision.line()
     for problem in (Problem("bf16", bias=True), Problem("bf16", b_major="n")):
-        assert decide(problem, (2104, 2104, 4096)).config.wg_split == "m", problem
-    assert decide(BF16, (2104, 2104, 4096), widths=False).config.wg_split == "m"
-    assert decide(BF16, (2112, 2112, 2048)).config.wg_split == "m"  # K ≤ 2048: not measured
-    assert decide(BF16, (4096, 4096, 4096)).config.tile_m == 128  # 128×256 fills 97 %, 192×192 92 %
+        assert table_decision(problem, (2104, 2104, 4096)).config.wg_split == "m", problem
+    assert table_decision(BF16, (2104, 2104, 4096), widths=False).config.wg_split == "m"
+    assert table_decision(BF16, (2112, 2112, 2048)).config.wg_split == "m"  # K ≤ 2048: not measured
+    assert table_decision(BF16, (4096, 4096, 4096)).config.tile_m == 128  # 128×256 fills 97 %, 192×192 92 %
 
 
 def test_the_fill_rule_turns_its_one_warpgroup_tile_to_64x128():
@@ -71,7 +71,7 @@ def test_the_fill_rule_turns_its_one_warpgroup_tile_to_64x128():
     M ≥ N, K ≤ 2048 and K's rows fill whole sectors; otherwise 128×64 as before."""
 
     def tile(mnk):
-        config = decide(BF16, mnk).config
+        config = table_decision(BF16, mnk).config
         return config.schedule, config.tile_m, config.tile_n, config.cluster_m, config.cluster_n
 
     pp = Schedule.PINGPONG
@@ -91,7 +91,7 @@ def test_split_k_in_one_wave_for_an_odd_count_of_row_tiles():
     config, score = parts
     assert (config.tile_m, config.tile_n, config.cluster_m, config.cluster_n, config.split_k) == (128, 192, 1, 2, 2)
     assert score == 66 / 66 * 4096 / (22 * 192)
-    decision = decide(BF16, (384, 4096, 14336))
+    decision = table_decision(BF16, (384, 4096, 14336))
     picked = decision.config  # with the staging in the A/B ring (one part per CTA) and the plain stage count
     assert picked.staging_in_ring and picked.with_(staging_in_ring=False, ab_stages=None) == config
     assert "3 row tiles (odd), split-K in 2 of 128×192 tiles holds 66 of 66 clusters in one wave" in decision.line()
@@ -108,11 +108,11 @@ def test_one_tile_per_cta_stages_in_the_ring_instead_of_deferring():
     fit the clusters at once there is no next tile, so the pick stages in the A/B ring instead (512×7168×2048:
     64 cluster-tiles of 128×224 for 66 clusters). Past one wave the deferred epilogue stays; stream-K's and
     split picks keep their own epilogues."""
-    one = decide(BF16, (512, 7168, 2048)).config
+    one = table_decision(BF16, (512, 7168, 2048)).config
     assert (one.tile_n, one.deferred_chunks, one.staging_in_ring) == (224, 0, True)
-    many = decide(BF16, (512, 14336, 4096)).config  # 128 cluster-tiles of 128×224
+    many = table_decision(BF16, (512, 14336, 4096)).config  # 128 cluster-tiles of 128×224
     assert (many.tile_n, many.deferred_chunks, many.staging_in_ring) == (224, 7, False)
-    assert decide(BF16, (8192, 8192, 8192)).config.stream_k  # stream-K: its own store path
+    assert table_decision(BF16, (8192, 8192, 8192)).config.stream_k  # stream-K: its own store path
 
 
 def test_a_pair_of_192_row_tiles_where_128_row_tiles_take_three():
@@ -121,12 +121,12 @@ def test_a_pair_of_192_row_tiles_where_128_row_tiles_take_three():
     swap may not (a bias, or a comm role); at M = 256 two 128-row tiles already pair, and at M = 448
     192-row tiles take three."""
     biased = Problem("bf16", bias=True)
-    tall = decide(biased, (320, 14336, 4096)).config
+    tall = table_decision(biased, (320, 14336, 4096)).config
     assert (tall.schedule, tall.tile_m, tall.tile_n, tall.cluster_m) == (Schedule.PINGPONG, 192, 112, 2)
-    assert "2 row tiles of 192, each B tile multicast to a pair" in decide(biased, (320, 14336, 4096)).line()
-    assert decide(BF16, (320, 14336, 4096), swap=False).config == tall
+    assert "2 row tiles of 192, each B tile multicast to a pair" in table_decision(biased, (320, 14336, 4096)).line()
+    assert table_decision(BF16, (320, 14336, 4096), swap=False).config == tall
     for m in (256, 448):
-        assert decide(biased, (m, 14336, 4096)).config.tile_m == 128, m
+        assert table_decision(biased, (m, 14336, 4096)).config.tile_m == 128, m
 
 
 def test_tile_time_is_waves_times_the_longer_of_wgmmas_and_loads():
@@ -200,23 +200,23 @@ def test_small_m_swaps_where_the_unswapped_row_tiles_pad_m():
         (240, 4096, 14336): (64, 120, 1, 2),
     }
     for mnk, tile in picks.items():
-        config = decide(BF16, mnk).config
+        config = table_decision(BF16, mnk).config
         assert config.swap_ab and (config.tile_m, config.tile_n, config.cluster_m, config.cluster_n) == tile, mnk
     # a tie by tile_time (load-bound 128×128 and 192×64): the tile that keeps more CTAs busy (94 against 72)
-    tied = decide(BF16, (128, 9000, 8192)).config
+    tied = table_decision(BF16, (128, 9000, 8192)).config
     assert tied.swap_ab and (tied.tile_m, tied.tile_n, tied.cluster_n, tied.wg_split) == (192, 64, 2, "n")
-    line = decide(BF16, (272, 8192, 8192)).line()
+    line = table_decision(BF16, (272, 8192, 8192)).line()
     assert "M = 272 ≤ 640 in 384 rows of 128×192 tiles: computed as Cᵀ = B·Aᵀ, M in 2 column tiles of 136" in line
     assert "per SM 21120 against 25600 (tile_time)" in line
     # 2 % of 256 rows idle (the aligned split ran ahead); whole 128-row tiles; a tie by tile_time (448)
     for mnk in ((251, 5120, 8192), (256, 5120, 13824), (128, 14336, 4096), (448, 7168, 8192)):
-        assert not decide(BF16, mnk).config.swap_ab, mnk
+        assert not table_decision(BF16, mnk).config.swap_ab, mnk
     # short K (unmeasured), M past 1024, a bias, B as (K, N), a comm role
     for mnk in ((272, 8192, 2048), (1100, 8192, 8192)):
-        assert not decide(BF16, mnk).config.swap_ab, mnk
+        assert not table_decision(BF16, mnk).config.swap_ab, mnk
     for problem in (Problem("bf16", bias=True), Problem("bf16", b_major="n")):
-        assert not decide(problem, (272, 8192, 8192)).config.swap_ab, problem
-    assert not decide(BF16, (272, 8192, 8192), swap=False).config.swap_ab
+        assert not table_decision(problem, (272, 8192, 8192)).config.swap_ab, problem
+    assert not table_decision(BF16, (272, 8192, 8192), swap=False).config.swap_ab
 
 
 def test_short_sides_past_640_rows_replace_only_a_tile_they_beat_by_four_percent_in_its_schedule():
@@ -229,9 +229,9 @@ def test_short_sides_past_640_rows_replace_only_a_tile_they_beat_by_four_percent
         (4096, 920, 14336): (False, 128, 232, "cooperative"),
     }
     for mnk, (swapped, rows, width, schedule) in picks.items():
-        config = decide(BF16, mnk).config
+        config = table_decision(BF16, mnk).config
         assert (config.swap_ab, config.tile_m, config.tile_n, config.schedule.value) == (swapped, rows, width, schedule)
-    line = decide(BF16, (823, 4096, 14336)).line()
+    line = table_decision(BF16, (823, 4096, 14336)).line()
     assert "M = 823 ≤ 1024 in 1024 rows of 128×256 tiles: computed as Cᵀ = B·Aᵀ, M in 4 column tiles of 208" in line
     assert "past 640 rows: over 4% faster, in place of a cooperative tile" in line
     kept = {
@@ -241,9 +241,9 @@ def test_short_sides_past_640_rows_replace_only_a_tile_they_beat_by_four_percent
         (2070, 648, 14832): (False, 128, 112, "pingpong"),  # 64×168: 3.4 %
     }
     for mnk, (swapped, rows, width, schedule) in kept.items():
-        config = decide(BF16, mnk).config
+        config = table_decision(BF16, mnk).config
         assert (config.swap_ab, config.tile_m, config.tile_n, config.schedule.value) == (swapped, rows, width, schedule)
-        assert "past 640" not in decide(BF16, mnk).line()
+        assert "past 640" not in table_decision(BF16, mnk).line()
 
 
 def test_paired_rows_replace_a_pingpong_pair_where_rows_of_k_end_off_a_sector():
@@ -258,7 +258,7 @@ def test_paired_rows_replace_a_pingpong_pair_where_rows_of_k_end_off_a_sector():
         (13224, 344, 15528): (False, 176),
     }
     for mnk, (swapped, width) in picks.items():
-        config = decide(BF16, mnk).config
+        config = table_decision(BF16, mnk).config
         assert (config.swap_ab, config.tile_m, config.tile_n) == (swapped, PAIRED_ROWS, width), mnk
         assert (config.schedule.value, config.wg_split, config.cluster_m, config.cluster_n) == (
             "cooperative",
@@ -268,7 +268,7 @@ def test_paired_rows_replace_a_pingpong_pair_where_rows_of_k_end_off_a_sector():
         )
     # rows of K in sectors (5120 × 2 bytes), a 2×1 pair (three column tiles of 176): ping-pong 128 rows
     for mnk in ((13824, 360, 5120), (528, 10232, 2728)):
-        config = decide(BF16, mnk).config
+        config = table_decision(BF16, mnk).config
         assert (config.tile_m, config.schedule.value) == (128, "pingpong"), mnk
     # rows of K in sectors unless told otherwise; a warpgroup's 128 rows × the width within 192 accumulators:
     # 600 rows in four column tiles of 152, not three of 200
@@ -289,32 +289,32 @@ def test_small_n_cuts_n_into_column_tiles_where_the_other_picks_take_longer():
         (4096, 240, 14336): (64, 120, 1, 2),
     }
     for mnk, tile in picks.items():
-        config = decide(BF16, mnk).config
+        config = table_decision(BF16, mnk).config
         assert not config.swap_ab and (config.tile_m, config.tile_n, config.cluster_m, config.cluster_n) == tile, mnk
-    line = decide(BF16, (8192, 272, 8192)).line()
+    line = table_decision(BF16, (8192, 272, 8192)).line()
     assert "small N: N = 272 ≤ 640 in 320 columns of 128×64 tiles: N in 2 column tiles of 136 under 128 rows" in line
-    assert decide(BF16, (14336, 200, 4096)).config.tile_n == 208  # one 208-wide column tile pads 4 %: a tie
+    assert table_decision(BF16, (14336, 200, 4096)).config.tile_n == 208  # one 208-wide column tile pads 4 %: a tie
     for problem, mnk in ((Problem("bf16", bias=True), (8192, 272, 8192)), (BF16, (8192, 256, 8192))):
-        assert decide(problem, mnk).config.tile_n in (64, 128), (problem, mnk)
-    assert decide(BF16, (8192, 272, 2048)).config.tile_n in (64, 128)  # short K: unmeasured
+        assert table_decision(problem, mnk).config.tile_n in (64, 128), (problem, mnk)
+    assert table_decision(BF16, (8192, 272, 2048)).config.tile_n in (64, 128)  # short K: unmeasured
     # the splits of 128×256 tiles balance their waves: level or ahead of the short-side tiles by tile_time
     for mnk in ((11008, 232, 14336), (28672, 488, 5120), (18432, 480, 7168), (13824, 432, 8192)):
-        config = decide(BF16, mnk).config
+        config = table_decision(BF16, mnk).config
         assert config.tile_n == 256 and (config.stream_k or config.split_k > 1), mnk
-    assert decide(BF16, (8192, 272, 8192), swap=False).config.tile_n in (64, 128)
+    assert table_decision(BF16, (8192, 272, 8192), swap=False).config.tile_n in (64, 128)
     # N covered exactly by the other pick's 64-wide tiles (5 of them over 320): no padding asked along N
     for mnk, tile in {(8320, 320, 4144): (128, 160, 1, 2), (4456, 440, 7856): (128, 152, 2, 1)}.items():
-        decision = decide(BF16, mnk)
+        decision = table_decision(BF16, mnk)
         config = decision.config
         assert (config.tile_m, config.tile_n, config.cluster_m, config.cluster_n) == tile, mnk
-    assert "N = 320 ≤ 640 in 320 columns of 128×64 tiles" in decide(BF16, (8320, 320, 4144)).line()
+    assert "N = 320 ≤ 640 in 320 columns of 128×64 tiles" in table_decision(BF16, (8320, 320, 4144)).line()
     # a cooperative short-side tile replaces a ping-pong pick wider than 128 only where it pads N (432 of 424)
-    kept = decide(BF16, (19128, 424, 10448), short_sides=False).config
+    kept = table_decision(BF16, (19128, 424, 10448), short_sides=False).config
     assert kept.schedule is Schedule.PINGPONG and kept.tile_n == 144
-    assert decide(BF16, (19128, 424, 10448)).config == kept
+    assert table_decision(BF16, (19128, 424, 10448)).config == kept
     # ... and the small-N rule's 128×64 wherever it is 3 % faster (five column tiles of 64 cover 320 exactly)
-    assert decide(BF16, (16936, 312, 2824), short_sides=False).config.tile_n == 64
-    taken = decide(BF16, (16936, 312, 2824)).config
+    assert table_decision(BF16, (16936, 312, 2824), short_sides=False).config.tile_n == 64
+    taken = table_decision(BF16, (16936, 312, 2824)).config
     assert taken.schedule is Schedule.COOPERATIVE and (taken.tile_m, taken.tile_n) == (192, 160)
 
 
@@ -325,7 +325,7 @@ def test_small_n_takes_192x192_tiles_where_they_fit_one_wave():
     from gemm_modes.autotable import small_m_cost, tall_small_n
 
     for mnk in ((11992, 384, 12440), (24744, 192, 7552), (9808, 384, 5880), (10008, 384, 11000)):
-        decision = decide(BF16, mnk)
+        decision = table_decision(BF16, mnk)
         assert decision.config == TALL and decision.rule == "small N", mnk
         assert TALL.cluster_tiles(mnk[0], mnk[1]) <= 66  # one wave on an H100's 66 clusters of two
     m, n, k = 11992, 384, 12440
@@ -334,16 +334,16 @@ def test_small_n_takes_192x192_tiles_where_they_fit_one_wave():
     # over M, one wave; ping-pong 128×128 takes 3 × 94 = 282 tiles, 3 waves of 132 SMs.
     assert cost == small_m_cost((n, m, k), (192, 192), col_pairs=True) / TALL_MERIT[0][1]
     assert round(cost) == 408 and round(narrow_cost) == 771
-    line = decide(BF16, (m, n, k)).line()
+    line = table_decision(BF16, (m, n, k)).line()
     assert "small N: N = 384 ≤ 512: 192×192 tiles stream 408 rows of A per useful output" in line
     assert "(the small-N tile: 771)" in line
     assert tall_small_n((19056, 384, 9776)) is None  # 100 cluster-tiles: past one wave
     assert tall_small_n((8016, 376, 5968)) is None  # ping-pong 128×192 in 1×2 streams less
     kept = PINGPONG_128x192.with_(cluster_m=1, cluster_n=2, staging_in_ring=True)
-    assert decide(BF16, (8016, 376, 5968)).config == kept
-    assert decide(Problem("bf16", bias=True), (11992, 384, 12440)).config != TALL
-    assert decide(BF16, (11992, 384, 2048)).config != TALL  # K ≤ 2048: not measured
-    assert decide(BF16, (11992, 384, 12440), swap=False).config != TALL  # not a tile a comm role has run with
+    assert table_decision(BF16, (8016, 376, 5968)).config == kept
+    assert table_decision(Problem("bf16", bias=True), (11992, 384, 12440)).config != TALL
+    assert table_decision(BF16, (11992, 384, 2048)).config != TALL  # K ≤ 2048: not measured
+    assert table_decision(BF16, (11992, 384, 12440), swap=False).config != TALL  # not a tile a comm role has run with
 
 
 def test_a_forced_swap_at_small_m_takes_the_rule_s_tile():
@@ -351,7 +351,7 @@ def test_a_forced_swap_at_small_m_takes_the_rule_s_tile():
     (also where the table itself would not swap; M under 64 as 64), past it the swapped 192×176."""
     from gemm_modes.autotable import SWAPPED_MERIT, best_swapped
 
-    assert best_swapped((272, 8192, 8192)) == decide(BF16, (272, 8192, 8192)).config
+    assert best_swapped((272, 8192, 8192)) == table_decision(BF16, (272, 8192, 8192)).config
     forced = best_swapped((8, 4096, 1024))
     assert forced.swap_ab and forced.tile_n == 64
     assert best_swapped((128, 14336, 4096)).swap_ab
@@ -359,17 +359,17 @@ def test_a_forced_swap_at_small_m_takes_the_rule_s_tile():
 
 
 def test_swap_false_keeps_to_tiles_a_comm_role_or_gate_can_join():
-    """``decide(swap=False)`` (the comm launcher, the ceiling study) and ``choose_config`` under an override
+    """``table_decision(swap=False)`` (the comm launcher, the ceiling study) and ``choose_config`` under an override
     (the gated all-gather GEMM's ``stream_k=False``) leave out every tile that runs on the plain kernel only:
     swapped tiles and 192-row tiles whose warpgroups split N."""
     import gated_gemm
 
     for mnk in ((3000, 3000, 3000), (2104, 2104, 4096), (152, 13056, 7680), (4104, 4104, 4104)):
-        plain = decide(BF16, mnk, swap=False).config
+        plain = table_decision(BF16, mnk, swap=False).config
         assert not plain.swap_ab and plain.wg_split == "m", mnk
         alone = gated_gemm.alone_configuration(*mnk, 2)
         assert not alone.swap_ab and alone.wg_split == "m", mnk
-    assert decide(BF16, (3000, 3000, 3000)).config.wg_split == "n"  # the table itself takes it
+    assert table_decision(BF16, (3000, 3000, 3000)).config.wg_split == "n"  # the table itself takes it
 
 
 def test_ping_pong_reuse_cost_is_linear_in_the_inverse_width():
@@ -417,12 +417,12 @@ def test_ragged_shapes_take_the_ping_pong_width_that_fills_the_waves():
         (848, 14168, 1328): (160, 1, 2),  # 7 row tiles: 2×1 would idle 89 CTAs, 1×2 over 89 column tiles 7
     }
     for mnk, (tile_n, cluster_m, cluster_n) in expected.items():
-        decision = decide(BF16, mnk)
+        decision = table_decision(BF16, mnk)
         config = decision.config
         assert config.schedule is Schedule.PINGPONG and config.tile_m == 128, mnk
         assert (config.tile_n, config.cluster_m, config.cluster_n) == (tile_n, cluster_m, cluster_n), mnk
         assert "of their turns on output (128×256: " in decision.line(), mnk
-        for other in (decide(Problem("bf16", bias=True), mnk), decide(BF16, mnk, widths=False)):
+        for other in (table_decision(Problem("bf16", bias=True), mnk), table_decision(BF16, mnk, widths=False)):
             assert other.config.tile_n not in PINGPONG_BETWEEN_WIDTHS or other.config.schedule is not Schedule.PINGPONG
-    short_k = decide(BF16, (4304, 2152, PINGPONG_BETWEEN_MIN_K - 8)).config
+    short_k = table_decision(BF16, (4304, 2152, PINGPONG_BETWEEN_MIN_K - 8)).config
     assert not (short_k.schedule is Schedule.PINGPONG and short_k.tile_n in PINGPONG_BETWEEN_WIDTHS)

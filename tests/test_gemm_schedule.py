@@ -584,7 +584,7 @@ def test_small_n_turns_the_fill_rule_where_cooperative_tiles_would_idle_sms():
     assert shape((8192, 256, 8192)) == (pp, 128, 128, 1, 2)  # 128 tiles in one wave; 64 of 128×256 idle half
     assert shape((4096, 256, 4096)) == (pp, 64, 128, 1, 2)
     assert shape((4096, 128, 8192)) == (pp, 64, 64, 1, 2)
-    assert shape((14336, 128, 4096)) == (pp, 128, 128, 2, 1)  # one column tile: the cluster runs along M
+    assert shape((14336, 128, 4096)) == (pp, 128, 128, 4, 1)  # one column tile: the cluster runs along M (four)
     assert shape((8192, 64, 8192)) == (pp, 64, 64, 2, 1)  # N ≤ 64: no 128-column tile
     assert shape((8192, 256, 1024), bias=True) == (pp, 128, 128, 1, 2)  # before short K, as small M
     coop = Schedule.COOPERATIVE.value
@@ -1034,7 +1034,7 @@ def test_ping_pong_takes_tiles_of_64_128_or_192_rows():
     )
     tall = choose_config(Problem("bf16"), (384, 6144, 8192), "auto", (192, 112), (2, 1))
     assert tall.tile_m == 192 and not tall.staging_in_ring
-    assert choose_config(Problem("bf16"), (384, 6144, 8192), "auto", None, None).staging_in_ring
+    assert choose_config(Problem("bf16"), (384, 6144, 8192), "auto", None, (1, 2)).staging_in_ring
 
 
 def test_warpgroups_along_n_take_every_row_and_half_the_columns():

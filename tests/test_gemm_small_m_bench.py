@@ -6,7 +6,7 @@ from __future__ import annotations
 
 def test_every_pick_of_the_rules_is_a_candidate():
     import gemm_small_m
-    from gemm_modes.autotable import SMALL_M, SMALL_M_TILES, pick, small_m, split_k, whole_tiles
+    from gemm_modes.autotable import SMALL_M, SMALL_M_TILES, small_m, split_k, table_decision, whole_tiles
     from hopper_gemm.config import Problem
 
     for shape in gemm_small_m.SHAPES:  # the rule's ping-pong tile, or it steps aside (split or cooperative)
@@ -17,6 +17,10 @@ def test_every_pick_of_the_rules_is_a_candidate():
         else:
             assert gemm_small_m.name_of(picked) in gemm_small_m.CANDIDATES
     assert gemm_small_m.OLD in gemm_small_m.CANDIDATES and len(gemm_small_m.CANDIDATES) == 2 * (len(SMALL_M_TILES) + 1)
+
+    def pick(problem, shape):  # the rules this study measures: before clusters_of_four widens a cluster
+        return table_decision(problem, shape).config
+
     for shape in gemm_small_m.SMALL_N_SHAPES:  # auto's pick, turned rule or cooperative, is a candidate
         assert shape[0] > SMALL_M >= shape[1]
         assert gemm_small_m.name_of(pick(Problem("bf16"), shape)) in gemm_small_m.N_CANDIDATES

@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     torch = cuda_torch("studies/gemm_small_m.py", "tests/test_gemm_schedule.py checks the rule")
     if torch is None:
         return 0
-    from gemm_modes.autotable import pick
+    from gemm_modes.autotable import table_decision
     from hopper_gemm.config import Problem
 
     device, sms = device_with_sms(torch)
@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
             header = list(candidates)
             print(f"{'M×N×K':>16} {'torch µs':>8} {'old':>6} {'rule pick':>23} {'best':>23}  " + " ".join(candidates))
         r = bench_shape(shape, torch, candidates)
-        chosen = name_of(pick(Problem("bf16"), shape, sms))
+        chosen = name_of(table_decision(Problem("bf16"), shape, sms).config)  # before clusters of four
         chosen = chosen if chosen in candidates else WHOLE
         best = max(candidates, key=r.get)
         old = r[WHOLE if WHOLE in candidates else OLD if shape[0] <= SMALL_M else COOP]

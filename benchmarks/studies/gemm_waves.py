@@ -114,11 +114,12 @@ def candidates_for(mnk: tuple[int, int, int], bias: bool, sms: int = 132) -> dic
 
 
 def name_of_pick(mnk: tuple[int, int, int], bias: bool, sms: int) -> str:
-    """The contender ``schedule="auto"`` picks for the shape, or its description."""
-    from gemm_modes.autotable import pick
+    """The contender the table's rules pick for the shape (before ``clusters_of_four`` widens a cluster:
+    ``benchmarks/gemm.py --sweep`` measures that), or its description."""
+    from gemm_modes.autotable import table_decision
     from hopper_gemm.config import Problem
 
-    chosen = pick(Problem("bf16", bias=bias), mnk, sms).with_(pdl=True)
+    chosen = table_decision(Problem("bf16", bias=bias), mnk, sms).config.with_(pdl=True)
     return next((n for n, c in candidates_for(mnk, bias, sms).items() if c == chosen), chosen.describe())
 
 

@@ -100,7 +100,7 @@ from dataclasses import dataclass
 
 from hopper_gemm.config import GemmConfig, Problem, Schedule
 
-from . import short_side
+from . import clusters_of_four, short_side
 from .modes import TunedConfig
 from .splits import ALIGNED_ADD_K_TILES, AlignedSplit, StreamKSplit
 from .tile_time import tile_time
@@ -742,6 +742,8 @@ def single_wave_staging(config: TunedConfig, problem: Problem, mnk: tuple[int, i
     plain = config.with_(staging_in_ring=False)
     if config.swap_ab:
         return plain  # a swapped launch runs on the plain kernel
+    if config.cluster_size > 2:
+        return plain  # clusters of four have run with their own staging buffers only
     if config.stream_k or config.deferred_chunks or not one_wave:
         return plain
     if config.tile_m == TALL_SMALL_M_TILE[0] or config.wg_split == "n":
@@ -836,6 +838,32 @@ def whole_tiles(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS
 
 
 def decide(
+    problem: Problem,
+    mnk: tuple[int, int, int],
+    sms: int = H100_SMS,
+    split: bool = True,
+    widths: bool = True,
+    swap: bool = True,
+    short_sides: bool = True,
+) -> Decision:
+    """The table's decision for a shape on a GPU with ``sms`` SMs: :func:`table_decision`, its cluster of two
+    then widened to four where ``clusters_of_four.widened`` applies, and its tile replaced by a short-side
+    one in fours where ``clusters_of_four.tightest`` finds one (with ``swap``: plain ``gemm()`` calls; no
+    comm role, gate or mode has run in clusters of four)."""
+    decision = table_decision(problem, mnk, sms, split, widths, swap, short_sides)
+    m, n, _ = mnk
+    four = clusters_of_four.widened(decision.config, m, n, sms) if swap else None
+    if four is None:
+        return decision
+    swappable = not problem.bias and problem.b_major == "k" and problem.c_major == "n"
+    tight = clusters_of_four.tightest(four, m, n, sms, swappable)
+    facts = f"{decision.facts}; {clusters_of_four.describe(four, m, n, sms)}"
+    if tight != four:
+        facts = f"{decision.facts}; {clusters_of_four.describe_tightest(four, tight, m, n, sms)}"
+    return Decision(tight, f"{decision.rule} in clusters of four", facts)
+
+
+def table_decision(
     problem: Problem,
     mnk: tuple[int, int, int],
     sms: int = H100_SMS,
@@ -979,13 +1007,13 @@ def _short_side(
     config, time = candidate
     m, n, _ = mnk
     swapped = config.swap_ab
-    plain = decide(problem, mnk, sms, split, swap=not swapped, short_sides=False).config
+    plain = table_decision(problem, mnk, sms, split, swap=not swapped, short_sides=False).config
     plain_time = tile_time(plain, m, n, sms)
     side, other, extent = ("M", "N", m) if swapped else ("N", "M", n)
     keeps_schedule = plain.schedule is Schedule.COOPERATIVE or plain.schedule is config.schedule
     past = extent > short_side.PADDING_ALONE_MAX
     if past and (
-        not keeps_schedule or (swapped and decide(problem, mnk, sms, split, short_sides=False).config.swap_ab)
+        not keeps_schedule or (swapped and table_decision(problem, mnk, sms, split, short_sides=False).config.swap_ab)
     ):
         return None
     covered = short_side.pads_short_side(plain, extent, along_rows=swapped)

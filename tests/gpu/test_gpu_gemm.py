@@ -254,6 +254,23 @@ def test_auto_paired_rows_match_torch(mnk):
     _run(*mnk, "bf16", "nk", "auto")
 
 
+@pytest.mark.parametrize(
+    "mnk,bias",
+    [((3240, 256, 2472), False), ((128, 7168, 18432), False), ((68, 5032, 2608), False)]
+    + [((19936, 72, 7816), False), ((5328, 88, 16176), True), ((131, 4912, 12704), False), ((3824, 96, 7720), False)],
+)
+def test_auto_clusters_of_four_match_torch(mnk, bias):
+    """Auto's clusters of four along the long side (``gemm_modes.clusters_of_four``): ping-pong 64×128 4×1,
+    128×64 1×4, swapped 64×72 4×1, cooperative 192×80 (warpgroups along N) 4×1, 64×128 4×1 with a bias,
+    and the short-side tiles that replace a padded one, swapped 64×136 and 64×96 (4×1), over ragged M, N
+    and K; the launch holds every cluster-tile at once."""
+    from gemm_modes.autotable import decide
+    from hopper_gemm.config import Problem
+
+    assert decide(Problem("bf16", bias=bias), mnk).config.cluster_size == 4
+    _run(*mnk, "bf16", "nk", "auto", bias=bias)
+
+
 @pytest.mark.parametrize("mnk", [(1000, 1032, 3000), (1000, 1000, 1000), (2000, 1000, 1000), (700, 3000, 1024)])
 @pytest.mark.parametrize("bias", [False, True])
 def test_auto_fill_picks_match_torch(mnk, bias):
