@@ -69,6 +69,10 @@ otherwise                  :func:`wave_balance`: cooperative        4096³ 1.02,
                            (:func:`cta_share`)
 =========================  ======================================  ==========================================
 
+After the table, :func:`decide` widens a load-bound pick's cluster of two to four along the long side
+where the output takes one wave of them, and where that tile pads the short side, may take a short-side
+tile in fours instead (``gemm_modes.clusters_of_four``; H200: small-side draws 0.86–0.89 → 0.93–0.96).
+
 Every ping-pong pick gets the staging in the ring where each CTA owns one tile
 (:func:`single_wave_staging`), and so does every cooperative one, its deferred epilogue dropped (no next
 tile to hide it under). Stream-K's wave mode (a whole wave split with the partial one) lost
