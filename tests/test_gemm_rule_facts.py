@@ -227,6 +227,8 @@ def test_short_sides_past_640_rows_replace_only_a_tile_they_beat_by_four_percent
         (823, 4096, 14336): (True, 128, 208, "cooperative"),  # against cooperative 128×256: 22 % by tile_time
         (668, 4096, 14336): (True, 128, 168, "pingpong"),  # against ping-pong 128×192
         (4096, 920, 14336): (False, 128, 232, "cooperative"),
+        (773, 5120, 13824): (True, 192, 208, "cooperative"),  # swapped 192 rows may replace ping-pong 128×144
+        (645, 7168, 18432): (True, 192, 224, "cooperative"),  # and ping-pong 128×176
     }
     for mnk, (swapped, rows, width, schedule) in picks.items():
         config = table_decision(BF16, mnk).config
@@ -235,7 +237,8 @@ def test_short_sides_past_640_rows_replace_only_a_tile_they_beat_by_four_percent
     assert "M = 823 ≤ 1024 in 1024 rows of 128×256 tiles: computed as Cᵀ = B·Aᵀ, M in 4 column tiles of 208" in line
     assert "past 640 rows: over 4% faster, in place of a cooperative tile" in line
     kept = {
-        (770, 14336, 4096): (False, 128, 160, "pingpong"),  # a cooperative swapped tile in place of ping-pong
+        (770, 14336, 4096): (False, 128, 160, "pingpong"),  # a swapped 128-row tile in place of ping-pong
+        (857, 14336, 4096): (False, 128, 160, "pingpong"),  # the same: it ran 15 % slower
         (817, 4288, 3248): (True, 192, 176, "cooperative"),  # the wave balance's swapped tile stays
         (11346, 856, 4224): (False, 128, 224, "cooperative"),  # 128×216: 3.7 % faster by tile_time
         (2070, 648, 14832): (False, 128, 112, "pingpong"),  # 64×168: 3.4 %

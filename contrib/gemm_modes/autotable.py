@@ -1005,8 +1005,9 @@ def _short_side(
     128×216 0.792 against ping-pong 128×144's 0.952, hence the bound.
 
     Past ``short_side.PADDING_ALONE_MAX`` rows the other pick's padding is at most a fifth of them, and the
-    short-side tile must keep its schedule or replace a cooperative one on either side, a swapped one
-    also leaves a pick that already computes Cᵀ, and the margin is ``short_side.MARGIN_PAST_PADDING_ALONE``
+    short-side tile must keep its schedule or replace a cooperative one on either side (or be a swapped
+    192-row tile: ``short_side.replaces_pingpong_past_padding``), a swapped one also leaves a pick that
+    already computes Cᵀ, and the margin is ``short_side.MARGIN_PAST_PADDING_ALONE``
     (``short_side.PADDING_ALONE_MAX`` says what ran)."""
     config, time = candidate
     m, n, _ = mnk
@@ -1016,8 +1017,9 @@ def _short_side(
     side, other, extent = ("M", "N", m) if swapped else ("N", "M", n)
     keeps_schedule = plain.schedule is Schedule.COOPERATIVE or plain.schedule is config.schedule
     past = extent > short_side.PADDING_ALONE_MAX
+    replaces = keeps_schedule or short_side.replaces_pingpong_past_padding(config)
     if past and (
-        not keeps_schedule or (swapped and table_decision(problem, mnk, sms, split, short_sides=False).config.swap_ab)
+        not replaces or (swapped and table_decision(problem, mnk, sms, split, short_sides=False).config.swap_ab)
     ):
         return None
     covered = short_side.pads_short_side(plain, extent, along_rows=swapped)

@@ -66,6 +66,22 @@ MARGIN = 1.03
 MIN_PADDING = 0.03
 
 
+def replaces_pingpong_past_padding(config: TunedConfig) -> bool:
+    """Whether a short-side tile past :data:`PADDING_ALONE_MAX` rows may replace a ping-pong pick (the
+    others must keep its schedule or replace a cooperative one): a swapped cooperative 192-row tile, its
+    warpgroups along the width. Its 192 × width multiply-adds per k against 192 + width loaded rows keep
+    its wgmmas ahead of the loads where ping-pong 128×144's (the wave balance's usual pick there) wait on
+    them. NVIDIA H200, 2026-11-29, ours / torch against the ping-pong pick in the same rounds, on 29
+    shapes of M 641–1024 against the four models' projections where a swapped cooperative tile is 4 %
+    faster by ``tile_time``: the 13 swapped 192-row tiles ran 11 faster and 2 within 1 % (773×5120×13824
+    192×208 0.872 against 128×144's 0.788, 645×7168×18432 192×224 1.399 against 128×176's 1.275,
+    839×18432×7168 0.944 against 0.953), the 16 swapped 128-row ones 5 faster and 11 slower
+    (857×14336×4096 128×216 0.845 against 128×160's 0.991, 801×7456×4688 128×208 0.995 against 0.785).
+    On 17 more drawn after the rule was fixed, where it changes the pick: 1.059 against 1.015, 10 faster
+    by 4–19 % (775×5120×13824 0.898 against 0.756), 6 within 1.5 %, 790×5120×13824 0.882 against 0.916."""
+    return config.swap_ab and config.tile_m == 192 and config.wg_split == "n"
+
+
 def short_side_tiles(
     extent: int, *, swap_ab: bool, along_n: bool = True, rows_of: tuple[int, ...] = ROWS
 ) -> list[TunedConfig]:

@@ -240,10 +240,13 @@ def test_auto_small_n_column_tiles_match_torch(mnk):
     _run(*mnk, "bf16", "nk", "auto")
 
 
-@pytest.mark.parametrize("mnk", [(823, 4096, 4104), (668, 4096, 3000), (4096, 920, 4104), (699, 4944, 3216)])
+@pytest.mark.parametrize(
+    "mnk", [(823, 4096, 4104), (668, 4096, 3000), (4096, 920, 4104), (699, 4944, 3216), (771, 5128, 8200)]
+)
 def test_auto_short_sides_past_640_rows_match_torch(mnk):
     """Short sides of 641–1024 rows: swapped cooperative 128×208 (1×2) and 128×240 (2×1), swapped ping-pong
-    128×168, and N in four column tiles of 232, over ragged M, N and K."""
+    128×168, N in four column tiles of 232, and swapped cooperative 192×208 (warpgroups along the width)
+    in place of ping-pong, over ragged M, N and K."""
     _run(*mnk, "bf16", "nk", "auto")
 
 
