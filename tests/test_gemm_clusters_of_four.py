@@ -99,7 +99,8 @@ def test_tightest_keeps_a_tile_that_covers_the_short_side():
 def test_the_explain_line_names_the_tiles_clusters_and_shared_operand():
     line = decide(BF16, (3240, 256, 2472)).line()
     assert line.endswith(
-        "51 ping-pong tiles along M in 26 clusters of four (≤ 30 at once), each B tile multicast to four of them"
+        "51 ping-pong tiles along M × 2 across in 26 clusters of four (≤ 30 at once), "
+        "each B tile multicast to four of them"
     )
     line = decide(BF16, (68, 5032, 2608)).line()  # Cᵀ's rows are N: four row tiles share the user's A
     assert line.endswith(

@@ -146,12 +146,14 @@ def describe(config: TunedConfig, m: int, n: int, sms: int) -> str:
     """The facts of a widened ``config`` in one clause (``--explain``)."""
     rows, cols = (n, m) if config.swap_ab else (m, n)
     along_rows = config.cluster_m == 4
-    long_tiles = -(-(rows if along_rows else cols) // (config.tile_m if along_rows else config.tile_n))
+    row_tiles, col_tiles = -(-rows // config.tile_m), -(-cols // config.tile_n)
+    long_tiles, short_tiles = (row_tiles, col_tiles) if along_rows else (col_tiles, row_tiles)
     side = ("N" if config.swap_ab else "M") if along_rows else ("M" if config.swap_ab else "N")
+    across = f" × {short_tiles} across" if short_tiles > 1 else ""
     shared = "B" if along_rows != config.swap_ab else "A"
     kind = "ping-pong" if config.schedule is Schedule.PINGPONG else "cooperative"
     return (
-        f"{long_tiles} {kind} tiles along {side} in {config.cluster_tiles(rows, cols)} clusters of four "
+        f"{long_tiles} {kind} tiles along {side}{across} in {config.cluster_tiles(rows, cols)} clusters of four "
         f"(≤ {resident_clusters(4, sms)} at once), each {shared} tile multicast to four of them"
     )
 
