@@ -841,6 +841,12 @@ def whole_tiles(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS
     return decide(problem, mnk, sms, split=False, swap=False).config
 
 
+def swappable(problem: Problem) -> bool:
+    """Whether ``problem`` can be computed as Cᵀ = B·Aᵀ on the swapped launch: no bias (it adds along N,
+    Cᵀ's rows), B as (N, K) and C row-major."""
+    return not problem.bias and problem.b_major == "k" and problem.c_major == "n"
+
+
 def decide(
     problem: Problem,
     mnk: tuple[int, int, int],
@@ -859,8 +865,7 @@ def decide(
     four = clusters_of_four.widened(decision.config, m, n, sms) if swap else None
     if four is None:
         return decision
-    swappable = not problem.bias and problem.b_major == "k" and problem.c_major == "n"
-    tight = clusters_of_four.tightest(four, m, n, sms, swappable)
+    tight = clusters_of_four.tightest(four, m, n, sms, swappable(problem))
     facts = f"{decision.facts}; {clusters_of_four.describe(four, m, n, sms)}"
     if tight != four:
         facts = f"{decision.facts}; {clusters_of_four.describe_tightest(four, tight, m, n, sms)}"
@@ -900,10 +905,10 @@ def table_decision(
             f"{parts.cluster_tiles(m, n)} cluster-tiles × {parts.split_k} parts fit {held} clusters"
         )
         return Decision(staged(parts), "split-K", facts)
-    swappable = swap and not problem.bias and problem.b_major == "k" and problem.c_major == "n"
+    swapped_too = swap and swappable(problem)
     if short_sides and widths and swap:
         in_sectors = rows_in_sectors(k, problem.element_bytes)
-        turned = small_m_swapped(mnk, sms, in_sectors) if swappable else None
+        turned = small_m_swapped(mnk, sms, in_sectors) if swapped_too else None
         narrow = narrow_n(mnk, sms, in_sectors) if not problem.bias else None  # measured without a bias
         for candidate in (c for c in (turned, narrow) if c is not None):
             decision = _short_side(problem, mnk, sms, split, candidate)
@@ -936,7 +941,7 @@ def table_decision(
             facts += f"; {-(-m // small.tile_m)} row tiles of {small.tile_m}, each B tile multicast to a pair"
         return Decision(staged(small), "small M", facts)
     if n <= SMALL_M:
-        tall = tall_small_n(mnk, sms) if swappable and widths and k > SHORT_K else None
+        tall = tall_small_n(mnk, sms) if swapped_too and widths and k > SHORT_K else None
         if tall is not None:
             config, cost, narrow_cost = tall
             facts = (
@@ -959,7 +964,7 @@ def table_decision(
         whole, partial = divmod(tiles, clusters)
         facts = f"{waves}, K = {k} > {SHORT_K}: the last wave ({partial} of {clusters} clusters) is split by k"
         return Decision(COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_remainder=True), "stream-K", facts)
-    balanced = wave_balance(mnk, sms, problem.bias, widths, swappable, k_rows_in_sectors=in_sectors)
+    balanced = wave_balance(mnk, sms, problem.bias, widths, swapped_too, k_rows_in_sectors=in_sectors)
     whole = wave_fill(COOPERATIVE_DEFERRED, m, n, sms)
     if balanced.swap_ab:
         turned = balanced.cluster_tiles(n, m)
