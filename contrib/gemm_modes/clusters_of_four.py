@@ -57,7 +57,9 @@ L2_ROW_COST = 200
 #: tiles: the seven shapes where they ran, measured, idled 17–47 % (3824×96×7720 ping-pong 64×64 0.834,
 #: 64×96 1.021; 68×3264×13304 64×64 over M 0.652, swapped 64×72 0.941; 2256×160×7344 64×64 0.818, 64×80
 #: 0.853; NVIDIA H200, 2026-11-29); where it idled 1 % (285×5120×13824, swapped 128×96 in three column
-#: tiles, 0.938) the estimate's pick, swapped 128×144 in two, ran 0.765.
+#: tiles, 0.938) the estimate's pick, swapped 128×144 in two, ran 0.765. At 3 % it would take 8 more
+#: shapes of 11 random draws (3–9 % idle): 4 ran faster (290×2968×3448 swapped 64×152 0.976 against 64×128's
+#: 0.830), 4 slower (386×4456×4808 swapped cooperative 128×200 1.005 against 128×136's 1.276).
 MIN_SHORT_SIDE_PADDING = 0.10
 
 
