@@ -152,11 +152,12 @@ def test_every_configuration_auto_can_pick_compiles_without_spills():
     shapes += [(128, 8192, 8192), (256, 4096, 8192), (128, 4096, 4096), (64, 8192, 8192)]  # the small-M fill rule
     shapes += [(1536, 3072, 8192), (3072, 3072, 2048), (6144, 1024, 2048)]  # split-K on the last wave, ping-pong
     shapes += [(3072, 1024, 8192)]  # the aligned split
+    shapes += [(3824, 96, 7720), (131, 4912, 12704)]  # clusters of four: 64×96, and swapped 64×136 without a bias
     for bias in (False, True):
         problem = Problem("bf16", bias=bias, scaled=bias)
         picked = {pick(problem, mnk) for mnk in shapes}
         assert any(c.stream_k_remainder for c in picked) and not pick(problem, (1024, 8192, 8192)).stream_k
-        assert any(c.stream_k_aligned for c in picked)
+        assert any(c.stream_k_aligned for c in picked) and any(c.cluster_size == 4 for c in picked)
         picked.add(pick(problem, (1024, 8192, 8192)))
         for config in picked:
             r = report(config, problem)
