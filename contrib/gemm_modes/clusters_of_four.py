@@ -131,9 +131,9 @@ def tightest(config: TunedConfig, m: int, n: int, sms: int, swappable: bool) -> 
     if extent > covered * (1 - MIN_SHORT_SIDE_PADDING) or (along_m and not swappable):
         return config
     best, best_time = config, four_time(config, m, n, sms)
+    rows, cols = (n, m) if along_m else (m, n)  # the candidates' launch: the short side along its columns
     for tile in short_side_tiles(max(extent, 64), swap_ab=along_m):
         four = tile.with_(cluster_m=4, cluster_n=1)
-        rows, cols = (n, m) if along_m else (m, n)
         if -(-rows // four.tile_m) < MIN_LONG_SIDE_TILES:
             continue
         if four.cluster_tiles(rows, cols) > resident_clusters(4, sms):
