@@ -276,10 +276,11 @@ DIAGNOSTIC |= {"coop192x256c21n"}
 DIAGNOSTIC |= {"swap192x176c21n", "swap192x176c12n", "swap192x192c21n", "swap128x256c21"}
 
 #: A configuration named by its parts, for ``--configs`` beside CANDIDATES' names: ``[swap][pp|coop]ROWSx
-#: WIDTHcMN[n]`` (swapped, ping-pong or cooperative (the default), tile, cluster, warpgroups along N), WIDTH
-#: a number or ``m`` / ``n`` and a count (``swappp128xm2c12``: M in two column tiles of the swapped launch,
-#: each ⌈M / 2⌉ rows rounded up to 8; ``pp128xn2c12``: N in two column tiles).
-NAMED = re.compile(r"(swap)?(pp|coop)?(\d+)x(\d+|[mn][1-8])c([124])([124])(n)?")
+#: WIDTHcMN[n][kS]`` (swapped, ping-pong or cooperative (the default), tile, cluster, warpgroups along N,
+#: split-K in S parts), WIDTH a number or ``m`` / ``n`` and a count (``swappp128xm2c12``: M in two column
+#: tiles of the swapped launch, each ⌈M / 2⌉ rows rounded up to 8; ``pp128xn2c12``: N in two column tiles;
+#: ``coop128x80c11k7``: 128×80 tiles, each in 7 parts).
+NAMED = re.compile(r"(swap)?(pp|coop)?(\d+)x(\d+|[mn][1-8])c([124])([124])(n)?(?:k([2-8]))?")
 
 
 def named_config(name: str, m: int, n: int = 0) -> TunedConfig | None:
@@ -288,11 +289,11 @@ def named_config(name: str, m: int, n: int = 0) -> TunedConfig | None:
     parts = NAMED.fullmatch(name)
     if parts is None:
         return None
-    swap, schedule, rows, width, cluster_m, cluster_n, along_n = parts.groups()
+    swap, schedule, rows, width, cluster_m, cluster_n, along_n, split = parts.groups()
     if width[0] in "mn":
         share = -(-(m if width[0] == "m" else n) // int(width[1:]))
         width = -(-share // 8) * 8
-    return tuned_config(
+    config = tuned_config(
         int(rows),
         int(width),
         int(cluster_m),
@@ -301,6 +302,7 @@ def named_config(name: str, m: int, n: int = 0) -> TunedConfig | None:
         swap_ab=bool(swap),
         **({"wg_split": "n"} if along_n else {}),
     )
+    return config.with_split_k(int(split)) if split else config
 
 
 ROUNDS = 10

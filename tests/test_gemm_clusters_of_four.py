@@ -60,7 +60,7 @@ def test_auto_widens_the_pair_along_the_long_side(mnk, bias, expected):
 @pytest.mark.parametrize(
     "mnk,bias,widened,expected",
     [
-        ((3824, 96, 7720), False, (64, 64, 4, 1, False), (64, 96, 4, 1, False)),  # N = 96 in 128 rows
+        ((3824, 96, 3000), False, (64, 64, 4, 1, False), (64, 96, 4, 1, False)),  # N = 96 in 128 rows
         ((131, 4912, 12704), False, (64, 128, 1, 4, False), (64, 136, 4, 1, True)),  # M = 131 in 192 rows
         ((165, 8632, 15360), False, (128, 144, 1, 4, False), (128, 168, 4, 1, True)),
         ((5328, 88, 16176), True, (64, 128, 4, 1, False), (64, 88, 4, 1, False)),  # with a bias: N stays N

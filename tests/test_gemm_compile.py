@@ -152,7 +152,8 @@ def test_every_configuration_auto_can_pick_compiles_without_spills():
     shapes += [(128, 8192, 8192), (256, 4096, 8192), (128, 4096, 4096), (64, 8192, 8192)]  # the small-M fill rule
     shapes += [(1536, 3072, 8192), (3072, 3072, 2048), (6144, 1024, 2048)]  # split-K on the last wave, ping-pong
     shapes += [(3072, 1024, 8192)]  # the aligned split
-    shapes += [(3824, 96, 7720), (131, 4912, 12704)]  # clusters of four: 64×96, and swapped 64×136 without a bias
+    shapes += [(3824, 96, 3000), (131, 4912, 12704)]  # clusters of four: 64×96, and swapped 64×136 without a bias
+    shapes += [(2088, 72, 10784)]  # split-K for a narrow N over a long K: 128×72 in 7 parts of uneven shares
     for bias in (False, True):
         problem = Problem("bf16", bias=bias, scaled=bias)
         picked = {pick(problem, mnk) for mnk in shapes}
@@ -343,14 +344,15 @@ def test_stream_k_posts_and_adds_partials_through_release_and_acquire(config):
         tuned_config(stream_k_remainder=True)
 
 
-@pytest.mark.parametrize("parts", [2, 4, 8])
-def test_split_k_posts_the_other_shares_and_adds_only_its_own(parts):
+@pytest.mark.parametrize("tile_n,parts", [(256, 2), (256, 4), (256, 8), (80, 7)])
+def test_split_k_posts_the_other_shares_and_adds_only_its_own(tile_n, parts):
     """GemmConfig.split_k: each part posts the other parts' shares of its accumulators (16-byte stores, one static
     branch per share, so each store appears once) and raises the tile's flag with one release; every part polls it
     with an acquire (bounded: a trap); the static branch of part j reads the other parts' values of its own 1/s of
     the subtiles only, (s − 1)/s of a tile per part; one relaxed add says "seen", part 0 polls for that and resets.
-    Nothing spills."""
-    config = tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE, split_k=parts)
+    Nothing spills. 128×80 in 7 parts: subtiles narrowed to 8 columns, ten of them in shares of one or two."""
+    config = tuned_config(128, tile_n, 2, 1, Schedule.COOPERATIVE).with_split_k(parts)
+    assert config.split_k == parts and config.subtiles >= parts
     split = report(config, Problem("bf16"))
     assert split.spill_bytes == 0 and not split.wgmma_serialized
     body = re.sub(r"//.*", "", split.ptx)
@@ -364,7 +366,7 @@ def test_split_k_posts_the_other_shares_and_adds_only_its_own(parts):
         ring = config.with_(tile_n=128, staging_in_ring=True)
         ringed = report(ring, Problem("bf16"))
         assert ringed.spill_bytes == 0 and ring.stages(Problem("bf16"))[0] == 7
-    with pytest.raises(ValueError, match=r"split_k = 8 is invalid: allowed a divisor of the tile's 4 subtiles"):
+    with pytest.raises(ValueError, match=r"split_k = 8 is invalid: allowed at most the tile's 4 subtiles"):
         tuned_config(128, 128, 2, 1, Schedule.COOPERATIVE, split_k=8)
     with pytest.raises(ValueError, match=r"split_k = 2 is invalid: allowed 1 with ping-pong"):
         tuned_config(128, 128, 2, 1, Schedule.PINGPONG, split_k=2)
@@ -372,7 +374,7 @@ def test_split_k_posts_the_other_shares_and_adds_only_its_own(parts):
         name = next(iter(clash))
         with pytest.raises(ValueError, match=rf"split_k = 2 is invalid: allowed 1 with {name}"):
             tuned_config(split_k=2, **clash)
-    with pytest.raises(ValueError, match=r"split_k = 4 is invalid: .* multiple of epi_batch = 4"):
+    with pytest.raises(ValueError, match=r"split_k = 4 is invalid: .* 8 subtiles / epi_batch = 4, 2 "):
         tuned_config(split_k=4, epi_batch=4)
     for bad in (0, 9, 2.0, True):
         with pytest.raises(ValueError, match=rf"split_k = {bad!r} is invalid: allowed an int in \[1, 8\]"):

@@ -16,7 +16,8 @@ BF16 = Problem("bf16")
     [
         ((1024, 1024, 8192), "split-K", "K = 8192 ≥ 4 × max(M, N) = 4096 on a small output"),
         ((128, 8192, 8192), "small M", "M = 128 ≤ 512"),
-        ((8192, 256, 8192), "small N", "N = 256 ≤ 512"),
+        ((8192, 256, 2048), "small N", "N = 256 ≤ 512"),
+        ((2088, 72, 10784), "split-K for a narrow N over a long K", "9 cluster-tiles × 7 parts of 24+ k-tiles"),
         ((1024, 2048, 8192), "fill the SMs", "32 cluster-tiles of 128×256 on 66 clusters (0.48 waves)"),
         ((8192, 8192, 8192), "stream-K", "the last wave (34 of 66 clusters) is split by k"),
         ((4096, 4096, 4096), "wave balance", "256 cluster-tiles of 128×256 on 66 clusters (3.88 waves)"),
@@ -96,7 +97,7 @@ def test_sweep_shapes_are_checked_before_torch(capsys, monkeypatch):
 
 
 def test_configs_named_by_their_parts():
-    """``--configs`` takes ``[swap][pp|coop]ROWSxWIDTHcMN[n]`` beside CANDIDATES' names, WIDTH ``mC`` for M in C
+    """``--configs`` takes ``[swap][pp|coop]ROWSxWIDTHcMN[n][kS]`` beside CANDIDATES' names, WIDTH ``mC`` for M in C
     column tiles (⌈M / C⌉ rounded up to 8): the same configuration a CANDIDATES entry of that name holds."""
     import gemm
     from gemm_modes.modes import tuned_config
@@ -106,7 +107,9 @@ def test_configs_named_by_their_parts():
     assert gemm.named_config("swappp128xm3c21", 200) == tuned_config(128, 72, 2, 1, "pingpong", swap_ab=True)
     for name in ("pp64x256c21", "swap192x176c21n", "coop192x192c21n", "pp128x168c21", "swappp128x160c21"):
         assert gemm.named_config(name, 0) == gemm.CANDIDATES[name], name
-    assert gemm.named_config("coop128x256c21sk2", 0) is None  # modes are CANDIDATES' names only
+    # split-K in 7 parts of 128×80: ten subtiles of 8 columns, so every part stores a share
+    assert gemm.named_config("coop128x80c11k7", 0) == tuned_config(128, 80, 1, 1, "cooperative", split_k=7, epi_n=8)
+    assert gemm.named_config("coop128x256c21sk2", 0) is None  # other modes are CANDIDATES' names only
 
 
 @pytest.mark.slow

@@ -573,18 +573,18 @@ def test_small_n_turns_the_fill_rule_where_cooperative_tiles_would_idle_sms():
     """N ≤ 512 with M above it: the fill rule on the turned problem (A is the streamed operand), cluster 1×2
     (A multicast) for an even number of column tiles, else 2×1; the cooperative 128×256 tile where M is
     long enough that it streams no more rows per SM."""
-    from gemm_modes.autotable import pick
+    from gemm_modes.autotable import pick, table_decision
     from hopper_gemm.config import Problem, Schedule
 
-    def shape(mnk, bias=False):
-        c = pick(Problem("bf16", bias=bias), mnk)
+    def shape(mnk, bias=False):  # the rule's own pick, before the long-K split may take its place
+        c = table_decision(Problem("bf16", bias=bias), mnk).config
         return (c.schedule.value, c.tile_m, c.tile_n, c.cluster_m, c.cluster_n)
 
     pp = Schedule.PINGPONG.value
     assert shape((8192, 256, 8192)) == (pp, 128, 128, 1, 2)  # 128 tiles in one wave; 64 of 128×256 idle half
     assert shape((4096, 256, 4096)) == (pp, 64, 128, 1, 2)
     assert shape((4096, 128, 8192)) == (pp, 64, 64, 1, 2)
-    assert shape((14336, 128, 4096)) == (pp, 128, 128, 4, 1)  # one column tile: the cluster runs along M (four)
+    assert shape((14336, 128, 4096)) == (pp, 128, 128, 2, 1)  # one column tile: the cluster runs along M
     assert shape((8192, 64, 8192)) == (pp, 64, 64, 2, 1)  # N ≤ 64: no 128-column tile
     assert shape((8192, 256, 1024), bias=True) == (pp, 128, 128, 1, 2)  # before short K, as small M
     coop = Schedule.COOPERATIVE.value
@@ -957,11 +957,11 @@ def test_split_k_rule_picks_the_measured_split_and_leaves_other_shapes_alone():
     unless they are odd (a square's column tiles).
     Below the ratio (2048×512×4096 measured 0.91 of the whole-tile pick) or with too few k-tiles per part
     the table is unchanged, and so is it on a GPU too small for two parts."""
-    from gemm_modes.autotable import pick, split_k, whole_tiles
+    from gemm_modes.autotable import split_k, table_decision, whole_tiles
 
     bf16 = Problem("bf16")
     for mnk, (cluster_m, cluster_n, parts), *tile in SPLIT_K_PICKS:
-        config = pick(bf16, mnk)
+        config = table_decision(bf16, mnk).config  # the rule's own (gemm_modes.long_k may come after it)
         assert (config.tile_m, config.tile_n, config.schedule) == (*(tile or [(128, 128)])[0], Schedule.COOPERATIVE)
         assert (config.cluster_m, config.cluster_n, config.split_k) == (cluster_m, cluster_n, parts), mnk
         assert config.split_k * config.cluster_tiles(*mnk[:2]) <= 66
@@ -973,7 +973,7 @@ def test_split_k_rule_picks_the_measured_split_and_leaves_other_shapes_alone():
         (1536, 1024, 16384),  # neither tile splits in one wave (128×192: 36 cluster-tiles × 2 > 66)
         (768, 1536, 4096),  # below the ratio (128×192 in 2 measured 1.11× here, but 0.96× at 640×1536×4096)
     ]:
-        assert split_k(mnk) is None and pick(bf16, mnk) == whole_tiles(bf16, mnk), mnk
+        assert split_k(mnk) is None and table_decision(bf16, mnk).config == whole_tiles(bf16, mnk), mnk
     assert split_k((1024, 1024, 8192), sms=60) is None  # 32 cluster-tiles × 2 parts > 30 clusters
     assert split_k((1024, 1024, 8192), sms=264).split_k == 4
 

@@ -72,6 +72,8 @@ otherwise                  :func:`wave_balance`: cooperative        4096³ 1.02,
 After the table, :func:`decide` widens a load-bound pick's cluster of two to four along the long side
 where the output takes one wave of them, and where that tile pads the short side, may take a short-side
 tile in fours instead (``gemm_modes.clusters_of_four``; H200: small-side draws 0.86–0.89 → 0.93–0.96).
+Last, for a narrow N over a long K, split-K in up to 8 parts of a cooperative 128-row tile may take its
+place (``gemm_modes.long_k``; H200: 0.81–0.87 → 1.10–1.11 on the small-side shapes it takes).
 
 Every ping-pong pick gets the staging in the ring where each CTA owns one tile
 (:func:`single_wave_staging`), and so does every cooperative one, its deferred epilogue dropped (no next
@@ -104,7 +106,7 @@ from dataclasses import dataclass
 
 from hopper_gemm.config import GemmConfig, Problem, Schedule
 
-from . import clusters_of_four, short_side
+from . import clusters_of_four, long_k, short_side
 from .modes import TunedConfig
 from .splits import ALIGNED_ADD_K_TILES, AlignedSplit, StreamKSplit
 from .tile_time import tile_time
@@ -859,17 +861,22 @@ def decide(
     """The table's decision for a shape on a GPU with ``sms`` SMs: :func:`table_decision`, its cluster of two
     then widened to four where ``clusters_of_four.widened`` applies, and its tile replaced by a short-side
     one in fours where ``clusters_of_four.tightest`` finds one (with ``swap``: plain ``gemm()`` calls; no
-    comm role, gate or mode has run in clusters of four)."""
+    comm role, gate or mode has run in clusters of four); last, with ``swap`` and ``split``, split-K where
+    ``long_k.replaces`` takes it."""
     decision = table_decision(problem, mnk, sms, split, widths, swap, short_sides)
     m, n, _ = mnk
     four = clusters_of_four.widened(decision.config, m, n, sms) if swap else None
-    if four is None:
+    if four is not None:
+        tight = clusters_of_four.tightest(four, m, n, sms, swappable(problem))
+        facts = f"{decision.facts}; {clusters_of_four.describe(four, m, n, sms)}"
+        if tight != four:
+            facts = f"{decision.facts}; {clusters_of_four.describe_tightest(four, tight, m, n, sms)}"
+        decision = Decision(tight, f"{decision.rule} in clusters of four", facts)
+    long = long_k.replaces(decision.config, mnk, sms) if swap and split else None
+    if long is None:
         return decision
-    tight = clusters_of_four.tightest(four, m, n, sms, swappable(problem))
-    facts = f"{decision.facts}; {clusters_of_four.describe(four, m, n, sms)}"
-    if tight != four:
-        facts = f"{decision.facts}; {clusters_of_four.describe_tightest(four, tight, m, n, sms)}"
-    return Decision(tight, f"{decision.rule} in clusters of four", facts)
+    facts = long_k.describe(long, decision.config, mnk, sms)
+    return Decision(single_wave_staging(long, problem, mnk, sms), "split-K for a narrow N over a long K", facts)
 
 
 def table_decision(

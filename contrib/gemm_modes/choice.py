@@ -109,7 +109,7 @@ def choose_config(
             split_k=1,
         )
     if split_k is not None:
-        config = config.with_(staging_in_ring=False, deferred_chunks=0, split_k=split_k)
+        config = config.with_(staging_in_ring=False, deferred_chunks=0).with_split_k(split_k)
     if swap_ab:  # the plain kernel: the table's modes were chosen for the problem unswapped
         config = TunedConfig(config.config, Modes(swap_ab=True))
     elif swap_ab is False and config.swap_ab:

@@ -139,12 +139,12 @@ class Modes:
         for name in ("stream_k", "deferred_chunks"):
             if getattr(self, name):
                 raise _bad("split_k", parts, f"1 with {name} (each cluster computes one part of one tile)")
-        if config.subtiles % parts or (config.subtiles // parts) % config.epi_batch:
+        if parts > config.subtiles // config.epi_batch:
             raise _bad(
                 "split_k",
                 parts,
-                f"a divisor of the tile's {config.subtiles} subtiles whose share is a multiple of epi_batch = "
-                f"{config.epi_batch} (each part stores its share of the subtiles)",
+                f"at most the tile's {config.subtiles} subtiles / epi_batch = {config.epi_batch}, "
+                f"{config.subtiles // config.epi_batch} (each part stores a share of whole batches of subtiles)",
             )
 
     def _check_deferred(self, config: GemmConfig) -> None:
@@ -224,6 +224,18 @@ class TunedConfig:
         base = TunedConfig(config, replace(self.modes, deferred_chunks=0, staging_in_ring=False, split_k=1))
         batch = _largest_accepted(self.config.epi_batch, lambda b: base.with_(epi_batch=b)) or base
         return _largest_accepted(self.modes.deferred_chunks, lambda d: batch.with_(deferred_chunks=d)) or batch
+
+    def with_split_k(self, parts: int) -> TunedConfig:
+        """``with_(split_k=parts)``, the staged subtile narrowed (``epi_n`` 32 → 16 → 8) where the tile's
+        subtiles are fewer than the parts: each part stores a share of whole subtiles (128×64 in 8 parts:
+        eight subtiles of 8 columns). A part count no subtile width serves raises as ``with_`` does."""
+        config = self.with_(split_k=1)
+        for epi_n in (16, 8):
+            if config.subtiles // config.epi_batch >= parts:
+                break
+            if epi_n < config.epi_n and config.mma_tile[1] % epi_n == 0:
+                config = config.with_(epi_n=epi_n)
+        return config.with_(split_k=parts)
 
     @property
     def partial_sums(self) -> bool:

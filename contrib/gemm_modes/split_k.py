@@ -14,8 +14,9 @@ math warpgroups of part j  k-tiles ``[j·K/s, (j+1)·K/s)`` of the tile       th
                                                                             until ``flags[t]`` ≥ s (a trap
                                                                             after 2 s), then the barrier
                            parts 1 … s−1: say so                            thread 0: +1 on ``flags[t]``
-                           add the other parts' values of its own s-th of   —
-                           the subtiles (in part order: the same sum on
+                           add the other parts' values of its own share     —
+                           of the subtiles (``SplitK.share``; in part
+                           order: the same sum on
                            every launch), apply the epilogue terms, store
                            those subtiles through the staging ring
 part 0, after its stores   put the flag back to 0 for the next launch       thread 0: ``ld.acquire.gpu``
@@ -28,7 +29,7 @@ cluster per part (``cluster-tiles × s`` at most the resident clusters, which
 cycle. ``gemm_modes.split_k_protocol`` writes the same counts down for ``pipes.check``.
 
 Against stream-K's fix-up, where the one unit with k-tile 0 reads every other part's whole partial, each
-part here writes and reads (s − 1) / s of a tile and stores 1/s of it: the reads and the epilogue are
+part here writes and reads about (s − 1) / s of a tile and stores about 1/s of it: the reads and the epilogue are
 spread over all s clusters instead of one.
 """
 
@@ -90,11 +91,10 @@ def _part(
     mine = tile * cfg.cluster_size + rank
     flag = flags + mine
     shape = (cfg.split_k, cute.size(acc), 128 * cfg.warpgroups_per_tile)
-    per_part = cute.size(acc) // cfg.split_k
     slot = partial_slot(partials, mine, part, math_tidx, shape)
     # Only the other parts' shares: a part adds its own from its registers (+0.5 … +5 % against posting
     # the whole partial, H100, eight shapes twice).
-    _post_others(values, slot, part, per_part, cfg.split_k)
+    _post_others(epi, values, slot, part)
     shared.epilogue_barrier.sync()
     if math_tidx == 0:
         cute.arch.atomic_add(flag, Uint32(1), sem="release", scope="gpu")  # posted
@@ -102,17 +102,10 @@ def _part(
         if part != 0:
             cute.arch.atomic_add(flag, Uint32(1), scope="gpu")  # seen: part 0 may reset after all
     shared.epilogue_barrier.sync()
-    subtiles = epi.subtile_grid[0] * epi.subtile_grid[1] // cfg.split_k
     for j in cutlass.range_constexpr(cfg.split_k):  # the part's slice: static registers per branch
         if part == j:
             staging = _finish_slice(
-                epi,
-                terms,
-                (acc, values, coords, math_tidx),
-                (partials, mine, shape),
-                args,
-                staging,
-                (tm, tn, j, per_part, subtiles),
+                epi, terms, (acc, values, coords, math_tidx), (partials, mine, shape), args, staging, (tm, tn, j)
             )
     if part == 0 and math_tidx == 0:
         poll_flag(flag, split.seen())
@@ -120,14 +113,24 @@ def _part(
     return consumer, staging
 
 
+def share_values(epi: Any, j: int) -> tuple[int, int]:
+    """(first, end) of each math thread's accumulator values, in the epilogue's register order, that part
+    ``j`` adds up and stores: its :meth:`SplitK.share <gemm_modes.splits.SplitK.share>` of the subtiles,
+    each subtile one contiguous run of values."""
+    cfg = epi.kernel.modes.config
+    subtiles = epi.subtile_grid[0] * epi.subtile_grid[1]
+    per_subtile = cute.size(epi.frag_shape)
+    first, end = SplitK(cfg.split_k).share(j, subtiles, cfg.epi_batch)
+    return first * per_subtile, end * per_subtile
+
+
 @cute.jit
-def _post_others(
-    values: cute.Tensor, slot: cute.Tensor, part: Any, per_part: cutlass.Constexpr, parts: cutlass.Constexpr
-) -> None:
+def _post_others(epi: cutlass.Constexpr, values: cute.Tensor, slot: cute.Tensor, part: Any) -> None:
     """Post the values of every other part's share (a part adds its own share from its registers)."""
-    for j in cutlass.range_constexpr(parts):
+    for j in cutlass.range_constexpr(epi.kernel.modes.config.split_k):
         if part != j:
-            for v in cutlass.range(j * per_part, (j + 1) * per_part, unroll_full=True):
+            first, end = share_values(epi, j)
+            for v in cutlass.range(first, end, unroll_full=True):
                 slot[v] = values[v]
 
 
@@ -144,16 +147,18 @@ def _finish_slice(
     """Part ``j``'s slice: add the other parts' values of it (in part order), apply the terms, store it."""
     acc, values, coords, math_tidx = regs
     partials, mine, shape = where
-    tm, tn, j, per_part, subtiles = at
+    tm, tn, j = at
     cfg = epi.kernel.modes.config
+    first, end = share_values(epi, j)
     for other in cutlass.range_constexpr(cfg.split_k):
         if cutlass.const_expr(other != j):
             theirs = partial_slot(partials, mine, other, math_tidx, shape)
-            for v in cutlass.range(j * per_part, (j + 1) * per_part, unroll_full=True):
+            for v in cutlass.range(first, end, unroll_full=True):
                 values[v] = values[v] + theirs[v]
     if cutlass.const_expr(len(terms) > 0):
         apply_terms(terms, acc, offset_coords(coords, tm * cfg.tile_m, tn * cfg.tile_n), args)
-    return store_tile(epi, acc, staging, tm, tn, (j * subtiles, (j + 1) * subtiles))
+    subtiles = epi.subtile_grid[0] * epi.subtile_grid[1]
+    return store_tile(epi, acc, staging, tm, tn, SplitK(cfg.split_k).share(j, subtiles, cfg.epi_batch))
 
 
 __all__ = ["split_k_unit"]

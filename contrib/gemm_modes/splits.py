@@ -229,6 +229,13 @@ class SplitK:
         part = cluster_id - tile * self.parts
         return tile, part, part * k_tiles // self.parts, (part + 1) * k_tiles // self.parts
 
+    def share(self, part: int, subtiles: int, batch: int = 1) -> tuple[int, int]:
+        """(first, end) of the subtiles, in store order, that ``part`` adds up and stores: whole batches of
+        ``batch`` subtiles (one staging acquire each), spread as evenly as they go; a part gets none where the
+        batches are fewer than the parts (it still computes and posts its k-range)."""
+        batches = subtiles // batch
+        return part * batches // self.parts * batch, (part + 1) * batches // self.parts * batch
+
     def posted(self) -> int:
         """The flag's count once every part has posted its partial."""
         return self.parts

@@ -260,7 +260,7 @@ def test_auto_paired_rows_match_torch(mnk):
 @pytest.mark.parametrize(
     "mnk,bias",
     [((3240, 256, 2472), False), ((128, 7168, 18432), False), ((68, 5032, 2608), False)]
-    + [((19936, 72, 7816), False), ((5328, 88, 16176), True), ((131, 4912, 12704), False), ((3824, 96, 7720), False)],
+    + [((19936, 72, 7816), False), ((5328, 88, 16176), True), ((131, 4912, 12704), False), ((3824, 96, 3000), False)],
 )
 def test_auto_clusters_of_four_match_torch(mnk, bias):
     """Auto's clusters of four along the long side (``gemm_modes.clusters_of_four``): ping-pong 64×128 4×1,
@@ -271,6 +271,23 @@ def test_auto_clusters_of_four_match_torch(mnk, bias):
     from hopper_gemm.config import Problem
 
     assert decide(Problem("bf16", bias=bias), mnk).config.cluster_size == 4
+    _run(*mnk, "bf16", "nk", "auto", bias=bias)
+
+
+@pytest.mark.parametrize(
+    "mnk,bias,parts",
+    [((2088, 72, 10784), False, 7), ((3000, 128, 12288), True, 5), ((3384, 288, 15224), False, 2)]
+    + [((1024, 96, 8192), True, 8), ((2544, 312, 13464), False, 3)],
+)
+def test_auto_long_k_splits_match_torch(mnk, bias, parts):
+    """Auto's split-K for a narrow N over a long K (``gemm_modes.long_k``): cooperative 128×72 in 7 parts
+    (subtiles of 8 columns, shares of one or two), 128×128 in 5 with a bias (subtiles of 16), 128×144 in
+    2, 128×96 in 8, 128×160 in 3, each 2×1, ragged M, N and K; every part resident at once."""
+    from gemm_modes.autotable import decide
+    from hopper_gemm.config import Problem
+
+    picked = decide(Problem("bf16", bias=bias), mnk).config
+    assert (picked.tile_m, picked.split_k, picked.cluster_size) == (128, parts, 2)
     _run(*mnk, "bf16", "nk", "auto", bias=bias)
 
 
@@ -605,9 +622,18 @@ SPLIT_K_CONFIGS = [
 #: Stream-K shares of a quarter tile (``stream_k_partials`` = 4): 1024²×8192 is 16 cluster-tiles of 128
 #: k-tiles in shares of 32 on 66 clusters; 4096³ splits its partial wave as with two partials.
 DEEP_STREAM_K = ((128, 256), (2, 1), {"stream_k": True, "stream_k_remainder": True, "stream_k_partials": 4})
-SPLIT_K_CASES = [(shape, *config) for shape in SPLIT_K_SHAPES for config in SPLIT_K_CONFIGS] + [
-    (shape, *DEEP_STREAM_K) for shape in [(1024, 1024, 8192), (4096, 4096, 4096), SPLIT_K_SHAPES[1]]
+#: Parts whose shares of the subtiles differ (``SplitK.share``: whole subtiles, as even as they go).
+UNEVEN_SPLIT_K_CASES = [
+    ((2088, 72, 10784), (128, 80), (1, 1), {"split_k": 7, "epi_n": 8}),  # 10 subtiles: 1,1,2,1,2,1,2; 119 CTAs
+    ((1, 8, 8), (128, 80), (1, 1), {"split_k": 7, "epi_n": 8}),  # one k-tile: six parts add zeros
+    ((424, 536, 1000), (128, 64), (2, 1), {"split_k": 3, "epi_n": 16}),  # 4 subtiles: 1,1,2; 16 k-tiles
+    ((300, 520, 128), (128, 128), (1, 2), {"split_k": 3}),  # 4 subtiles of 32 columns; 2 k-tiles
 ]
+SPLIT_K_CASES = (
+    [(shape, *config) for shape in SPLIT_K_SHAPES for config in SPLIT_K_CONFIGS]
+    + UNEVEN_SPLIT_K_CASES
+    + [(shape, *DEEP_STREAM_K) for shape in [(1024, 1024, 8192), (4096, 4096, 4096), SPLIT_K_SHAPES[1]]]
+)
 
 
 @pytest.mark.parametrize(
