@@ -369,10 +369,11 @@ def test_auto_layout_rule_picks_match_torch(mnk):
     epilogue nothing to hide under, Cᵀ = B·Aᵀ where row tiles would pad M, N in column tiles of 8-row
     steps) match torch on ragged shapes and repeat bit for bit."""
     torch = _torch()
-    from gemm_modes.autotable import decide
+    from gemm_modes.autotable import table_decision
     from hopper_gemm.config import Problem
 
-    picked = decide(Problem("bf16"), mnk, 132).config
+    # the rule's own pick; auto's may come after it (4104×320×8200: gemm_modes.long_k's split-K)
+    picked = table_decision(Problem("bf16"), mnk, 132).config
     assert (picked.schedule.value, picked.tile_m, picked.tile_n, picked.split_k) == LAYOUT_RULE_PICKS[mnk]
     a, b, _, first = _run(*mnk, "bf16", "nk", "auto")
     from hopper_gemm.api import gemm
