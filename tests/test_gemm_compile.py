@@ -283,9 +283,9 @@ def test_without_a_gpu_the_example_reports_resources(capsys, monkeypatch, torch_
     assert "stream-K (aligned)" in out and "spills        : 0 bytes" in out
     assert "pipes.check stream_k_aligned: OK" in out and "planted no_wait  : AGENT_ERROR" in out
     # bad input: one line naming it, exit status 2, no traceback
-    assert persistent_gemm.main(["--m", "1024", "--n", "1024", "--k", "8192", "--split-k", "3"]) == 2
+    assert persistent_gemm.main(["--m", "1024", "--n", "1024", "--k", "8192", "--split-k", "9"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("persistent_gemm.py: GemmConfig.split_k = 3 is invalid") and "Traceback" not in err
+    assert err.startswith("persistent_gemm.py: GemmConfig.split_k = 9 is invalid") and "Traceback" not in err
 
 
 def test_traced_build_records_and_untraced_build_does_not():
