@@ -231,8 +231,8 @@ class SplitK:
 
     def share(self, part: int, subtiles: int, batch: int = 1) -> tuple[int, int]:
         """(first, end) of the subtiles, in store order, that ``part`` adds up and stores: whole batches of
-        ``batch`` subtiles (one staging acquire each), spread as evenly as they go; a part gets none where the
-        batches are fewer than the parts (it still computes and posts its k-range)."""
+        ``batch`` subtiles (one staging acquire each), spread as evenly as they go (10 subtiles in 7 parts:
+        1, 1, 2, 1, 2, 1, 2). ``Modes`` refuses more parts than batches, so every part stores a share."""
         batches = subtiles // batch
         return part * batches // self.parts * batch, (part + 1) * batches // self.parts * batch
 
