@@ -120,12 +120,10 @@ def fastest(mnk: tuple[int, int, int], sms: int) -> TunedConfig | None:
 
 def replaces(table_pick: TunedConfig, mnk: tuple[int, int, int], sms: int) -> TunedConfig | None:
     """:func:`fastest` where it takes ``table_pick``'s place (the module's docstring), else None."""
-    if not in_class(mnk):
+    if not in_class(mnk) or covers_exactly(table_pick, mnk, sms):
         return None
     split = fastest(mnk, sms)
     if split is None:
-        return None
-    if covers_exactly(table_pick, mnk, sms):
         return None
     if table_pick.split_k > 1 and not table_pick.swap_ab:  # splits against splits, each with its fix-up
         faster = split_time(split, mnk, sms) + fixup_time(split) < split_time(table_pick, mnk, sms) + fixup_time(
