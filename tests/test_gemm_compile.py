@@ -548,6 +548,21 @@ def test_a_column_major_c_is_staged_transposed(config):
     assert column.spill_bytes == 0 and not column.wgmma_serialized
 
 
+@pytest.mark.parametrize("tile_n,parts", [(80, 7), (128, 4)])
+def test_split_k_stores_a_column_major_c_transposed(tile_n, parts):
+    """Split-K on a swapped launch (C column-major, ``swap_ab`` with ``split_k``): the parts post and read
+    the same 16-byte partials as on a row-major C (register order: the layout of C does not reach them), and
+    their shares reach the staging buffer through transposed ``stmatrix`` only; nothing spills."""
+    config = tuned_config(128, tile_n, 2, 1, Schedule.COOPERATIVE).with_split_k(parts)
+    column = report(config, Problem("bf16", c_major="m"))
+    row = report(config, Problem("bf16"))
+    assert set(re.findall(r"stmatrix\.sync\.aligned\.m8n8\.x\d(\.trans)?", column.ptx)) == {".trans"}
+    for op in (r"st\.global\.v4\.b32", r"ld\.global\.v4\.b32", r"ld\.acquire\.gpu", r"wgmma\.mma_async\.\S+"):
+        assert re.findall(op, re.sub(r"//.*", "", column.ptx)) == re.findall(op, re.sub(r"//.*", "", row.ptx))
+    assert column.spill_bytes == 0 and not column.wgmma_serialized
+    assert config.with_(swap_ab=True).split_k == parts
+
+
 def test_a_column_major_c_is_refused_where_it_cannot_run():
     """A bias adds along N (the rows of a swapped launch's Cᵀ), and the modes address C's rows as
     contiguous: both refused by name, before anything compiles."""
@@ -555,8 +570,12 @@ def test_a_column_major_c_is_refused_where_it_cannot_run():
         Problem("bf16", bias=True, c_major="m")
     with pytest.raises(ValueError, match=r"Problem.c_major = 'x' is invalid"):
         Problem("bf16", c_major="x")
-    with pytest.raises(ValueError, match=r"c_major = 'm' runs on the plain kernel: no comm role, gate, stream-K"):
+    with pytest.raises(ValueError, match=r"c_major = 'm' runs on the plain kernel or with split-K alone: no comm"):
         report(COOP.with_(stream_k=True), Problem("bf16", c_major="m"))
+    with pytest.raises(ValueError, match=r"c_major = 'm' runs on the plain kernel or with split-K alone"):
+        report(COOP.with_(split_k=2, deferred_chunks=0, staging_in_ring=True), Problem("bf16", c_major="m"))
+    with pytest.raises(ValueError, match=r"swap_ab = True is invalid: allowed False with stream-K .*split-K alone"):
+        COOP.with_(stream_k=True, swap_ab=True)
 
 
 def _short_side_extremes():

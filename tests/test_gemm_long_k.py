@@ -1,4 +1,4 @@
-"""``gemm_modes.long_k``: auto's split-K for a narrow N over a long K, the uneven shares of subtiles it
+"""``gemm_modes.long_k``: auto's split-K for a narrow N (or, swapped, a short M) over a long K, the uneven shares of subtiles it
 needs (``SplitK.share``), and where the rule leaves the table's pick (the arithmetic on the CPU; the kernels
 on the GPU runner)."""
 
@@ -46,8 +46,20 @@ def test_the_class_is_a_narrow_n_under_a_long_m_with_k_for_two_parts():
     assert long_k.in_class((2088, 72, 10784)) and long_k.in_class((1024, 512, 2048))
     assert not long_k.in_class((1024, 520, 8192))  # N past two column tiles of 256
     assert not long_k.in_class((1000, 512, 8192))  # N more than half of M
-    assert not long_k.in_class((72, 2088, 10784))  # M short: the table computes Cᵀ, split-K does not
+    assert not long_k.in_class((72, 2088, 10784))  # M short: the class of Cᵀ (swaps)
     assert not long_k.in_class((4096, 128, 1984)) and long_k.in_class((4096, 128, 1985))  # 31 and 32 k-tiles
+
+
+def test_a_short_m_is_weighed_swapped_where_the_problem_can_run_so_and_k_is_long_enough():
+    assert long_k.swaps((2088, 72, 10784), swappable=True) is False  # a narrow N: unswapped
+    assert long_k.swaps((72, 2088, 10784), swappable=True) is True  # Cᵀ = B·Aᵀ has the narrow side
+    assert long_k.swaps((72, 2088, 10784), swappable=False) is None  # a bias, or B as (K, N)
+    k_tiles = long_k.MIN_SWAPPED_K_TILES
+    assert long_k.swaps((184, 4056, 64 * k_tiles), True) and long_k.swaps((184, 4056, 64 * k_tiles - 64), True) is None
+    assert long_k.swaps((600, 4096, 8192), True) is None  # M past two column tiles of 256
+    found = long_k.candidates((72, 2088, 10784), SMS, swap_ab=True)
+    assert found and all(c.swap_ab and c.tile_n == 72 for c in found)  # M along the tile's columns
+    assert all(c.one_wave_clusters(2088, 72) <= resident_clusters(c.cluster_size, SMS) for c in found)
 
 
 def test_every_candidate_runs_in_one_wave_with_parts_of_sixteen_k_tiles_and_a_share_each():
@@ -102,19 +114,38 @@ def test_auto_splits_a_narrow_n_over_a_long_k(mnk, bias, expected):
 
 
 @pytest.mark.parametrize(
+    "mnk,expected",
+    [
+        ((72, 2088, 10784), (72, 2, 1, 7)),  # 0.585 → 1.0+ of torch: the mirror of 2088×72×10784
+        ((148, 2584, 6648), (152, 2, 1, 6)),  # 0.654 → 1.200
+        ((256, 5120, 13824), (256, 2, 1, 3)),  # a sweep shape: the small-M rule's aligned split 0.989 → 1.048
+    ],
+)
+def test_auto_splits_a_short_m_over_a_long_k_on_the_swapped_launch(mnk, expected):
+    decision = decide(BF16, mnk)
+    c = decision.config
+    assert (c.tile_n, c.cluster_m, c.cluster_n, c.split_k) == expected and c.tile_m == 128 and c.swap_ab
+    assert decision.rule == "split-K for a short M over a long K"
+    assert f"M = {mnk[0]} ≤ 512, computed as Cᵀ = B·Aᵀ, K = {mnk[2]}: " in decision.line()
+    assert not decision.config.staging_in_ring  # a swapped launch stages apart
+    # a bias adds along N, the rows of Cᵀ: no swapped launch, so no split of Cᵀ
+    assert not decide(Problem("bf16", bias=True), mnk).config.swap_ab
+
+
+@pytest.mark.parametrize(
     "mnk,why",
     [
         ((2528, 464, 3584), "the estimate: the table's 64×160 tiles fill the SMs (a split ran 0.737 against 0.970)"),
         ((2048, 512, 4096), "covers exactly: 128 ping-pong 64×128 tiles (the split ran 0.858 against 1.187)"),
         ((2048, 256, 8192), "covers exactly: the split-K rule's 64 of 66 clusters (0.956 against 1.114)"),
-        ((72, 2088, 10784), "M short: outside the class"),
+        ((184, 4056, 2304), "M short over 36 k-tiles: the swapped split ran 0.756 against the table's 1.307"),
         ((5328, 88, 16176), "the estimate"),
     ],
 )
 def test_the_rule_leaves_the_table_where_a_split_lost_or_has_not_run(mnk, why):
     decision = decide(BF16, mnk)
-    assert decision.rule != "split-K for a narrow N over a long K", why
-    assert long_k.replaces(decision.config, mnk, SMS) is None, why  # the pick it weighed (after the fours)
+    assert not decision.rule.startswith("split-K for a"), why
+    assert long_k.replaces(decision.config, mnk, SMS, swappable=True) is None, why  # the pick it weighed
 
 
 def test_covers_exactly_counts_split_parts_and_padding():

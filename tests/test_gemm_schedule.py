@@ -548,7 +548,7 @@ def test_small_m_steps_aside_where_the_cooperative_tile_streams_no_more_and_spli
     H100, with PDL, ours against ours in one run: 256×13824×5120 cooperative 1.00 against ping-pong
     128×128 0.93, 512×8192×28672 0.99 against 0.91, 512×28672×8192 aligned 0.96 against 128×192 0.88;
     256×5120×13824 the 128×128 split 0.91 against ping-pong 0.80."""
-    from gemm_modes.autotable import decide, small_m, small_m_cost
+    from gemm_modes.autotable import decide, small_m, small_m_cost, table_decision
     from hopper_gemm.config import Problem, Schedule
 
     bf16 = Problem("bf16")
@@ -560,7 +560,7 @@ def test_small_m_steps_aside_where_the_cooperative_tile_streams_no_more_and_spli
         assert chosen.config.schedule is Schedule.COOPERATIVE and chosen.config.tile_n == width, mnk
     # 512×28672×8192: 4 × 163 tiles of 128×176 stream fewer rows than 128×256 (0.975 against the split's 0.943)
     assert decide(bf16, (512, 28672, 8192)).config.tile_n == 176
-    split = decide(bf16, (256, 5120, 13824))
+    split = table_decision(bf16, (256, 5120, 13824))  # decide's last step splits K on Cᵀ there (long_k)
     assert split.rule == "small M" and split.config.stream_k_aligned and split.config.tile_n == 128
     assert "split at one k" in split.facts
     assert not small_m((256, 5120, 4096)).stream_k  # K below SMALL_M_SPLIT_MIN_K
@@ -1120,7 +1120,7 @@ def test_the_wave_balance_swaps_where_192x176_tiles_along_n_fill_the_waves():
 def test_swap_ab_overrides_and_their_errors():
     """``gemm(swap_ab=...)`` through ``choose_config``: True takes the best swapped tile, or the asked tile
     for Cᵀ, always on the plain kernel; False never swaps; another override keeps the table from swapping;
-    a stream-K or split-K beside a forced swap, or a non-bool, is refused by name."""
+    a stream-K beside a forced swap, or a non-bool, is refused by name; split-K runs swapped."""
     from gemm_modes.autotable import SWAPPED_MERIT
     from gemm_modes.choice import choose_config
 
@@ -1130,8 +1130,12 @@ def test_swap_ab_overrides_and_their_errors():
     assert forced.swap_ab and (forced.tile_m, forced.tile_n) == (128, 256) and not forced.modes.active
     assert not choose_config(bf16, (4104, 4104, 4104), "auto", None, None, swap_ab=False, sms=132).swap_ab
     assert not choose_config(bf16, (4104, 4104, 4104), "auto", None, (1, 2), sms=132).swap_ab
-    with pytest.raises(ValueError, match="swap_ab = True runs on the plain kernel: no stream_k or split_k"):
+    with pytest.raises(ValueError, match="swap_ab = True runs on the plain kernel or with split-K: no stream_k"):
         choose_config(bf16, (4104, 4104, 4104), "auto", None, None, True, swap_ab=True, sms=132)
+    # split-K beside a forced swap: the split-K rule's tile for Cᵀ (2088×72 → 128×128 in 2×1 clusters)
+    split = choose_config(bf16, (72, 2088, 10784), "auto", None, None, swap_ab=True, split_k=7, sms=132)
+    assert split.swap_ab and split.split_k == 7 and split.modes.active and split.tile_m == 128
+    assert choose_config(bf16, (72, 2088, 10784), "auto", (128, 80), (1, 1), swap_ab=True, split_k=7).epi_n == 8
     with pytest.raises(ValueError, match="swap_ab = 'yes' is invalid"):
         choose_config(bf16, (4104, 4104, 4104), "auto", None, None, swap_ab="yes", sms=132)
     # a 192-row tile asked for where the table splits: the plain kernel, not a mode it cannot run with
@@ -1141,7 +1145,7 @@ def test_swap_ab_overrides_and_their_errors():
 
 def test_swap_ab_is_a_launch_mode_not_a_kernel_mode():
     """``Modes.swap_ab`` leaves the kernel's hooks off (``active`` False: the plain kernel runs, storing
-    C column by column) and refuses every mode that needs them."""
+    C column by column) and refuses every mode that needs them but split-K alone."""
     from gemm_modes.modes import Modes
 
     assert not Modes(swap_ab=True).active
@@ -1149,3 +1153,7 @@ def test_swap_ab_is_a_launch_mode_not_a_kernel_mode():
     assert "swapped (Cᵀ = B·Aᵀ)" in swapped.describe()
     with pytest.raises(ValueError, match=r"swap_ab = True is invalid: allowed False with deferred store in 8"):
         tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE, deferred_chunks=8, swap_ab=True)
+    # split-K alone: its parts store through the plain kernel's path, column by column as well
+    assert tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE, split_k=2, swap_ab=True).modes.active
+    with pytest.raises(ValueError, match=r"allowed False with split-K in 2 staging in the A/B ring \(a swapped"):
+        tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE, split_k=2, staging_in_ring=True, swap_ab=True)

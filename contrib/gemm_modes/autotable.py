@@ -872,11 +872,12 @@ def decide(
         if tight != four:
             facts = f"{decision.facts}; {clusters_of_four.describe_tightest(four, tight, m, n, sms)}"
         decision = Decision(tight, f"{decision.rule} in clusters of four", facts)
-    long = long_k.replaces(decision.config, mnk, sms) if swap and split else None
+    long = long_k.replaces(decision.config, mnk, sms, swappable(problem)) if swap and split else None
     if long is None:
         return decision
     facts = long_k.describe(long, decision.config, mnk, sms)
-    return Decision(single_wave_staging(long, problem, mnk, sms), "split-K for a narrow N over a long K", facts)
+    rule = f"split-K for a {'short M' if long.swap_ab else 'narrow N'} over a long K"
+    return Decision(single_wave_staging(long, problem, mnk, sms), rule, facts)
 
 
 def table_decision(

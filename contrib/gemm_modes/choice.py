@@ -53,23 +53,24 @@ def choose_config(
     tile, 1: none) override the table's choice (None: keep it; a new tile or cluster drops the table's
     split-K, chosen for its own tile). ``sms``: the GPU's SM count (None: an H100's, what the table was
     measured on). ``swap_ab``: True computes Cᵀ = B·Aᵀ (the table's best swapped tile, or ``tile`` as
-    (extent along N, extent along M)), False never; None: the table's choice, which swaps only without
-    any other override."""
+    (extent along N, extent along M); with ``split_k``, split-K's tile for Cᵀ's shape), False never; None:
+    the table's choice, which swaps only without any other override."""
     if split_k is not None and (isinstance(split_k, bool) or not isinstance(split_k, int)):
         raise ValueError(f"split_k = {split_k!r} is invalid: allowed None (the table's choice) or an int")
     if swap_ab is not None and not isinstance(swap_ab, bool):
         raise ValueError(f"swap_ab = {swap_ab!r} is invalid: allowed None (the table's choice), True or False")
-    if swap_ab and (stream_k or split_k is not None and split_k > 1):
-        raise ValueError("swap_ab = True runs on the plain kernel: no stream_k or split_k with it")
+    if swap_ab and stream_k:
+        raise ValueError("swap_ab = True runs on the plain kernel or with split-K: no stream_k with it")
     if swap_ab and (problem.bias or problem.b_major != "k"):
         why = "a bias (it adds along N, the rows of Cᵀ)" if problem.bias else "B as (K, N) (A' = B would be M-major)"
         raise ValueError(f"swap_ab = True is invalid with {why}: allowed with B as (N, K) and no bias")
     overridden = any(v is not None for v in (tile, cluster, stream_k, split_k))
     if schedule == "auto":
-        if swap_ab and tile is None:
+        if split_k is not None and split_k > 1:  # the rule's cluster where it applies (on Cᵀ's shape swapped)
+            m, n, k = mnk
+            config = split_k_rule((n, m, k) if swap_ab else mnk, sms or H100_SMS) or SPLIT_K_128
+        elif swap_ab and tile is None:
             config = best_swapped(mnk, sms or H100_SMS)
-        elif split_k is not None and split_k > 1:  # the rule's cluster where it applies
-            config = split_k_rule(mnk, sms or H100_SMS) or SPLIT_K_128
         elif split_k is not None or stream_k is not None:  # asked for another split (or none)
             config = whole_tiles(problem, mnk, sms or H100_SMS)
         else:
@@ -110,8 +111,8 @@ def choose_config(
         )
     if split_k is not None:
         config = config.with_(staging_in_ring=False, deferred_chunks=0).with_split_k(split_k)
-    if swap_ab:  # the plain kernel: the table's modes were chosen for the problem unswapped
-        config = TunedConfig(config.config, Modes(swap_ab=True))
+    if swap_ab:  # the plain kernel or the split-K asked for: the table's modes were chosen unswapped
+        config = TunedConfig(config.config, Modes(swap_ab=True, split_k=config.split_k if split_k else 1))
     elif swap_ab is False and config.swap_ab:
         config = config.with_(swap_ab=False)
     # After the overrides: whether every CTA owns at most one tile depends on the final tile and cluster.

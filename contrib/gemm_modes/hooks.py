@@ -6,6 +6,7 @@ hook (teaching kernel)     what the modes do there
 ``own_staging``            False with ``staging_in_ring``: the staging buffers alias the A ring
 ``stored_box``             the deferred epilogue stores 16-row pieces of a subtile (one per warp)
 ``partial_sums``           stream-K and split-K take a (flags, partials) workspace
+``column_major_c``         split-K alone may store C column by column (a swapped launch's Cᵀ)
 ``plan`` (every role)      what follows the whole tiles: stream-K's or the aligned split's shares
                            (:mod:`.splits`), split-K's last wave; how many whole tiles come first
 ``load_rest`` (load warp)  the A/B k-tiles of this cluster's split units, in the order the math
@@ -23,7 +24,7 @@ the split tiles' fix-up through global flags, written down for ``pipes.check`` i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import cutlass
@@ -39,7 +40,7 @@ from hopper_gemm.mainloop import mainloop
 from pipes.cute import TraceEvent, WarpSync
 
 from .deferred_store import WARP_ROWS, DeferredStore, flush, hold
-from .modes import TunedConfig
+from .modes import Modes, TunedConfig
 from .split_k import split_k_unit
 from .splits import SplitK, stream_k_split
 from .stream_k import SplitContext, split_phase
@@ -62,6 +63,13 @@ class ModeHooks:
     @property
     def takes_math_role(self) -> bool:
         return self.config.modes.takes_math_role
+
+    @property
+    def column_major_c(self) -> bool:
+        """Whether C may be stored column by column: split-K alone, whose parts post partials in register
+        order and store their shares through ``store_tile`` (the plain kernel's path)."""
+        modes = self.config.modes
+        return replace(modes, split_k=1, swap_ab=False) == Modes() and modes.split_k > 1
 
     def describe(self) -> str:
         return self.config.modes.describe()

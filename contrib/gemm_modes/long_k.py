@@ -53,6 +53,12 @@ MAX_TIME_SHARE = 0.85
 #: splits it took fewer parts, which ran slower.
 FIXUP_COST = 15
 
+#: The fewest k-tiles a short M's split takes (swapped): the splits of 33–38 k-tiles lost 14–42 % to the
+#: table's swapped ping-pong tiles on three of four shapes (184×4056×2304 1.307 of torch → 0.756,
+#: 329×2800×2112, 186×4528×2448; 320×3120×2296 won, 0.846 → 1.066), those of 40–60 won on 8 of 9
+#: (NVIDIA H200, 2026-11-29).
+MIN_SWAPPED_K_TILES = 40
+
 #: The share of the SMs a table pick that covers C exactly must keep busy for the rule to leave it
 #: (:func:`covers_exactly`): the losses' picks kept 128 of 132.
 FULL_SHARE = 0.9
@@ -68,6 +74,24 @@ def in_class(mnk: tuple[int, int, int]) -> bool:
     return n <= MAX_N and 2 * n <= m and -(-k // COOPERATIVE_128.tile_k) >= 2 * MIN_PART_K_TILES
 
 
+def turned(mnk: tuple[int, int, int], swap_ab: bool) -> tuple[int, int, int]:
+    """The shape a launch tiles: ``mnk``, or with ``swap_ab`` Cᵀ's (N, M, K)."""
+    m, n, k = mnk
+    return (n, m, k) if swap_ab else mnk
+
+
+def swaps(mnk: tuple[int, int, int], swappable: bool) -> bool | None:
+    """How the rule weighs ``mnk``: False for a narrow N (:func:`in_class`), True for a short M whose
+    problem can run swapped (``swappable``: Cᵀ then has the narrow side) over at least
+    :data:`MIN_SWAPPED_K_TILES` k-tiles, None where it does not."""
+    if in_class(mnk):
+        return False
+    k_tiles = -(-mnk[2] // COOPERATIVE_128.tile_k)
+    if swappable and in_class(turned(mnk, True)) and k_tiles >= MIN_SWAPPED_K_TILES:
+        return True
+    return None
+
+
 def split_time(config: TunedConfig, mnk: tuple[int, int, int], sms: int) -> float:
     """The estimate the rule weighs by (arbitrary units, one problem's configurations against each other):
     the k-tiles of a part (all of K without split-K) times the longer of the tile's ``tile_time`` and the
@@ -81,20 +105,21 @@ def split_time(config: TunedConfig, mnk: tuple[int, int, int], sms: int) -> floa
     return k_tiles / parts * max(tile_time(config, rows, cols, sms), l2)
 
 
-def candidates(mnk: tuple[int, int, int], sms: int) -> list[TunedConfig]:
-    """Every split the rule weighs for ``mnk`` (see the module's docstring)."""
-    m, n, k = mnk
+def candidates(mnk: tuple[int, int, int], sms: int, swap_ab: bool = False) -> list[TunedConfig]:
+    """Every split the rule weighs for ``mnk`` (see the module's docstring); ``swap_ab``: of Cᵀ = B·Aᵀ,
+    the tile's columns along M."""
+    rows, cols, k = turned(mnk, swap_ab)
     k_tiles = -(-k // COOPERATIVE_128.tile_k)
     found = []
     for columns in (1, 2):
-        width = -(-n // columns // 8) * 8
+        width = -(-cols // columns // 8) * 8
         if width > 256 or (columns > 1 and width < 64):
             continue
         for cluster_m, cluster_n in CLUSTERS:
-            base = COOPERATIVE_128.with_(tile_n=width, cluster_m=cluster_m, cluster_n=cluster_n)
+            base = COOPERATIVE_128.with_(tile_n=width, cluster_m=cluster_m, cluster_n=cluster_n, swap_ab=swap_ab)
             held = resident_clusters(base.cluster_size, sms)
             for parts in range(2, SPLIT_K_MOST_PARTS + 1):
-                if k_tiles // parts < MIN_PART_K_TILES or base.cluster_tiles(m, n) * parts > held:
+                if k_tiles // parts < MIN_PART_K_TILES or base.cluster_tiles(rows, cols) * parts > held:
                     break
                 try:
                     found.append(base.with_split_k(parts))
@@ -109,23 +134,27 @@ def candidates(mnk: tuple[int, int, int], sms: int) -> list[TunedConfig]:
 TIE = 0.01
 
 
-def fastest(mnk: tuple[int, int, int], sms: int) -> TunedConfig | None:
+def fastest(mnk: tuple[int, int, int], sms: int, swap_ab: bool = False) -> TunedConfig | None:
     """The candidate of least :func:`split_time`, of the most parts among ties (None where none fits)."""
-    timed = [(split_time(c, mnk, sms), c) for c in candidates(mnk, sms)]
+    timed = [(split_time(c, mnk, sms), c) for c in candidates(mnk, sms, swap_ab)]
     if not timed:
         return None
     least = min(t for t, _ in timed)
     return max(((t, c) for t, c in timed if t <= least * (1 + TIE)), key=lambda tc: (tc[1].split_k, -tc[0]))[1]
 
 
-def replaces(table_pick: TunedConfig, mnk: tuple[int, int, int], sms: int) -> TunedConfig | None:
-    """:func:`fastest` where it takes ``table_pick``'s place (the module's docstring), else None."""
-    if not in_class(mnk) or covers_exactly(table_pick, mnk, sms):
+def replaces(
+    table_pick: TunedConfig, mnk: tuple[int, int, int], sms: int, swappable: bool = False
+) -> TunedConfig | None:
+    """:func:`fastest` where it takes ``table_pick``'s place (the module's docstring), else None;
+    ``swappable``: whether the problem can run as Cᵀ = B·Aᵀ (:func:`swaps`)."""
+    swap_ab = swaps(mnk, swappable)
+    if swap_ab is None or covers_exactly(table_pick, mnk, sms):
         return None
-    split = fastest(mnk, sms)
+    split = fastest(mnk, sms, swap_ab)
     if split is None:
         return None
-    if table_pick.split_k > 1 and not table_pick.swap_ab:  # splits against splits, each with its fix-up
+    if table_pick.split_k > 1:  # splits against splits, each with its fix-up
         faster = split_time(split, mnk, sms) + fixup_time(split) < split_time(table_pick, mnk, sms) + fixup_time(
             table_pick
         )
@@ -157,10 +186,12 @@ def fixup_time(split: TunedConfig) -> float:
 def describe(split: TunedConfig, table_pick: TunedConfig, mnk: tuple[int, int, int], sms: int) -> str:
     """Why :func:`replaces` took ``split``, in one clause (``--explain``)."""
     m, n, k = mnk
+    rows, cols, _ = turned(mnk, split.swap_ab)
     k_tiles = -(-k // split.tile_k)
-    clusters = split.one_wave_clusters(m, n)
+    clusters = split.one_wave_clusters(rows, cols)
+    side = f"M = {m} ≤ {MAX_N}, computed as Cᵀ = B·Aᵀ" if split.swap_ab else f"N = {n} ≤ {MAX_N}"
     return (
-        f"N = {n} ≤ {MAX_N}, K = {k}: {split.cluster_tiles(m, n)} cluster-tiles × {split.split_k} parts of "
+        f"{side}, K = {k}: {split.cluster_tiles(rows, cols)} cluster-tiles × {split.split_k} parts of "
         f"{k_tiles // split.split_k}+ k-tiles on {clusters} of {resident_clusters(split.cluster_size, sms)} "
         f"clusters, per SM {split_time(split, mnk, sms):.3g} + fix-up {fixup_time(split):.3g} against "
         f"{split_time(table_pick, mnk, sms):.3g} (split_time)"

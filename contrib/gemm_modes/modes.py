@@ -25,7 +25,8 @@ mode                     what it does
                          leaves room for one more A/B stage; only where every CTA owns at most one tile
 ``swap_ab``              the launch computes Cᵀ = B·Aᵀ into C's memory, column-major
                          (:func:`hopper_gemm.api.swapped`): the tile's rows run along N and its columns
-                         along M; the plain kernel, no other mode, no bias
+                         along M; the plain kernel or split-K (each stores through the plain kernel's
+                         path), no other mode, no bias
 =======================  ==============================================================================
 
 Each is validated against the configuration it extends: a bad value is a ``ValueError`` that names the
@@ -89,12 +90,12 @@ class Modes:
         """``ValueError`` unless these modes can run on ``config``."""
         for name in ("stream_k", "stream_k_remainder", "stream_k_aligned", "staging_in_ring", "swap_ab"):
             _flag(name, getattr(self, name))
-        if self.swap_ab and self.active:
+        if self.swap_ab and replace(self, swap_ab=False, split_k=1) != Modes():
             raise _bad(
                 "swap_ab",
                 True,
                 f"False with{self.describe().replace(' swapped (Cᵀ = B·Aᵀ)', '')} (a swapped "
-                "launch stores C column by column: the plain kernel only)",
+                "launch stores C column by column: the plain kernel, or split-K alone)",
             )
         if self.stream_k_remainder and not self.stream_k:
             raise _bad("stream_k_remainder", True, "False, or True with stream_k = True")

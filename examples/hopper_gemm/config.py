@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, replace
+from typing import Any
 
 #: Hopper's opt-in shared memory per CTA (sm_90: 227 KiB).
 SMEM_CAPACITY = 232_448
@@ -303,14 +304,16 @@ def check_wg_split(config: GemmConfig, problem: Problem, comm: object = None, mo
         )
 
 
-def check_c_major(problem: Problem, comm: object = None, modes: object = None, gate: object = None) -> None:
-    """``ValueError`` unless the kernel can store ``problem``'s C column by column: on the
-    plain kernel only (a mode's partial sums, a comm role's tiles and the all-gather's rows address C's
-    rows as contiguous)."""
-    if problem.c_major == "m" and (comm is not None or modes is not None or gate is not None):
+def check_c_major(problem: Problem, comm: object = None, modes: Any = None, gate: object = None) -> None:
+    """``ValueError`` unless the kernel can store ``problem``'s C column by column: on the plain kernel, or
+    with modes whose stores all go through its store path (``modes.column_major_c``: split-K alone). A comm
+    role's tiles, the all-gather's rows and the other modes' stores address C's rows as contiguous."""
+    if problem.c_major != "m":
+        return
+    if comm is not None or gate is not None or (modes is not None and not modes.column_major_c):
         raise ValueError(
-            "Problem.c_major = 'm' runs on the plain kernel: no comm role, gate, stream-K, split-K, deferred "
-            "epilogue or ring staging (they address C's rows as contiguous)"
+            "Problem.c_major = 'm' runs on the plain kernel or with split-K alone: no comm role, gate, stream-K, "
+            "deferred epilogue or ring staging (they address C's rows as contiguous)"
         )
 
 

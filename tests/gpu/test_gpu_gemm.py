@@ -260,7 +260,7 @@ def test_auto_paired_rows_match_torch(mnk):
 @pytest.mark.parametrize(
     "mnk,bias",
     [((3240, 256, 2472), False), ((128, 7168, 18432), False), ((68, 5032, 2608), False)]
-    + [((19936, 72, 7816), False), ((5328, 88, 16176), True), ((131, 4912, 12704), False), ((3824, 96, 3000), False)],
+    + [((19936, 72, 7816), False), ((5328, 88, 16176), True), ((131, 4912, 2496), False), ((3824, 96, 3000), False)],
 )
 def test_auto_clusters_of_four_match_torch(mnk, bias):
     """Auto's clusters of four along the long side (``gemm_modes.clusters_of_four``): ping-pong 64×128 4×1,
@@ -277,17 +277,21 @@ def test_auto_clusters_of_four_match_torch(mnk, bias):
 @pytest.mark.parametrize(
     "mnk,bias,parts",
     [((2088, 72, 10784), False, 7), ((3000, 128, 12288), True, 5), ((3384, 288, 15224), False, 2)]
-    + [((1024, 96, 8192), True, 8), ((2544, 312, 13464), False, 3)],
+    + [((1024, 96, 8192), True, 8), ((2544, 312, 13464), False, 3)]
+    + [((72, 2088, 10784), False, 7), ((148, 2584, 6648), False, 6), ((401, 2272, 3024), False, 3)],
 )
 def test_auto_long_k_splits_match_torch(mnk, bias, parts):
     """Auto's split-K for a narrow N over a long K (``gemm_modes.long_k``): cooperative 128×72 in 7 parts
     (subtiles of 8 columns, shares of one or two), 128×128 in 5 with a bias (subtiles of 16), 128×144 in
-    2, 128×96 in 8, 128×160 in 3, each 2×1, ragged M, N and K; every part resident at once."""
+    2, 128×96 in 8, 128×160 in 3, each 2×1, ragged M, N and K; every part resident at once. A short M
+    the same way on Cᵀ (swapped, C column-major): 128×72 in 7, 128×152 in 6, 128×208 in 3 (M in two
+    column tiles)."""
     from gemm_modes.autotable import decide
     from hopper_gemm.config import Problem
 
     picked = decide(Problem("bf16", bias=bias), mnk).config
     assert (picked.tile_m, picked.split_k, picked.cluster_size) == (128, parts, 2)
+    assert picked.swap_ab == (mnk[0] < mnk[1])
     _run(*mnk, "bf16", "nk", "auto", bias=bias)
 
 
@@ -655,6 +659,49 @@ def test_split_k_matches_torch_and_repeats_bitwise(shape, tile, cluster, extra, 
     _matches_and_repeats(config, shape, bias, 13, repeats=4)
     flags, _ = stream_k_workspace(config, torch.device("cuda", torch.cuda.current_device()))
     assert int(flags.count_nonzero()) == 0
+
+
+#: Split-K on the swapped launch (Cᵀ = B·Aᵀ into C's memory, column-major), M short and N long.
+SWAPPED_SPLIT_K_CASES = [
+    ((72, 2088, 10784), (128, 80), (1, 1), {"split_k": 7, "epi_n": 8}),  # Cᵀ 2088×72: 17 tiles × 7 parts
+    ((244, 2240, 11864), (128, 128), (1, 2), {"split_k": 3}),  # Cᵀ 2240×244: ragged M, two column tiles
+    ((300, 520, 1000), (128, 64), (2, 1), {"split_k": 3, "epi_n": 16}),  # ragged M, N and K
+    ((1, 8, 8), (128, 80), (1, 1), {"split_k": 7, "epi_n": 8}),  # one k-tile: six parts add zeros
+    ((1536, 3072, 2048), (128, 256), (2, 1), {"split_k": 8}),  # 72 cluster-tiles: 66 whole, 6 split in 8
+]
+
+
+@pytest.mark.parametrize(
+    "shape,tile,cluster,extra",
+    SWAPPED_SPLIT_K_CASES,
+    ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else "-".join(f"{k}{x}" for k, x in v.items()),
+)
+def test_swapped_split_k_matches_torch_and_repeats_bitwise(shape, tile, cluster, extra):
+    """Split-K with ``swap_ab``: every part posts its partial in register order and stores its share of
+    Cᵀ's subtiles column by column into C's memory; NaN-poisoned output fully written, within bf16's
+    bound of fp32, bitwise equal over repeated launches, every flag back at zero."""
+    torch = _torch()
+    from gemm_modes.launch import stream_k_workspace
+
+    config = tuned_config(*tile, *cluster, "cooperative", swap_ab=True, **extra)
+    _matches_and_repeats(config, shape, False, 19, repeats=4)
+    flags, _ = stream_k_workspace(config, torch.device("cuda", torch.cuda.current_device()))
+    assert int(flags.count_nonzero()) == 0
+
+
+def test_gemm_swap_ab_with_split_k_matches_torch():
+    """``gemm(swap_ab=True, split_k=7)``: the split-K rule's tile for Cᵀ, into a fresh output and into
+    ``out``."""
+    torch = _torch()
+    from hopper_gemm.api import gemm
+
+    a, b = _inputs(72, 2088, 10784, "bf16", "nk")
+    reference = _reference(a, b, "nk", None)
+    _check(gemm(a, b, swap_ab=True, split_k=7), reference, "bf16")
+    out = torch.full((72, 2088), float("nan"), device="cuda", dtype=a.dtype)
+    gemm(a, b, out=out, swap_ab=True, split_k=7)
+    torch.cuda.synchronize()
+    _check(out, reference, "bf16")
 
 
 #: Split-K past one wave (128×256 c2×1 on the 66 clusters of an H100): the whole waves walked whole, then
