@@ -1,6 +1,6 @@
-"""``gemm_modes.long_k``: auto's split-K for a narrow N (or, swapped, a short M) over a long K, the uneven shares of subtiles it
-needs (``SplitK.share``), and where the rule leaves the table's pick (the arithmetic on the CPU; the kernels
-on the GPU runner)."""
+"""``gemm_modes.long_k``: auto's split-K for a narrow N (or, swapped, a short M) over a long K, the uneven
+shares of subtiles it needs (``SplitK.share``), and where the rule leaves the table's pick (the arithmetic on
+the CPU; the kernels on the GPU runner)."""
 
 from __future__ import annotations
 
