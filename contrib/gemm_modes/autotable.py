@@ -73,7 +73,8 @@ After the table, :func:`decide` widens a load-bound pick's cluster of two to fou
 where the output takes one wave of them, and where that tile pads the short side, may take a short-side
 tile in fours instead (``gemm_modes.clusters_of_four``; H200: small-side draws 0.86–0.89 → 0.93–0.96).
 Last, for a narrow N over a long K, split-K in up to 8 parts of a cooperative 128-row tile may take its
-place (``gemm_modes.long_k``; H200: 0.81–0.87 → 1.10–1.11 on the small-side shapes it takes).
+place, and for a short M the same on Cᵀ (``gemm_modes.long_k``; H200: 0.81–0.87 → 1.10–1.11 and, swapped,
+0.89–0.90 → 1.12–1.16 on the small-side shapes they take).
 
 Every ping-pong pick gets the staging in the ring where each CTA owns one tile
 (:func:`single_wave_staging`), and so does every cooperative one, its deferred epilogue dropped (no next

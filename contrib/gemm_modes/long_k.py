@@ -1,4 +1,4 @@
-"""Split-K for a narrow N over a long K: ``gemm_modes.autotable``'s last rule.
+"""Split-K for a narrow N (or, on Cᵀ, a short M) over a long K: ``gemm_modes.autotable``'s last rule.
 
 Where N is narrow (at most :data:`MAX_N`, at most half of M) the output holds few tiles, each with a long
 k-loop: one tile per CTA leaves SMs idle, or the tiles that fill them are 64 rows tall and load far more
@@ -22,10 +22,14 @@ shape of nine draws of 48 small-side shapes where it takes the split: 0.868 → 
 2088×72×10784 0.514 → 1.067, 2712×136×9976 0.623 → 1.325, 5328×152×6328 0.891 → 1.568
 (docs/gemm-auto.md, "Split-K for a narrow N over a long K").
 
-Left alone: M short and N long. The table computes those swapped (Cᵀ = B·Aᵀ), which split-K does not run
-with; unswapped 128-row tiles with M in one row tile lost on 7 of 11 shapes (114×7136×12480 0.885
-against 1.011), and with M in two row tiles won on 4 of 6 (177×2664×10184 1.095 against 0.748) but lost
-at 140×4096×14336 (0.874 against 1.125).
+A short M against a long N is the same problem turned: where the problem can run as Cᵀ = B·Aᵀ (no bias, B
+as (N, K)) and K has at least :data:`MIN_SWAPPED_K_TILES` k-tiles, the rule weighs the same splits of Cᵀ
+on the swapped launch (:func:`swaps`). Same device and method, on the shapes where it takes the split:
+0.898 → 1.122 on 43 small-side shapes, 0.889 → 1.134 on 58 more (draws, projections, a sweep shape) and,
+drawn after its gate, 0.903 → 1.158 on 44 (158×3864×3040 1.221 → 1.064, 243×4080×3280 1.019 → 0.946) and
+0.886 → 1.134 on 18 (docs/gemm-auto.md, "The same split for a short M, on Cᵀ"). With a bias a short M is
+left alone: unswapped 128-row tiles lost on 7 of 11 shapes with M in one row tile (114×7136×12480 0.885
+against 1.011).
 """
 
 from __future__ import annotations
