@@ -1157,3 +1157,26 @@ def test_swap_ab_is_a_launch_mode_not_a_kernel_mode():
     assert tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE, split_k=2, swap_ab=True).modes.active
     with pytest.raises(ValueError, match=r"allowed False with split-K in 2 staging in the A/B ring \(a swapped"):
         tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE, split_k=2, staging_in_ring=True, swap_ab=True)
+
+
+def test_the_aligned_split_pairs_along_n_where_m_would_idle_a_cta():
+    """``aligned_pair``: wave balance's aligned split (pairs 2×1) goes 1×2 where that idles fewer CTAs (M in an
+    odd count of row tiles), N the longer side and M past 640 rows; elsewhere it stays."""
+    from gemm_modes.autotable import COOPERATIVE_ALIGNED, aligned_pair, decide, table_decision
+
+    def pair(config):
+        return config.cluster_m, config.cluster_n
+
+    assert pair(aligned_pair(1392, 8192)) == (1, 2)  # 11 row tiles, 32 column tiles
+    assert pair(aligned_pair(1700, 8192)) == (2, 1)  # 14 row tiles: 2×1 idles nothing
+    assert pair(aligned_pair(1392, 8320)) == (1, 2)  # 11 × 33 tiles: 1×2 idles 11 CTAs of 374, 2×1 33 of 396
+    assert pair(aligned_pair(7464, 7464)) == (2, 1)  # a square: 1×2 lost there
+    assert pair(aligned_pair(625, 28672)) == (2, 1)  # M within 640 rows
+    assert aligned_pair(1392, 8192) == COOPERATIVE_ALIGNED.with_(cluster_m=1, cluster_n=2)
+    bf16 = Problem("bf16")
+    for mnk in ((1392, 8192, 28672), (1561, 4096, 14336), (2876, 8192, 28672)):
+        config = table_decision(bf16, mnk).config
+        assert config.stream_k_aligned and pair(config) == (1, 2) and config.deferred_chunks == 8, mnk
+        assert decide(bf16, mnk).config == config
+    # only where the aligned split won already: ping-pong 128×144 stays at 783×7168×18432
+    assert not table_decision(bf16, (783, 7168, 18432)).config.stream_k

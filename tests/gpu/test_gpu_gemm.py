@@ -545,8 +545,8 @@ ALIGNED_SHAPES = [(4096, 4096, 4096), STREAM_K_SHAPES[1], (3000, 1000, 8200), (1
 @pytest.mark.parametrize(
     "tile,cluster,extra",
     [((128, 256), (2, 1), {"deferred_chunks": 8}), ((128, 256), (2, 1), {}), ((256, 128), (1, 2), {})]
-    + [((128, 256), (2, 2), {})],
-    ids=["128x256c21d8", "128x256c21", "256x128c12", "128x256c22"],
+    + [((128, 256), (2, 2), {}), ((128, 256), (1, 2), {"deferred_chunks": 8})],
+    ids=["128x256c21d8", "128x256c21", "256x128c12", "128x256c22", "128x256c12d8"],
 )
 @pytest.mark.parametrize("bias", [False, True])
 def test_aligned_stream_k_matches_torch_and_repeats_bitwise(shape, tile, cluster, extra, bias):
@@ -570,6 +570,18 @@ def test_auto_aligned_picks_match_torch(mnk, bias):
     from hopper_gemm.config import Problem
 
     assert pick(Problem("bf16", bias=bias), mnk).stream_k_aligned
+    _run(*mnk, "bf16", "nk", "auto", bias=bias)
+
+
+@pytest.mark.parametrize("mnk,bias", [((1561, 4096, 14336), False), ((783, 7168, 18432), True)])
+def test_auto_aligned_pair_along_n_matches_torch(mnk, bias):
+    """Auto's aligned split in a 1×2 pair (``autotable.aligned_pair``: M in an odd count of row tiles, 13 and
+    7, N the longer side), ragged M, with a bias."""
+    from gemm_modes.autotable import pick
+    from hopper_gemm.config import Problem
+
+    config = pick(Problem("bf16", bias=bias), mnk)
+    assert config.stream_k_aligned and (config.cluster_m, config.cluster_n) == (1, 2)
     _run(*mnk, "bf16", "nk", "auto", bias=bias)
 
 
