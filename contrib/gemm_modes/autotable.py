@@ -620,13 +620,12 @@ def aligned_pair(m: int, n: int) -> TunedConfig:
     """The aligned split :func:`wave_balance` picked (:data:`COOPERATIVE_ALIGNED`, pairs 2×1) in the pair that
     idles fewer CTAs (:func:`cta_share`: 1×2 where M takes an odd count of row tiles and N an even count of
     column tiles, or fewer of them), where N is the longer side and M longer than
-    ``short_side.PADDING_ALONE_MAX``. NVIDIA H200,
-    with PDL, 2026-11-29, ours / torch against 2×1 in the same rounds: 1392×8192×28672 (11 row tiles) 1.053
-    against 0.967, 2876×8192×28672 (23) 1.015 against 0.972, 1561×4096×14336 (13) 0.920 against 0.882,
-    4443×7168×18432 (35) 1.014 against 0.987, and 2–6 % on eight more projections (5935×8192×28672 1.030
-    against 0.979, 1593×4096×14336 0.921 against 0.873); where M's row tiles are even, within ±1 % on eleven
-    shapes. Where M is not the shorter side it lost on squares (7464³ 0.918 against 0.993, 7000³), and with M
-    ≤ 640 on 256×28672×8192 (1.064 against 1.088)."""
+    ``short_side.PADDING_ALONE_MAX``. NVIDIA H200, with PDL, 2026-11-29, ours / torch against 2×1 in the same
+    rounds: 1392×8192×28672 (11 row tiles) 1.053 against 0.967, 2876×8192×28672 (23) 1.015 against 0.972,
+    1561×4096×14336 (13) 0.920 against 0.882, 4443×7168×18432 (35) 1.014 against 0.987, and 2–6 % on eight
+    more projections (5935×8192×28672 1.030 against 0.979, 1593×4096×14336 0.921 against 0.873); where M's
+    row tiles are even, within ±1 % on eleven shapes. Where N is not the longer side it lost on squares
+    (7464³ 0.918 against 0.993, 7000³), and with M ≤ 640 on 256×28672×8192 (1.064 against 1.088)."""
     if n <= m or m <= short_side.PADDING_ALONE_MAX:
         return COOPERATIVE_ALIGNED
     pair = COOPERATIVE_ALIGNED.with_(cluster_m=1, cluster_n=2)
