@@ -24,7 +24,7 @@ the split tiles' fix-up through global flags, written down for ``pipes.check`` i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import cutlass
@@ -40,7 +40,7 @@ from hopper_gemm.mainloop import mainloop
 from pipes.cute import TraceEvent, WarpSync
 
 from .deferred_store import WARP_ROWS, DeferredStore, flush, hold
-from .modes import Modes, TunedConfig
+from .modes import TunedConfig
 from .split_k import split_k_unit
 from .splits import SplitK, stream_k_split
 from .stream_k import SplitContext, split_phase
@@ -68,8 +68,7 @@ class ModeHooks:
     def column_major_c(self) -> bool:
         """Whether C may be stored column by column: split-K alone, whose parts post partials in register
         order and store their shares through ``store_tile`` (the plain kernel's path)."""
-        modes = self.config.modes
-        return replace(modes, split_k=1, swap_ab=False) == Modes() and modes.split_k > 1
+        return self.config.modes.plain_or_split_k and self.config.split_k > 1
 
     def describe(self) -> str:
         return self.config.modes.describe()

@@ -82,6 +82,12 @@ class Modes:
         return self.partial_sums or self.deferred_chunks > 0
 
     @property
+    def plain_or_split_k(self) -> bool:
+        """Whether no mode is on but ``split_k`` (and ``swap_ab``): every store goes through the plain kernel's
+        ``store_tile``, so C may be column-major (a swapped launch)."""
+        return replace(self, swap_ab=False, split_k=1) == Modes()
+
+    @property
     def active(self) -> bool:
         """Whether the kernel runs with mode hooks (``swap_ab`` changes the launch, not the kernel's code)."""
         return replace(self, swap_ab=False) != Modes()
@@ -90,7 +96,7 @@ class Modes:
         """``ValueError`` unless these modes can run on ``config``."""
         for name in ("stream_k", "stream_k_remainder", "stream_k_aligned", "staging_in_ring", "swap_ab"):
             _flag(name, getattr(self, name))
-        if self.swap_ab and replace(self, swap_ab=False, split_k=1) != Modes():
+        if self.swap_ab and not self.plain_or_split_k:
             raise _bad(
                 "swap_ab",
                 True,
