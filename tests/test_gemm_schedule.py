@@ -1117,6 +1117,30 @@ def test_the_wave_balance_swaps_where_192x176_tiles_along_n_fill_the_waves():
     assert swapped_score(swapped, 3768, 840) < swapped_score(swapped, 4104, 4104)
 
 
+def test_the_wave_balance_swaps_256_row_tiles_along_a_longer_n():
+    """``SWAPPED_ALONG_N_MERIT``: swapped cooperative 256×W tiles (256 rows along N, W columns along M) where
+    they keep more turns busy than the unswapped picks by more than their merit (1835×5120×13824: 130
+    cluster-tiles of 256×144 keep 98% busy, split-K in 2 over 2.42 waves of 128×256 keeps 81%), the width
+    whose tiles fill M best; never where M is the longer side (the mirror keeps ping-pong), with a bias or
+    B as (K, N), at K ≤ 2048, or in the aligned split's place at 95% busy (2069×7168×18432)."""
+    from gemm_modes.autotable import SWAPPED_ALONG_N_MERIT, decide
+
+    tiles = {config.tile_n: config for config, _ in SWAPPED_ALONG_N_MERIT}
+    assert all(c.swap_ab and c.tile_m == 256 and c.wg_split == "m" for c in tiles.values())
+    decision = decide(Problem("bf16"), (1835, 5120, 13824), 132)
+    assert decision.config == tiles[144]
+    assert "computed as Cᵀ = B·Aᵀ, 256×144 tiles along (N, M) make 130 cluster-tiles and keep 98% busy" in (
+        decision.line()
+    )
+    assert decide(Problem("bf16"), (770, 28672, 8192), 132).config == tiles[128]
+    assert decide(Problem("bf16"), (2057, 5120, 13824), 132).config == tiles[160]
+    assert decide(Problem("bf16"), (5120, 1835, 13824), 132).config.tile_m != 256
+    for problem in (Problem("bf16", bias=True), Problem("bf16", b_major="n")):
+        assert decide(problem, (1835, 5120, 13824), 132).config.split_k == 2
+    assert not decide(Problem("bf16"), (1835, 5120, 2048), 132).config.swap_ab
+    assert decide(Problem("bf16"), (2069, 7168, 18432), 132).config.stream_k_aligned
+
+
 def test_swap_ab_overrides_and_their_errors():
     """``gemm(swap_ab=...)`` through ``choose_config``: True takes the best swapped tile, or the asked tile
     for Cᵀ, always on the plain kernel; False never swaps; another override keeps the table from swapping;

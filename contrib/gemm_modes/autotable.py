@@ -514,6 +514,20 @@ COOPERATIVE_NARROWER = (
 #: (0.896 at 4096³, merit ~0.90; 0.992 at 3000³ against ping-pong 128×192's 0.945) is not weighed: its
 #: picks at K ≤ 4096 outside those shapes are unmeasured.
 SWAPPED_MERIT = ((TunedConfig(GemmConfig(192, 176, 2, 1, Schedule.COOPERATIVE, wg_split="n"), swap_ab=True), 0.93),)
+#: Swapped 256-row tiles (each warpgroup 128 rows along N, the tile's 128–160 columns along M) that
+#: :func:`wave_balance` weighs beside :data:`SWAPPED_MERIT` where N is the longer side, with their merit
+#: against the cooperative 128×256 tile at equal :func:`swapped_score`. NVIDIA H200, 2026-11-29, all three
+#: widths on 39 projections with M 770–4668 and N > M: the ratio to torch over the score agreed within 2 %
+#: between 128 and 144 at every shape, 160 ran 2–7 % below them. The merits were fitted on 20 of those
+#: shapes (ours / the earlier pick where the choice changes, 9 shapes: 1835×5120×13824 1.118 against split-K
+#: in 2, 770×28672×8192 1.063 against swapped 192×176, 809×14336×4096 1.051 against ping-pong 128×160; none
+#: below 0.987) and held on the other 19 (7 change: 0.993–1.074). Higher merits take the aligned split's
+#: place, which stayed ahead on 13 of 15 shapes (2069×7168×18432: 0.928 for the best swapped width). Where
+#: M is the longer side the turn lost (13256×992×12776 −19 %).
+SWAPPED_ALONG_N_MERIT = tuple(
+    (TunedConfig(GemmConfig(256, width, 2, 1, Schedule.COOPERATIVE), swap_ab=True), merit)
+    for width, merit in ((128, 0.94), (144, 0.94), (160, 0.90))
+)
 
 
 def swapped_score(config: TunedConfig, m: int, n: int, sms: int = H100_SMS) -> float:
@@ -675,7 +689,8 @@ def wave_balance(
     (:data:`PINGPONG_HIDDEN_EPILOGUE`; less :data:`PINGPONG_UNSECTORED_K_COST` unless ``k_rows_in_sectors``:
     :func:`rows_in_sectors`), the splits' own scores, and where ``swappable`` (no bias, B as
     (N, K)) and K > ``SHORT_K`` the 192-row tiles of :data:`TALL_MERIT` (their :func:`area_score`) and the
-    swapped ones (their :func:`swapped_score`) times their merit; the earlier on a tie.
+    swapped ones of :data:`SWAPPED_MERIT`, and of :data:`SWAPPED_ALONG_N_MERIT` where N > M (their
+    :func:`swapped_score`), times their merit; the earlier on a tie.
     For every shape past the fill rules where stream-K does not pay (:func:`stream_k_pays`).
 
     H100, with PDL, ours / torch, cooperative → ping-pong: 3072²×2048 0.80 → 1.00 (144 cluster-tiles: 2.2
@@ -713,7 +728,8 @@ def wave_balance(
         score = area_score(tall, m, n, sms) * merit
         if score > best_score:
             best, best_score = tall, score
-    for swapped, merit in SWAPPED_MERIT if swappable and widths and k > SHORT_K else ():
+    swapped_tiles = SWAPPED_MERIT + (SWAPPED_ALONG_N_MERIT if n > m else ())
+    for swapped, merit in swapped_tiles if swappable and widths and k > SHORT_K else ():
         score = swapped_score(swapped, m, n, sms) * merit
         if score > best_score:
             best, best_score = swapped, score

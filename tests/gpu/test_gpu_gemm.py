@@ -241,7 +241,7 @@ def test_auto_small_n_column_tiles_match_torch(mnk):
 
 
 @pytest.mark.parametrize(
-    "mnk", [(823, 4096, 4104), (668, 4096, 3000), (4096, 920, 4104), (699, 4944, 3216), (771, 5128, 8200)]
+    "mnk", [(823, 4096, 4104), (668, 4096, 3000), (4096, 920, 4104), (699, 4944, 3216), (811, 18432, 7184)]
 )
 def test_auto_short_sides_past_640_rows_match_torch(mnk):
     """Short sides of 641–1024 rows: swapped cooperative 128×208 (1×2) and 128×240 (2×1), swapped ping-pong
@@ -254,6 +254,20 @@ def test_auto_short_sides_past_640_rows_match_torch(mnk):
 def test_auto_paired_rows_match_torch(mnk):
     """Cooperative 256-row tiles (each warpgroup 128 rows, the width whole) in a 1×2 cluster, swapped and
     not, where rows of K end off a 32-byte sector."""
+    _run(*mnk, "bf16", "nk", "auto")
+
+
+@pytest.mark.parametrize(
+    "mnk,width", [((1835, 5120, 13824), 144), ((770, 28672, 8192), 128), ((2057, 5120, 13824), 160)]
+)
+def test_auto_swapped_256_row_tiles_match_torch(mnk, width):
+    """Auto's swapped cooperative 256-row tiles (2×1, each warpgroup 128 rows of N, M in column tiles of
+    128, 144 or 160 stored column by column), over ragged M."""
+    from gemm_modes.autotable import decide
+    from hopper_gemm.config import Problem
+
+    picked = decide(Problem("bf16"), mnk).config
+    assert picked.swap_ab and (picked.tile_m, picked.tile_n) == (256, width)
     _run(*mnk, "bf16", "nk", "auto")
 
 
