@@ -97,7 +97,7 @@ def test_sweep_shapes_are_checked_before_torch(capsys, monkeypatch):
 
 
 def test_configs_named_by_their_parts():
-    """``--configs`` takes ``[swap][pp|coop]ROWSxWIDTHcMN[n][kS]`` beside CANDIDATES' names, WIDTH ``mC`` for M in C
+    """``--configs`` takes ``[swap][pp|coop]ROWSxWIDTHcMN[n][kS][eE]`` beside CANDIDATES' names, WIDTH ``mC`` for M in C
     column tiles (⌈M / C⌉ rounded up to 8): the same configuration a CANDIDATES entry of that name holds."""
     import gemm
     from gemm_modes.modes import tuned_config
@@ -110,6 +110,13 @@ def test_configs_named_by_their_parts():
     # split-K in 7 parts of 128×80: ten subtiles of 8 columns, so every part stores a share
     assert gemm.named_config("coop128x80c11k7", 0) == tuned_config(128, 80, 1, 1, "cooperative", split_k=7, epi_n=8)
     assert gemm.named_config("coop128x256c21sk2", 0) is None  # other modes are CANDIDATES' names only
+    # 32-column subtiles: 256×160's staging leaves room for three A/B stages; the default (16) for four
+    wide = gemm.named_config("swapcoop256x160c21e32", 0)
+    assert wide == tuned_config(256, 160, 2, 1, "cooperative", swap_ab=True, epi_n=32)
+    problem = Problem("bf16", c_major="m")
+    assert wide.config.stages(problem)[0] == 3
+    assert gemm.named_config("swapcoop256x160c21", 0).config.stages(problem)[0] == 4
+    assert gemm.named_config("coop128x256c21e24", 0) is None
 
 
 @pytest.mark.slow

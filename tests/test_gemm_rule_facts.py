@@ -237,9 +237,11 @@ def test_short_sides_past_640_rows_replace_only_a_tile_they_beat_by_four_percent
     assert "M = 823 ≤ 1024 in 1024 rows of 128×256 tiles: computed as Cᵀ = B·Aᵀ, M in 4 column tiles of 208" in line
     assert "past 640 rows: over 4% faster, in place of a cooperative tile" in line
     kept = {
-        (778, 8192, 4096): (False, 128, 160, "pingpong"),  # a swapped 128-row tile in place of ping-pong
-        (856, 8192, 4096): (False, 128, 160, "pingpong"),  # the same: it ran 15 % slower at 857×14336×4096
-        (817, 4288, 3248): (True, 256, 128, "cooperative"),  # the wave balance's swapped tile stays
+        # the wave balance's swapped 256×112 in place of ping-pong 128×160 (0.903 of torch against 0.709 and
+        # 0.937 against 0.843, H200 2026-11-29); the short side's swapped 128×208 / 128×216 not taken
+        (778, 8192, 4096): (True, 256, 112, "cooperative"),
+        (856, 8192, 4096): (True, 256, 112, "cooperative"),
+        (817, 4288, 3248): (True, 256, 120, "cooperative"),  # the wave balance's swapped tile stays
         (11346, 856, 4224): (False, 128, 224, "cooperative"),  # 128×216: 3.7 % faster by tile_time
         (2070, 648, 14832): (False, 128, 112, "pingpong"),  # 64×168: 3.4 %
     }
@@ -412,24 +414,25 @@ def test_ragged_shapes_take_the_ping_pong_width_that_fills_the_waves():
     4304×2152×4992 0.976 against 0.855, 1056×17896×4800 0.994 against 0.870, 3736×1224×3712 0.945 against
     0.876, 848×14168×1328 1.099 against 0.771); 1×2 where M spans an odd count of row tiles. Not with a bias,
     below ``PINGPONG_BETWEEN_MIN_K`` or without the widths."""
+    unswappable = Problem("bf16", b_major="n")  # B as (K, N): no swapped 256-row tile can take the shape
     expected = {
         (4304, 2152, 4992): (144, 2, 1),
         (1056, 17896, 4800): (176, 1, 2),
         (3736, 1224, 3712): (160, 2, 1),
+        (2160, 6656, 8128): (176, 1, 2),  # 17 row tiles
         (848, 14168, 1328): (160, 1, 2),  # 7 row tiles: 2×1 would idle 89 CTAs, 1×2 over 89 column tiles 7
     }
     for mnk, (tile_n, cluster_m, cluster_n) in expected.items():
-        decision = table_decision(BF16, mnk)
+        decision = table_decision(unswappable, mnk)
         config = decision.config
         assert config.schedule is Schedule.PINGPONG and config.tile_m == 128, mnk
         assert (config.tile_n, config.cluster_m, config.cluster_n) == (tile_n, cluster_m, cluster_n), mnk
         assert "of their turns on output (128×256: " in decision.line(), mnk
-        for other in (table_decision(Problem("bf16", bias=True), mnk), table_decision(BF16, mnk, widths=False)):
+        for other in (table_decision(Problem("bf16", bias=True), mnk), table_decision(unswappable, mnk, widths=False)):
             assert other.config.tile_n not in PINGPONG_BETWEEN_WIDTHS or other.config.schedule is not Schedule.PINGPONG
-    # 17 row tiles: 1×2 where the swap cannot run (B as (K, N)); with it, swapped 256×144 (1.005 of torch
-    # against 128×176's 0.981, H200 2026-11-29)
-    unswapped = table_decision(Problem("bf16", b_major="n"), (2160, 6656, 8128)).config
-    assert (unswapped.schedule, unswapped.tile_n, unswapped.cluster_n) == (Schedule.PINGPONG, 176, 2)
-    assert table_decision(BF16, (2160, 6656, 8128)).config.swap_ab
+    # where the swap can run, swapped 256-row tiles take two of them (H200, 2026-11-29: 2160×6656×8128
+    # 256×144 1.005 of torch against 128×176's 0.981; 1056×17896×4800 256×120 0.975 against 0.994)
+    for mnk in ((2160, 6656, 8128), (1056, 17896, 4800)):
+        assert table_decision(BF16, mnk).config.swap_ab, mnk
     short_k = table_decision(BF16, (4304, 2152, PINGPONG_BETWEEN_MIN_K - 8)).config
     assert not (short_k.schedule is Schedule.PINGPONG and short_k.tile_n in PINGPONG_BETWEEN_WIDTHS)

@@ -1121,24 +1121,31 @@ def test_the_wave_balance_swaps_256_row_tiles_along_a_longer_n():
     """``SWAPPED_ALONG_N_MERIT``: swapped cooperative 256×W tiles (256 rows along N, W columns along M) where
     they keep more turns busy than the unswapped picks by more than their merit (1835×5120×13824: 130
     cluster-tiles of 256×144 keep 98% busy, split-K in 2 over 2.42 waves of 128×256 keeps 81%), the width
-    whose tiles fill M best; never where M is the longer side (the mirror keeps ping-pong), with a bias or
-    B as (K, N), at K ≤ 2048, or in the aligned split's place at 95% busy (2069×7168×18432)."""
+    whose tiles fill M best, from 112 to 176 columns; never where M is the longer side (the mirror keeps
+    ping-pong) or M ≤ 512, with a bias or B as (K, N), at K ≤ 2048, or in the aligned split's place at 95%
+    busy (2230×7168×18432)."""
     from gemm_modes.autotable import SWAPPED_ALONG_N_MERIT, decide
 
     tiles = {config.tile_n: config for config, _ in SWAPPED_ALONG_N_MERIT}
+    assert sorted(tiles) == list(range(112, 177, 8))
     assert all(c.swap_ab and c.tile_m == 256 and c.wg_split == "m" for c in tiles.values())
+    # every width keeps four A/B stages (16- or 8-column subtiles where 32 would leave three)
+    assert {c.config.stages(Problem("bf16", c_major="m"))[0] for c in tiles.values()} == {4}
     decision = decide(Problem("bf16"), (1835, 5120, 13824), 132)
     assert decision.config == tiles[144]
     assert "computed as Cᵀ = B·Aᵀ, 256×144 tiles along (N, M) make 130 cluster-tiles and keep 98% busy" in (
         decision.line()
     )
-    assert decide(Problem("bf16"), (770, 28672, 8192), 132).config == tiles[128]
+    assert decide(Problem("bf16"), (770, 28672, 8192), 132).config == tiles[112]  # 7 × 112 = 784 columns
     assert decide(Problem("bf16"), (2057, 5120, 13824), 132).config == tiles[160]
     assert decide(Problem("bf16"), (5120, 1835, 13824), 132).config.tile_m != 256
+    assert not decide(Problem("bf16"), (417, 7168, 18432), 132).config.swap_ab  # M ≤ 512: the small-M rules'
+    # a swapped short-side tile whose busy area beats the 256-row tile's times its merit takes its place
+    assert decide(Problem("bf16"), (823, 8192, 28672), 132).config.tile_m == 128
     for problem in (Problem("bf16", bias=True), Problem("bf16", b_major="n")):
         assert decide(problem, (1835, 5120, 13824), 132).config.split_k == 2
     assert not decide(Problem("bf16"), (1835, 5120, 2048), 132).config.swap_ab
-    assert decide(Problem("bf16"), (2069, 7168, 18432), 132).config.stream_k_aligned
+    assert decide(Problem("bf16"), (2230, 7168, 18432), 132).config.stream_k_aligned
 
 
 def test_swap_ab_overrides_and_their_errors():
@@ -1197,7 +1204,7 @@ def test_the_aligned_split_pairs_along_n_where_m_would_idle_a_cta():
     assert pair(aligned_pair(7464, 7464)) == (2, 1)  # a square: 1×2 lost there
     assert pair(aligned_pair(625, 28672)) == (2, 1)  # M within 640 rows
     assert aligned_pair(1392, 8192) == COOPERATIVE_ALIGNED.with_(cluster_m=1, cluster_n=2)
-    bf16 = Problem("bf16")
+    bf16 = Problem("bf16", b_major="n")  # B as (K, N): no swapped 256-row tile (they take 1392×8192×28672)
     for mnk in ((1392, 8192, 28672), (1561, 4096, 14336), (2876, 8192, 28672)):
         config = table_decision(bf16, mnk).config
         assert config.stream_k_aligned and pair(config) == (1, 2) and config.deferred_chunks == 8, mnk

@@ -514,19 +514,22 @@ COOPERATIVE_NARROWER = (
 #: (0.896 at 4096³, merit ~0.90; 0.992 at 3000³ against ping-pong 128×192's 0.945) is not weighed: its
 #: picks at K ≤ 4096 outside those shapes are unmeasured.
 SWAPPED_MERIT = ((TunedConfig(GemmConfig(192, 176, 2, 1, Schedule.COOPERATIVE, wg_split="n"), swap_ab=True), 0.93),)
-#: Swapped 256-row tiles (each warpgroup 128 rows along N, the tile's 128–160 columns along M) that
-#: :func:`wave_balance` weighs beside :data:`SWAPPED_MERIT` where N is the longer side, with their merit
-#: against the cooperative 128×256 tile at equal :func:`swapped_score`. NVIDIA H200, 2026-11-29, all three
-#: widths on 39 projections with M 770–4668 and N > M: the ratio to torch over the score agreed within 2 %
-#: between 128 and 144 at every shape, 160 ran 2–7 % below them. The merits were fitted on 20 of those
-#: shapes (ours / the earlier pick where the choice changes, 9 shapes: 1835×5120×13824 1.118 against split-K
-#: in 2, 770×28672×8192 1.063 against swapped 192×176, 809×14336×4096 1.051 against ping-pong 128×160; none
-#: below 0.987) and held on the other 19 (7 change: 0.993–1.074). Higher merits take the aligned split's
-#: place, which stayed ahead on 13 of 15 shapes (2069×7168×18432: 0.928 for the best swapped width). Where
-#: M is the longer side the turn lost (13256×992×12776 −19 %).
+#: Swapped 256-row tiles (each warpgroup 128 rows along N, the tile's 112–176 columns along M, four A/B
+#: stages: ``GemmConfig.epi_n_default``) that :func:`wave_balance` weighs beside :data:`SWAPPED_MERIT` where
+#: N > M > ``SMALL_M``, with their merit against the cooperative 128×256 tile at equal :func:`swapped_score`
+#: (cuBLAS runs 256×112, 256×152 and 256×160 on such projections). NVIDIA H200, 2026-11-29, with PDL: on 18
+#: projections the ratio to torch over the score agreed within 2 % between 144, 152, 160 and 176 at every
+#: shape (on 39 more, 128 and 144 alike). The merit was fitted with 128, 144 and 160 on 20 projections and
+#: held on 19 + 24 drawn after; the widths in steps of 8 then ran, against the three, 0.959 → 0.983 of torch
+#: on 50 shapes where the pick changed and 0.945 → 0.995 on 33 drawn after (30 faster, none slower by more
+#: than 2 %; 1045×13824×5120 0.848 → 0.996, 784×28672×8192 0.883 → 0.999). Higher merits take the aligned
+#: split's place, which stayed ahead on 13 of 15 shapes (2069×7168×18432 0.962 against 256×160's 0.928 with
+#: three stages). Where M is the longer side the turn lost (13256×992×12776 −19 %); for M ≤ 512 the
+#: small-M rules' tiles stay (219×13824×5120 0.987 against 256×112's 0.919); a swapped short-side tile may
+#: still take their place (:func:`_keeps_its_swap`).
 SWAPPED_ALONG_N_MERIT = tuple(
-    (TunedConfig(GemmConfig(256, width, 2, 1, Schedule.COOPERATIVE), swap_ab=True), merit)
-    for width, merit in ((128, 0.94), (144, 0.94), (160, 0.90))
+    (TunedConfig(GemmConfig(256, width, 2, 1, Schedule.COOPERATIVE), swap_ab=True), 0.94)
+    for width in range(112, 177, 8)
 )
 
 
@@ -728,7 +731,7 @@ def wave_balance(
         score = area_score(tall, m, n, sms) * merit
         if score > best_score:
             best, best_score = tall, score
-    swapped_tiles = SWAPPED_MERIT + (SWAPPED_ALONG_N_MERIT if n > m else ())
+    swapped_tiles = SWAPPED_MERIT + (SWAPPED_ALONG_N_MERIT if n > m > SMALL_M else ())
     for swapped, merit in swapped_tiles if swappable and widths and k > SHORT_K else ():
         score = swapped_score(swapped, m, n, sms) * merit
         if score > best_score:
@@ -1064,9 +1067,7 @@ def _short_side(
     keeps_schedule = plain.schedule is Schedule.COOPERATIVE or plain.schedule is config.schedule
     past = extent > short_side.PADDING_ALONE_MAX
     replaces = keeps_schedule or short_side.replaces_pingpong_past_padding(config)
-    if past and (
-        not replaces or (swapped and table_decision(problem, mnk, sms, split, short_sides=False).config.swap_ab)
-    ):
+    if past and (not replaces or (swapped and _keeps_its_swap(problem, mnk, sms, split, config))):
         return None
     covered = short_side.pads_short_side(plain, extent, along_rows=swapped)
     if covered is None and not swapped and (keeps_schedule or plain.tile_n <= 128):
@@ -1087,6 +1088,27 @@ def _short_side(
             f"faster, in place of a {plain.schedule.value} tile"
         )
     return Decision(config, f"small {side}", facts)
+
+
+def _keeps_its_swap(problem: Problem, mnk: tuple[int, int, int], sms: int, split: bool, candidate: TunedConfig) -> bool:
+    """Whether the table's pick without the short-side rules computes Cᵀ and stays ahead of the swapped
+    short-side ``candidate``: any swapped tile but those of :data:`SWAPPED_ALONG_N_MERIT`, and those where
+    their :func:`swapped_score` times their merit is at least the candidate's. NVIDIA H200, 2026-11-29,
+    ours / torch, the short-side tile against a 256-row one in the same rounds: where the rule keeps the
+    256-row tile (its score times its merit against the short-side tile's), 773×5120×13824 256×144 0.949
+    against 192×208's 0.868 (1.00 × 0.94 against 0.87 for the 256×136 it now takes), 817×4288×3248 256×128
+    0.944 against 0.764 (0.96 × 0.94 against 0.74), 832×5120×13824 256×144 1.627 against 1.491 (0.94 × 0.94
+    against 0.87), and 771×5128×8200 256×144 0.732 against 0.917 (0.99 × 0.94 against 0.91) the one it
+    misses; where it takes the short-side tile, 823×8192×28672 128×208 (1×2) 1.007 against 256×112's
+    0.928 (0.97 × 0.94 against 1.04), 805×4096×14336 0.976 against 0.912, 808×18432×7168 192×208 0.979
+    against 256×120's 0.957, and five more within 2 %."""
+    m, n, _ = mnk
+    config = table_decision(problem, mnk, sms, split, short_sides=False).config
+    if not config.swap_ab:
+        return False
+    merits = {tile.config: merit for tile, merit in SWAPPED_ALONG_N_MERIT}
+    merit = merits.get(config.config.with_(cluster_m=2, cluster_n=1))
+    return merit is None or swapped_score(config, m, n, sms) * merit >= swapped_score(candidate, m, n, sms)
 
 
 def stream_k_pays(mnk: tuple[int, int, int], sms: int = H100_SMS) -> bool:

@@ -24,6 +24,13 @@ ACTIVATIONS = (None, "gelu_tanh")
 MAX_AB_STAGES = 16
 #: The largest fp32 accumulator fragment per thread that still leaves room for the epilogue under 232 registers.
 MAX_ACC_REGISTERS = 192
+#: The A/B stages below which a default ``epi_n`` narrows (32 → 16 → 8 columns, each dividing the width)
+#: where the smaller staging buffers free the shared memory for one more stage. NVIDIA H200, 2026-11-29,
+#: swapped cooperative 256×160 on 18 projections: 3 stages with 32-column subtiles ran 0.81–1.00 of torch,
+#: 4 with 16-column ones 0.93–1.02, 4–15 % faster on every shape; with 4 stages the widths 144, 152, 160
+#: and 176 ran the same share of what their tile fill allows (within 2 %) where 160 and 176 with 3 had run
+#: 4–5 % below it.
+NARROW_SUBTILES_BELOW_STAGES = 4
 
 
 class Schedule(str, enum.Enum):
@@ -102,12 +109,12 @@ class GemmConfig:
     a band of ``group`` cluster rows). ``ab_stages``: None = as many as shared memory holds beside the
     staging buffers, at most :data:`MAX_AB_STAGES`; ``epi_stages``: None = 4 (cooperative) or 2 (ping-pong).
     ``epi_n``: columns of one staged subtile (one TMA store); None = 32, or 16 where 32 does not divide
-    ``tile_n``. ``epi_batch``: subtiles staged per ``acquire``
-    of the staging ring (one wait and one barrier pair for that many buffers). ``pdl``: programmatic
-    dependent launch (docs/gemm.md, "Extension points"). ``wg_split``: how the cooperative schedule's
-    two warpgroups share a tile: ``"m"`` (each takes half the rows, 64 or 128) or ``"n"`` (each takes
-    every row, three m64 wgmmas for 192, and half the columns: tiles such as cuBLAS's 192×192 whose rows
-    two warpgroups cannot halve into m64 blocks).
+    ``tile_n``, narrower where that adds an A/B stage to a ring of fewer than 4 (``epi_n_default``).
+    ``epi_batch``: subtiles staged per ``acquire`` of the staging ring (one wait and one barrier pair for
+    that many buffers). ``pdl``: programmatic dependent launch (docs/gemm.md, "Extension points").
+    ``wg_split``: how the cooperative schedule's two warpgroups share a tile: ``"m"`` (each takes half the
+    rows, 64 or 128) or ``"n"`` (each takes every row, three m64 wgmmas for 192, and half the columns: tiles
+    such as cuBLAS's 192×192 whose rows two warpgroups cannot halve into m64 blocks).
     """
 
     tile_m: int = 128
@@ -154,7 +161,7 @@ class GemmConfig:
                     "1 with wg_split='n' (each acquire takes one buffer per warpgroup)",
                 )
         if self.epi_n is None:
-            object.__setattr__(self, "epi_n", default_epi_n(self.mma_tile[1]))
+            object.__setattr__(self, "epi_n", self.epi_n_default)
         if self.schedule is Schedule.COOPERATIVE and self.wg_split == "m" and self.tile_m not in (128, 256):
             allowed = "128 or 256 with the cooperative schedule (two warpgroups, 64 or 128 rows each), or 192 "
             allowed += "with wg_split='n'"
@@ -222,6 +229,29 @@ class GemmConfig:
         return (min(rows, self.tile_m), self.epi_n)
 
     @property
+    def epi_n_default(self) -> int:
+        """The ``epi_n`` that None stands for: :func:`default_epi_n` of the warpgroup's width, narrowed to
+        16 or 8 columns where that adds an A/B stage to a default ring of fewer than
+        :data:`NARROW_SUBTILES_BELOW_STAGES` (256×160: 32-column subtiles leave 3 stages, 16-column 4)."""
+        width = self.mma_tile[1]
+        columns = default_epi_n(width)
+        for narrower in (16, 8) if self.ab_stages is None else ():
+            if self._default_ab_stages(columns) >= NARROW_SUBTILES_BELOW_STAGES:
+                break
+            more = narrower < columns and width % narrower == 0
+            if more and self._default_ab_stages(narrower) > self._default_ab_stages(columns):
+                columns = narrower
+        return columns
+
+    def _default_ab_stages(self, epi_n: int) -> int:
+        """The A/B stages the shared memory holds beside the staging buffers with ``epi_n``-column subtiles,
+        for 2-byte operands and output (every dtype of ``ELEMENT_BYTES``)."""
+        rows = self.epi_tile[0]
+        element = max(ELEMENT_BYTES.values())
+        staging = self.staging_buffers * rows * epi_n * element
+        return (SMEM_CAPACITY - SMEM_RESERVED - staging) // ((self.tile_m + self.tile_n) * self.tile_k * element)
+
+    @property
     def subtiles(self) -> int:
         rows, cols = self.epi_tile
         return (self.tile_m // rows) * (self.tile_n // cols)
@@ -269,7 +299,7 @@ class GemmConfig:
     def with_(self, **changes: object) -> GemmConfig:
         """A copy with ``changes``; a new ``tile_n`` without an ``epi_n`` re-derives a default ``epi_n``."""
         reshaped = "tile_n" in changes or "wg_split" in changes
-        if reshaped and "epi_n" not in changes and self.epi_n == default_epi_n(self.mma_tile[1]):
+        if reshaped and "epi_n" not in changes and self.epi_n == self.epi_n_default:
             changes["epi_n"] = None
         return replace(self, **changes)
 
@@ -277,7 +307,7 @@ class GemmConfig:
         return (
             f"{self.schedule.value} tile {self.tile_m}×{self.tile_n}×{self.tile_k} cluster {self.cluster_m}×"
             f"{self.cluster_n} raster {self.raster}/{self.group}"
-            + (f" epilogue {self.epi_tile[0]}×{self.epi_n}" if self.epi_n != default_epi_n(self.mma_tile[1]) else "")
+            + (f" epilogue {self.epi_tile[0]}×{self.epi_n}" if self.epi_n != self.epi_n_default else "")
             + (f" {self.epi_batch} subtiles per acquire" if self.epi_batch > 1 else "")
             + (" PDL" if self.pdl else "")
             + (" warpgroups along N" if self.wg_split == "n" else "")

@@ -258,11 +258,14 @@ def test_auto_paired_rows_match_torch(mnk):
 
 
 @pytest.mark.parametrize(
-    "mnk,width", [((1835, 5120, 13824), 144), ((770, 28672, 8192), 128), ((2057, 5120, 13824), 160)]
+    "mnk,width",
+    [((1835, 5120, 13824), 144), ((770, 28672, 8192), 112), ((2057, 5120, 13824), 160)]
+    + [((1825, 14336, 4096), 136), ((1039, 5120, 13824), 176), ((1062, 13824, 5120), 152)],
 )
 def test_auto_swapped_256_row_tiles_match_torch(mnk, width):
     """Auto's swapped cooperative 256-row tiles (2×1, each warpgroup 128 rows of N, M in column tiles of
-    128, 144 or 160 stored column by column), over ragged M."""
+    112–176 stored column by column: 16-column subtiles, 8 for 136, 152 and 176, four A/B stages), over
+    ragged M."""
     from gemm_modes.autotable import decide
     from hopper_gemm.config import Problem
 
