@@ -522,11 +522,11 @@ SWAPPED_MERIT = ((TunedConfig(GemmConfig(192, 176, 2, 1, Schedule.COOPERATIVE, w
 #: shape (on 39 more, 128 and 144 alike). The merit was fitted with 128, 144 and 160 on 20 projections and
 #: held on 19 + 24 drawn after; the widths in steps of 8 then ran, against the three, 0.959 → 0.983 of torch
 #: on 50 shapes where the pick changed and 0.945 → 0.995 on 33 drawn after (30 faster, none slower by more
-#: than 2 %; 1045×13824×5120 0.848 → 0.996, 784×28672×8192 0.883 → 0.999). Higher merits take the aligned
-#: split's place, which stayed ahead on 13 of 15 shapes (2069×7168×18432 0.962 against 256×160's 0.928 with
-#: three stages). Where M is the longer side the turn lost (13256×992×12776 −19 %); for M ≤ 512 the
-#: small-M rules' tiles stay (219×13824×5120 0.987 against 256×112's 0.919); a swapped short-side tile may
-#: still take their place (:func:`_keeps_its_swap`).
+#: than 2 %; 1045×13824×5120 0.848 → 0.996, 784×28672×8192 0.883 → 0.999). Where the aligned split keeps
+#: 95 % of the turns busy it stays, within 2 % of the best width (2230×7168×18432 0.984 against 256×160's
+#: 1.002, 2179×14336×4096 0.989 against 0.998). Where M is the longer side the turn lost (13256×992×12776
+#: −19 %); for M ≤ 512 the small-M rules' tiles stay (219×13824×5120 0.987 against 256×112's 0.919); a
+#: swapped short-side tile may still take their place (:func:`_keeps_its_swap`).
 SWAPPED_ALONG_N_MERIT = tuple(
     (TunedConfig(GemmConfig(256, width, 2, 1, Schedule.COOPERATIVE), swap_ab=True), 0.94)
     for width in range(112, 177, 8)
