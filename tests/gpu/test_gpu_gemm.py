@@ -338,7 +338,8 @@ def test_auto_wave_balance_picks_match_torch(mnk, bias):
     a bias, where 128×192 spills, split-K on the last wave: 12 cluster-tiles past two waves in 4 parts),
     ping-pong 128×128 (with a bias; 128×160 without), the cooperative tile, and the widths between the powers
     of two: ping-pong 128×176 (with a bias the aligned split), cooperative 128×208, ping-pong 128×144 and
-    128×176 in 1×2 clusters (9 row tiles; with a bias the cooperative tile and its splits)."""
+    128×176 in 1×2 clusters (9 row tiles; with a bias the cooperative tile and its splits, the aligned split's
+    pair along N there too)."""
     from gemm_modes.autotable import wave_balance
 
     picked = wave_balance(mnk, bias=bias)
@@ -349,7 +350,7 @@ def test_auto_wave_balance_picks_match_torch(mnk, bias):
         (1000, 14300, 4104): (256, "cooperative", 1, 2) if bias else (176, "pingpong", 1, 2),
         (2550, 2550, 2552): (208, "cooperative", 1, 2),
         (4304, 2152, 4992): (256, "cooperative", 1, 2) if bias else (144, "pingpong", 1, 2),
-        (1056, 17896, 4800): (256, "cooperative", 1, 2) if bias else (176, "pingpong", 1, 1),
+        (1056, 17896, 4800): (256, "cooperative", 1, 1) if bias else (176, "pingpong", 1, 1),  # 1×2: 9 row tiles
     }[mnk]
     _run(*mnk, "bf16", "nk", "auto", bias=bias)
 
