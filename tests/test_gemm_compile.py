@@ -548,6 +548,25 @@ def test_a_column_major_c_is_staged_transposed(config):
     assert column.spill_bytes == 0 and not column.wgmma_serialized
 
 
+@pytest.mark.parametrize("width", [112, 160, 176])
+def test_swapped_256_row_tiles_hold_four_stages_without_spills(width):
+    """The wave balance's swapped 256×W tiles (``SWAPPED_ALONG_N_MERIT``) compile to four A/B stages (160 and
+    176 through the 16- and 8-column subtiles of ``GemmConfig.epi_n_default``: their default widths, 32 and
+    16, leave room for three), stage C transposed (column-major, as the swapped launch stores it), and
+    neither spill nor serialize their wgmmas."""
+    from gemm_modes.autotable import SWAPPED_ALONG_N_MERIT
+    from hopper_gemm.config import SMEM_CAPACITY, default_epi_n
+
+    config = {tile.tile_n: tile for tile, _ in SWAPPED_ALONG_N_MERIT}[width]
+    problem = Problem("bf16", c_major="m")
+    r = report(config, problem)
+    assert (r.ab_stages, r.smem_bytes <= SMEM_CAPACITY) == (4, True)
+    assert set(re.findall(r"stmatrix\.sync\.aligned\.m8n8\.x\d(\.trans)?", r.ptx)) == {".trans"}
+    assert r.spill_bytes == 0 and not r.wgmma_serialized
+    widest = config.reshaped(epi_n=default_epi_n(width))
+    assert widest.config.stages(problem)[0] == (3 if width in (160, 176) else 4)
+
+
 @pytest.mark.parametrize("tile_n,parts", [(80, 7), (128, 4)])
 def test_split_k_stores_a_column_major_c_transposed(tile_n, parts):
     """Split-K on a swapped launch (C column-major, ``swap_ab`` with ``split_k``): the parts post and read

@@ -18,10 +18,11 @@ def test_every_pick_of_the_two_rules_is_a_contender():
         assert (gemm_waves.COOP_SK in gemm_waves.candidates_for(mnk, bias)) == (k > SHORT_K)
         assert not (bias and gemm_waves.BIAS_SPILLS & set(gemm_waves.candidates_for(mnk, bias)))
     # the table holds each kind of pick: both tiles, the 1×2 cluster, stream-K, the aligned split and the
-    # cooperative tiles (128×208 at 2560²×8192 and 3072×1024×4096, 192×192 at 1536×3072×8192), and the
-    # ping-pong widths between 128 and 192 (128×160 at 2048×5120×2048, 128×144 at 1536×3072×2048)
+    # cooperative tiles (128×208 at 2560²×8192 and 3072×1024×4096, 192×192 at 1536×3072×8192), the
+    # ping-pong widths between 128 and 192 (128×160 at 2048×5120×2048, 128×144 at 1536×3072×2048) and a
+    # swapped 256-row tile (256×120 at 1536×2560×8192)
     expected = {"coop", "coop-sk", "coop-aligned", "coop-tail", "pp192c21", "pp128c21", "pp128c12", "coop208"}
-    assert picks == expected | {"coop192x192n", "pp128x160c21", "pp128x144c21"}
+    assert picks == expected | {"coop192x192n", "pp128x160c21", "pp128x144c21", "swap256x120"}
     # the aligned split where it splits: under a wave and after whole waves; not where the waves are whole
     candidates = gemm_waves.candidates_for
     assert "coop-aligned" in candidates((3072, 1024, 8192), False) and "coop-aligned" in candidates((4096,) * 3, False)

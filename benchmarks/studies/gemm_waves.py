@@ -86,14 +86,19 @@ def candidates_for(mnk: tuple[int, int, int], bias: bool, sms: int = 132) -> dic
     """The contenders of a shape, launched with PDL and as ``gemm()`` would stage them
     (``autotable.single_wave_staging``: one tile per CTA stages in the ring): stream-K's remainder mode only
     past ``SHORT_K`` (never taken below), its aligned mode where it splits a tile, split-K on the last
-    wave where ``autotable.split_tail`` finds a part count (``coop-tail``), and without a bias from
-    ``PINGPONG_BETWEEN_MIN_K`` the ping-pong widths between 128 and 192 in both clusters (``pp128x160c21``)."""
+    wave where ``autotable.split_tail`` finds a part count (``coop-tail``), without a bias from
+    ``PINGPONG_BETWEEN_MIN_K`` the ping-pong widths between 128 and 192 in both clusters (``pp128x160c21``),
+    and without a bias past ``SHORT_K`` where N > M > ``SMALL_M`` the swapped 256-row tile whose width
+    fills M best (``swap256x120``: ``SWAPPED_ALONG_N_MERIT``)."""
     from gemm_modes.autotable import (
         PINGPONG_BETWEEN_MIN_K,
         SHORT_K,
+        SMALL_M,
+        SWAPPED_ALONG_N_MERIT,
         between_width_pingpong,
         single_wave_staging,
         split_tail,
+        swapped_score,
     )
     from gemm_modes.launch import stream_k_split
     from hopper_gemm.config import Problem
@@ -109,6 +114,10 @@ def candidates_for(mnk: tuple[int, int, int], bias: bool, sms: int = 132) -> dic
     if not bias and mnk[2] >= PINGPONG_BETWEEN_MIN_K:  # the widths between 128 and 192, both clusters
         for config, _ in between_width_pingpong(mnk[0], mnk[1]):
             chosen[f"pp128x{config.tile_n}c{config.cluster_m}{config.cluster_n}"] = config
+    m, n, k = mnk
+    if not bias and k > SHORT_K and n > m > SMALL_M:  # max keeps the first of equals, as the table does
+        tile = max((c for c, _ in SWAPPED_ALONG_N_MERIT), key=lambda c: swapped_score(c, m, n, sms))
+        chosen[f"swap256x{tile.tile_n}"] = tile
     problem = Problem("bf16", bias=bias)
     return {name: single_wave_staging(config, problem, mnk, sms).with_(pdl=True) for name, config in chosen.items()}
 
