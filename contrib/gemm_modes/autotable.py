@@ -692,8 +692,8 @@ def wave_balance(
     (:data:`PINGPONG_HIDDEN_EPILOGUE`; less :data:`PINGPONG_UNSECTORED_K_COST` unless ``k_rows_in_sectors``:
     :func:`rows_in_sectors`), the splits' own scores, and where ``swappable`` (no bias, B as
     (N, K)) and K > ``SHORT_K`` the 192-row tiles of :data:`TALL_MERIT` (their :func:`area_score`) and the
-    swapped ones of :data:`SWAPPED_MERIT`, and of :data:`SWAPPED_ALONG_N_MERIT` where N > M (their
-    :func:`swapped_score`), times their merit; the earlier on a tie.
+    swapped ones of :data:`SWAPPED_MERIT`, and of :data:`SWAPPED_ALONG_N_MERIT` where N > M > ``SMALL_M``
+    (their :func:`swapped_score`), times their merit; the earlier on a tie.
     For every shape past the fill rules where stream-K does not pay (:func:`stream_k_pays`).
 
     H100, with PDL, ours / torch, cooperative → ping-pong: 3072²×2048 0.80 → 1.00 (144 cluster-tiles: 2.2
@@ -929,10 +929,10 @@ def table_decision(
     ``split`` False leaves out the split-K row; ``widths`` False, the tile widths between the powers of
     two, swapped and short-side tiles included (the rest of the table as it is; an A/B in one run:
     ``benchmarks/gemm.py --sweep --without-widths``); ``swap`` False, the tiles that run on the plain
-    kernel only: those computing Cᵀ = B·Aᵀ (:data:`SWAPPED_MERIT`, :func:`small_m_swapped`), the 192-row
-    ones whose warpgroups split N (:data:`TALL_MERIT`) and the short-side tiles of :func:`narrow_n`, which
-    no comm role, gate or mode has run with; ``short_sides`` False, the rules of :func:`small_m_swapped`
-    and :func:`narrow_n`."""
+    kernel only: those computing Cᵀ = B·Aᵀ (:data:`SWAPPED_MERIT`, :data:`SWAPPED_ALONG_N_MERIT`,
+    :func:`small_m_swapped`), the 192-row ones whose warpgroups split N (:data:`TALL_MERIT`) and the
+    short-side tiles of :func:`narrow_n`, which no comm role, gate or mode has run with; ``short_sides``
+    False, the rules of :func:`small_m_swapped` and :func:`narrow_n`."""
     m, n, k = mnk
     clusters = max(1, sms // COOPERATIVE_128x256.cluster_size)
     tiles = COOPERATIVE_128x256.cluster_tiles(m, n)
