@@ -1125,6 +1125,7 @@ def test_the_wave_balance_swaps_256_row_tiles_along_a_longer_n():
     ping-pong) or M ≤ 512, with a bias or B as (K, N), at K ≤ 2048, or in the aligned split's place at 95%
     busy (2230×7168×18432)."""
     from gemm_modes.autotable import SWAPPED_ALONG_N_MERIT, decide
+    from gemm_modes.choice import choose_config
 
     tiles = {config.tile_n: config for config, _ in SWAPPED_ALONG_N_MERIT}
     assert sorted(tiles) == list(range(112, 177, 8))
@@ -1142,6 +1143,9 @@ def test_the_wave_balance_swaps_256_row_tiles_along_a_longer_n():
     assert not decide(Problem("bf16"), (417, 7168, 18432), 132).config.swap_ab  # M ≤ 512: the small-M rules'
     # a swapped short-side tile whose busy area beats the 256-row tile's times its merit takes its place
     assert decide(Problem("bf16"), (823, 8192, 28672), 132).config.tile_m == 128
+    # gemm(swap_ab=True) weighs the same tiles
+    forced = choose_config(Problem("bf16"), (1835, 5120, 13824), "auto", None, None, swap_ab=True, sms=132)
+    assert forced == tiles[144]
     for problem in (Problem("bf16", bias=True), Problem("bf16", b_major="n")):
         assert decide(problem, (1835, 5120, 13824), 132).config.split_k == 2
     assert not decide(Problem("bf16"), (1835, 5120, 2048), 132).config.swap_ab

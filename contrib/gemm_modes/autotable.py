@@ -533,6 +533,12 @@ SWAPPED_ALONG_N_MERIT = tuple(
 )
 
 
+def swapped_tiles(m: int, n: int) -> tuple[tuple[TunedConfig, float], ...]:
+    """The swapped tiles weighed for an M×N output, with their merits: :data:`SWAPPED_MERIT`'s, and
+    :data:`SWAPPED_ALONG_N_MERIT`'s where N > M > ``SMALL_M``."""
+    return SWAPPED_MERIT + (SWAPPED_ALONG_N_MERIT if n > m > SMALL_M else ())
+
+
 def swapped_score(config: TunedConfig, m: int, n: int, sms: int = H100_SMS) -> float:
     """A swapped tile's :func:`busy_area` on the turned output (N × M) over the cooperative 128×256 tile's
     useful area on M × N. H200, 2026-11-28: 3768×840×4096 puts 5 tile rows in clusters of two, and ran
@@ -731,8 +737,7 @@ def wave_balance(
         score = area_score(tall, m, n, sms) * merit
         if score > best_score:
             best, best_score = tall, score
-    swapped_tiles = SWAPPED_MERIT + (SWAPPED_ALONG_N_MERIT if n > m > SMALL_M else ())
-    for swapped, merit in swapped_tiles if swappable and widths and k > SHORT_K else ():
+    for swapped, merit in swapped_tiles(m, n) if swappable and widths and k > SHORT_K else ():
         score = swapped_score(swapped, m, n, sms) * merit
         if score > best_score:
             best, best_score = swapped, score
@@ -865,12 +870,12 @@ def pick(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS, swap:
 def best_swapped(mnk: tuple[int, int, int], sms: int = H100_SMS) -> TunedConfig:
     """The swapped tile for ``gemm(swap_ab=True)``: up to ``short_side.PADDING_ALONE_MAX`` rows the tile of
     ``short_side.pick`` takes by ``tile_time`` (M along the tile's columns: 128×160 at M = 152
-    ran 0.958 of torch where cooperative 128×176 ran 0.857, H200), else the tile of :data:`SWAPPED_MERIT`
-    that scores best."""
+    ran 0.958 of torch where cooperative 128×176 ran 0.857, H200), else the tile of :func:`swapped_tiles`
+    that scores best times its merit."""
     m, n, _ = mnk
     if m <= short_side.PADDING_ALONE_MAX:
         return short_side.pick(max(m, 64), n, sms, swap_ab=True)[0]
-    return max(SWAPPED_MERIT, key=lambda c: swapped_score(c[0], m, n, sms) * c[1])[0]
+    return max(swapped_tiles(m, n), key=lambda c: swapped_score(c[0], m, n, sms) * c[1])[0]
 
 
 def whole_tiles(problem: Problem, mnk: tuple[int, int, int], sms: int = H100_SMS) -> TunedConfig:
