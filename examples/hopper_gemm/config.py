@@ -244,12 +244,9 @@ class GemmConfig:
         return columns
 
     def _default_ab_stages(self, epi_n: int) -> int:
-        """The A/B stages the shared memory holds beside the staging buffers with ``epi_n``-column subtiles,
-        for 2-byte operands and output (every dtype of ``ELEMENT_BYTES``)."""
-        rows = self.epi_tile[0]
-        element = max(ELEMENT_BYTES.values())
-        staging = self.staging_buffers * rows * epi_n * element
-        return (SMEM_CAPACITY - SMEM_RESERVED - staging) // ((self.tile_m + self.tile_n) * self.tile_k * element)
+        """:meth:`stages`' default A/B stage count with ``epi_n``-column subtiles (bf16: every dtype of
+        ``ELEMENT_BYTES`` takes 2 bytes, in and out)."""
+        return replace(self, epi_n=epi_n).stages(Problem("bf16"))[0]
 
     @property
     def subtiles(self) -> int:
