@@ -353,14 +353,16 @@ def test_small_n_takes_192x192_tiles_where_they_fit_one_wave():
 
 def test_a_forced_swap_at_small_m_takes_the_rule_s_tile():
     """``gemm(swap_ab=True)`` (``best_swapped``): up to M = 640 the swapped tile of least ``tile_time``
-    (also where the table itself would not swap; M under 64 as 64), past it the swapped 192×176."""
-    from gemm_modes.autotable import SWAPPED_MERIT, best_swapped
+    (also where the table itself would not swap; M under 64 as 64), past it the swapped tile the wave balance
+    weighs that scores best: 192×176, or a 256-row one where N > M."""
+    from gemm_modes.autotable import SWAPPED_ALONG_N_MERIT, SWAPPED_MERIT, best_swapped
 
     assert best_swapped((272, 8192, 8192)) == table_decision(BF16, (272, 8192, 8192)).config
     forced = best_swapped((8, 4096, 1024))
     assert forced.swap_ab and forced.tile_n == 64
     assert best_swapped((128, 14336, 4096)).swap_ab
-    assert best_swapped((700, 4096, 4096)) == SWAPPED_MERIT[0][0]
+    assert best_swapped((4096, 700, 4096)) == SWAPPED_MERIT[0][0]
+    assert best_swapped((700, 4096, 4096)) in {tile for tile, _ in SWAPPED_ALONG_N_MERIT}
 
 
 def test_swap_false_keeps_to_tiles_a_comm_role_or_gate_can_join():
