@@ -1194,24 +1194,50 @@ def test_swap_ab_is_a_launch_mode_not_a_kernel_mode():
         tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE, split_k=2, staging_in_ring=True, swap_ab=True)
 
 
-def test_the_aligned_split_pairs_along_n_where_m_would_idle_a_cta():
-    """``aligned_pair``: wave balance's aligned split (pairs 2×1) goes 1×2 where that idles fewer CTAs (M in an
-    odd count of row tiles), N the longer side and M past 640 rows; elsewhere it stays."""
-    from gemm_modes.autotable import COOPERATIVE_ALIGNED, aligned_pair, decide, table_decision
+def test_cooperative_128x256_picks_pair_along_n_where_m_would_idle_a_cta():
+    """``paired_along_n``: the split cooperative 128×256 pick (2×1; stream-K, split-K on the last wave, the aligned
+    split) goes 1×2 where that idles more than ``PAIR_ALONG_N_COST`` fewer CTAs (M in an odd count of
+    row tiles, under 50 of them), N the longer side and M past 1024 rows (640 for the aligned split);
+    elsewhere it stays, and ``decide`` says why in its facts."""
+    from gemm_modes.autotable import (
+        COOPERATIVE_ALIGNED,
+        COOPERATIVE_DEFERRED,
+        COOPERATIVE_128x256,
+        PINGPONG_128x192,
+        decide,
+        paired_along_n,
+        table_decision,
+    )
 
     def pair(config):
         return config.cluster_m, config.cluster_n
 
-    assert pair(aligned_pair(1392, 8192)) == (1, 2)  # 11 row tiles, 32 column tiles
-    assert pair(aligned_pair(1700, 8192)) == (2, 1)  # 14 row tiles: 2×1 idles nothing
-    assert pair(aligned_pair(1392, 8320)) == (1, 2)  # 11 × 33 tiles: 1×2 idles 11 CTAs of 374, 2×1 33 of 396
-    assert pair(aligned_pair(7464, 7464)) == (2, 1)  # a square: 1×2 lost there
-    assert pair(aligned_pair(625, 28672)) == (2, 1)  # M within 640 rows
-    assert aligned_pair(1392, 8192) == COOPERATIVE_ALIGNED.with_(cluster_m=1, cluster_n=2)
+    streamed = COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_remainder=True)
+    for config in (COOPERATIVE_ALIGNED, streamed, COOPERATIVE_128x256.with_(split_k=4)):
+        assert paired_along_n(config, 1392, 8192) == config.with_(cluster_m=1, cluster_n=2)  # 11 × 32 tiles
+        assert pair(paired_along_n(config, 1700, 8192)) == (2, 1)  # 14 row tiles: 2×1 idles nothing
+        assert pair(paired_along_n(config, 1392, 8320)) == (1, 2)  # 11 × 33: 1×2 idles 11 CTAs of 374, 2×1 33 of 396
+        assert pair(paired_along_n(config, 6200, 8192)) == (1, 2)  # 49 row tiles: 2×1 idles 2.0 % of its CTAs
+        assert pair(paired_along_n(config, 6401, 8192)) == (2, 1)  # 51: 1.9 %, under the pair's cost
+        assert pair(paired_along_n(config, 7464, 7464)) == (2, 1)  # a square: 1×2 lost there
+        assert pair(paired_along_n(config, 625, 28672)) == (2, 1)  # M within 640 rows
+    assert pair(paired_along_n(COOPERATIVE_ALIGNED, 783, 8192)) == (1, 2)  # 7 row tiles
+    assert pair(paired_along_n(streamed, 783, 8192)) == (2, 1)  # M within 1024 rows: the short-side rules' ground
+    others = (COOPERATIVE_DEFERRED, PINGPONG_128x192, COOPERATIVE_128x256.with_(swap_ab=True, split_k=2))
+    for other in (*others, COOPERATIVE_128x256.with_(tile_n=192, split_k=2)):
+        assert paired_along_n(other, 1392, 8192) == other  # whole tiles (1×2 lost there) and other tiles as they are
     bf16 = Problem("bf16", b_major="n")  # B as (K, N): no swapped 256-row tile (they take 1392×8192×28672)
     for mnk in ((1392, 8192, 28672), (1561, 4096, 14336), (2876, 8192, 28672)):
         config = table_decision(bf16, mnk).config
         assert config.stream_k_aligned and pair(config) == (1, 2) and config.deferred_chunks == 8, mnk
         assert decide(bf16, mnk).config == config
+    # stream-K over 27 row tiles, split-K on the last wave over 33: paired, and the facts say so
+    for mnk, rows, idle in (((3335, 13824, 5120), 27, "3.6%"), ((4196, 5120, 13824), 33, "2.9%")):
+        decision = decide(Problem("bf16"), mnk)
+        assert pair(decision.config) == (1, 2) and (decision.config.stream_k or decision.config.split_k > 1)
+        assert (
+            "paired 1×2 along N" in decision.facts and f"2×1 over {rows} row tiles would idle {idle}" in decision.facts
+        )
+    assert pair(decide(Problem("bf16"), (7181, 8192, 28672)).config) == (2, 1)  # 57 row tiles
     # only where the aligned split won already: ping-pong 128×144 stays at 783×7168×18432
     assert not table_decision(bf16, (783, 7168, 18432)).config.stream_k

@@ -639,20 +639,48 @@ def aligned_split(
     return config, tiles / (turns * clusters)
 
 
-def aligned_pair(m: int, n: int) -> TunedConfig:
-    """The aligned split :func:`wave_balance` picked (:data:`COOPERATIVE_ALIGNED`, pairs 2×1) in the pair that
-    idles fewer CTAs (:func:`cta_share`: 1×2 where M takes an odd count of row tiles and N an even count of
-    column tiles, or fewer of them), where N is the longer side and M longer than
-    ``short_side.PADDING_ALONE_MAX``. NVIDIA H200, with PDL, 2026-11-29, ours / torch against 2×1 in the same
-    rounds: 1392×8192×28672 (11 row tiles) 1.053 against 0.967, 2876×8192×28672 (23) 1.015 against 0.972,
-    1561×4096×14336 (13) 0.920 against 0.882, 4443×7168×18432 (35) 1.014 against 0.987, and 2–6 % on eight
-    more projections (5935×8192×28672 1.030 against 0.979, 1593×4096×14336 0.921 against 0.873); where M's
-    row tiles are even, within ±1 % on eleven shapes. Where N is not the longer side it lost on squares
-    (7464³ 0.918 against 0.993, 7000³), and with M ≤ 640 on 256×28672×8192 (1.064 against 1.088)."""
-    if n <= m or m <= short_side.PADDING_ALONE_MAX:
-        return COOPERATIVE_ALIGNED
-    pair = COOPERATIVE_ALIGNED.with_(cluster_m=1, cluster_n=2)
-    return pair if cta_share(pair, m, n) > cta_share(COOPERATIVE_ALIGNED, m, n) else COOPERATIVE_ALIGNED
+#: What a 1×2 pair of split cooperative 128×256 tiles costs against 2×1 where neither idles a CTA, as a share of
+#: the CTAs' turns: each CTA of a 1×2 pair loads its own 256 columns of B and half of A's 128 rows (320 rows a
+#: k-step against 2×1's 256). NVIDIA H200, with PDL, 2026-11-29, ours / torch, 1×2 against 2×1 in the same
+#: rounds, M in an odd count of row tiles and N the longer side: the aligned split over 55–127 row tiles (2×1
+#: idles 0.8–1.8 % of its CTAs) level (10 shapes, 1.021 against 1.020), stream-K over 57–115 1.2–2 % slower
+#: (7181×8192×28672, 13626×18432×7168, 14613×18432×7168), over 73 level.
+PAIR_ALONG_N_COST = 0.02
+
+
+def paired_along_n(config: TunedConfig, m: int, n: int) -> TunedConfig:
+    """A split cooperative 128×256 pick in clusters of two along M (2×1: stream-K, split-K on the last wave, the
+    aligned split) in a 1×2 pair where that idles more than :data:`PAIR_ALONG_N_COST` fewer CTAs
+    (:func:`cta_share`: a 2×1 pair over an odd count of row tiles idles one CTA in each cluster of the last
+    row, so under 50 row tiles where N's column tiles are even), N is the longer side and M longer than
+    ``short_side.PADDING_ALONE_MAX`` (the aligned split) or ``short_side.SHORT_SIDE_MAX`` (the others: up to
+    there the short-side rules weigh their tiles against this pick, measured against it in 2×1).
+
+    NVIDIA H200, with PDL, 2026-11-29, ours / torch, the paired pick against 2×1 in the same rounds:
+    stream-K and split-K on the last wave, 9–45 row tiles, 0.958 → 0.998 on 13 shapes where the rule was set
+    (12 faster; 1111×28672×8192 0.891 → 0.990, 3335×13824×5120 0.936 → 0.980) and 0.971 → 1.000 on 24 drawn
+    after (20 faster; 1408×18432×7168 0.922 → 1.020, 4199×5120×13824 0.947 → 1.014; 4959×7168×18432 0.965 →
+    0.943 the worst); the aligned split, 1392×8192×28672 (11 row tiles) 1.053 against 0.967, 2876×8192×28672
+    (23) 1.015 against 0.972, 5935×8192×28672 (47) 1.030 against 0.979. Left in 2×1: whole tiles (1×2 0.4–1.7 %
+    slower on six shapes of 21–45 row tiles), N not the longer side (7464³ 0.918 against 0.993 with the
+    aligned split, 13177×7168×18432 1.020 against 1.057 with stream-K, 3416³ 0.928 against 0.988), M ≤ 640
+    (256×28672×8192 1.064 against 1.088)."""
+    own = (config.schedule, config.tile_m, config.tile_n, config.cluster_m, config.cluster_n, config.swap_ab)
+    shortest = short_side.PADDING_ALONE_MAX if config.stream_k_aligned else short_side.SHORT_SIDE_MAX
+    split = config.stream_k or config.split_k > 1
+    if own != (Schedule.COOPERATIVE, 128, 256, 2, 1, False) or not split or n <= m or m <= shortest:
+        return config
+    pair = config.with_(cluster_m=1, cluster_n=2)
+    return pair if cta_share(pair, m, n) > cta_share(config, m, n) * (1 + PAIR_ALONG_N_COST) else config
+
+
+def describe_pair(config: TunedConfig, m: int, n: int) -> str:
+    """The facts behind :func:`paired_along_n`'s 1×2 pair, or "" where the pick is not one."""
+    if (config.schedule, config.tile_m, config.tile_n, config.cluster_n) != (Schedule.COOPERATIVE, 128, 256, 2):
+        return ""
+    rows, tiles = -(-m // config.tile_m), config.cluster_tiles(m, n)
+    idle = 1 - cta_share(config.with_(cluster_m=2, cluster_n=1), m, n)
+    return f"; paired 1×2 along N ({tiles} cluster-tiles): 2×1 over {rows} row tiles would idle {idle:.1%} of the CTAs"
 
 
 def cta_share(config: TunedConfig, m: int, n: int) -> float:
@@ -741,7 +769,7 @@ def wave_balance(
         score = swapped_score(swapped, m, n, sms) * merit
         if score > best_score:
             best, best_score = swapped, score
-    return aligned_pair(m, n) if best == COOPERATIVE_ALIGNED else paired_along_the_shorter_side(best, m, n)
+    return paired_along_n(paired_along_the_shorter_side(best, m, n), m, n)
 
 
 def paired_along_the_shorter_side(config: TunedConfig, m: int, n: int) -> TunedConfig:
@@ -1012,7 +1040,8 @@ def table_decision(
     if stream_k_pays(mnk, sms):
         whole, partial = divmod(tiles, clusters)
         facts = f"{waves}, K = {k} > {SHORT_K}: the last wave ({partial} of {clusters} clusters) is split by k"
-        return Decision(COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_remainder=True), "stream-K", facts)
+        streamed = paired_along_n(COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_remainder=True), m, n)
+        return Decision(streamed, "stream-K", facts + describe_pair(streamed, m, n))
     balanced = wave_balance(mnk, sms, problem.bias, widths, swapped_too, k_rows_in_sectors=in_sectors)
     whole = wave_fill(COOPERATIVE_DEFERRED, m, n, sms)
     if balanced.swap_ab:
@@ -1039,7 +1068,7 @@ def table_decision(
             f"; rows of K ({k * problem.element_bytes} bytes) end off a {SECTOR_BYTES}-byte sector: ping-pong "
             f"weighed {PINGPONG_UNSECTORED_K_COST} lower"
         )
-    return Decision(staged(balanced), "wave balance", facts)
+    return Decision(staged(balanced), "wave balance", facts + describe_pair(balanced, m, n))
 
 
 def _short_side(

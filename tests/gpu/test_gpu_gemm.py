@@ -591,15 +591,26 @@ def test_auto_aligned_picks_match_torch(mnk, bias):
     _run(*mnk, "bf16", "nk", "auto", bias=bias)
 
 
-@pytest.mark.parametrize("mnk,bias", [((1561, 4096, 14336), False), ((783, 7168, 18432), True)])
-def test_auto_aligned_pair_along_n_matches_torch(mnk, bias):
-    """Auto's aligned split in a 1×2 pair (``autotable.aligned_pair``: M in an odd count of row tiles, 13 and
-    7, N the longer side), ragged M, with a bias."""
+@pytest.mark.parametrize(
+    "mnk,bias,mode",
+    [
+        ((1561, 4096, 14336), False, "aligned"),
+        ((783, 7168, 18432), True, "aligned"),
+        ((1300, 20000, 3000), False, "stream-K"),
+        ((3359, 5000, 10000), True, "split-K"),
+    ],
+)
+def test_auto_paired_along_n_matches_torch(mnk, bias, mode):
+    """Auto's split cooperative 128×256 picks in a 1×2 pair (``autotable.paired_along_n``: M in an odd count of
+    row tiles, 13, 7, 11 and 27, N the longer side): the aligned split, stream-K and split-K on the last wave,
+    ragged M, N or K, with a bias and without."""
     from gemm_modes.autotable import pick
     from hopper_gemm.config import Problem
 
     config = pick(Problem("bf16", bias=bias), mnk)
-    assert config.stream_k_aligned and (config.cluster_m, config.cluster_n) == (1, 2)
+    modes = {"aligned": config.stream_k_aligned, "stream-K": config.stream_k and not config.stream_k_aligned}
+    modes["split-K"] = config.split_k > 1
+    assert modes[mode] and (config.tile_m, config.tile_n, config.cluster_m, config.cluster_n) == (128, 256, 1, 2)
     _run(*mnk, "bf16", "nk", "auto", bias=bias)
 
 
