@@ -271,6 +271,10 @@ def test_stream_k_is_the_tables_choice_unless_asked():
     assert stream_k_pays((5120, 5120, 8192))  # 400 = 6 × 66 + 4
     assert not stream_k_pays((4352, 4352, 8192))  # 289 = 4 × 66 + 25, measured 0.92 → 0.84
     assert not stream_k_pays((2560, 2560, 2048))  # short K: never
+    # Past K = 16384 from 10 whole waves: split-K on the last wave or a swapped tile ran ahead before them
+    assert not stream_k_pays((3099, 8192, 28672))  # 6 + 20: 0.891 remainder, 0.996 swapped 256×112
+    assert stream_k_pays((6144, 7168, 18432))  # 10 + 12
+    assert stream_k_pays((6966, 5120, 13824))  # 8 + 32 at K = 13824: level there, stream-K kept
     # The SM count decides the waves: 4096³ on 56 SMs is 9 waves + 4 tiles, on 64 SMs 8 whole ones.
     assert choose_config(bf16, (4096, 4096, 4096), "auto", None, None, sms=56).stream_k
     assert not choose_config(bf16, (4096, 4096, 4096), "auto", None, None, sms=64).stream_k

@@ -38,12 +38,13 @@ tiles than SMs             least cost if it beats the cooperative   0.57 → 0.9
                            one; cluster 1×2                         0.98 (128×144), 1024²×2048 0.62 → 1.03
                            (64×128 before 128×64 where M ≥ N,       64×128 (H200): 1024³ 0.91 → 1.01,
                            K ≤ 2048 and K's rows fill sectors)      1024²×2048 0.85 → 0.92
-K > 2048 and               cooperative 128×256 c2×1, stream-K      8192³ 1.07–1.09, 5120²×8192 0.92 →
-stream_k_pays(): ≥ 6       remainder mode, deferred epilogue       1.02; before 6 whole waves or past 0.6
-whole waves and a partial  (8 chunks)                              the aligned split ran level or ahead
-one ≤ 0.6 full, or any                                             (512×28672×8192 +5 … +8 %,
-partial one too thin to                                            8192×5120×13824 +6 %)
-split alone
+K > 2048 and               cooperative 128×256 c2×1, stream-K       8192³ 1.07–1.09, 5120²×8192 0.92 →
+stream_k_pays(): ≥ 6       remainder mode, deferred epilogue        1.02; before 6 whole waves or past 0.6
+whole waves (10 past K =   (8 chunks); 1×2 where                    the aligned split ran level or ahead
+16384) and a partial one   paired_along_n takes it                  (512×28672×8192 +5 … +8 %,
+≤ 0.6 full, or any partial                                          8192×5120×13824 +6 %); past K = 16384 at
+one too thin to split                                               6–9 waves the wave balance's picks
+alone                                                               (H200): 3099×8192×28672 0.89 → 1.00
 otherwise                  :func:`wave_balance`: cooperative        4096³ 1.02, 1024×8192² 1.00–1.02,
                            128×256 c2×1 (deferred epilogue) or      8192²×1024 1.11–1.14 (128×192: a tie),
                            128×224 / 128×208, ping-pong 128×192 /   3072²×2048 0.80 → 1.00, 2048×5120×2048
@@ -147,6 +148,18 @@ SHORT_K = 2048
 #: 27/66) 0.85 → 0.77, 3072²×8192 (2 + 12/66) 0.76 → 0.68: each cluster's share of the split waves
 #: starts at a k-tile no other cluster is at, and its loads miss the L2 that a wave's share.
 STREAM_K_MIN_WAVES = 6
+#: Past this K stream-K takes :data:`STREAM_K_MIN_WAVES_LONG_K` whole waves: the longer each cluster's share of the
+#: split k-loop, the longer its loads run out of step with the L2 its neighbours fill. NVIDIA H200, with PDL,
+#: 2026-11-29, ours / torch, the remainder mode against the wave balance's pick (split-K on the last wave, the
+#: aligned split, a swapped 256-row tile) in the same rounds, 6–9 whole waves: at K = 18432 and 28672 the
+#: wave balance's 0.966 → 1.001, ahead on 12 of 15 (3099×8192×28672 0.891 → 0.996, 3656×7168×18432 0.948 →
+#: 1.016; 5551×7168×18432 1.054 → 1.032 the worst); at K = 13824 and 14336 level (30 shapes, 0.992 against
+#: 0.990, 5996×5120×13824 1.027 → 0.982 the worst); at K = 4096–7168 stream-K ahead on 11 of 14 (1.012
+#: against 1.002; 5000³ 0.984 against 0.946, 1986×13824×5120 1.049 against 1.016). With the bound set, on 24
+#: projections drawn after where it changes the pick: 0.991 → 1.019, 20 faster, all 24 at 0.97 of torch or
+#: more (16 before); 5604×7168×18432 1.055 → 1.030 the worst.
+STREAM_K_LONG_K = 16384
+STREAM_K_MIN_WAVES_LONG_K = 10
 #: The fullest partial wave the remainder mode (its tiles alone split, at least half a tile per cluster) pays on:
 #: STREAM_K_MAX_FILL from STREAM_K_MIN_WAVES whole waves (before them the wave balance weighs the aligned split,
 #: which ran level or ahead there: 2560²×8192 −0.2 %, 3072×3584×8192 −1.2 %, 512×28672×8192 +5 … +8 %, 6144³ +0.4 %,
@@ -1148,9 +1161,10 @@ def _keeps_its_swap(problem: Problem, mnk: tuple[int, int, int], sms: int, split
 def stream_k_pays(mnk: tuple[int, int, int], sms: int = H100_SMS) -> bool:
     """Whether the cooperative 128×256 tile with stream-K (remainder mode) measured faster than the other
     rows' picks: K above ``SHORT_K`` (not measured below), at least :data:`STREAM_K_MIN_WAVES` whole waves
-    and a partial one, and either the partial wave split alone and at most :data:`STREAM_K_MAX_FILL` full,
-    or a whole wave and the partial one split together (the mode :class:`~gemm_modes.splits.StreamKSplit`
-    falls back to where the partial wave is too thin to split alone)."""
+    (:data:`STREAM_K_MIN_WAVES_LONG_K` past :data:`STREAM_K_LONG_K`) and a partial one, and either the
+    partial wave split alone and at most :data:`STREAM_K_MAX_FILL` full, or a whole wave and the partial one
+    split together (the mode :class:`~gemm_modes.splits.StreamKSplit` falls back to where the partial wave is
+    too thin to split alone)."""
     m, n, k = mnk
     config = COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_remainder=True)
     clusters = max(1, sms // config.cluster_size)
@@ -1159,7 +1173,7 @@ def stream_k_pays(mnk: tuple[int, int, int], sms: int = H100_SMS) -> bool:
     if k <= SHORT_K or not waves or not partial:
         return False
     k_tiles = -(-k // config.tile_k)
-    if waves < STREAM_K_MIN_WAVES:
+    if waves < (STREAM_K_MIN_WAVES_LONG_K if k > STREAM_K_LONG_K else STREAM_K_MIN_WAVES):
         return False
     split = StreamKSplit.of(tiles, clusters, k_tiles, remainder=True, partials=config.stream_k_partials)
     if split.sk_tiles == partial:  # the partial wave alone
