@@ -257,7 +257,7 @@ def test_stream_k_is_the_tables_choice_unless_asked():
     assert not choose_config(bf16, (256 * 33, 256 * 8, 4096), "auto", None, None).stream_k  # 4 × 66 tiles
     # From 6 whole waves, the partial wave alone: split when at most 0.6 full, unsplit fuller; before
     # them never (the wave balance weighs the aligned split there)
-    from gemm_modes.autotable import stream_k_pays
+    from gemm_modes.autotable import decide, stream_k_pays
 
     assert not stream_k_pays((2560, 2560, 8192))  # 100 = 1 × 66 + 34: aligned 1.005 / remainder 1.019 / 0.976
     assert not stream_k_pays((3328, 3328, 8192))  # 169 = 2 × 66 + 37
@@ -275,6 +275,14 @@ def test_stream_k_is_the_tables_choice_unless_asked():
     assert not stream_k_pays((3099, 8192, 28672))  # 6 + 20: 0.891 remainder, 0.996 swapped 256×112
     assert stream_k_pays((6144, 7168, 18432))  # 10 + 12
     assert stream_k_pays((6966, 5120, 13824))  # 8 + 32 at K = 13824: level there, stream-K kept
+    # Where N is the longer side, not where M's row tiles pad it past STREAM_K_MIN_USEFUL: the wave balance's
+    # swapped 256-row tiles run M in columns of 8-row steps
+    assert not stream_k_pays((1026, 28672, 8192))  # 9 row tiles filled 0.891: swapped 256×152 1.008 against 0.951
+    assert stream_k_pays((1433, 28672, 8192))  # 12 filled 0.933
+    assert stream_k_pays((5000, 5000, 5000))  # a square: N is not the longer side
+    assert stream_k_pays((7000, 6000, 8192))  # M the longer side: the swapped tiles are weighed only where N is
+    decision = decide(Problem("bf16"), (1026, 28672, 8192))
+    assert decision.config.swap_ab and decision.config.tile_m == 256, decision
     # The SM count decides the waves: 4096³ on 56 SMs is 9 waves + 4 tiles, on 64 SMs 8 whole ones.
     assert choose_config(bf16, (4096, 4096, 4096), "auto", None, None, sms=56).stream_k
     assert not choose_config(bf16, (4096, 4096, 4096), "auto", None, None, sms=64).stream_k

@@ -44,7 +44,9 @@ whole waves (10 past K =   (8 chunks); 1×2 where                    the aligned
 16384) and a partial one   paired_along_n takes it                  (512×28672×8192 +5 … +8 %,
 ≤ 0.6 full, or any partial                                          8192×5120×13824 +6 %); past K = 16384 at
 one too thin to split                                               6–9 waves the wave balance's picks
-alone                                                               (H200): 3099×8192×28672 0.89 → 1.00
+alone; where N > M, tiles                                           (H200): 3099×8192×28672 0.89 → 1.00;
+filled ≥ 0.93                                                       swapped where M pads its row tiles
+                                                                    (H200): 1026×28672×8192 0.95 → 1.01
 otherwise                  :func:`wave_balance`: cooperative        4096³ 1.02, 1024×8192² 1.00–1.02,
                            128×256 c2×1 (deferred epilogue) or      8192²×1024 1.11–1.14 (128×192: a tie),
                            128×224 / 128×208, ping-pong 128×192 /   3072²×2048 0.80 → 1.00, 2048×5120×2048
@@ -160,6 +162,14 @@ STREAM_K_MIN_WAVES = 6
 #: more (16 before); 5604×7168×18432 1.055 → 1.030 the worst.
 STREAM_K_LONG_K = 16384
 STREAM_K_MIN_WAVES_LONG_K = 10
+#: Where N is the longer side, the least share of its tiles' area the output fills for stream-K to be taken; below
+#: it the wave balance weighs the swapped 256-row tiles, whose columns run along M in steps of 8. NVIDIA H200, with
+#: PDL, 2026-11-29, ours / torch, against stream-K in the same rounds: M's row tiles filled 0.905–0.927 (1042,
+#: 1054, 1068, 1182, 1288 rows against N = 18432 and 28672) 1.9–5.5 % faster on 7 of 7 (1054×28672×8192 0.945 →
+#: 0.997); 0.933–0.959 within ±1 % on 9, 1.7–2.6 % slower on 3 (1836×28672×8192 1.008 → 0.982). With the bound
+#: set, on 15 projections drawn after where it changes the pick: 0.960 → 0.991, 13 faster, none slower by 1 %
+#: (1026×28672×8192 0.951 → 1.008, 1160×28672×8192 0.972 → 1.034).
+STREAM_K_MIN_USEFUL = 0.93
 #: The fullest partial wave the remainder mode (its tiles alone split, at least half a tile per cluster) pays on:
 #: STREAM_K_MAX_FILL from STREAM_K_MIN_WAVES whole waves (before them the wave balance weighs the aligned split,
 #: which ran level or ahead there: 2560²×8192 −0.2 %, 3072×3584×8192 −1.2 %, 512×28672×8192 +5 … +8 %, 6144³ +0.4 %,
@@ -1164,7 +1174,8 @@ def stream_k_pays(mnk: tuple[int, int, int], sms: int = H100_SMS) -> bool:
     (:data:`STREAM_K_MIN_WAVES_LONG_K` past :data:`STREAM_K_LONG_K`) and a partial one, and either the
     partial wave split alone and at most :data:`STREAM_K_MAX_FILL` full, or a whole wave and the partial one
     split together (the mode :class:`~gemm_modes.splits.StreamKSplit` falls back to where the partial wave is
-    too thin to split alone)."""
+    too thin to split alone); where N is the longer side, tiles that M × N fills to at least
+    :data:`STREAM_K_MIN_USEFUL`."""
     m, n, k = mnk
     config = COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_remainder=True)
     clusters = max(1, sms // config.cluster_size)
@@ -1174,6 +1185,8 @@ def stream_k_pays(mnk: tuple[int, int, int], sms: int = H100_SMS) -> bool:
         return False
     k_tiles = -(-k // config.tile_k)
     if waves < (STREAM_K_MIN_WAVES_LONG_K if k > STREAM_K_LONG_K else STREAM_K_MIN_WAVES):
+        return False
+    if n > m and useful_rows(m, config.tile_m) * useful_cols(n, config.tile_n) < STREAM_K_MIN_USEFUL:
         return False
     split = StreamKSplit.of(tiles, clusters, k_tiles, remainder=True, partials=config.stream_k_partials)
     if split.sk_tiles == partial:  # the partial wave alone
