@@ -283,6 +283,11 @@ def test_stream_k_is_the_tables_choice_unless_asked():
     assert stream_k_pays((7000, 6000, 8192))  # M the longer side: the swapped tiles are weighed only where N is
     decision = decide(Problem("bf16"), (1026, 28672, 8192))
     assert decision.config.swap_ab and decision.config.tile_m == 256, decision
+    # --explain says why stream-K yielded
+    assert decision.facts.endswith("stream-K yields: M × N fills 89% of its 128×256 tiles (< 93%)"), decision.facts
+    long_k = decide(Problem("bf16"), (3099, 8192, 28672)).facts
+    assert "stream-K yields: K = 28672 > 16384 over 6 whole waves (< 10)" in long_k, long_k
+    assert "yields" not in decide(Problem("bf16"), (2048, 2048, 8192)).facts  # stream-K was never in reach
     # The SM count decides the waves: 4096³ on 56 SMs is 9 waves + 4 tiles, on 64 SMs 8 whole ones.
     assert choose_config(bf16, (4096, 4096, 4096), "auto", None, None, sms=56).stream_k
     assert not choose_config(bf16, (4096, 4096, 4096), "auto", None, None, sms=64).stream_k

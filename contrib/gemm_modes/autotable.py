@@ -1091,6 +1091,9 @@ def table_decision(
             f"; rows of K ({k * problem.element_bytes} bytes) end off a {SECTOR_BYTES}-byte sector: ping-pong "
             f"weighed {PINGPONG_UNSECTORED_K_COST} lower"
         )
+    yields = stream_k_yields(mnk, sms)
+    if yields:
+        facts += f"; stream-K yields: {yields}"
     return Decision(staged(balanced), "wave balance", facts + describe_pair(balanced, m, n))
 
 
@@ -1171,23 +1174,39 @@ def _keeps_its_swap(problem: Problem, mnk: tuple[int, int, int], sms: int, split
 def stream_k_pays(mnk: tuple[int, int, int], sms: int = H100_SMS) -> bool:
     """Whether the cooperative 128×256 tile with stream-K (remainder mode) measured faster than the other
     rows' picks: K above ``SHORT_K`` (not measured below), at least :data:`STREAM_K_MIN_WAVES` whole waves
-    (:data:`STREAM_K_MIN_WAVES_LONG_K` past :data:`STREAM_K_LONG_K`) and a partial one, and either the
-    partial wave split alone and at most :data:`STREAM_K_MAX_FILL` full, or a whole wave and the partial one
-    split together (the mode :class:`~gemm_modes.splits.StreamKSplit` falls back to where the partial wave is
-    too thin to split alone); where N is the longer side, tiles that M × N fills to at least
+    and a partial one, and either the partial wave split alone and at most :data:`STREAM_K_MAX_FILL` full, or
+    a whole wave and the partial one split together (the mode :class:`~gemm_modes.splits.StreamKSplit` falls
+    back to where the partial wave is too thin to split alone); unless it yields (:func:`stream_k_yields`)."""
+    return _stream_k_splits_well(mnk, sms) and not stream_k_yields(mnk, sms)
+
+
+def stream_k_yields(mnk: tuple[int, int, int], sms: int = H100_SMS) -> str:
+    """Why stream-K, where its waves and partial wave would take it, yields to the wave balance ("" where it does
+    not or would not be taken): fewer than :data:`STREAM_K_MIN_WAVES_LONG_K` whole waves past
+    :data:`STREAM_K_LONG_K`, or, where N is the longer side, tiles that M × N fills to less than
     :data:`STREAM_K_MIN_USEFUL`."""
+    if not _stream_k_splits_well(mnk, sms):
+        return ""
+    m, n, k = mnk
+    config = COOPERATIVE_DEFERRED
+    waves = config.cluster_tiles(m, n) // max(1, sms // config.cluster_size)
+    if k > STREAM_K_LONG_K and waves < STREAM_K_MIN_WAVES_LONG_K:
+        return f"K = {k} > {STREAM_K_LONG_K} over {waves} whole waves (< {STREAM_K_MIN_WAVES_LONG_K})"
+    filled = useful_rows(m, config.tile_m) * useful_cols(n, config.tile_n)
+    if n > m and filled < STREAM_K_MIN_USEFUL:
+        return f"M × N fills {filled:.0%} of its {config.tile_m}×{config.tile_n} tiles (< {STREAM_K_MIN_USEFUL:.0%})"
+    return ""
+
+
+def _stream_k_splits_well(mnk: tuple[int, int, int], sms: int) -> bool:
     m, n, k = mnk
     config = COOPERATIVE_DEFERRED.with_(stream_k=True, stream_k_remainder=True)
     clusters = max(1, sms // config.cluster_size)
     tiles = config.cluster_tiles(m, n)
     waves, partial = divmod(tiles, clusters)
-    if k <= SHORT_K or not waves or not partial:
+    if k <= SHORT_K or waves < STREAM_K_MIN_WAVES or not partial:
         return False
     k_tiles = -(-k // config.tile_k)
-    if waves < (STREAM_K_MIN_WAVES_LONG_K if k > STREAM_K_LONG_K else STREAM_K_MIN_WAVES):
-        return False
-    if n > m and useful_rows(m, config.tile_m) * useful_cols(n, config.tile_n) < STREAM_K_MIN_USEFUL:
-        return False
     split = StreamKSplit.of(tiles, clusters, k_tiles, remainder=True, partials=config.stream_k_partials)
     if split.sk_tiles == partial:  # the partial wave alone
         return partial <= STREAM_K_MAX_FILL * clusters
