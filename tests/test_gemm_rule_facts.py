@@ -251,6 +251,24 @@ def test_short_sides_past_640_rows_replace_only_a_tile_they_beat_by_four_percent
         assert "past 640" not in table_decision(BF16, mnk).line()
 
 
+def test_a_short_side_tile_no_slower_replaces_a_pick_that_fills_under_85_percent_of_its_rows():
+    """``short_side.outruns``: the margin is waived where the other pick fills less than
+    ``HEAVY_PADDING_FILL`` of the short side's rows, and a tie by ``tile_time`` goes to the short-side tile;
+    at 0.875 filled (448×7168×8192) the tie stays with the other pick. The explain line says why."""
+    from gemm_modes.short_side import HEAVY_PADDING_FILL, MARGIN, outruns
+
+    assert HEAVY_PADDING_FILL == 0.85
+    assert outruns(100.0, 100.0 * MARGIN + 1, 600, 640, past_padding_alone=False)  # faster by the margin
+    assert outruns(100.0, 100.0, 513, 640, past_padding_alone=False)  # a tie, 80 % filled
+    assert not outruns(100.0, 100.0, 448, 512, past_padding_alone=False)  # a tie, 87.5 % filled
+    assert not outruns(101.0, 100.0, 513, 640, past_padding_alone=False)  # slower, however padded
+    assert not outruns(100.0, 102.0, 600, 640, past_padding_alone=False)  # 94 % filled, 2 % faster
+    config = table_decision(BF16, (513, 8736, 2304)).config  # 128×176 ping-pong over 640 rows, tied
+    assert (config.swap_ab, config.tile_m, config.tile_n, config.cluster_m) == (True, 128, 176, 2)
+    assert "the other pick fills 80% of its rows: no slower suffices" in table_decision(BF16, (513, 8736, 2304)).line()
+    assert not table_decision(BF16, (448, 7168, 8192)).config.swap_ab
+
+
 def test_paired_rows_replace_a_pingpong_pair_where_rows_of_k_end_off_a_sector():
     """Where the short-side tile is ping-pong in a 1×2 cluster and rows of K end off a 32-byte sector, a
     cooperative tile of 256 rows (each warpgroup 128, the width whole) replaces it if faster by

@@ -1157,7 +1157,7 @@ def test_the_wave_balance_swaps_256_row_tiles_along_a_longer_n():
     assert decide(Problem("bf16"), (770, 28672, 8192), 132).config == tiles[112]  # 7 × 112 = 784 columns
     assert decide(Problem("bf16"), (2057, 5120, 13824), 132).config == tiles[160]
     assert decide(Problem("bf16"), (5120, 1835, 13824), 132).config.tile_m != 256
-    assert not decide(Problem("bf16"), (417, 7168, 18432), 132).config.swap_ab  # M ≤ 512: the small-M rules'
+    assert decide(Problem("bf16"), (417, 7168, 18432), 132).config.tile_m != 256  # M ≤ 512: the small-M rules'
     # a swapped short-side tile whose busy area beats the 256-row tile's times its merit takes its place
     assert decide(Problem("bf16"), (823, 8192, 28672), 132).config.tile_m == 128
     # gemm(swap_ab=True) weighs the same tiles

@@ -58,6 +58,15 @@ PAIRED_ROWS = 256
 #: 200×14336×4096 (cooperative 128×224 0.937, swapped 128×200 0.960: 9 %) take it; 448×7168×8192 (a tie by
 #: the estimate: 1.060 against 1.090) does not. NVIDIA H200, 2026-11-28.
 MARGIN = 1.03
+#: Where the other pick's tiles fill less than this share of the short side's rows (cluster pairs included), a
+#: short-side tile no slower by ``tile_time`` takes its place, without :data:`MARGIN`: the estimate counts the
+#: turns of the SMs, not the loads spent on the idle rows. NVIDIA H200, 2026-11-29, ours / torch against the
+#: pick with the margin, in the same rounds, on 12 shapes drawn at random where this changes the pick, and
+#: 513×8736×2304: 0.965 → 1.051, 10 faster (513×8736×2304 swapped ping-pong 128×176 0.932 against unswapped
+#: 128×176's 0.786 over 640 rows, 281×5928×12040 swapped 192×80 0.906 against 0.704), 215×28672×8192
+#: 0.968 → 0.935 the worst. 448×7168×8192 (0.875 filled, a tie by the estimate) ran 1.090 unswapped against
+#: 1.060 (the example of :data:`MARGIN`).
+HEAVY_PADDING_FILL = 0.85
 #: The share of the other pick's tiles along M (cluster pairs included) that a swapped short-side tile
 #: needs idle, its kernel computing Cᵀ (along N no padding is asked: ``autotable._short_side``): at
 #: 251×5120×8192 (two 128-row tiles, 2 % idle) the unswapped aligned split ran 1.053 of torch, the swapped
@@ -142,6 +151,15 @@ def covered(config: TunedConfig, extent: int, along_rows: bool) -> int:
     tile, cluster = (config.tile_m, config.cluster_m) if along_rows else (config.tile_n, config.cluster_n)
     tiles = -(-extent // tile)
     return -(-tiles // cluster) * cluster * tile
+
+
+def outruns(time: float, other_time: float, extent: int, covered_rows: int, past_padding_alone: bool) -> bool:
+    """Whether a short-side tile of ``tile_time`` ``time`` takes the place of a pick of ``other_time`` that gives
+    the short side of ``extent`` rows ``covered_rows``: :data:`MARGIN` faster
+    (:data:`MARGIN_PAST_PADDING_ALONE` past :data:`PADDING_ALONE_MAX` rows), or no slower where that pick fills
+    less than :data:`HEAVY_PADDING_FILL` of its rows."""
+    margin = MARGIN_PAST_PADDING_ALONE if past_padding_alone else MARGIN
+    return time * margin < other_time or (extent < HEAVY_PADDING_FILL * covered_rows and time <= other_time)
 
 
 def pads_short_side(config: TunedConfig, extent: int, along_rows: bool) -> int | None:
