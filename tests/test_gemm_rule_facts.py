@@ -258,11 +258,13 @@ def test_a_short_side_tile_no_slower_replaces_a_pick_that_fills_under_85_percent
     from gemm_modes.short_side import HEAVY_PADDING_FILL, MARGIN, outruns
 
     assert HEAVY_PADDING_FILL == 0.85
-    assert outruns(100.0, 100.0 * MARGIN + 1, 600, 640, past_padding_alone=False)  # faster by the margin
-    assert outruns(100.0, 100.0, 513, 640, past_padding_alone=False)  # a tie, 80 % filled
-    assert not outruns(100.0, 100.0, 448, 512, past_padding_alone=False)  # a tie, 87.5 % filled
-    assert not outruns(101.0, 100.0, 513, 640, past_padding_alone=False)  # slower, however padded
-    assert not outruns(100.0, 102.0, 600, 640, past_padding_alone=False)  # 94 % filled, 2 % faster
+    assert outruns(100.0, 100.0 * MARGIN + 1, 600, 640, past_padding_alone=False) == "faster"
+    assert outruns(100.0, 100.0 * MARGIN + 1, 513, 640, past_padding_alone=False) == "faster"  # the margin first
+    assert outruns(100.0, 100.0, 513, 640, past_padding_alone=False) == "padded"  # a tie, 80 % filled
+    assert outruns(100.0, 100.0, 448, 512, past_padding_alone=False) == ""  # a tie, 87.5 % filled
+    assert outruns(101.0, 100.0, 513, 640, past_padding_alone=False) == ""  # slower, however padded
+    assert outruns(100.0, 102.0, 600, 640, past_padding_alone=False) == ""  # 94 % filled, 2 % faster
+    assert outruns(100.0, 103.5, 900, 1024, past_padding_alone=True) == ""  # past 640 rows: 4 % asked
     config = table_decision(BF16, (513, 8736, 2304)).config  # 128×176 ping-pong over 640 rows, tied
     assert (config.swap_ab, config.tile_m, config.tile_n, config.cluster_m) == (True, 128, 176, 2)
     assert "the other pick fills 80% of its rows: no slower suffices" in table_decision(BF16, (513, 8736, 2304)).line()

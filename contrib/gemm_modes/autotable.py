@@ -1132,7 +1132,8 @@ def _short_side(
     covered = short_side.pads_short_side(plain, extent, along_rows=swapped)
     if covered is None and not swapped and (keeps_schedule or plain.tile_n <= 128):
         covered = short_side.covered(plain, extent, along_rows=False)
-    if covered is None or not short_side.outruns(time, plain_time, extent, covered, past):
+    why = short_side.outruns(time, plain_time, extent, covered, past) if covered is not None else ""
+    if not why:
         return None
     columns = -(-extent // config.tile_n)
     bound = short_side.SHORT_SIDE_MAX if past else short_side.PADDING_ALONE_MAX
@@ -1142,7 +1143,7 @@ def _short_side(
         f"column tile{'s' if columns > 1 else ''} of {config.tile_n} under {config.tile_m} rows of {other}, per SM "
         f"{time:.0f} against {plain_time:.0f} (tile_time)"
     )
-    if time * (short_side.MARGIN_PAST_PADDING_ALONE if past else short_side.MARGIN) >= plain_time:
+    if why == "padded":
         facts += f"; the other pick fills {extent / covered:.0%} of its rows: no slower suffices"
     elif past:
         facts += (

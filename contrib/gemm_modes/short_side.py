@@ -153,13 +153,15 @@ def covered(config: TunedConfig, extent: int, along_rows: bool) -> int:
     return -(-tiles // cluster) * cluster * tile
 
 
-def outruns(time: float, other_time: float, extent: int, covered_rows: int, past_padding_alone: bool) -> bool:
-    """Whether a short-side tile of ``tile_time`` ``time`` takes the place of a pick of ``other_time`` that gives
-    the short side of ``extent`` rows ``covered_rows``: :data:`MARGIN` faster
-    (:data:`MARGIN_PAST_PADDING_ALONE` past :data:`PADDING_ALONE_MAX` rows), or no slower where that pick fills
-    less than :data:`HEAVY_PADDING_FILL` of its rows."""
+def outruns(time: float, other_time: float, extent: int, covered_rows: int, past_padding_alone: bool) -> str:
+    """Why a short-side tile of ``tile_time`` ``time`` takes the place of a pick of ``other_time`` that gives the
+    short side of ``extent`` rows ``covered_rows``: "faster" where :data:`MARGIN` faster
+    (:data:`MARGIN_PAST_PADDING_ALONE` past :data:`PADDING_ALONE_MAX` rows), "padded" where no slower and that
+    pick fills less than :data:`HEAVY_PADDING_FILL` of its rows; "" where it does not."""
     margin = MARGIN_PAST_PADDING_ALONE if past_padding_alone else MARGIN
-    return time * margin < other_time or (extent < HEAVY_PADDING_FILL * covered_rows and time <= other_time)
+    if time * margin < other_time:
+        return "faster"
+    return "padded" if extent < HEAVY_PADDING_FILL * covered_rows and time <= other_time else ""
 
 
 def pads_short_side(config: TunedConfig, extent: int, along_rows: bool) -> int | None:
