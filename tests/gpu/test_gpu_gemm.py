@@ -250,6 +250,19 @@ def test_auto_short_sides_past_640_rows_match_torch(mnk):
     _run(*mnk, "bf16", "nk", "auto")
 
 
+@pytest.mark.parametrize("mnk", [(515, 8736, 2312), (283, 5928, 12040), (836, 3576, 3544)])
+def test_auto_short_side_ties_where_the_other_pick_pads_match_torch(mnk):
+    """Short-side tiles no faster than the other pick by ``tile_time`` but taken since it fills under 85 % of
+    its rows (``short_side.outruns``): swapped ping-pong 128×176 (2×1), cooperative 192×80 (warpgroups along
+    the width) and 128×216 (1×2), over ragged M, N and K."""
+    from gemm_modes.autotable import decide
+    from hopper_gemm.config import Problem
+
+    decision = decide(Problem("bf16"), mnk)
+    assert decision.config.swap_ab and "no slower suffices" in decision.facts
+    _run(*mnk, "bf16", "nk", "auto")
+
+
 @pytest.mark.parametrize("mnk", [(296, 15912, 4168), (16808, 328, 4488), (273, 12960, 2424)])
 def test_auto_paired_rows_match_torch(mnk):
     """Cooperative 256-row tiles (each warpgroup 128 rows, the width whole) in a 1×2 cluster, swapped and
@@ -260,12 +273,13 @@ def test_auto_paired_rows_match_torch(mnk):
 @pytest.mark.parametrize(
     "mnk,width",
     [((1835, 5120, 13824), 144), ((770, 28672, 8192), 112), ((2057, 5120, 13824), 160)]
-    + [((1825, 14336, 4096), 136), ((1039, 5120, 13824), 176), ((1062, 13824, 5120), 152)],
+    + [((1825, 14336, 4096), 136), ((1039, 5120, 13824), 176), ((1062, 13824, 5120), 152)]
+    + [((1026, 28672, 8192), 152)],
 )
 def test_auto_swapped_256_row_tiles_match_torch(mnk, width):
     """Auto's swapped cooperative 256-row tiles (2×1, each warpgroup 128 rows of N, M in column tiles of
     112–176 stored column by column: 16-column subtiles, 8 for 136, 152 and 176, four A/B stages), over
-    ragged M."""
+    ragged M; 1026×28672×8192 where stream-K yields to them (``autotable.stream_k_yields``)."""
     from gemm_modes.autotable import decide
     from hopper_gemm.config import Problem
 
