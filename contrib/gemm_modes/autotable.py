@@ -75,9 +75,11 @@ otherwise                  :func:`wave_balance`: cooperative        4096³ 1.02,
 After the table, :func:`decide` widens a load-bound pick's cluster of two to four along the long side
 where the output takes one wave of them, and where that tile pads the short side, may take a short-side
 tile in fours instead (``gemm_modes.clusters_of_four``; H200: small-side draws 0.86–0.89 → 0.93–0.96).
-Last, for a narrow N over a long K, split-K in up to 8 parts of a cooperative 128-row tile may take its
-place, and for a short M the same on Cᵀ (``gemm_modes.long_k``; H200: 0.81–0.87 → 1.10–1.11 and, swapped,
-0.89–0.90 → 1.12–1.16 on the small-side shapes they take).
+A cooperative 192-row pick that leaves over a tenth of the clusters idle in its one wave is narrowed
+until its tiles fill it (``gemm_modes.one_wave``; H200: 35 drawn shapes 0.951 → 1.000). Last, for a
+narrow N over a long K, split-K in up to 8 parts of a cooperative 128-row tile may take its place, and
+for a short M the same on Cᵀ (``gemm_modes.long_k``; H200: 0.81–0.87 → 1.10–1.11 and, swapped, 0.89–0.90
+→ 1.12–1.16 on the small-side shapes they take).
 
 Every ping-pong pick gets the staging in the ring where each CTA owns one tile
 (:func:`single_wave_staging`), and so does every cooperative one, its deferred epilogue dropped (no next
@@ -110,7 +112,7 @@ from dataclasses import dataclass
 
 from hopper_gemm.config import GemmConfig, Problem, Schedule
 
-from . import clusters_of_four, long_k, short_side
+from . import clusters_of_four, long_k, one_wave, short_side
 from .modes import TunedConfig
 from .splits import ALIGNED_ADD_K_TILES, AlignedSplit, StreamKSplit
 from .tile_time import tile_time
@@ -953,10 +955,11 @@ def decide(
     """The table's decision for a shape on a GPU with ``sms`` SMs: :func:`table_decision`, its cluster of two
     then widened to four where ``clusters_of_four.widened`` applies, and its tile replaced by a short-side
     one in fours where ``clusters_of_four.tightest`` finds one (with ``swap``: plain ``gemm()`` calls; no
-    comm role, gate or mode has run in clusters of four); last, with ``swap`` and ``split``, split-K where
-    ``long_k.replaces`` takes it."""
+    comm role, gate or mode has run in clusters of four); then, with ``swap`` and K past ``SHORT_K``, a
+    192-row tile narrowed to fill its one wave where ``one_wave.replaces`` takes it; last, with ``swap`` and
+    ``split``, split-K where ``long_k.replaces`` takes it."""
     decision = table_decision(problem, mnk, sms, split, widths, swap, short_sides)
-    m, n, _ = mnk
+    m, n, k = mnk
     four = clusters_of_four.widened(decision.config, m, n, sms) if swap else None
     if four is not None:
         tight = clusters_of_four.tightest(four, m, n, sms, swappable(problem))
@@ -964,6 +967,11 @@ def decide(
         if tight != four:
             facts = f"{decision.facts}; {clusters_of_four.describe_tightest(four, tight, m, n, sms)}"
         decision = Decision(tight, f"{decision.rule} in clusters of four", facts)
+    fit = one_wave.replaces(decision.config, m, n, sms, swappable(problem)) if swap and k > SHORT_K else None
+    if fit is not None:
+        facts = f"{decision.facts}; {one_wave.describe(fit, decision.config, m, n, sms)}"
+        rule = f"{decision.rule}, narrowed to fill one wave"
+        decision = Decision(single_wave_staging(fit, problem, mnk, sms), rule, facts)
     long = long_k.replaces(decision.config, mnk, sms, swappable(problem)) if swap and split else None
     if long is None:
         return decision

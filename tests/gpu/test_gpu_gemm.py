@@ -289,6 +289,22 @@ def test_auto_swapped_256_row_tiles_match_torch(mnk, width):
 
 
 @pytest.mark.parametrize(
+    "mnk,swapped,width",
+    [((18736, 176, 6592), True, 144), ((180, 18432, 7168), False, 144), ((9864, 360, 5072), True, 160)]
+    + [((6368, 536, 5416), True, 160), ((181, 18840, 12304), False, 144)],
+)
+def test_auto_192_row_tiles_narrowed_to_fill_one_wave_match_torch(mnk, swapped, width):
+    """Auto's cooperative 192-row tiles (warpgroups along the width, 1×2) narrowed until their one wave is
+    full (``gemm_modes.one_wave``), swapped and not, over ragged M and N."""
+    from gemm_modes.autotable import decide
+    from hopper_gemm.config import Problem
+
+    picked = decide(Problem("bf16"), mnk).config
+    assert (picked.tile_m, picked.tile_n, picked.cluster_n, picked.swap_ab) == (192, width, 2, swapped)
+    _run(*mnk, "bf16", "nk", "auto")
+
+
+@pytest.mark.parametrize(
     "mnk,bias",
     [((3240, 256, 2472), False), ((128, 7168, 18432), False), ((68, 5032, 2608), False)]
     + [((19936, 72, 7816), False), ((5328, 88, 16176), True), ((131, 4912, 2496), False), ((3824, 96, 3000), False)],
@@ -610,7 +626,7 @@ def test_auto_aligned_picks_match_torch(mnk, bias):
     [
         ((1561, 4096, 14336), False, "aligned"),
         ((783, 7168, 18432), True, "aligned"),
-        ((1300, 20000, 3000), False, "stream-K"),
+        ((1400, 20000, 3000), False, "stream-K"),
         ((3359, 5000, 10000), True, "split-K"),
     ],
 )

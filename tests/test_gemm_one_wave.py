@@ -1,0 +1,94 @@
+"""``gemm_modes.one_wave``: auto narrows a cooperative 192-row tile that leaves clusters idle in its one
+wave until its tiles fill it, and where it must not (the arithmetic checked on the CPU; the kernels on the
+GPU runner, ``tests/gpu/test_gpu_gemm.py``)."""
+
+from __future__ import annotations
+
+import pytest
+from gemm_modes import one_wave
+from gemm_modes.autotable import decide, table_decision
+from gemm_modes.clusters_of_four import load_bound
+from gemm_modes.modes import tuned_config
+from gemm_modes.tile_time import tile_time
+from hopper_gemm.config import Problem, Schedule
+
+BF16 = Problem("bf16")
+
+
+def shape_of(config):
+    return config.tile_m, config.tile_n, config.cluster_m, config.cluster_n, config.swap_ab
+
+
+def test_candidates_are_compute_bound_192_row_tiles_with_the_warpgroups_along_the_width():
+    for swap_ab in (False, True):
+        tiles = one_wave.candidates(swap_ab)
+        assert tiles and all(t.tile_m == 192 and t.wg_split == "n" and t.swap_ab == swap_ab for t in tiles)
+        assert all(not load_bound(t) for t in tiles)
+        # 192 × 144 = 27648 multiply-adds per k against 80 × 336 = 26880 loaded: the narrowest that keeps pace
+        assert min(t.tile_n for t in tiles) == 144 and max(t.tile_n for t in tiles) == 256
+        assert {t.cluster_size for t in tiles} == {2}
+
+
+def test_busy_share_is_none_past_one_wave():
+    tile = tuned_config(192, 176, 2, 1, Schedule.COOPERATIVE, wg_split="n")
+    # 18736 rows in 98 tiles of 192: 49 cluster-tiles of 2×1 on 66 clusters
+    assert one_wave.busy_share(tile, 18736, 176, 132) == pytest.approx(49 / 66)
+    assert one_wave.busy_share(tile, 40000, 176, 132) is None  # 209 tiles: two waves
+
+
+@pytest.mark.parametrize(
+    "mnk,expected",
+    [
+        ((18736, 176, 6592), (192, 144, 1, 2, True)),  # N = 176 along 192 rows, M in 131 tiles of 144
+        ((180, 18432, 7168), (192, 144, 1, 2, False)),  # the swapped 192×192 pick turned back
+        ((9864, 360, 5072), (192, 160, 1, 2, True)),
+        ((688, 7168, 18432), (192, 224, 1, 2, False)),
+    ],
+)
+def test_auto_narrows_a_192_row_tile_until_its_one_wave_is_full(mnk, expected):
+    m, n, _ = mnk
+    before = table_decision(BF16, mnk).config
+    decision = decide(BF16, mnk)
+    assert shape_of(decision.config) == expected
+    assert decision.rule.endswith("narrowed to fill one wave")
+    assert one_wave.busy_share(before, m, n, 132) < one_wave.MIN_FILL <= one_wave.busy_share(decision.config, m, n, 132)
+    rows, cols = (n, m) if decision.config.swap_ab else (m, n)
+    assert tile_time(decision.config, rows, cols, 132) * one_wave.MARGIN < tile_time(
+        before, *((n, m) if before.swap_ab else (m, n)), 132
+    )
+    assert "one wave:" in decision.facts and "narrowed to 192×" in decision.facts
+
+
+def test_the_explain_line_gives_the_arithmetic():
+    decision = decide(BF16, (18736, 176, 6592))
+    assert (
+        "one wave: 192×176 keeps 74% of the clusters busy; narrowed to 192×144 (computed as Cᵀ = B·Aᵀ) in 66 "
+        "cluster-tiles, 100%: per SM 27648 against 33792 (tile_time)"
+    ) in decision.facts
+
+
+@pytest.mark.parametrize(
+    "mnk,why",
+    [
+        ((167, 10272, 3520), "the pick, 192×96, waits on its loads"),
+        ((181, 23008, 4368), "the pick keeps 91 % of the clusters busy"),
+        ((4096, 4096, 4096), "not a 192-row tile"),
+        ((18736, 176, 2048), "K = 2048 is short"),
+    ],
+)
+def test_auto_leaves_the_pick_alone(mnk, why):
+    decision = decide(BF16, mnk)
+    assert "narrowed" not in decision.rule, why
+
+
+def test_replaces_leaves_load_bound_and_other_tiles():
+    wide = tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE)
+    assert one_wave.replaces(wide, 2048, 2048, 132, swappable=True) is None  # 128 rows: not narrowed
+    narrow = tuned_config(192, 96, 1, 2, Schedule.COOPERATIVE, wg_split="n", swap_ab=True)
+    assert load_bound(narrow) and one_wave.replaces(narrow, 167, 10272, 132, swappable=True) is None
+
+
+def test_without_the_swap_only_unswapped_tiles_are_weighed():
+    fit = one_wave.fitted(18736, 176, 132, swappable=False)
+    assert fit is None or not fit[0].swap_ab
+    assert one_wave.fitted(18736, 176, 132, swappable=True)[0].swap_ab
