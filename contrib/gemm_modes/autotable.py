@@ -76,7 +76,7 @@ After the table, :func:`decide` widens a load-bound pick's cluster of two to fou
 where the output takes one wave of them, and where that tile pads the short side, may take a short-side
 tile in fours instead (``gemm_modes.clusters_of_four``; H200: small-side draws 0.86–0.89 → 0.93–0.96).
 A cooperative 192-row pick that leaves over a tenth of the clusters idle in its one wave is narrowed
-until its tiles fill it (``gemm_modes.one_wave``; H200: 35 drawn shapes 0.951 → 1.000). Last, for a
+until its tiles fill it (``gemm_modes.one_wave``; H200: 26 drawn shapes 0.948 → 1.013). Last, for a
 narrow N over a long K, split-K in up to 8 parts of a cooperative 128-row tile may take its place, and
 for a short M the same on Cᵀ (``gemm_modes.long_k``; H200: 0.81–0.87 → 1.10–1.11 and, swapped, 0.89–0.90
 → 1.12–1.16 on the small-side shapes they take).
