@@ -1,13 +1,13 @@
-"""``gemm_modes.one_wave``: auto narrows a cooperative 192-row tile that leaves clusters idle in its one
-wave until its tiles fill it, and where it must not (the arithmetic checked on the CPU; the kernels on the
-GPU runner, ``tests/gpu/test_gpu_gemm.py``)."""
+"""``gemm_modes.one_wave``: auto narrows a cooperative 192-row tile or a ping-pong one that leaves clusters
+idle in its one wave until its tiles fill it, and where it must not (the arithmetic checked on the CPU; the
+kernels on the GPU runner, ``tests/gpu/test_gpu_gemm.py``)."""
 
 from __future__ import annotations
 
 import pytest
 from gemm_modes import one_wave
 from gemm_modes.autotable import decide, table_decision
-from gemm_modes.clusters_of_four import load_bound
+from gemm_modes.clusters_of_four import fetched_rows, load_bound
 from gemm_modes.modes import tuned_config
 from gemm_modes.tile_time import tile_time
 from hopper_gemm.config import Problem, Schedule
@@ -62,8 +62,8 @@ def test_auto_narrows_a_192_row_tile_until_its_one_wave_is_full(mnk, expected):
 def test_the_explain_line_gives_the_arithmetic():
     decision = decide(BF16, (18736, 176, 6592))
     assert (
-        "one wave: 192×176 keeps 74% of the clusters busy; narrowed to 192×144 (computed as Cᵀ = B·Aᵀ) in 66 "
-        "cluster-tiles, 100%: per SM 27648 against 33792 (tile_time)"
+        "one wave: 192×176 2×1 keeps 74% of the clusters busy; narrowed to 192×144 1×2 (computed as Cᵀ = B·Aᵀ) "
+        "in 66 cluster-tiles, 100%: per SM 27648 against 33792 (tile_time)"
     ) in decision.facts
 
 
@@ -92,3 +92,69 @@ def test_without_the_swap_only_unswapped_tiles_are_weighed():
     fit = one_wave.fitted(18736, 176, 132, swappable=False)
     assert fit is None or not fit[0].swap_ab
     assert one_wave.fitted(18736, 176, 132, swappable=True)[0].swap_ab
+
+
+def test_pingpong_candidates_are_as_wide_as_one_warpgroup_holds():
+    for swap_ab in (False, True):
+        tiles = one_wave.pingpong_candidates(swap_ab)
+        assert all(t.schedule is Schedule.PINGPONG and t.swap_ab == swap_ab and t.cluster_size == 2 for t in tiles)
+        widest = {rows: max(t.tile_n for t in tiles if t.tile_m == rows) for rows in one_wave.PINGPONG_ROWS}
+        # 192 rows × 128 columns / 128 threads = 192 fp32 accumulators each, the most a math thread holds
+        assert widest == {64: 192, 128: 192, 192: 128}
+        assert min(t.tile_n for t in tiles) == 64 and all(t.tile_n % 8 == 0 for t in tiles)
+
+
+@pytest.mark.parametrize(
+    "mnk,before,after",
+    [
+        ((1048, 1048, 1048), (128, 112, 1, 2), (128, 80, 1, 2)),  # 9 × 10 tiles in 45 pairs → 9 × 14 in 63
+        ((2128, 904, 4664), (128, 192, 1, 2), (192, 96, 1, 2)),  # a 192-row ping-pong tile, along the same side
+        ((60, 12320, 6584), (64, 128, 1, 4), (64, 96, 1, 2)),  # clusters of four, 25 of 30, to 65 pairs of 66
+    ],
+)
+def test_auto_narrows_a_pingpong_tile_until_its_one_wave_is_full(mnk, before, after, monkeypatch):
+    m, n, _ = mnk
+    pick = decide(BF16, mnk)
+    assert shape_of(pick.config)[:4] == after and pick.rule.endswith("narrowed to fill one wave")
+    with monkeypatch.context() as patched:
+        patched.setattr(one_wave, "narrowed_pingpong", lambda *_: None)
+        unnarrowed = decide(BF16, mnk).config
+    assert shape_of(unnarrowed)[:4] == before
+    assert shape_of(one_wave.narrowed_pingpong(unnarrowed, m, n, 132)) == shape_of(pick.config)
+    narrowed = pick.config
+    assert one_wave.busy_share(unnarrowed, m, n, 132) < one_wave.MIN_FILL <= one_wave.busy_share(narrowed, m, n, 132)
+    assert fetched_rows(narrowed, m, n) <= one_wave.MAX_FETCH_GROWTH * fetched_rows(unnarrowed, m, n)
+    assert tile_time(narrowed, m, n, 132) * one_wave.MARGIN < tile_time(unnarrowed, m, n, 132)
+    assert one_wave.same_cluster_side(narrowed, unnarrowed)
+
+
+def test_the_explain_line_of_a_narrowed_pingpong_tile_counts_its_l2_fetches():
+    decision = decide(BF16, (2128, 904, 4664))
+    assert (
+        "one wave: 128×192 1×2 keeps 77% of the clusters busy; narrowed to 192×96 1×2 in 60 cluster-tiles, 91%: "
+        "per SM 23040 against 25600 (tile_time); 23040 rows from L2 per k-step against 26112"
+    ) in decision.facts
+
+
+@pytest.mark.parametrize(
+    "mnk,why",
+    [
+        ((241, 3184, 4208), "64×104 in pairs would fetch 1.74 times the rows of 128×64 in fours"),
+        ((2888, 528, 9056), "the faster tiles pair the other side (2×1 for the pick's 1×2)"),
+        ((8192, 8192, 1024), "ping-pong 128×192 takes several waves"),
+        ((1000, 1000, 1000), "128×64 in pairs keeps 91 % of the clusters busy"),
+    ],
+)
+def test_auto_leaves_a_pingpong_pick_alone(mnk, why):
+    decision = decide(BF16, mnk)
+    assert decision.config.schedule is Schedule.PINGPONG and "narrowed" not in decision.rule, why
+
+
+def test_the_pingpong_step_keeps_the_cluster_side_and_narrows_pingpong_picks_only():
+    pick = tuned_config(128, 136, 1, 2, Schedule.PINGPONG)
+    assert one_wave.same_cluster_side(tuned_config(128, 112, 1, 2, Schedule.PINGPONG), pick)
+    assert not one_wave.same_cluster_side(tuned_config(128, 112, 2, 1, Schedule.PINGPONG), pick)
+    four = tuned_config(64, 128, 1, 4, Schedule.PINGPONG)
+    assert one_wave.same_cluster_side(tuned_config(64, 96, 1, 2, Schedule.PINGPONG), four)
+    coop = tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE)
+    assert one_wave.narrowed_pingpong(coop, 1048, 1048, 132) is None

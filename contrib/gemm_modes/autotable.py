@@ -76,10 +76,12 @@ After the table, :func:`decide` widens a load-bound pick's cluster of two to fou
 where the output takes one wave of them, and where that tile pads the short side, may take a short-side
 tile in fours instead (``gemm_modes.clusters_of_four``; H200: small-side draws 0.86–0.89 → 0.93–0.96).
 A cooperative 192-row pick that leaves over a tenth of the clusters idle in its one wave is narrowed
-until its tiles fill it (``gemm_modes.one_wave``; H200: 26 drawn shapes 0.948 → 1.013). Last, for a
+until its tiles fill it (``gemm_modes.one_wave``; H200: 26 drawn shapes 0.948 → 1.013). Then, for a
 narrow N over a long K, split-K in up to 8 parts of a cooperative 128-row tile may take its place, and
 for a short M the same on Cᵀ (``gemm_modes.long_k``; H200: 0.81–0.87 → 1.10–1.11 and, swapped, 0.89–0.90
-→ 1.12–1.16 on the small-side shapes they take).
+→ 1.12–1.16 on the small-side shapes they take). Last, without a bias, a ping-pong pick that leaves over a
+tenth of the clusters idle in its one wave is narrowed the same way, its cluster along the same side,
+within 1.2 times its L2 fetches (``gemm_modes.one_wave``; H200: 20 drawn shapes 0.815 → 0.883).
 
 Every ping-pong pick gets the staging in the ring where each CTA owns one tile
 (:func:`single_wave_staging`), and so does every cooperative one, its deferred epilogue dropped (no next
@@ -955,9 +957,11 @@ def decide(
     """The table's decision for a shape on a GPU with ``sms`` SMs: :func:`table_decision`, its cluster of two
     then widened to four where ``clusters_of_four.widened`` applies, and its tile replaced by a short-side
     one in fours where ``clusters_of_four.tightest`` finds one (with ``swap``: plain ``gemm()`` calls; no
-    comm role, gate or mode has run in clusters of four); then, with ``swap`` and K past ``SHORT_K``, a
-    192-row tile narrowed to fill its one wave where ``one_wave.replaces`` takes it; last, with ``swap`` and
-    ``split``, split-K where ``long_k.replaces`` takes it."""
+    comm role, gate or mode has run in clusters of four); then, with ``swap``, ``widths`` and K past
+    ``SHORT_K``, a 192-row tile narrowed to fill its one wave where ``one_wave.replaces`` takes it; then, with
+    ``swap`` and ``split``, split-K where ``long_k.replaces`` takes it; last, with ``swap``, ``widths``, no
+    bias and no split taken, a ping-pong tile narrowed to fill its one wave where
+    ``one_wave.narrowed_pingpong`` takes it."""
     decision = table_decision(problem, mnk, sms, split, widths, swap, short_sides)
     m, n, k = mnk
     four = clusters_of_four.widened(decision.config, m, n, sms) if swap else None
@@ -967,17 +971,24 @@ def decide(
         if tight != four:
             facts = f"{decision.facts}; {clusters_of_four.describe_tightest(four, tight, m, n, sms)}"
         decision = Decision(tight, f"{decision.rule} in clusters of four", facts)
-    fit = one_wave.replaces(decision.config, m, n, sms, swappable(problem)) if swap and k > SHORT_K else None
+    narrows = swap and widths  # the narrowed tiles' widths are mostly between the powers of two
+    fit = one_wave.replaces(decision.config, m, n, sms, swappable(problem)) if narrows and k > SHORT_K else None
     if fit is not None:
         facts = f"{decision.facts}; {one_wave.describe(fit, decision.config, m, n, sms)}"
         rule = f"{decision.rule}, narrowed to fill one wave"
         decision = Decision(single_wave_staging(fit, problem, mnk, sms), rule, facts)
     long = long_k.replaces(decision.config, mnk, sms, swappable(problem)) if swap and split else None
-    if long is None:
+    if long is not None:
+        facts = long_k.describe(long, decision.config, mnk, sms)
+        rule = f"split-K for a {'short M' if long.swap_ab else 'narrow N'} over a long K"
+        return Decision(single_wave_staging(long, problem, mnk, sms), rule, facts)
+    # measured without a bias, as the short-side tiles of narrow_n
+    narrow = one_wave.narrowed_pingpong(decision.config, m, n, sms) if narrows and not problem.bias else None
+    if narrow is None:
         return decision
-    facts = long_k.describe(long, decision.config, mnk, sms)
-    rule = f"split-K for a {'short M' if long.swap_ab else 'narrow N'} over a long K"
-    return Decision(single_wave_staging(long, problem, mnk, sms), rule, facts)
+    facts = f"{decision.facts}; {one_wave.describe(narrow, decision.config, m, n, sms)}"
+    rule = f"{decision.rule}, narrowed to fill one wave"
+    return Decision(single_wave_staging(narrow, problem, mnk, sms), rule, facts)
 
 
 def table_decision(

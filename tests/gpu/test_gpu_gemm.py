@@ -305,6 +305,24 @@ def test_auto_192_row_tiles_narrowed_to_fill_one_wave_match_torch(mnk, swapped, 
 
 
 @pytest.mark.parametrize(
+    "mnk,tile",
+    [((1048, 1048, 1048), (128, 80, 1, 2)), ((2128, 904, 4664), (192, 96, 1, 2)), ((60, 12320, 6584), (64, 96, 1, 2))]
+    + [((2896, 552, 2784), (192, 72, 1, 2)), ((2752, 880, 3024), (128, 152, 2, 1))],
+)
+def test_auto_pingpong_tiles_narrowed_to_fill_one_wave_match_torch(mnk, tile):
+    """Auto's ping-pong tiles narrowed until their one wave is full (``gemm_modes.one_wave``): 128-row ones
+    in the ring staging, 192- and 64-row ones, in pairs along M and along N, over ragged M, N and K."""
+    from gemm_modes.autotable import decide
+    from hopper_gemm.config import Problem
+
+    decision = decide(Problem("bf16"), mnk)
+    picked = decision.config
+    assert (picked.tile_m, picked.tile_n, picked.cluster_m, picked.cluster_n) == tile
+    assert decision.rule.endswith("narrowed to fill one wave")
+    _run(*mnk, "bf16", "nk", "auto")
+
+
+@pytest.mark.parametrize(
     "mnk,bias",
     [((3240, 256, 2472), False), ((128, 7168, 18432), False), ((68, 5032, 2608), False)]
     + [((19936, 72, 7816), False), ((5328, 88, 16176), True), ((131, 4912, 2496), False), ((3824, 96, 3000), False)],
