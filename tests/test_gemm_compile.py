@@ -155,6 +155,7 @@ def test_every_configuration_auto_can_pick_compiles_without_spills():
     shapes += [(3824, 96, 3000), (131, 4912, 12704)]  # clusters of four: 64×96, and swapped 64×136 without a bias
     shapes += [(2088, 72, 10784)]  # split-K for a narrow N over a long K: 128×72 in 7 parts of uneven shares
     shapes += [(1048, 1048, 1048), (2128, 904, 4664)]  # ping-pong narrowed to fill one wave: 128×80, 192×96
+    shapes += [(1856, 1856, 1856)]  # the width cut to its column tiles: cooperative 128×240
     for bias in (False, True):
         problem = Problem("bf16", bias=bias, scaled=bias)
         picked = {pick(problem, mnk) for mnk in shapes}

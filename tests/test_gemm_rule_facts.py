@@ -302,6 +302,25 @@ def test_paired_rows_replace_a_pingpong_pair_where_rows_of_k_end_off_a_sector():
     assert {c.tile_n for c in short_side_tiles(600, swap_ab=True, rows_of=(PAIRED_ROWS,))} == {152}
 
 
+def test_256_row_tiles_take_a_192_row_pair_s_place_where_they_take_a_wave_fewer():
+    """Where the short-side tile is cooperative 192-row in a 1×2 cluster, the 256-row tile in 1×2 replaces it
+    if 3 % faster by ``tile_time``: at M = 272 against N = 28672 (rows of K in sectors) 112 cluster-tiles
+    of 256×136 take 2 waves of 66 where 150 of 192×144 take 3; at N = 18432 both take 2 and 192 rows stay."""
+    from gemm_modes.short_side import MARGIN, PAIRED_ROWS, pick, short_side_tiles
+    from gemm_modes.tile_time import tile_time
+
+    for mnk, swapped in (((272, 28672, 8192), True), ((28672, 272, 8192), False), ((285, 28672, 4096), True)):
+        config = table_decision(BF16, mnk).config
+        assert (config.swap_ab, config.tile_m, config.cluster_m, config.cluster_n) == (swapped, PAIRED_ROWS, 1, 2)
+        assert config.schedule.value == "cooperative" and config.wg_split == "m"
+    best = pick(272, 28672, 132, swap_ab=True)
+    tall = [t for t in short_side_tiles(272, swap_ab=True) if t.tile_m == 192 and t.cluster_n == 2]
+    tall_time = min(tile_time(t, 28672, 272, 132) for t in tall)
+    assert best[0].tile_n == 136 and best[1] * MARGIN < tall_time
+    assert tile_time(best[0], 28672, 272, 132) == 2 * 256 * 136  # two waves, compute-bound
+    assert pick(280, 18432, 132, swap_ab=True)[0].tile_m == 192  # both two waves: 192 rows stay
+
+
 def test_small_n_cuts_n_into_column_tiles_where_the_other_picks_take_longer():
     """The same for N ≤ 640 without a swap (``narrow_n``): where the pick without it takes 3 % longer by
     ``tile_time`` (padding N or not), N is cut into column tiles of 8-row steps. Without a bias (unmeasured)

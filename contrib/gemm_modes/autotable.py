@@ -81,7 +81,9 @@ narrow N over a long K, split-K in up to 8 parts of a cooperative 128-row tile m
 for a short M the same on Cᵀ (``gemm_modes.long_k``; H200: 0.81–0.87 → 1.10–1.11 and, swapped, 0.89–0.90
 → 1.12–1.16 on the small-side shapes they take). Last, without a bias, a ping-pong pick that leaves over a
 tenth of the clusters idle in its one wave is narrowed the same way, its cluster along the same side,
-within 1.2 times its L2 fetches (``gemm_modes.one_wave``; H200: 20 drawn shapes 0.815 → 0.883).
+within 1.2 times its L2 fetches (``gemm_modes.one_wave``; H200: 20 drawn shapes 0.815 → 0.883), and the
+width is cut to the fewest columns in 16-column steps that keep its count of column tiles
+(``gemm_modes.tight_width``; H200: 11 drawn squares 0.825 → 0.890).
 
 Every ping-pong pick gets the staging in the ring where each CTA owns one tile
 (:func:`single_wave_staging`), and so does every cooperative one, its deferred epilogue dropped (no next
@@ -114,7 +116,7 @@ from dataclasses import dataclass
 
 from hopper_gemm.config import GemmConfig, Problem, Schedule
 
-from . import clusters_of_four, long_k, one_wave, short_side
+from . import clusters_of_four, long_k, one_wave, short_side, tight_width
 from .modes import TunedConfig
 from .splits import ALIGNED_ADD_K_TILES, AlignedSplit, StreamKSplit
 from .tile_time import tile_time
@@ -961,7 +963,8 @@ def decide(
     ``SHORT_K``, a 192-row tile narrowed to fill its one wave where ``one_wave.replaces`` takes it; then, with
     ``swap`` and ``split``, split-K where ``long_k.replaces`` takes it; last, with ``swap``, ``widths``, no
     bias and no split taken, a ping-pong tile narrowed to fill its one wave where
-    ``one_wave.narrowed_pingpong`` takes it."""
+    ``one_wave.narrowed_pingpong`` takes it, and the width cut to its column tiles
+    (``tight_width.tightened``)."""
     decision = table_decision(problem, mnk, sms, split, widths, swap, short_sides)
     m, n, k = mnk
     four = clusters_of_four.widened(decision.config, m, n, sms) if swap else None
@@ -984,11 +987,15 @@ def decide(
         return Decision(single_wave_staging(long, problem, mnk, sms), rule, facts)
     # measured without a bias, as the short-side tiles of narrow_n
     narrow = one_wave.narrowed_pingpong(decision.config, m, n, sms) if narrows and not problem.bias else None
-    if narrow is None:
+    if narrow is not None:
+        facts = f"{decision.facts}; {one_wave.describe(narrow, decision.config, m, n, sms)}"
+        rule = f"{decision.rule}, narrowed to fill one wave"
+        decision = Decision(single_wave_staging(narrow, problem, mnk, sms), rule, facts)
+    cut = tight_width.tightened(decision.config, m, n) if narrows and not problem.bias else None
+    if cut is None:
         return decision
-    facts = f"{decision.facts}; {one_wave.describe(narrow, decision.config, m, n, sms)}"
-    rule = f"{decision.rule}, narrowed to fill one wave"
-    return Decision(single_wave_staging(narrow, problem, mnk, sms), rule, facts)
+    facts = f"{decision.facts}; {tight_width.describe(cut, decision.config, m, n)}"
+    return Decision(cut, f"{decision.rule}, width cut to its column tiles", facts)
 
 
 def table_decision(

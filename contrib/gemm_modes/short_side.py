@@ -40,18 +40,25 @@ WIDTH_STEP = 8
 #: The tiles' rows along the long side and their kind: ping-pong for 64 and 128 rows (cooperative past a
 #: ping-pong warpgroup's 192 columns), cooperative 192 with the warpgroups along the width.
 ROWS = (128, 64, 192)
-#: Cooperative tiles of 256 rows, each warpgroup 128 of them and the whole width: the warpgroup tiles of
-#: two 128-row ping-pong tiles, the short side's operand loaded once for both. :func:`pick` weighs them
-#: only in place of a ping-pong tile in a 1×2 cluster (an even count of column tiles) and where rows of K
-#: end off a 32-byte sector, where ping-pong's loads touch a fifth sector per box row
-#: (``autotable.PINGPONG_UNSECTORED_K_COST``). NVIDIA H200, 2026-11-28, ours / torch against the table
-#: without them, in the same rounds, on 63 shapes drawn at random where they are faster by ``tile_time``:
-#: in place of ping-pong 1×2 with rows of K off a sector all 17 ran 6–31 % faster (296×15912×4168 swapped
-#: 256×152 0.995 against 128×152's 0.758, 16808×328×4488 1.035 against 0.875); in 2×1 clusters (odd
-#: column counts) 7 ran −5 … +31 % (528×10232×2728 0.913 against 0.961, 541×8792×4312 0.878 against
-#: 0.672); with rows in sectors 28 within ±6 % (13824×360×5120 0.833 against 0.876,
-#: 168×28672×8192 0.999 against 0.947); in place of cooperative 192-row tiles 6 of 11 lost
-#: (261×9656×13128 256×88 0.908 against 192×144's 1.059).
+#: Cooperative tiles of 256 rows, each warpgroup 128 of them and the whole width: the warpgroup tiles of two 128-row
+#: ping-pong tiles, the short side's operand loaded once for both. :func:`pick` weighs them in place of a ping-pong tile
+#: in a 1×2 cluster (an even count of column tiles) where rows of K end off a 32-byte sector, and in place of a
+#: cooperative 192-row tile in a 1×2 cluster (below). The first: there ping-pong's loads touch a fifth sector per box
+#: row (``autotable.PINGPONG_UNSECTORED_K_COST``). NVIDIA H200, 2026-11-28, ours / torch against the table without them,
+#: in the same rounds, on 63 shapes drawn at random where they are faster by ``tile_time``: in place of ping-pong 1×2
+#: with rows of K off a sector all 17 ran 6–31 % faster (296×15912×4168 swapped 256×152 0.995 against 128×152's 0.758,
+#: 16808×328×4488 1.035 against 0.875); in 2×1 clusters (odd column counts) 7 ran −5 … +31 % (528×10232×2728 0.913
+#: against 0.961, 541×8792×4312 0.878 against 0.672); with rows in sectors 28 within ±6 % (13824×360×5120 0.833 against
+#: 0.876, 168×28672×8192 0.999 against 0.947); in place of cooperative 192-row tiles 6 of 11 lost (261×9656×13128 256×88
+#: 0.908 against 192×144's 1.059).
+#: Where the fastest short-side tile is a cooperative 192-row one in a 1×2 cluster (an even count of column tiles),
+#: :func:`pick` also weighs these tiles in 1×2 and takes the fastest where it is :data:`MARGIN` faster by ``tile_time``:
+#: that happens where 256 rows take a whole wave fewer of the long side (M 257–288 against N = 28672: 192×144 in 150
+#: cluster-tiles, 2.3 waves of 66; 256×136 in 112, 1.7). NVIDIA H200, 2026-11-29, ours / torch against the pick without
+#: it, in the same rounds, on each kind of shape it changes in the four models' projections and 2,000 draws (M or N of
+#: 257–288 against 28672, K 4096–14336; 536–544 against 24576): 13 shapes 0.826 → 0.984, 11 faster by 13–26 %
+#: (272×28672×8192 0.803 → 1.025, 28672×272×8192 0.751 → 0.944), one within 1 %, 24576×536×4096 0.933 → 0.907 (in place
+#: of the table's 192×192 2×1).
 PAIRED_ROWS = 256
 #: How much faster by ``tile_time`` a short-side tile must be than the pick without the rules:
 #: 240×4096×14336 (ping-pong 128×64 1.085 of torch, swapped 64×120 1.173: 4 % faster by the estimate) and
@@ -135,12 +142,19 @@ def pick(
     """The short-side tile for a short side of ``extent`` rows against ``long_side`` (``swap_ab``: M, else
     N) and its ``tile_time``: the :func:`fastest` of :func:`short_side_tiles`, or where that is a ping-pong
     tile in a 1×2 cluster and rows of K end off a 32-byte sector (``k_rows_in_sectors`` False), the fastest
-    of :data:`PAIRED_ROWS` rows if faster still."""
+    of :data:`PAIRED_ROWS` rows if faster still; where it is a cooperative 192-row tile in a 1×2 cluster,
+    the fastest of :data:`PAIRED_ROWS` rows in a 1×2 cluster if :data:`MARGIN` faster."""
     best = fastest(short_side_tiles(extent, swap_ab=swap_ab), long_side, extent, sms)
-    pingpong_pair = best is not None and best[0].schedule is Schedule.PINGPONG and best[0].cluster_n == 2
-    if pingpong_pair and not k_rows_in_sectors:
+    if best is None or best[0].cluster_n != 2:
+        return best
+    if best[0].schedule is Schedule.PINGPONG and not k_rows_in_sectors:
         paired = fastest(short_side_tiles(extent, swap_ab=swap_ab, rows_of=(PAIRED_ROWS,)), long_side, extent, sms)
         if paired is not None and paired[1] < best[1]:
+            return paired
+    if best[0].tile_m == 192:
+        pairs = [t for t in short_side_tiles(extent, swap_ab=swap_ab, rows_of=(PAIRED_ROWS,)) if t.cluster_n == 2]
+        paired = fastest(pairs, long_side, extent, sms)
+        if paired is not None and paired[1] * MARGIN < best[1]:
             return paired
     return best
 

@@ -270,6 +270,18 @@ def test_auto_paired_rows_match_torch(mnk):
     _run(*mnk, "bf16", "nk", "auto")
 
 
+@pytest.mark.parametrize("mnk", [(272, 28672, 8192), (28672, 285, 4096), (540, 24576, 8192)])
+def test_auto_paired_rows_a_wave_fewer_match_torch(mnk):
+    """Cooperative 256-row tiles in a 1×2 cluster in place of 192-row ones where they take a wave fewer
+    (``short_side.pick``), swapped and not, rows of K in sectors, over ragged M and N."""
+    from gemm_modes.autotable import decide
+    from hopper_gemm.config import Problem
+
+    picked = decide(Problem("bf16"), mnk).config
+    assert (picked.tile_m, picked.cluster_n) == (256, 2)
+    _run(*mnk, "bf16", "nk", "auto")
+
+
 @pytest.mark.parametrize(
     "mnk,width",
     [((1835, 5120, 13824), 144), ((770, 28672, 8192), 112), ((2057, 5120, 13824), 160)]
@@ -319,6 +331,24 @@ def test_auto_pingpong_tiles_narrowed_to_fill_one_wave_match_torch(mnk, tile):
     picked = decision.config
     assert (picked.tile_m, picked.tile_n, picked.cluster_m, picked.cluster_n) == tile
     assert decision.rule.endswith("narrowed to fill one wave")
+    _run(*mnk, "bf16", "nk", "auto")
+
+
+@pytest.mark.parametrize(
+    "mnk,tile",
+    [((1600, 1600, 1600), (128, 160)), ((1856, 1856, 1856), (128, 240)), ((780, 9600, 7432), (192, 160))]
+    + [((1568, 1568, 1568), (128, 176))],
+)
+def test_auto_widths_cut_to_their_column_tiles_match_torch(mnk, tile):
+    """Auto's widths cut to their column tiles (``gemm_modes.tight_width``): ping-pong 128×160 and 128×176
+    and cooperative 128×240 in the ring staging, swapped 192×160 with its warpgroups along N, over ragged
+    M, N and K."""
+    from gemm_modes.autotable import decide
+    from hopper_gemm.config import Problem
+
+    decision = decide(Problem("bf16"), mnk)
+    assert (decision.config.tile_m, decision.config.tile_n) == tile
+    assert decision.rule.endswith("width cut to its column tiles")
     _run(*mnk, "bf16", "nk", "auto")
 
 
