@@ -985,7 +985,7 @@ def decide(
         facts = long_k.describe(long, decision.config, mnk, sms)
         rule = f"split-K for a {'short M' if long.swap_ab else 'narrow N'} over a long K"
         return Decision(single_wave_staging(long, problem, mnk, sms), rule, facts)
-    # measured without a bias, as the short-side tiles of narrow_n
+    # the last two steps were measured without a bias, as narrow_n's short-side tiles were
     narrow = one_wave.narrowed_pingpong(decision.config, m, n, sms) if narrows and not problem.bias else None
     if narrow is not None:
         facts = f"{decision.facts}; {one_wave.describe(narrow, decision.config, m, n, sms)}"
