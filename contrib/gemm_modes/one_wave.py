@@ -47,7 +47,9 @@ a cluster turned to the other side won on 8 of 17 shapes and lost on 7 by more t
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from functools import cache
+from itertools import chain
 
 from hopper_gemm.config import MAX_ACC_REGISTERS, GemmConfig, Schedule
 
@@ -114,20 +116,28 @@ def rows_fill(config: TunedConfig, m: int, n: int) -> float:
     return rows / (-(-rows // config.tile_m) * config.tile_m)
 
 
-def fitted(m: int, n: int, sms: int, swappable: bool) -> tuple[TunedConfig, float] | None:
-    """The candidate of least ``tile_time`` that holds an M×N output in one wave keeping at least
-    :data:`MIN_FILL` of the clusters busy and fills :data:`MIN_ROWS_FILL` of its rows, and that time (on a tie
-    the busier); swapped ones only where ``swappable``; None where none does."""
+def least(
+    tiles: Iterable[TunedConfig], m: int, n: int, sms: int, accepts: Callable[[TunedConfig], bool]
+) -> tuple[TunedConfig, float] | None:
+    """The tile of ``tiles`` of least ``tile_time`` (on a tie the busier, then the first) among those that
+    hold an M×N output in one wave keeping at least :data:`MIN_FILL` of the clusters busy, fill
+    :data:`MIN_ROWS_FILL` of their rows and that ``accepts`` passes, and that time; None where none does."""
     best = None
-    for swap_ab in (False, True) if swappable else (False,):
-        for config in candidates(swap_ab):
-            busy = busy_share(config, m, n, sms)
-            if busy is None or busy < MIN_FILL or rows_fill(config, m, n) < MIN_ROWS_FILL:
-                continue
-            key = (tile_time(config, *launch_shape(config, m, n), sms), -busy)
-            if best is None or key < best[0]:
-                best = (key, config)
+    for tile in tiles:
+        busy = busy_share(tile, m, n, sms)
+        if busy is None or busy < MIN_FILL or rows_fill(tile, m, n) < MIN_ROWS_FILL or not accepts(tile):
+            continue
+        key = (tile_time(tile, *launch_shape(tile, m, n), sms), -busy)
+        if best is None or key < best[0]:
+            best = (key, tile)
     return None if best is None else (best[1], best[0][0])
+
+
+def fitted(m: int, n: int, sms: int, swappable: bool) -> tuple[TunedConfig, float] | None:
+    """The candidate :func:`least` takes on an M×N output, and its time; swapped ones only where
+    ``swappable``."""
+    tiles = chain.from_iterable(candidates(swap_ab) for swap_ab in ((False, True) if swappable else (False,)))
+    return least(tiles, m, n, sms, lambda _: True)
 
 
 def replaces(config: TunedConfig, m: int, n: int, sms: int, swappable: bool) -> TunedConfig | None:
@@ -178,21 +188,14 @@ def narrowed_pingpong(config: TunedConfig, m: int, n: int, sms: int) -> TunedCon
         return None
     shape = launch_shape(config, m, n)
     most_rows = MAX_FETCH_GROWTH * fetched_rows(config, *shape)
-    best = None
-    for tile in pingpong_candidates(config.swap_ab):
-        if not same_cluster_side(tile, config):
-            continue
-        tile_busy = busy_share(tile, m, n, sms)
-        if tile_busy is None or tile_busy < MIN_FILL or rows_fill(tile, m, n) < MIN_ROWS_FILL:
-            continue
-        if fetched_rows(tile, *shape) > most_rows:
-            continue
-        key = (tile_time(tile, *shape, sms), -tile_busy)
-        if best is None or key < best[0]:
-            best = (key, tile)
-    if best is None or best[0][0] * MARGIN >= tile_time(config, *shape, sms):
+
+    def accepts(tile: TunedConfig) -> bool:
+        return same_cluster_side(tile, config) and fetched_rows(tile, *shape) <= most_rows
+
+    best = least(pingpong_candidates(config.swap_ab), m, n, sms, accepts)
+    if best is None or best[1] * MARGIN >= tile_time(config, *shape, sms):
         return None
-    return best[1]
+    return best[0]
 
 
 def describe(fit: TunedConfig, pick: TunedConfig, m: int, n: int, sms: int) -> str:
