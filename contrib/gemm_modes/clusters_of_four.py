@@ -92,7 +92,7 @@ def widened(config: TunedConfig, m: int, n: int, sms: int) -> TunedConfig | None
     more cluster-tiles than :func:`resident_clusters` of four, or more :func:`fetched_rows` than the pairs."""
     if config.cluster_size != 2 or config.split_k > 1 or config.stream_k or not load_bound(config):
         return None
-    rows, cols = (n, m) if config.swap_ab else (m, n)
+    rows, cols = config.launch_shape(m, n)
     row_tiles, col_tiles = -(-rows // config.tile_m), -(-cols // config.tile_n)
     if max(row_tiles, col_tiles) < MIN_LONG_SIDE_TILES:
         return None
@@ -109,14 +109,14 @@ def widened(config: TunedConfig, m: int, n: int, sms: int) -> TunedConfig | None
 def four_time(config: TunedConfig, m: int, n: int, sms: int) -> float:
     """``tile_time`` of ``config`` on an M×N output, or the time the L2 takes to serve its
     :func:`fetched_rows` (:data:`L2_ROW_COST` each, over ``sms``), whichever is longer."""
-    rows, cols = (n, m) if config.swap_ab else (m, n)
+    rows, cols = config.launch_shape(m, n)
     return max(tile_time(config, rows, cols, sms), L2_ROW_COST * fetched_rows(config, rows, cols) / sms)
 
 
 def _short_side(config: TunedConfig, m: int, n: int) -> tuple[int, int, bool]:
     """(the short side's extent, the rows ``config``'s tiles give it, whether it is M) of a widened
     ``config``: the side across its cluster of four."""
-    rows, cols = (n, m) if config.swap_ab else (m, n)
+    rows, cols = config.launch_shape(m, n)
     if config.cluster_m == 4:
         return cols, -(-cols // config.tile_n) * config.tile_n, config.swap_ab
     return rows, -(-rows // config.tile_m) * config.tile_m, not config.swap_ab
@@ -146,7 +146,7 @@ def tightest(config: TunedConfig, m: int, n: int, sms: int, swappable: bool) -> 
 
 def describe(config: TunedConfig, m: int, n: int, sms: int) -> str:
     """The facts of a widened ``config`` in one clause (``--explain``)."""
-    rows, cols = (n, m) if config.swap_ab else (m, n)
+    rows, cols = config.launch_shape(m, n)
     along_rows = config.cluster_m == 4
     row_tiles, col_tiles = -(-rows // config.tile_m), -(-cols // config.tile_n)
     long_tiles, short_tiles = (row_tiles, col_tiles) if along_rows else (col_tiles, row_tiles)

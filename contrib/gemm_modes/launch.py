@@ -69,7 +69,7 @@ def stream_k_split(config: TunedConfig, mnk: tuple[int, int, int], clusters: int
 def without_unheld_ring_staging(config: TunedConfig, m: int, n: int, device_index: int = 0) -> TunedConfig:
     """``config`` with ``staging_in_ring`` off where this GPU cannot hold one cluster per cluster-tile
     (the table's rule counts SMs / cluster size; a GPU may hold fewer clusters at once). ``m``, ``n``: C's."""
-    m, n = (n, m) if config.swap_ab else (m, n)
+    m, n = config.launch_shape(m, n)
     if config.staging_in_ring and config.one_wave_clusters(m, n) > resident_clusters(config.cluster_size, device_index):
         return config.with_(staging_in_ring=False)
     return config
@@ -86,7 +86,7 @@ def without_unheld_split_k(config: TunedConfig, m: int, n: int, device_index: in
     """``config`` with ``split_k`` halved until this GPU holds every part at once (:func:`split_k_held`;
     the table's rules count SMs / cluster size, and a GPU may hold fewer clusters at once), 1 at the least.
     ``m``, ``n``: C's (a swapped launch tiles Cᵀ, N × M)."""
-    m, n = (n, m) if config.swap_ab else (m, n)
+    m, n = config.launch_shape(m, n)
     resident = resident_clusters(config.cluster_size, device_index)
     while config.split_k > 1 and not split_k_held(config, m, n, resident):
         config = config.with_(split_k=config.split_k // 2)

@@ -102,7 +102,7 @@ def split_time(config: TunedConfig, mnk: tuple[int, int, int], sms: int) -> floa
     L2's time to serve every cluster's operand rows per k-step (``fetched_rows`` × ``L2_ROW_COST`` over
     the SMs, each part fetching its own)."""
     m, n, k = mnk
-    rows, cols = (n, m) if config.swap_ab else (m, n)
+    rows, cols = config.launch_shape(m, n)
     parts = config.split_k
     k_tiles = -(-k // config.tile_k)
     l2 = L2_ROW_COST * fetched_rows(config, rows, cols) * parts / sms
@@ -176,7 +176,7 @@ def covers_exactly(config: TunedConfig, mnk: tuple[int, int, int], sms: int) -> 
     128×128 in 4 parts at 2048×256×8192, 64 of 66 clusters, 1.114 against 128×256 in 8 parts' 0.956). On twelve
     more round shapes it decides (same day and device) the pick ran faster on nine, the split on three by 2–4 %."""
     m, n, _ = mnk
-    rows, cols = (n, m) if config.swap_ab else (m, n)
+    rows, cols = config.launch_shape(m, n)
     if rows % config.tile_m or cols % config.tile_n:
         return False
     busy = config.one_wave_clusters(rows, cols) * config.cluster_size

@@ -248,6 +248,11 @@ class TunedConfig:
     def partial_sums(self) -> bool:
         return self.modes.partial_sums
 
+    def launch_shape(self, m: int, n: int) -> tuple[int, int]:
+        """The output this configuration's launch computes for an M×N C: N × M for a swapped one (Cᵀ = B·Aᵀ),
+        else M × N; its tiles' rows run along the first."""
+        return (n, m) if self.swap_ab else (m, n)
+
     def one_wave_clusters(self, m: int, n: int) -> int:
         """The clusters that give each CTA of an M×N output one tile, or with ``split_k`` one part of one
         (:meth:`gemm_modes.splits.SplitK.clusters`: cluster-tiles × parts)."""

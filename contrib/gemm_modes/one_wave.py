@@ -97,22 +97,17 @@ def candidates(swap_ab: bool) -> tuple[TunedConfig, ...]:
     return tuple(tiles)
 
 
-def launch_shape(config: TunedConfig, m: int, n: int) -> tuple[int, int]:
-    """The output ``config``'s launch computes: N × M for a swapped one (Cᵀ), else M × N."""
-    return (n, m) if config.swap_ab else (m, n)
-
-
 def busy_share(config: TunedConfig, m: int, n: int, sms: int) -> float | None:
     """The share of the clusters ``config``'s cluster-tiles of an M×N output keep busy in one wave (of those
     the GPU holds at once: ``clusters_of_four.resident_clusters``), None where they take more than one."""
     clusters = resident_clusters(config.cluster_size, sms)
-    tiles = config.cluster_tiles(*launch_shape(config, m, n))
+    tiles = config.cluster_tiles(*config.launch_shape(m, n))
     return tiles / clusters if tiles <= clusters else None
 
 
 def rows_fill(config: TunedConfig, m: int, n: int) -> float:
     """The share of its tile rows ``config`` fills along the side of an M×N output its rows cover."""
-    rows = launch_shape(config, m, n)[0]
+    rows = config.launch_shape(m, n)[0]
     return rows / (-(-rows // config.tile_m) * config.tile_m)
 
 
@@ -127,7 +122,7 @@ def least(
         busy = busy_share(tile, m, n, sms)
         if busy is None or busy < MIN_FILL or rows_fill(tile, m, n) < MIN_ROWS_FILL or not accepts(tile):
             continue
-        key = (tile_time(tile, *launch_shape(tile, m, n), sms), -busy)
+        key = (tile_time(tile, *tile.launch_shape(m, n), sms), -busy)
         if best is None or key < best[0]:
             best = (key, tile)
     return None if best is None else (best[1], best[0][0])
@@ -150,7 +145,7 @@ def replaces(config: TunedConfig, m: int, n: int, sms: int, swappable: bool) -> 
     if busy is None or busy >= MIN_FILL:
         return None
     fit = fitted(m, n, sms, swappable or config.swap_ab)
-    if fit is None or fit[1] * MARGIN >= tile_time(config, *launch_shape(config, m, n), sms):
+    if fit is None or fit[1] * MARGIN >= tile_time(config, *config.launch_shape(m, n), sms):
         return None
     return fit[0]
 
@@ -186,7 +181,7 @@ def narrowed_pingpong(config: TunedConfig, m: int, n: int, sms: int) -> TunedCon
     busy = busy_share(config, m, n, sms)
     if busy is None or busy >= MIN_FILL:
         return None
-    shape = launch_shape(config, m, n)
+    shape = config.launch_shape(m, n)
     most_rows = MAX_FETCH_GROWTH * fetched_rows(config, *shape)
 
     def accepts(tile: TunedConfig) -> bool:
@@ -200,8 +195,8 @@ def narrowed_pingpong(config: TunedConfig, m: int, n: int, sms: int) -> TunedCon
 
 def describe(fit: TunedConfig, pick: TunedConfig, m: int, n: int, sms: int) -> str:
     """Why ``fit`` took ``pick``'s place, in one clause (``--explain``)."""
-    rows, cols = launch_shape(fit, m, n)
-    pick_shape = launch_shape(pick, m, n)
+    rows, cols = fit.launch_shape(m, n)
+    pick_shape = pick.launch_shape(m, n)
     before, after = (busy_share(c, m, n, sms) or 0.0 for c in (pick, fit))
     swapped = " (computed as Cᵀ = B·Aᵀ)" if fit.swap_ab else ""
     fetches = ""

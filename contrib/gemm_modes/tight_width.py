@@ -33,18 +33,13 @@ STEP = 16
 NARROWEST = 64
 
 
-def column_side(config: TunedConfig, m: int, n: int) -> int:
-    """The side of an M×N output that ``config``'s tile columns cover: M for a swapped launch (Cᵀ), else N."""
-    return m if config.swap_ab else n
-
-
 def tightened(config: TunedConfig, m: int, n: int) -> TunedConfig | None:
     """``config`` with its width cut to ⌈side / column tiles⌉ rounded up to :data:`STEP` where that is
     narrower (the module's docstring), else None; None also for split-K, stream-K and a deferred epilogue,
     whose parts and chunks follow the width they were picked with."""
     if config.split_k > 1 or config.stream_k or config.deferred_chunks:
         return None
-    side = column_side(config, m, n)
+    side = config.launch_shape(m, n)[1]
     count = -(-side // config.tile_n)
     share = -(-side // count)
     width = max(NARROWEST, -(-share // STEP) * STEP)
@@ -53,7 +48,7 @@ def tightened(config: TunedConfig, m: int, n: int) -> TunedConfig | None:
 
 def describe(cut: TunedConfig, pick: TunedConfig, m: int, n: int) -> str:
     """Why ``cut`` took ``pick``'s place, in one clause (``--explain``)."""
-    side = column_side(pick, m, n)
+    side = pick.launch_shape(m, n)[1]
     count = -(-side // pick.tile_n)
     name = "M" if pick.swap_ab else "N"
     return (
