@@ -52,9 +52,9 @@ def test_auto_narrows_a_192_row_tile_until_its_one_wave_is_full(mnk, expected):
     assert shape_of(decision.config) == expected
     assert decision.rule.endswith("narrowed to fill one wave")
     assert one_wave.busy_share(before, m, n, 132) < one_wave.MIN_FILL <= one_wave.busy_share(decision.config, m, n, 132)
-    rows, cols = (n, m) if decision.config.swap_ab else (m, n)
-    assert tile_time(decision.config, rows, cols, 132) * one_wave.MARGIN < tile_time(
-        before, *((n, m) if before.swap_ab else (m, n)), 132
+    narrowed = decision.config
+    assert tile_time(narrowed, *narrowed.launch_shape(m, n), 132) * one_wave.MARGIN < tile_time(
+        before, *before.launch_shape(m, n), 132
     )
     assert "one wave:" in decision.facts and "narrowed to 192×" in decision.facts
 

@@ -34,9 +34,7 @@ def test_auto_cuts_the_width_to_its_column_tiles(mnk, before, after, monkeypatch
     pick, cut = pick_before(mnk, monkeypatch), decide(BF16, mnk)
     assert (pick.tile_n, cut.config.tile_n) == (before, after)
     assert cut.config == pick.with_(tile_n=after)  # the tile's rows, cluster, schedule and staging kept
-    assert cut.config.cluster_tiles(*((n, m) if pick.swap_ab else (m, n))) == pick.cluster_tiles(
-        *((n, m) if pick.swap_ab else (m, n))
-    )
+    assert cut.config.cluster_tiles(*pick.launch_shape(m, n)) == pick.cluster_tiles(*pick.launch_shape(m, n))
     assert cut.rule.endswith("width cut to its column tiles")
 
 
