@@ -277,11 +277,12 @@ DIAGNOSTIC |= {"swap192x176c21n", "swap192x176c12n", "swap192x192c21n", "swap128
 
 #: A configuration named by its parts, for ``--configs`` beside CANDIDATES' names: ``[swap][pp|coop]ROWSx
 #: WIDTHcMN[n][kS][eE]`` (swapped, ping-pong or cooperative (the default), tile, cluster, warpgroups along N,
-#: split-K in S parts, staged subtiles E columns wide), WIDTH a number or ``m`` / ``n`` and a count
+#: split-K in S parts, staged subtiles E columns wide: 8, 16, 32, 64 or an odd multiple of 8 dividing the
+#: width), WIDTH a number or ``m`` / ``n`` and a count
 #: (``swappp128xm2c12``: M in two column tiles of the swapped launch, each ⌈M / 2⌉ rows rounded up to 8;
 #: ``pp128xn2c12``: N in two column tiles; ``coop128x80c11k7``: 128×80 tiles, each in 7 parts;
 #: ``swapcoop256x160c21e16``: 16-column subtiles, whose smaller staging leaves room for a fourth A/B stage).
-NAMED = re.compile(r"(swap)?(pp|coop)?(\d+)x(\d+|[mn][1-8])c([124])([124])(n)?(?:k([2-8]))?(?:e(8|16|32))?")
+NAMED = re.compile(r"(swap)?(pp|coop)?(\d+)x(\d+|[mn][1-8])c([124])([124])(n)?(?:k([2-8]))?(?:e(\d+))?")
 
 
 def named_config(name: str, m: int, n: int = 0) -> TunedConfig | None:

@@ -222,10 +222,10 @@ def test_declared_pipelines_pass_the_checker():
     from pipes.check import check, ordered_protocol, stream_protocol
 
     for config in (PINGPONG.with_(ab_stages=2), COOP.with_(ab_stages=2), COOP.with_(ab_stages=2, cluster_m=1)):
-        decl = declare(config, Problem("bf16"))
+        decl = declare(config.config, Problem("bf16"))
         proof = check(stream_protocol(decl.mainloop, items=3))
         assert proof.ok and proof.exhaustive, f"{config.describe()}: {proof}"
-    order = check(ordered_protocol(declare(PINGPONG, Problem("bf16")).order, rounds=3))
+    order = check(ordered_protocol(declare(PINGPONG.config, Problem("bf16")).order, rounds=3))
     assert order.ok and order.exhaustive, str(order)
 
 
@@ -421,6 +421,24 @@ def test_ring_staging_compiles_to_a_seventh_stage_without_staging_memory_of_its_
     stores = r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta"
     assert len(re.findall(stores, ring.ptx)) == len(re.findall(stores, plain.ptx)) > 0
     assert ring.spill_bytes == 0 and not ring.wgmma_serialized
+
+
+@pytest.mark.parametrize("ab_stages", [None, 5])
+def test_the_mainloop_pipeline_cycles_through_every_stage_the_ring_holds(ab_stages):
+    """The mainloop pipeline's stage count is the A/B ring's: with the staging in the ring the budget's 7
+    stages (not the 6 its own staging would leave), and a stage count asked for as it is, even where the
+    staging buffers of their own would not leave room for it (128×168 with 56-column subtiles)."""
+    from gemm_modes.launch import hooks_for
+    from hopper_gemm.kernel import GemmKernel
+
+    problem = Problem("bf16")
+    ring = PINGPONG.with_(staging_in_ring=True, ab_stages=ab_stages)
+    wide = tuned_config(128, 168, 2, 1, Schedule.COOPERATIVE, epi_n=56, ab_stages=5, staging_in_ring=True)
+    for config, stages in ((ring, ab_stages or 7), (wide, 5)):
+        kernel = GemmKernel(config.config, problem, modes=hooks_for(config))
+        assert kernel.decl.mainloop.stages == kernel.ab_stages == stages
+    with pytest.raises(ValueError, match=r"ab_stages = 5 is invalid: .* 57344 B of staging\) // 37888 B per stage = 4"):
+        wide.with_(staging_in_ring=False).stages(problem)
 
 
 #: Every global-memory access a kernel can make: TMA loads and stores, plain loads and stores, atomics.

@@ -116,7 +116,10 @@ def test_configs_named_by_their_parts():
     problem = Problem("bf16", c_major="m")
     assert wide.config.stages(problem)[0] == 3
     assert gemm.named_config("swapcoop256x160c21", 0).config.stages(problem)[0] == 4
-    assert gemm.named_config("coop128x256c21e24", 0) is None
+    # an odd multiple of 8 that divides the width: plain rows (hopper_gemm.epilogue_store.staging_layout)
+    assert gemm.named_config("pp128x88c12e88", 0) == tuned_config(128, 88, 1, 2, "pingpong", epi_n=88)
+    with pytest.raises(ValueError, match=r"epi_n = 24 is invalid: .* dividing tile_n = 256"):
+        gemm.named_config("coop128x256c21e24", 0)
 
 
 @pytest.mark.slow

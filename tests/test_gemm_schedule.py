@@ -149,11 +149,17 @@ def test_tile_widths_between_the_powers_of_two_take_16_or_8_column_subtiles():
         with pytest.raises(ValueError, match=rf"tile_n = {width} is invalid: allowed a multiple of 8 in \[64, 256\]"):
             GemmConfig(tile_n=width)
     with pytest.raises(
-        ValueError, match=r"epi_n = 32 is invalid: allowed None, 8, 16, 32 or 64, dividing tile_n = 176"
+        ValueError,
+        match=r"epi_n = 32 is invalid: allowed None, 16, 32, 64 or an odd multiple of 8, dividing tile_n = 176",
     ):
         GemmConfig(tile_n=176, epi_n=32)
     with pytest.raises(ValueError, match=r"epi_n = 16 is invalid: .* dividing tile_n = 168"):
         GemmConfig(tile_n=168, epi_n=16)
+    # an odd multiple of 8 that divides the width: plain rows, one TMA box (epilogue_store.staging_layout)
+    assert GemmConfig(tile_n=168, epi_n=56).subtiles == 3 and GemmConfig(tile_n=168, epi_n=168).subtiles == 1
+    for cols in (48, 80, 40, 0, 264):  # 48, 80: swizzled atoms of 16 columns, not plain rows; 40: not a divisor
+        with pytest.raises(ValueError, match=rf"epi_n = {cols} is invalid"):
+            GemmConfig(tile_n=240 if cols == 48 else 160 if cols == 80 else 168, epi_n=cols)
     with pytest.raises(ValueError, match=r"176 fp32 accumulators \+ 88 registers"):
         tuned_config(128, 176, 2, 1, "cooperative", deferred_chunks=11).with_(tile_m=256)
 

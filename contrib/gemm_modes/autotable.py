@@ -116,7 +116,7 @@ from dataclasses import dataclass
 
 from hopper_gemm.config import GemmConfig, Problem, Schedule
 
-from . import clusters_of_four, long_k, one_wave, short_side, tight_width
+from . import clusters_of_four, long_k, one_wave, short_side, tight_width, wide_subtiles
 from .modes import TunedConfig
 from .splits import ALIGNED_ADD_K_TILES, AlignedSplit, StreamKSplit
 from .tile_time import tile_time
@@ -827,9 +827,12 @@ def single_wave_staging(config: TunedConfig, problem: Problem, mnk: tuple[int, i
     there a deferred epilogue gives way to it: it runs each tile's stores under the next tile's k-loop, and
     one tile per CTA has none (NVIDIA H200, 2026-11-28, ours / torch, cooperative 128×224 in the ring
     against deferred in 7: 512×7168×2048 0.974 against 0.937, 256×14336×2048 1.022 against 0.987);
-    the stage that frees is taken only for K ≥ :data:`RING_EXTRA_STAGE_MIN_K` (a part's K with split-K)
-    and where one operand streams through once (a single cluster row or column of tiles); elsewhere the
-    plain stage count is kept.
+    the stage that frees is taken only by a ping-pong tile, for K ≥ :data:`RING_EXTRA_STAGE_MIN_K` and
+    where one operand streams through once (a single cluster row or column of tiles); elsewhere the plain
+    stage count is kept. Cooperative tiles keep it: on an NVIDIA H200 (2026-11-29, ours / torch, the freed
+    stage against the plain count in the same rounds) 128×224 in 2×1 at M = 224–246 against N = 13824–14336
+    ran 3–5 % slower with it (6 of 6 shapes; 5 stages against 4), split-K's 128×64–232 within ±2 %, while
+    ping-pong 64×64–128×128 ran within +0.8 … −0.2 %.
 
     Measured with PDL on an H100 (2026-11-26), time against staging buffers of their own: ping-pong
     128×128 −0.5 … −2 % with the plain stage count at K ≤ 4096, and 7 stages instead of 6 at 256×8192²
@@ -859,7 +862,8 @@ def single_wave_staging(config: TunedConfig, problem: Problem, mnk: tuple[int, i
     except ValueError:
         return plain
     streamed_once = min(config.cluster_grid(m, n)) == 1
-    if ring_stages > plain_stages and (k < RING_EXTRA_STAGE_MIN_K or not streamed_once):
+    pingpong = config.schedule is Schedule.PINGPONG
+    if ring_stages > plain_stages and (k < RING_EXTRA_STAGE_MIN_K or not streamed_once or not pingpong):
         return ring.with_(ab_stages=plain_stages)
     return ring
 
@@ -964,7 +968,28 @@ def decide(
     ``swap`` and ``split``, split-K where ``long_k.replaces`` takes it; last, with ``swap``, ``widths``, no
     bias and no split taken, a ping-pong tile narrowed to fill its one wave where
     ``one_wave.narrowed_pingpong`` takes it, and the width cut to its column tiles
-    (``tight_width.tightened``)."""
+    (``tight_width.tightened``); after all of them, with ``swap``, a tile an odd multiple of 8 wide staged
+    in wider subtiles (``wide_subtiles.widened``)."""
+    decision = _tile_decision(problem, mnk, sms, split, widths, swap, short_sides)
+    wide = wide_subtiles.widened(decision.config, problem) if swap else None
+    if wide is None:
+        return decision
+    if wide.staging_in_ring:  # wider staging buffers: the ring's stage count and the plain one weighed again
+        wide = single_wave_staging(wide.with_(ab_stages=None), problem, mnk, sms)
+    facts = f"{decision.facts}; {wide_subtiles.describe(wide, decision.config)}"
+    return Decision(wide, decision.rule, facts)
+
+
+def _tile_decision(
+    problem: Problem,
+    mnk: tuple[int, int, int],
+    sms: int,
+    split: bool,
+    widths: bool,
+    swap: bool,
+    short_sides: bool,
+) -> Decision:
+    """:func:`decide`'s tile: every step but the subtiles."""
     decision = table_decision(problem, mnk, sms, split, widths, swap, short_sides)
     m, n, k = mnk
     four = clusters_of_four.widened(decision.config, m, n, sms) if swap else None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from hopper_gemm.config import Problem
 from hopper_gemm.launch import clusters_to_launch as plain_clusters
 from hopper_gemm.launch import resident_clusters
 
@@ -68,10 +69,17 @@ def stream_k_split(config: TunedConfig, mnk: tuple[int, int, int], clusters: int
 
 def without_unheld_ring_staging(config: TunedConfig, m: int, n: int, device_index: int = 0) -> TunedConfig:
     """``config`` with ``staging_in_ring`` off where this GPU cannot hold one cluster per cluster-tile
-    (the table's rule counts SMs / cluster size; a GPU may hold fewer clusters at once). ``m``, ``n``: C's."""
+    (the table's rule counts SMs / cluster size; a GPU may hold fewer clusters at once), and its A/B stage
+    count back to the shared-memory budget's where the staging buffers of its own leave too little for the
+    ring's (wide subtiles: ``gemm_modes.wide_subtiles``). ``m``, ``n``: C's."""
     m, n = config.launch_shape(m, n)
     if config.staging_in_ring and config.one_wave_clusters(m, n) > resident_clusters(config.cluster_size, device_index):
-        return config.with_(staging_in_ring=False)
+        own = config.with_(staging_in_ring=False)
+        try:
+            own.stages(Problem("bf16"))  # every dtype's C element takes 2 bytes (hopper_gemm.config.ELEMENT_BYTES)
+        except ValueError:
+            return own.with_(ab_stages=None)
+        return own
     return config
 
 

@@ -109,7 +109,9 @@ class GemmConfig:
     a band of ``group`` cluster rows). ``ab_stages``: None = as many as shared memory holds beside the
     staging buffers, at most :data:`MAX_AB_STAGES`; ``epi_stages``: None = 4 (cooperative) or 2 (ping-pong).
     ``epi_n``: columns of one staged subtile (one TMA store); None = 32, or 16 where 32 does not divide
-    ``tile_n``, narrower where that adds an A/B stage to a ring of fewer than 4 (``epi_n_default``).
+    ``tile_n``, narrower where that adds an A/B stage to a ring of fewer than 4 (``epi_n_default``); also an
+    odd multiple of 8 dividing the width, staged as plain rows (``epilogue_store.staging_layout``; a
+    row-major C only: ``check_subtiles``).
     ``epi_batch``: subtiles staged per ``acquire`` of the staging ring (one wait and one barrier pair for
     that many buffers). ``pdl``: programmatic dependent launch (docs/gemm.md, "Extension points").
     ``wg_split``: how the cooperative schedule's two warpgroups share a tile: ``"m"`` (each takes half the
@@ -185,9 +187,10 @@ class GemmConfig:
             raise _bad(owner, "raster", self.raster, "'m' or 'n'")
         if not _int_in(self.group, 1, 64):
             raise _bad(owner, "group", self.group, "an int in [1, 64] (cluster rows/columns per raster band)")
-        if self.epi_n not in (8, 16, 32, 64) or self.mma_tile[1] % self.epi_n:
+        odd_eights = _int_in(self.epi_n, 8, 256) and self.epi_n % 16 == 8  # plain rows: staging_layout
+        if not (self.epi_n in (16, 32, 64) or odd_eights) or self.mma_tile[1] % self.epi_n:
             cols = f"tile_n = {self.tile_n}" if self.wg_split == "m" else f"a warpgroup's {self.mma_tile[1]} columns"
-            allowed = f"None, 8, 16, 32 or 64, dividing {cols} (columns per TMA store)"
+            allowed = f"None, 16, 32, 64 or an odd multiple of 8, dividing {cols} (columns per TMA store)"
             raise _bad(owner, "epi_n", self.epi_n, allowed)
         for name in ("ab_stages", "epi_stages"):
             value = getattr(self, name)
@@ -341,6 +344,18 @@ def check_c_major(problem: Problem, comm: object = None, modes: Any = None, gate
         raise ValueError(
             "Problem.c_major = 'm' runs on the plain kernel or with split-K alone: no comm role, gate, stream-K, "
             "deferred epilogue or ring staging (they address C's rows as contiguous)"
+        )
+
+
+def check_subtiles(config: GemmConfig, problem: Problem) -> None:
+    """``ValueError`` unless the staging layouts serve ``config``'s subtiles for ``problem``'s C: plain rows
+    for a row-major C's subtiles an odd multiple of 8 wide (``epilogue_store.staging_layout``); a
+    column-major C's swizzled layouts take 8, 16, 32 or 64 columns."""
+    if problem.c_major == "m" and config.epi_n not in (8, 16, 32, 64):
+        raise ValueError(
+            f"GemmConfig.epi_n = {config.epi_n} is invalid with Problem.c_major = 'm': allowed 8, 16, 32 or 64 "
+            "(a column-major C's staging takes subtiles of those widths; wider odd multiples of 8 stage as "
+            "plain rows of a row-major C only)"
         )
 
 

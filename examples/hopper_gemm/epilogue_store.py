@@ -100,6 +100,17 @@ def store_halves(epi: cutlass.Constexpr, acc: cute.Tensor, staging: Any, tm: Any
     return staging
 
 
+def staging_layout(out_dtype: Any, c_layout: Any, subtile: tuple[int, int], buffers: int) -> Any:
+    """The staging buffers' shared-memory layout: CUTLASS's (a swizzle atom, or 8-column interleaved blocks)
+    where one spans a row-major subtile's width, else plain rows ``subtile`` columns long. An odd multiple
+    of 8 wider than 8 (24, 88, 200 columns) would take interleaved 8-column blocks, and its TMA store one
+    16-byte row piece per block; as plain rows (16-byte multiples) one box covers the whole subtile."""
+    rows, cols = subtile
+    if c_layout.is_n_major_c() and cols % 16 and cols > 8:
+        return cute.make_layout((rows, cols, buffers), stride=(cols, 1, rows * cols))
+    return sm90_utils.make_smem_layout_epi(out_dtype, c_layout, subtile, buffers)
+
+
 def store_partitions(epi: Any, tm: Any, tn: Any) -> tuple[Any, Any]:
     """(staging buffers, ``mma_tile`` (tm, tn)'s subtiles in C) as the TMA store atom partitions them."""
     cfg = epi.kernel.config

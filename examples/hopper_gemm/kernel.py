@@ -83,11 +83,12 @@ from .config import (
     Schedule,
     check_a_rows_rotated,
     check_c_major,
+    check_subtiles,
     check_terms_before_partials,
     check_wg_split,
 )
 from .epilogue import EpilogueArgs, apply_terms, load_operands, terms_for
-from .epilogue_store import EpilogueStage, offset_coords, store_halves, store_tile
+from .epilogue_store import EpilogueStage, offset_coords, staging_layout, store_halves, store_tile
 from .kernel_parts import Copies, MathRegisters, Shared, SmemLayouts, TileGrid, rows_first
 from .load_warp import load, load_atom
 from .mainloop import mainloop
@@ -140,6 +141,7 @@ class GemmKernel:
         check_gate(config, gate, push, comm, modes)
         check_wg_split(config, problem, comm, modes)
         check_c_major(problem, comm, modes, gate)
+        check_subtiles(config, problem)
         check_a_rows_rotated(config, problem, modes, gate)
         check_terms_before_partials(problem, adds_partials(comm))
         if comm is not None:
@@ -150,8 +152,8 @@ class GemmKernel:
         # warpgroup; 128 × producer + 256 × math must stay within the SM's 64K registers.
         self.registers = (comm.registers if comm is not None else None) or (LOAD_REGISTERS, MMA_REGISTERS)
         self.push_warps = push.warps if push is not None else 0
-        self.decl = declare(config, problem, comm=comm, push=self.push_warps)
         self.own_staging = modes is None or modes.own_staging
+        self.decl = declare(config, problem, comm=comm, push=self.push_warps, own_staging=self.own_staging)
         self.ab_stages, self.epi_stages = config.stages(problem, own_staging=self.own_staging)
         self.terms = terms_for(problem)
         self.order = TileOrder(config.cluster_m, config.cluster_n, config.raster, config.group)
@@ -207,11 +209,11 @@ class GemmKernel:
         )
         a_smem = sm90_utils.make_smem_layout_a(self.a_layout, self.tile_mnk, self.ab_dtype, self.ab_stages)
         b_smem = sm90_utils.make_smem_layout_b(self.b_layout, self.tile_mnk, self.ab_dtype, self.ab_stages)
-        epi_smem = sm90_utils.make_smem_layout_epi(self.out_dtype, self.c_layout, cfg.epi_tile, self.epi_stages)
+        epi_smem = staging_layout(self.out_dtype, self.c_layout, cfg.epi_tile, self.epi_stages)
         # The TMA store's box: a staged subtile, or a mode's smaller piece of one (the same memory, row for row).
         stored_box = cfg.epi_tile if self.modes is None else self.modes.stored_box(cfg)
         pieces = self.epi_stages * cfg.epi_tile[0] // stored_box[0]
-        stored_smem = sm90_utils.make_smem_layout_epi(self.out_dtype, self.c_layout, stored_box, pieces)
+        stored_smem = staging_layout(self.out_dtype, self.c_layout, stored_box, pieces)
         atom_a, tma_a = load_atom(a, a_smem, (cfg.tile_m, cfg.tile_k), cfg.cluster_n)
         atom_b, tma_b = load_atom(b, b_smem, (cfg.tile_n, cfg.tile_k), cfg.cluster_m)
         atom_c, tma_c = cpasync.make_tiled_tma_atom(
@@ -267,7 +269,7 @@ class GemmKernel:
         tracer = None
         if cutlass.const_expr(self.trace is not None):
             tracer = Tracer.create(self.trace, trace_buf, smem.allocate_array(Int32, self.trace.warps))
-            decl = declare(cfg, self.problem, tracer, self.comm, self.push_warps)
+            decl = declare(cfg, self.problem, tracer, self.comm, self.push_warps, self.own_staging)
         if cutlass.const_expr(decl.order is not None):
             OrderedBarrier.init_barriers(decl.order, storage.order.data_ptr())
         # One cluster barrier after every init: remote releases need initialized peers.
@@ -429,6 +431,8 @@ def trace_epilogue(tracer: Any, event: TraceEvent) -> None:
         tracer.record(int(event), 3, 0)
 
 
-def _swizzled(base: cute.Pointer, layout: cute.ComposedLayout) -> cute.Tensor:
-    """The shared-memory tensor of a swizzled layout at ``base``."""
-    return cute.make_tensor(cute.recast_ptr(base, layout.inner), layout.outer)
+def _swizzled(base: cute.Pointer, layout: Any) -> cute.Tensor:
+    """The shared-memory tensor of a swizzled layout at ``base`` (plain rows: ``staging_layout``)."""
+    if isinstance(layout, cute.ComposedLayout):
+        return cute.make_tensor(cute.recast_ptr(base, layout.inner), layout.outer)
+    return cute.make_tensor(base, layout)

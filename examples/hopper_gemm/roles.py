@@ -39,11 +39,20 @@ class Declarations:
 TRACE_NAMES = {1: "mainloop", 2: "pingpong", 3: "epilogue"}
 
 
-def declare(config: GemmConfig, problem: Problem, tracer: Any = None, comm: Any = None, push: int = 0) -> Declarations:
+def declare(
+    config: GemmConfig,
+    problem: Problem,
+    tracer: Any = None,
+    comm: Any = None,
+    push: int = 0,
+    own_staging: bool = True,
+) -> Declarations:
     """The pipelines, the staging ring, the ping-pong order and the role layout of one configuration.
     ``tracer``: a :class:`pipes.cute.Tracer` (built inside the kernel) recording the mainloop's events;
-    ``comm``: a ``CommHook`` (adds its pipeline and roles); ``push``: how many push warps (0: none)."""
-    ab_stages, epi_stages = config.stages(problem)
+    ``comm``: a ``CommHook`` (adds its pipeline and roles); ``push``: how many push warps (0: none);
+    ``own_staging``: False where the staging buffers borrow the A ring (a mode's), which leaves the shared
+    memory budget all to the A/B stages (:meth:`GemmConfig.stages`)."""
+    ab_stages, epi_stages = config.stages(problem, own_staging=own_staging)
     math_warps = 4 * config.warpgroups_per_tile  # warps that consume one slot
     a_multicast, b_multicast = config.cluster_n > 1, config.cluster_m > 1
     multicast = (

@@ -1123,3 +1123,80 @@ def test_a_swapped_launch_refuses_what_it_cannot_compute():
         swapped(validate(a, b.t().contiguous(), out=out, b_layout="kn"))
     with pytest.raises(ValueError, match="writes into out"):
         swapped(validate(a, b))
+
+
+# --- wide subtiles for widths an odd multiple of 8 (gemm_modes.wide_subtiles) ----------------------------
+WIDE_SUBTILE_CONFIGS = [
+    ((128, 88), (1, 2), "pingpong", {"epi_n": 88}),
+    ((64, 72), (4, 1), "pingpong", {"epi_n": 72}),
+    ((128, 216), (2, 1), "cooperative", {"epi_n": 24}),
+    ((128, 216), (2, 1), "cooperative", {"epi_n": 72}),
+    ((128, 200), (1, 2), "cooperative", {"epi_n": 40, "split_k": 2}),
+    ((128, 120), (2, 1), "cooperative", {"epi_n": 24, "split_k": 4, "staging_in_ring": True}),
+    ((128, 216), (2, 1), "cooperative", {"epi_n": 24, "deferred_chunks": 9}),
+    ((192, 144), (1, 2), "cooperative", {"epi_n": 72, "wg_split": "n"}),
+]
+
+
+def _shape_id(shape: tuple) -> str:
+    return "x".join(map(str, shape))
+
+
+def _wide_id(config: tuple) -> str:
+    (tm, tn), (cm, cn), schedule, extra = config
+    modes = "".join(f"-{k}{v}" for k, v in extra.items() if k != "epi_n")
+    return f"{schedule}-{tm}x{tn}-c{cm}{cn}-e{extra['epi_n']}{modes}"
+
+
+WIDE_SUBTILE_SHAPES = [(1000, 440, 1000), (300, 1304, 520), (520, 240, 2000), (130, 216, 64)]
+
+
+@pytest.mark.parametrize("shape", WIDE_SUBTILE_SHAPES, ids=_shape_id)
+@pytest.mark.parametrize("config", WIDE_SUBTILE_CONFIGS, ids=_wide_id)
+@pytest.mark.parametrize("dtype,bias", [("bf16", False), ("fp16", True)])
+def test_wide_subtiles_are_bitwise_the_8_column_ones(shape, config, dtype, bias):
+    """A tile an odd multiple of 8 wide staged in plain rows as wide as its subtile (one TMA box each): NaN-
+    poisoned output within the fp32 bound, bitwise equal to the same tile's 8-column subtiles (with split-K,
+    whose parts add in an order that follows the subtiles, both within the bound) and repeatable, with the
+    ring staging, the deferred epilogue and warpgroups along N; ragged M, N and K."""
+    torch = _torch()
+    from gemm_modes.launch import clusters_to_launch, launcher
+    from hopper_gemm.api import validate
+
+    tile, cluster, schedule, extra = config
+    m, n, k = shape
+    wide = tuned_config(*tile, *cluster, schedule, **extra)
+    narrow = wide.with_(epi_n=8)
+    try:
+        clusters_to_launch(wide, m, n)
+    except ValueError:
+        pytest.skip("the ring staging or split-K's parts need more clusters than this GPU holds at once")
+    a, b = _inputs(m, n, k, dtype, "nk", seed=11)
+    bias_t = torch.randn(n, device="cuda", dtype=a.dtype) if bias else None
+    outs = []
+    for cfg in (wide, narrow, wide):
+        out = torch.full((m, n), float("nan"), device="cuda", dtype=a.dtype)
+        launcher(cfg, validate(a, b, bias=bias_t, out=out), out)()
+        torch.cuda.synchronize()
+        outs.append(out)
+    _check(outs[0], _reference(a, b, "nk", bias_t), dtype)
+    if wide.split_k == 1:  # split-K's parts own shares of subtiles: other subtiles, other orders of the sum
+        assert torch.equal(outs[0], outs[1]), "the wide subtiles differ from the 8-column ones"
+    _check(outs[1], _reference(a, b, "nk", bias_t), dtype)
+    assert torch.equal(outs[0], outs[2])
+
+
+@pytest.mark.parametrize(
+    "mnk,subtile",
+    [((1136, 1136, 1136), (64, 88)), ((5064, 640, 2072), (128, 24)), ((21264, 392, 9184), (128, 40))]
+    + [((18264, 536, 3656), (64, 72)), ((13096, 184, 4672), (64, 184)), ((3464, 120, 8528), (128, 24))],
+)
+def test_auto_stages_wide_subtiles_and_matches_torch(mnk, subtile):
+    """Auto's picks an odd multiple of 8 wide with wide subtiles (``gemm_modes.wide_subtiles``): ping-pong
+    128×88 in the ring, cooperative 128×216 and 128×200, 192×144 with its warpgroups along N, ping-pong
+    128×184 in clusters of four, and split-K in 4 of 128×120 in the ring."""
+    from gemm_modes.autotable import decide
+    from hopper_gemm.config import Problem
+
+    assert decide(Problem("bf16"), mnk).config.epi_tile == subtile
+    _run(*mnk, "bf16", "nk", "auto")
