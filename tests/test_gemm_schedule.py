@@ -786,7 +786,8 @@ def test_pdl_is_a_checked_flag_that_names_itself():
 def test_the_single_wave_rule_puts_the_staging_in_the_ring_only_where_each_cta_owns_one_tile():
     """:func:`~gemm_modes.autotable.single_wave_staging` in ``pick`` and ``choose_config``: on where the
     cluster-tiles fit the SMs at once, off past a wave and under any override that changes that; the
-    stage it frees is taken from K = 4096 on (below it the plain stage count stays)."""
+    stage it frees is taken by ping-pong tiles from K = 4096 on (below it, and for cooperative tiles, the
+    plain stage count stays)."""
     from gemm_modes.autotable import RING_EXTRA_STAGE_MIN_K, pick, single_wave_staging
     from gemm_modes.choice import choose_config
 
@@ -799,6 +800,8 @@ def test_the_single_wave_rule_puts_the_staging_in_the_ring_only_where_each_cta_o
     assert ring((256, 8192, 8192)) == ring((200, 8192, 8192)) == 7  # 64 cluster-tiles of 128×128, 66 clusters
     assert ring((256, 8192, RING_EXTRA_STAGE_MIN_K)) == 7
     assert ring((256, 8192, RING_EXTRA_STAGE_MIN_K - 64)) == ring((256, 8192, 1024)) == 6  # short K: the plain 6
+    # a cooperative tile keeps the plain count at any K: 128×224 one row of clusters, 4 stages (the ring: 5)
+    assert ring((224, 14336, 8192)) == 4 and pick(bf16, (224, 14336, 8192), swap=False).tile_n == 224
     assert ring((256, 8192, 8192), problem=Problem("fp16", bias=True)) == 7
     assert ring((320, 8192, 8192)) == 5 and ring((128, 8192, 8192)) == 9  # 128×192, 128×64: no stage to gain
     assert ring((64, 8192, 8192)) == 14 and ring((64, 8192, 1024)) == 13  # 64×64
