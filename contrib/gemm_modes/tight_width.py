@@ -11,7 +11,8 @@ the same waves) with less padding in each: at 1600³ the fill rule's ping-pong 1
                                    128×160: ▓▓▓▓▓▓▓▓▓  ▓▓▓▓▓▓▓▓▓  … ▓▓▓▓▓▓▓▓▓   (1600 columns, none)
 
 :func:`tightened` takes the width ⌈side / count⌉ rounded up to :data:`STEP`, where that is narrower than the
-pick's. Only 16-column steps: widths that are an odd multiple of 8 store C in 8-column subtiles, and lost.
+pick's. Only 16-column steps: widths that are an odd multiple of 8 stored C in 8-column subtiles, and lost
+(measured before ``gemm_modes.wide_subtiles`` staged such widths in wider subtiles; not measured since).
 
 NVIDIA H200, 2026-11-29, ours / torch against the pick in the same rounds: in 8-column steps (the first
 form) 26 shapes drawn at random ran 0.901 → 0.900, those cut to an odd multiple of 8 losing up to 14 %
