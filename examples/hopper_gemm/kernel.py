@@ -154,7 +154,7 @@ class GemmKernel:
         self.push_warps = push.warps if push is not None else 0
         self.own_staging = modes is None or modes.own_staging
         self.decl = declare(config, problem, comm=comm, push=self.push_warps, own_staging=self.own_staging)
-        self.ab_stages, self.epi_stages = config.stages(problem, own_staging=self.own_staging)
+        self.ab_stages, self.epi_stages = self.decl.mainloop.stages, self.decl.staging.stages
         self.terms = terms_for(problem)
         self.order = TileOrder(config.cluster_m, config.cluster_n, config.raster, config.group)
         self.ab_dtype = _DTYPES[problem.dtype]
