@@ -5,7 +5,7 @@ kernels on the GPU runner, ``tests/gpu/test_gpu_gemm.py``)."""
 from __future__ import annotations
 
 import pytest
-from gemm_modes import one_wave
+from gemm_modes import one_wave, tight_width
 from gemm_modes.autotable import decide, table_decision
 from gemm_modes.clusters_of_four import fetched_rows, load_bound
 from gemm_modes.modes import tuned_config
@@ -118,6 +118,7 @@ def test_auto_narrows_a_pingpong_tile_until_its_one_wave_is_full(mnk, before, af
     assert shape_of(pick.config)[:4] == after and pick.rule.endswith("narrowed to fill one wave")
     with monkeypatch.context() as patched:
         patched.setattr(one_wave, "narrowed_pingpong", lambda *_: None)
+        patched.setattr(tight_width, "tightened", lambda *_: None)  # the step after: the pick it narrowed
         unnarrowed = decide(BF16, mnk).config
     assert shape_of(unnarrowed)[:4] == before
     assert shape_of(one_wave.narrowed_pingpong(unnarrowed, m, n, 132)) == shape_of(pick.config)

@@ -337,12 +337,14 @@ def test_auto_pingpong_tiles_narrowed_to_fill_one_wave_match_torch(mnk, tile):
 @pytest.mark.parametrize(
     "mnk,tile",
     [((1600, 1600, 1600), (128, 160)), ((1856, 1856, 1856), (128, 240)), ((780, 9600, 7432), (192, 160))]
-    + [((1568, 1568, 1568), (128, 176))],
+    + [((1568, 1568, 1568), (128, 176)), ((1240, 1240, 1240), (128, 104)), ((2344, 2344, 2344), (128, 184))]
+    + [((786, 7904, 10560), (256, 104)), ((1648, 1648, 1648), (128, 168))],
 )
 def test_auto_widths_cut_to_their_column_tiles_match_torch(mnk, tile):
     """Auto's widths cut to their column tiles (``gemm_modes.tight_width``): ping-pong 128×160 and 128×176
-    and cooperative 128×240 in the ring staging, swapped 192×160 with its warpgroups along N, over ragged
-    M, N and K."""
+    and cooperative 128×240 in the ring staging, swapped 192×160 with its warpgroups along N; in 8-column
+    steps ping-pong 128×104 and 128×168 in the ring and 128×184 beside it (each in subtiles as wide as the
+    tile), swapped cooperative 256×104 (column-major Cᵀ in 8-column subtiles); over ragged M, N and K."""
     from gemm_modes.autotable import decide
     from hopper_gemm.config import Problem
 
