@@ -156,8 +156,8 @@ def test_every_configuration_auto_can_pick_compiles_without_spills():
     shapes += [(2088, 72, 10784)]  # split-K for a narrow N over a long K: 128×72 in 7 parts of uneven shares
     shapes += [(1048, 1048, 1048), (2128, 904, 4664)]  # ping-pong narrowed to fill one wave: 128×80, 192×96
     shapes += [(1856, 1856, 1856)]  # the width cut to its column tiles: cooperative 128×240
-    shapes += [(1240, 1240, 1240), (2344, 2344, 2344), (786, 7904, 10560)]  # in 8-column steps: 128×104 in the
-    # ring, 128×184 beside it (both in subtiles as wide), swapped cooperative 256×104
+    shapes += [(1240, 1240, 1240), (2344, 2344, 2344), (787, 7168, 18432)]  # in 8-column steps: 128×104 in the
+    # ring, 128×184 beside it (both in subtiles as wide), swapped cooperative 256×88
     shapes += [(5064, 640, 2072), (18264, 536, 3656)]  # wide subtiles: 128×216 in 128×24, 192×144's halves 64×72
     shapes += [(12792, 152, 13824)]  # with a bias: ping-pong 128×152 4×1 in 64×152 subtiles
     for bias in (False, True):
@@ -572,7 +572,7 @@ def test_a_column_major_c_is_staged_transposed(config):
     assert column.spill_bytes == 0 and not column.wgmma_serialized
 
 
-@pytest.mark.parametrize("width", [112, 160, 176])
+@pytest.mark.parametrize("width", [96, 104, 112, 160, 176])
 def test_swapped_256_row_tiles_hold_four_stages_without_spills(width):
     """The wave balance's swapped 256×W tiles (``SWAPPED_ALONG_N_MERIT``) compile to four A/B stages (160 and
     176 through the 16- and 8-column subtiles of ``GemmConfig.epi_n_default``: their default widths, 32 and

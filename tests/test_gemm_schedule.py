@@ -1147,14 +1147,18 @@ def test_the_wave_balance_swaps_256_row_tiles_along_a_longer_n():
     """``SWAPPED_ALONG_N_MERIT``: swapped cooperative 256×W tiles (256 rows along N, W columns along M) where
     they keep more turns busy than the unswapped picks by more than their merit (1835×5120×13824: 130
     cluster-tiles of 256×144 keep 98% busy, split-K in 2 over 2.42 waves of 128×256 keeps 81%), the width
-    whose tiles fill M best, from 112 to 176 columns; never where M is the longer side (the mirror keeps
+    whose tiles fill M best, from 96 to 176 columns (96 and 104 at ``NARROW_SWAPPED_MERIT``); never where M is the longer side (the mirror keeps
     ping-pong) or M ≤ 512, with a bias or B as (K, N), at K ≤ 2048, or in the aligned split's place at 95%
     busy (2230×7168×18432)."""
     from gemm_modes.autotable import SWAPPED_ALONG_N_MERIT, decide
     from gemm_modes.choice import choose_config
 
+    from gemm_modes.autotable import NARROW_SWAPPED_MERIT
+
     tiles = {config.tile_n: config for config, _ in SWAPPED_ALONG_N_MERIT}
-    assert sorted(tiles) == list(range(112, 177, 8))
+    assert sorted(tiles) == list(range(96, 177, 8))
+    merits = {config.tile_n: merit for config, merit in SWAPPED_ALONG_N_MERIT}
+    assert {w for w, merit in merits.items() if merit == NARROW_SWAPPED_MERIT} == {96, 104}
     assert all(c.swap_ab and c.tile_m == 256 and c.wg_split == "m" for c in tiles.values())
     # every width keeps four A/B stages (16- or 8-column subtiles where 32 would leave three)
     assert {c.config.stages(Problem("bf16", c_major="m"))[0] for c in tiles.values()} == {4}
@@ -1165,6 +1169,7 @@ def test_the_wave_balance_swaps_256_row_tiles_along_a_longer_n():
     )
     assert decide(Problem("bf16"), (770, 28672, 8192), 132).config == tiles[112]  # 7 × 112 = 784 columns
     assert decide(Problem("bf16"), (2057, 5120, 13824), 132).config == tiles[160]
+    assert decide(Problem("bf16"), (854, 7168, 18432), 132).config == tiles[96]  # 9 × 96 = 864 columns
     assert decide(Problem("bf16"), (5120, 1835, 13824), 132).config.tile_m != 256
     assert decide(Problem("bf16"), (417, 7168, 18432), 132).config.tile_m != 256  # M ≤ 512: the small-M rules'
     # a swapped short-side tile whose busy area beats the 256-row tile's times its merit takes its place

@@ -29,7 +29,7 @@ def pick_before(mnk, monkeypatch):
         ((780, 9600, 7432), 176, 160),  # swapped 192-row (warpgroups along N): M = 780 in 5 column tiles
         ((1240, 1240, 1240), 112, 104),  # ping-pong, 12 column tiles: 104 in 64×104 subtiles
         ((1648, 1648, 1648), 176, 168),  # ping-pong, 10 column tiles: 168 in 64×168 subtiles
-        ((786, 7904, 10560), 112, 104),  # swapped cooperative 256-row: Cᵀ column-major, M = 786 in 8 tiles
+        ((787, 7168, 18432), 96, 88),  # swapped cooperative 256-row: Cᵀ column-major, M = 787 in 9 tiles
     ],
 )
 def test_auto_cuts_the_width_to_its_column_tiles(mnk, before, after, monkeypatch):

@@ -544,6 +544,15 @@ COOPERATIVE_NARROWER = (
 #: (0.896 at 4096³, merit ~0.90; 0.992 at 3000³ against ping-pong 128×192's 0.945) is not weighed: its
 #: picks at K ≤ 4096 outside those shapes are unmeasured.
 SWAPPED_MERIT = ((TunedConfig(GemmConfig(192, 176, 2, 1, Schedule.COOPERATIVE, wg_split="n"), swap_ab=True), 0.93),)
+#: The merit of the swapped 256×96 and 256×104 tiles (:data:`SWAPPED_ALONG_N_MERIT`): a few more loaded rows per
+#: multiply-add than 256×112's. NVIDIA H200, 2026-11-29, with PDL, against the table without them in the same
+#: rounds: at the wider tiles' 0.94 they changed 183 of 9,000 draws; on 28 of those 0.936 → 0.955, 13 faster
+#: by more than 2 %, 5 slower (864×6728×5672 1.159 → 1.041 against cooperative 128×208, 696×4544×6808 0.934 →
+#: 0.765). At 0.90 those 28 keep 13 of the changes (1.059 on them, one loss) and 68 of 9,000 draws change:
+#: on 26 drawn after, 0.939 → 0.971, 19 faster by more than 2 %, 2 slower (672×13736×11656 split-K 1.133 →
+#: 0.941, 922×9400×2616 ping-pong 128×192 1.153 → 0.930); 787×7168×18432 0.788 → 0.913, 656×14336×4096 0.926
+#: → 1.055, 1158×5120×13824 0.921 → 1.021.
+NARROW_SWAPPED_MERIT = 0.90
 #: Swapped 256-row tiles (each warpgroup 128 rows along N, the tile's 112–176 columns along M, four A/B
 #: stages: ``GemmConfig.epi_n_default``) that :func:`wave_balance` weighs beside :data:`SWAPPED_MERIT` where
 #: N > M > ``SMALL_M``, with their merit against the cooperative 128×256 tile at equal :func:`swapped_score`
@@ -557,9 +566,14 @@ SWAPPED_MERIT = ((TunedConfig(GemmConfig(192, 176, 2, 1, Schedule.COOPERATIVE, w
 #: 1.002, 2179×14336×4096 0.989 against 0.998). Where M is the longer side the turn lost (13256×992×12776
 #: −19 %); for M ≤ 512 the small-M rules' tiles stay (219×13824×5120 0.987 against 256×112's 0.919); a
 #: swapped short-side tile may still take their place (:func:`_keeps_its_swap`).
+#: The two narrowest, 96 and 104 (cuBLAS's 256×96 at 854×7168×18432: 0.996 of torch against the pick's
+#: 0.875), weigh less (:data:`NARROW_SWAPPED_MERIT`).
 SWAPPED_ALONG_N_MERIT = tuple(
     (TunedConfig(GemmConfig(256, width, 2, 1, Schedule.COOPERATIVE), swap_ab=True), 0.94)
     for width in range(112, 177, 8)
+) + tuple(
+    (TunedConfig(GemmConfig(256, width, 2, 1, Schedule.COOPERATIVE), swap_ab=True), NARROW_SWAPPED_MERIT)
+    for width in (96, 104)
 )
 
 

@@ -286,12 +286,13 @@ def test_auto_paired_rows_a_wave_fewer_match_torch(mnk):
     "mnk,width",
     [((1835, 5120, 13824), 144), ((770, 28672, 8192), 112), ((2057, 5120, 13824), 160)]
     + [((1825, 14336, 4096), 136), ((1039, 5120, 13824), 176), ((1062, 13824, 5120), 152)]
-    + [((1026, 28672, 8192), 152)],
+    + [((1026, 28672, 8192), 152), ((854, 7168, 18432), 96), ((1621, 4096, 14336), 104), ((787, 7168, 18432), 88)],
 )
 def test_auto_swapped_256_row_tiles_match_torch(mnk, width):
     """Auto's swapped cooperative 256-row tiles (2×1, each warpgroup 128 rows of N, M in column tiles of
-    112–176 stored column by column: 16-column subtiles, 8 for 136, 152 and 176, four A/B stages), over
-    ragged M; 1026×28672×8192 where stream-K yields to them (``autotable.stream_k_yields``)."""
+    88–176 stored column by column: 16-column subtiles, 8 for 88, 104, 136, 152 and 176, four A/B stages),
+    over ragged M; 1026×28672×8192 where stream-K yields to them (``autotable.stream_k_yields``); 88 where
+    the width is cut to M's column tiles of 96."""
     from gemm_modes.autotable import decide
     from hopper_gemm.config import Problem
 
@@ -338,13 +339,13 @@ def test_auto_pingpong_tiles_narrowed_to_fill_one_wave_match_torch(mnk, tile):
     "mnk,tile",
     [((1600, 1600, 1600), (128, 160)), ((1856, 1856, 1856), (128, 240)), ((780, 9600, 7432), (192, 160))]
     + [((1568, 1568, 1568), (128, 176)), ((1240, 1240, 1240), (128, 104)), ((2344, 2344, 2344), (128, 184))]
-    + [((786, 7904, 10560), (256, 104)), ((1648, 1648, 1648), (128, 168))],
+    + [((787, 7168, 18432), (256, 88)), ((1648, 1648, 1648), (128, 168))],
 )
 def test_auto_widths_cut_to_their_column_tiles_match_torch(mnk, tile):
     """Auto's widths cut to their column tiles (``gemm_modes.tight_width``): ping-pong 128×160 and 128×176
     and cooperative 128×240 in the ring staging, swapped 192×160 with its warpgroups along N; in 8-column
     steps ping-pong 128×104 and 128×168 in the ring and 128×184 beside it (each in subtiles as wide as the
-    tile), swapped cooperative 256×104 (column-major Cᵀ in 8-column subtiles); over ragged M, N and K."""
+    tile), swapped cooperative 256×88 (column-major Cᵀ in 8-column subtiles); over ragged M, N and K."""
     from gemm_modes.autotable import decide
     from hopper_gemm.config import Problem
 
