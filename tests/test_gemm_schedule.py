@@ -1147,13 +1147,11 @@ def test_the_wave_balance_swaps_256_row_tiles_along_a_longer_n():
     """``SWAPPED_ALONG_N_MERIT``: swapped cooperative 256×W tiles (256 rows along N, W columns along M) where
     they keep more turns busy than the unswapped picks by more than their merit (1835×5120×13824: 130
     cluster-tiles of 256×144 keep 98% busy, split-K in 2 over 2.42 waves of 128×256 keeps 81%), the width
-    whose tiles fill M best, from 96 to 176 columns (96 and 104 at ``NARROW_SWAPPED_MERIT``); never where M is the longer side (the mirror keeps
-    ping-pong) or M ≤ 512, with a bias or B as (K, N), at K ≤ 2048, or in the aligned split's place at 95%
-    busy (2230×7168×18432)."""
-    from gemm_modes.autotable import SWAPPED_ALONG_N_MERIT, decide
+    whose tiles fill M best, from 96 to 176 columns (96 and 104 at ``NARROW_SWAPPED_MERIT``); never where M
+    is the longer side (the mirror keeps ping-pong) or M ≤ 512, with a bias or B as (K, N), at K ≤ 2048, or
+    in the aligned split's place at 95% busy (2230×7168×18432)."""
+    from gemm_modes.autotable import NARROW_SWAPPED_MERIT, SWAPPED_ALONG_N_MERIT, decide
     from gemm_modes.choice import choose_config
-
-    from gemm_modes.autotable import NARROW_SWAPPED_MERIT
 
     tiles = {config.tile_n: config for config, _ in SWAPPED_ALONG_N_MERIT}
     assert sorted(tiles) == list(range(96, 177, 8))

@@ -57,12 +57,14 @@ def test_modes_keep_whole_subtiles_per_part_and_per_chunk():
     assert (wide.epi_n, wide.deferred_chunks, wide.subtiles) == (24, 9, 9)
 
 
-def test_left_alone_where_the_subtiles_already_are_wide_or_c_is_column_major():
+def test_left_alone_where_the_subtiles_already_are_wide_or_c_is_column_major_or_the_tile_256_rows():
     for pick in (
         tuned_config(128, 96, 1, 2, "pingpong"),  # 32 columns
         tuned_config(128, 176, 1, 2, "pingpong"),  # 16 columns
         tuned_config(128, 88, 1, 2, "pingpong", swap_ab=True),  # Cᵀ column-major
         tuned_config(128, 96, 1, 2, "pingpong", epi_n=8),  # asked for 8 on an even width
+        tuned_config(256, 104, 2, 1, "cooperative"),  # 256 rows: 128×104 subtiles ran at half speed
+        tuned_config(256, 120, 2, 1, "cooperative", staging_in_ring=True),  # and 128×120 in the ring
     ):
         assert wide_subtiles.widened(pick, BF16) is None, pick.describe()
     assert wide_subtiles.widened(tuned_config(128, 88, 1, 2, "pingpong"), Problem("bf16", c_major="m")) is None

@@ -15,7 +15,12 @@ as wide as an odd divisor of the width allows (88 → 88, 216 → 24 or 72, 200 
 that is fewer): wider buffers cost ring stages, and a ring of 3 ran slower than the 8-column subtiles.
 
 Only for a row-major C: a column-major one (a swapped launch's Cᵀ) stores 8 columns as 8 rows of
-64 contiguous elements already, and its layouts take subtiles of 8, 16, 32 or 64 columns only.
+64 contiguous elements already, and its layouts take subtiles of 8, 16, 32 or 64 columns only. Not for a
+256-row cooperative tile either (each warpgroup 128 rows): its wide subtiles ran at half the speed of its
+8-column ones (NVIDIA H200, 2026-11-29, ours / torch: 256×104 at 12776×520×9360 0.375 with 128×104 subtiles,
+two A/B stages beside them, against 0.938; in the ring, 256×120 with 128×120 subtiles 0.444–0.506 on three
+shapes where 256×120 with 128×24 ran 1.039 on a fourth). The cause is not known; no pick of the table takes
+such a tile unswapped with an odd multiple of 8 wide.
 
 NVIDIA H200, 2026-11-29, ours / torch, each against the 8-column subtiles in the same rounds: ping-pong
 128×88 at 2304×528×1024 1.014 → 1.210, at 2304×528×8192 1.184 → 1.290, 1136³ 0.825 → 0.903; cooperative
@@ -42,10 +47,12 @@ def subtile_widths(width: int) -> list[int]:
 
 def widened(config: TunedConfig, problem: Problem) -> TunedConfig | None:
     """``config`` with the widest subtile of :func:`subtile_widths` that its modes accept and that leaves
-    the A/B ring its stages (the module's docstring), where it stores 8-column subtiles into a row-major C;
-    else None."""
+    the A/B ring its stages (the module's docstring), where it stores 8-column subtiles into a row-major C
+    and is no 256-row tile; else None."""
     width = config.mma_tile[1]
     if config.epi_n != NARROW or width % 16 != NARROW or config.swap_ab or problem.c_major != "n":
+        return None
+    if config.tile_m == 256:  # 128-row wide subtiles ran at half speed (the module's docstring)
         return None
     floor = min(NARROW_SUBTILES_BELOW_STAGES, config.stages(problem)[0])
     for cols in subtile_widths(width):
