@@ -158,6 +158,7 @@ def test_every_configuration_auto_can_pick_compiles_without_spills():
     shapes += [(1856, 1856, 1856)]  # the width cut to its column tiles: cooperative 128×240
     shapes += [(1240, 1240, 1240), (2344, 2344, 2344), (787, 7168, 18432)]  # in 8-column steps: 128×104 in the
     # ring, 128×184 beside it (both in subtiles as wide), swapped cooperative 256×88
+    shapes += [(1136, 1136, 1136), (7120, 144, 2352)]  # 64-row tiles twice as wide in fours: 64×192, 64×144
     shapes += [(5064, 640, 2072), (18264, 536, 3656)]  # wide subtiles: 128×216 in 128×24, 192×144's halves 64×72
     shapes += [(12792, 152, 13824)]  # with a bias: ping-pong 128×152 4×1 in 64×152 subtiles
     for bias in (False, True):

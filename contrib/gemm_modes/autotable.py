@@ -84,7 +84,9 @@ tenth of the clusters idle in its one wave is narrowed the same way, its cluster
 within 1.2 times its L2 fetches (``gemm_modes.one_wave``; H200: 20 drawn shapes 0.815 → 0.883), and the
 width is cut to the fewest columns in 8-column steps (16 where an odd multiple of 8 does not pay) that
 keep its count of column tiles (``gemm_modes.tight_width``; H200: 11 drawn squares 0.825 → 0.890 in
-16-column steps, then 24 drawn shapes 0.939 → 0.981 in 8-column ones).
+16-column steps, then 24 drawn shapes 0.939 → 0.981 in 8-column ones). A ping-pong 128-row pick that then takes
+one wave (one tile per CTA) runs as 64-row tiles of 144–192 columns in clusters of four along M
+(``gemm_modes.half_rows``; H200: 26 drawn shapes 0.926 → 1.073).
 
 Every ping-pong pick gets the staging in the ring where each CTA owns one tile
 (:func:`single_wave_staging`), and so does every cooperative one, its deferred epilogue dropped (no next
@@ -117,7 +119,7 @@ from dataclasses import dataclass
 
 from hopper_gemm.config import GemmConfig, Problem, Schedule
 
-from . import clusters_of_four, long_k, one_wave, short_side, tight_width, wide_subtiles
+from . import clusters_of_four, half_rows, long_k, one_wave, short_side, tight_width, wide_subtiles
 from .modes import TunedConfig
 from .splits import ALIGNED_ADD_K_TILES, AlignedSplit, StreamKSplit
 from .tile_time import tile_time
@@ -982,9 +984,10 @@ def decide(
     ``SHORT_K``, a 192-row tile narrowed to fill its one wave where ``one_wave.replaces`` takes it; then, with
     ``swap`` and ``split``, split-K where ``long_k.replaces`` takes it; last, with ``swap``, ``widths``, no
     bias and no split taken, a ping-pong tile narrowed to fill its one wave where
-    ``one_wave.narrowed_pingpong`` takes it, and the width cut to its column tiles
-    (``tight_width.tightened``); after all of them, with ``swap``, a tile an odd multiple of 8 wide staged
-    in wider subtiles (``wide_subtiles.widened``)."""
+    ``one_wave.narrowed_pingpong`` takes it, the width cut to its column tiles (``tight_width.tightened``),
+    and a ping-pong 128-row tile in one wave turned into 64 rows twice as wide (``half_rows.halved``);
+    after all of them, with ``swap``, a tile an odd multiple of 8 wide staged in wider subtiles
+    (``wide_subtiles.widened``)."""
     decision = _tile_decision(problem, mnk, sms, split, widths, swap, short_sides)
     wide = wide_subtiles.widened(decision.config, problem) if swap else None
     if wide is None:
@@ -1032,10 +1035,14 @@ def _tile_decision(
         rule = f"{decision.rule}, narrowed to fill one wave"
         decision = Decision(single_wave_staging(narrow, problem, mnk, sms), rule, facts)
     cut = tight_width.tightened(decision.config, m, n, problem) if narrows and not problem.bias else None
-    if cut is None:
+    if cut is not None:
+        facts = f"{decision.facts}; {tight_width.describe(cut, decision.config, m, n)}"
+        decision = Decision(cut, f"{decision.rule}, width cut to its column tiles", facts)
+    wide = half_rows.halved(decision.config, m, n, sms) if narrows and not problem.bias else None
+    if wide is None:
         return decision
-    facts = f"{decision.facts}; {tight_width.describe(cut, decision.config, m, n)}"
-    return Decision(cut, f"{decision.rule}, width cut to its column tiles", facts)
+    facts = f"{decision.facts}; {half_rows.describe(wide, decision.config, m, n, sms)}"
+    return Decision(wide, f"{decision.rule}, in 64-row tiles twice as wide", facts)
 
 
 def table_decision(

@@ -318,8 +318,26 @@ def test_auto_192_row_tiles_narrowed_to_fill_one_wave_match_torch(mnk, swapped, 
 
 
 @pytest.mark.parametrize(
+    "mnk,width",
+    [((1136, 1136, 1136), 192), ((1048, 1048, 1048), 176), ((6840, 176, 2120), 176), ((462, 2112, 2048), 144)]
+    + [((2208, 544, 7384), 192), ((7120, 144, 2352), 144)],
+)
+def test_auto_half_rows_match_torch(mnk, width):
+    """Auto's one-wave ping-pong 128-row picks turned into 64-row tiles twice as wide in clusters of four
+    along M (``gemm_modes.half_rows``), over ragged M, N and K; the launch holds every cluster at once."""
+    from gemm_modes.autotable import decide
+    from hopper_gemm.config import Problem
+
+    decision = decide(Problem("bf16"), mnk)
+    picked = decision.config
+    assert (picked.tile_m, picked.tile_n, picked.cluster_m, picked.cluster_n) == (64, width, 4, 1)
+    assert decision.rule.endswith("in 64-row tiles twice as wide")
+    _run(*mnk, "bf16", "nk", "auto")
+
+
+@pytest.mark.parametrize(
     "mnk,tile",
-    [((1048, 1048, 1048), (128, 80, 1, 2)), ((2128, 904, 4664), (192, 96, 1, 2)), ((60, 12320, 6584), (64, 96, 1, 2))]
+    [((2128, 904, 4664), (192, 96, 1, 2)), ((60, 12320, 6584), (64, 96, 1, 2))]
     + [((2896, 552, 2784), (192, 72, 1, 2)), ((2752, 880, 3024), (128, 152, 2, 1))],
 )
 def test_auto_pingpong_tiles_narrowed_to_fill_one_wave_match_torch(mnk, tile):
@@ -1191,7 +1209,7 @@ def test_wide_subtiles_are_bitwise_the_8_column_ones(shape, config, dtype, bias)
 
 @pytest.mark.parametrize(
     "mnk,subtile",
-    [((1136, 1136, 1136), (64, 88)), ((5064, 640, 2072), (128, 24)), ((21264, 392, 9184), (128, 40))]
+    [((634, 2088, 2168), (64, 88)), ((5064, 640, 2072), (128, 24)), ((21264, 392, 9184), (128, 40))]
     + [((18264, 536, 3656), (64, 72)), ((13096, 184, 4672), (64, 184)), ((3464, 120, 8528), (128, 24))],
 )
 def test_auto_stages_wide_subtiles_and_matches_torch(mnk, subtile):
