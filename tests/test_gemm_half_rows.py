@@ -21,12 +21,6 @@ BF16 = Problem("bf16")
 SMS = 132
 
 
-def pick_before(mnk, monkeypatch):
-    with monkeypatch.context() as patched:
-        patched.setattr(half_rows, "halved", lambda *_: None)
-        return decide(BF16, mnk).config
-
-
 @pytest.mark.parametrize(
     "mnk,before,width",
     [
@@ -39,7 +33,9 @@ def pick_before(mnk, monkeypatch):
 )
 def test_auto_takes_64_rows_twice_as_wide(mnk, before, width, monkeypatch):
     m, n, _ = mnk
-    pick, decision = pick_before(mnk, monkeypatch), decide(BF16, mnk)
+    decision = decide(BF16, mnk)
+    monkeypatch.setattr(half_rows, "halved", lambda *_: None)  # the pick the step replaced
+    pick = decide(BF16, mnk).config
     assert (pick.tile_m, pick.tile_n, pick.schedule, pick.cluster_size) == (*before, Schedule.PINGPONG, 2)
     assert pick.cluster_tiles(m, n) <= SMS // 2  # one wave: a tile per CTA
     wide = decision.config
