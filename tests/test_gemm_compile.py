@@ -156,9 +156,10 @@ def test_every_configuration_auto_can_pick_compiles_without_spills():
     shapes += [(2088, 72, 10784)]  # split-K for a narrow N over a long K: 128×72 in 7 parts of uneven shares
     shapes += [(1048, 1048, 1048), (2128, 904, 4664)]  # ping-pong narrowed to fill one wave: 128×80, 192×96
     shapes += [(1856, 1856, 1856)]  # the width cut to its column tiles: cooperative 128×240
-    shapes += [(1240, 1240, 1240), (2344, 2344, 2344), (787, 7168, 18432)]  # in 8-column steps: 128×104 in the
+    shapes += [(2616, 608, 5336), (2344, 2344, 2344), (787, 7168, 18432)]  # in 8-column steps: 128×104 in the
     # ring, 128×184 beside it (both in subtiles as wide), swapped cooperative 256×88
     shapes += [(1136, 1136, 1136), (7120, 144, 2352)]  # 64-row tiles twice as wide in fours: 64×192, 64×144
+    shapes += [(2328, 752, 8064), (1384, 1384, 1384)]  # and 64×256 in fours, 64×232 in pairs in 64×232 subtiles
     shapes += [(5064, 640, 2072), (18264, 536, 3656)]  # wide subtiles: 128×216 in 128×24, 192×144's halves 64×72
     shapes += [(12792, 152, 13824)]  # with a bias: ping-pong 128×152 4×1 in 64×152 subtiles
     for bias in (False, True):

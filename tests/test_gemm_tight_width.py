@@ -27,7 +27,7 @@ def pick_before(mnk, monkeypatch):
         ((1600, 1600, 1600), 176, 160),  # ping-pong, 10 column tiles: 160 idle columns → none
         ((1856, 1856, 1856), 256, 240),  # cooperative 128-row, 8 column tiles
         ((780, 9600, 7432), 176, 160),  # swapped 192-row (warpgroups along N): M = 780 in 5 column tiles
-        ((1240, 1240, 1240), 112, 104),  # ping-pong, 12 column tiles: 104 in 64×104 subtiles
+        ((2616, 608, 5336), 112, 104),  # ping-pong, 6 column tiles: 104 in 64×104 subtiles
         ((1648, 1648, 1648), 176, 168),  # ping-pong, 10 column tiles: 168 in 64×168 subtiles
         ((787, 7168, 18432), 96, 88),  # swapped cooperative 256-row: Cᵀ column-major, M = 787 in 9 tiles
     ],

@@ -71,7 +71,7 @@ def test_left_alone_where_the_subtiles_already_are_wide_or_c_is_column_major_or_
 
 
 @pytest.mark.parametrize(
-    "mnk,subtile", [((634, 2088, 2168), (64, 88)), ((5064, 640, 2072), (128, 24)), ((21264, 392, 9184), (128, 40))]
+    "mnk,subtile", [((2744, 520, 4568), (64, 88)), ((5064, 640, 2072), (128, 24)), ((21264, 392, 9184), (128, 40))]
 )
 def test_auto_ends_with_the_wide_subtile_and_says_so(mnk, subtile):
     decision = decide(BF16, mnk)
@@ -82,9 +82,9 @@ def test_auto_ends_with_the_wide_subtile_and_says_so(mnk, subtile):
 
 
 def test_a_widened_pick_in_the_ring_weighs_its_stages_again():
-    """634×2088×2168: ping-pong 128×88 in the ring; its 88-column staging would leave 7 stages of its own,
-    the ring holds 8, and at K = 2168 the plain count stays (``single_wave_staging``)."""
-    config = decide(BF16, (634, 2088, 2168)).config
+    """2744×520×4568: ping-pong 128×88 in the ring; its 88-column staging would leave 7 stages of its own,
+    the ring holds 8, and at K = 4568 the plain count stays (``single_wave_staging``)."""
+    config = decide(BF16, (2744, 520, 4568)).config
     assert config.staging_in_ring and config.stages(BF16)[0] == 7
     assert config.with_(ab_stages=None).stages(BF16)[0] == 8
 

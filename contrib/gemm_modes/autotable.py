@@ -85,8 +85,9 @@ within 1.2 times its L2 fetches (``gemm_modes.one_wave``; H200: 20 drawn shapes 
 width is cut to the fewest columns in 8-column steps (16 where an odd multiple of 8 does not pay) that
 keep its count of column tiles (``gemm_modes.tight_width``; H200: 11 drawn squares 0.825 → 0.890 in
 16-column steps, then 24 drawn shapes 0.939 → 0.981 in 8-column ones). A ping-pong 128-row pick that then takes
-one wave (one tile per CTA) runs as 64-row tiles of 144–192 columns in clusters of four along M
-(``gemm_modes.half_rows``; H200: 26 drawn shapes 0.926 → 1.073).
+one wave (one tile per CTA) runs as 64-row tiles of 144–256 columns in clusters of four along M, of two on
+a square-ish output (``gemm_modes.half_rows``; H200: 26 drawn shapes 0.926 → 1.073 to 192 columns in fours,
+then 30 drawn 0.939 → 1.066 past them).
 
 Every ping-pong pick gets the staging in the ring where each CTA owns one tile
 (:func:`single_wave_staging`), and so does every cooperative one, its deferred epilogue dropped (no next

@@ -318,19 +318,22 @@ def test_auto_192_row_tiles_narrowed_to_fill_one_wave_match_torch(mnk, swapped, 
 
 
 @pytest.mark.parametrize(
-    "mnk,width",
-    [((1136, 1136, 1136), 192), ((1048, 1048, 1048), 176), ((6840, 176, 2120), 176), ((462, 2112, 2048), 144)]
-    + [((2208, 544, 7384), 192), ((7120, 144, 2352), 144)],
+    "mnk,width,cluster",
+    [((1136, 1136, 1136), 192, 4), ((1048, 1048, 1048), 176, 4), ((6840, 176, 2120), 176, 4)]
+    + [((462, 2112, 2048), 144, 4), ((2208, 544, 7384), 184, 4), ((7120, 144, 2352), 144, 4)]
+    + [((2328, 752, 8064), 256, 4), ((2064, 712, 2048), 240, 4), ((1392, 1392, 1000), 232, 2)]
+    + [((1632, 1136, 5888), 232, 2)],
 )
-def test_auto_half_rows_match_torch(mnk, width):
+def test_auto_half_rows_match_torch(mnk, width, cluster):
     """Auto's one-wave ping-pong 128-row picks turned into 64-row tiles twice as wide in clusters of four
-    along M (``gemm_modes.half_rows``), over ragged M, N and K; the launch holds every cluster at once."""
+    (or two, on a square-ish output) along M (``gemm_modes.half_rows``), odd multiples of 8 in wide
+    subtiles, over ragged M, N and K; the launch holds every cluster at once."""
     from gemm_modes.autotable import decide
     from hopper_gemm.config import Problem
 
     decision = decide(Problem("bf16"), mnk)
     picked = decision.config
-    assert (picked.tile_m, picked.tile_n, picked.cluster_m, picked.cluster_n) == (64, width, 4, 1)
+    assert (picked.tile_m, picked.tile_n, picked.cluster_m, picked.cluster_n) == (64, width, cluster, 1)
     assert decision.rule.endswith("in 64-row tiles twice as wide")
     _run(*mnk, "bf16", "nk", "auto")
 
@@ -1209,7 +1212,7 @@ def test_wide_subtiles_are_bitwise_the_8_column_ones(shape, config, dtype, bias)
 
 @pytest.mark.parametrize(
     "mnk,subtile",
-    [((634, 2088, 2168), (64, 88)), ((5064, 640, 2072), (128, 24)), ((21264, 392, 9184), (128, 40))]
+    [((2744, 520, 4568), (64, 88)), ((5064, 640, 2072), (128, 24)), ((21264, 392, 9184), (128, 40))]
     + [((18264, 536, 3656), (64, 72)), ((13096, 184, 4672), (64, 184)), ((3464, 120, 8528), (128, 24))],
 )
 def test_auto_stages_wide_subtiles_and_matches_torch(mnk, subtile):
