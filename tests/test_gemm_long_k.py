@@ -155,3 +155,15 @@ def test_covers_exactly_counts_split_parts_and_padding():
     assert not long_k.covers_exactly(exact, (1024, 512, 4096), SMS)  # 64 CTAs: half the SMs idle
     split = tuned_config(128, 128, 1, 2, Schedule.COOPERATIVE, split_k=4)
     assert long_k.covers_exactly(split, (2048, 256, 8192), SMS)  # 16 cluster-tiles × 4 parts × 2 CTAs
+
+
+@pytest.mark.parametrize("mnk", [(4096, 8, 4096), (4096, 56, 4096), (8, 4096, 4096), (1, 4096, 8192), (4096, 1, 8192)])
+def test_a_side_under_64_is_weighed_as_one_tile_of_64(mnk):
+    """A split candidate as wide as a side under 64 would be no wgmma tile: it takes the narrowest tile,
+    64 columns (auto used to fail on N = 8 with ``tile_n = 8 is invalid``)."""
+    for swap_ab in (False, True):
+        assert all(c.tile_n >= 64 for c in long_k.candidates(mnk, 132, swap_ab))
+    for bias in (False, True):
+        config = decide(Problem("bf16", bias=bias), mnk).config
+        rows, cols = config.launch_shape(mnk[0], mnk[1])
+        assert config.cluster_tiles(rows, cols) >= 1 and config.tile_n >= 64

@@ -119,6 +119,7 @@ def candidates(mnk: tuple[int, int, int], sms: int, swap_ab: bool = False) -> li
         width = -(-cols // columns // 8) * 8
         if width > 256 or (columns > 1 and width < 64):
             continue
+        width = max(width, 64)  # a side under 64 still takes a whole tile of the narrowest width
         for cluster_m, cluster_n in CLUSTERS:
             base = COOPERATIVE_128.with_(tile_n=width, cluster_m=cluster_m, cluster_n=cluster_n, swap_ab=swap_ab)
             held = resident_clusters(base.cluster_size, sms)
