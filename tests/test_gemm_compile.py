@@ -389,6 +389,23 @@ def test_split_k_posts_the_other_shares_and_adds_only_its_own(tile_n, parts):
             tuned_config(split_k=bad)
 
 
+@pytest.mark.slow
+def test_split_k_on_warpgroups_along_n_shares_each_half():
+    """Split-K on a 192×176 tile whose warpgroups split N (cuBLAS's plan at 2072×688×11832: 11 × 4 tiles in 3
+    parts): every math thread posts the other parts' shares of its own half's accumulators, one 16-byte
+    store per four values, and raises the flag once per CTA (one thread of the 256, not one per
+    warpgroup); each half stores its share of 33 subtiles; with a bias nothing spills either."""
+    config = tuned_config(192, 176, 1, 2, Schedule.COOPERATIVE, wg_split="n").with_split_k(3)
+    split = report(config, Problem("bf16", bias=True))
+    assert split.spill_bytes == 0 and not split.wgmma_serialized
+    body = re.sub(r"//.*", "", split.ptx)
+    vectors = config.acc_registers // 4  # a warpgroup's half: 192 × 88 / 128 values per thread
+    assert len(re.findall(r"st\.global\.v4\.b32", body)) == vectors
+    assert len(re.findall(r"ld\.global\.v4\.b32", body)) == 2 * vectors
+    assert re.findall(r"atom\.[a-z.0-9]*", body) == ["atom.global.release.add.u32", "atom.global.add.u32"]
+    assert body.count("ld.acquire.gpu") == 4 and body.count("trap;") == 2
+
+
 @pytest.mark.parametrize(
     ("config", "chunks"),
     [(tuned_config(256, 128, 1, 2, Schedule.COOPERATIVE), 2), (COOP, 4)],

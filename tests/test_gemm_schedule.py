@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 from gemm_modes.modes import tuned_config
@@ -1093,8 +1094,27 @@ def test_warpgroups_along_n_take_every_row_and_half_the_columns():
     check_wg_split(GemmConfig(tile_m=128, tile_n=256, wg_split="n"), Problem("bf16", "n"))  # halves of 128
     with pytest.raises(ValueError, match=r"half of B starts 96 columns in, inside a 64-column swizzle atom"):
         check_wg_split(coop_b, Problem("bf16", "n"))
-    with pytest.raises(ValueError, match=r"wg_split='n' runs on the plain kernel: no comm role, stream-K"):
-        check_wg_split(coop_b, Problem("bf16"), modes=object())
+    with pytest.raises(ValueError, match=r"wg_split='n' runs on the plain kernel or with split-K alone: no comm"):
+        check_wg_split(coop_b, Problem("bf16"), modes=SimpleNamespace(split_k_alone=False))
+    with pytest.raises(ValueError, match=r"wg_split='n' runs on the plain kernel or with split-K alone: no comm"):
+        check_wg_split(coop_b, Problem("bf16"), comm=object())
+    check_wg_split(coop_b, Problem("bf16"), modes=SimpleNamespace(split_k_alone=True))
+
+
+def test_split_k_runs_on_a_tile_whose_warpgroups_split_n():
+    """Split-K alone extends a ``wg_split="n"`` tile (cuBLAS's 192×176 in 3 parts at 2072×688×11832): its parts
+    share each warpgroup's half's subtiles (``mma_subtiles``); every other mode still refuses the halves."""
+    from gemm_modes.hooks import ModeHooks
+    from hopper_gemm.config import check_wg_split
+
+    config = tuned_config(192, 176, 1, 2, Schedule.COOPERATIVE, wg_split="n").with_split_k(3)
+    assert (config.split_k, config.wg_split, config.epi_n, config.mma_subtiles) == (3, "n", 8, 33)
+    assert ModeHooks(config).split_k_alone
+    check_wg_split(config.config, Problem("bf16"), modes=ModeHooks(config))
+    with pytest.raises(ValueError, match=r"split_k = 4 is invalid: allowed at most a warpgroup's half's 3 subtiles"):
+        tuned_config(192, 64, 1, 1, Schedule.COOPERATIVE, wg_split="n", epi_n=32, split_k=4)
+    with pytest.raises(ValueError, match=r"modes stream-K are invalid with GemmConfig.wg_split = 'n'"):
+        tuned_config(192, 176, 1, 2, Schedule.COOPERATIVE, wg_split="n", stream_k=True)
 
 
 def test_a_tile_override_picks_the_schedule_and_the_split_that_can_hold_it():

@@ -31,7 +31,7 @@ import cutlass
 import cutlass.cute as cute
 from cutlass.cute.nvgpu import warpgroup
 from hopper_gemm.epilogue import apply_terms, load_operands
-from hopper_gemm.epilogue_store import EpilogueStage, offset_coords, store_tile
+from hopper_gemm.epilogue_store import EpilogueStage, offset_coords, store_halves, store_tile
 from hopper_gemm.kernel import trace_epilogue
 from hopper_gemm.kernel_parts import TileGrid, rows_first
 from hopper_gemm.load_warp import load_k_tiles
@@ -65,10 +65,15 @@ class ModeHooks:
         return self.config.modes.takes_math_role
 
     @property
-    def column_major_c(self) -> bool:
-        """Whether C may be stored column by column: split-K alone, whose parts post partials in register
-        order and store their shares through ``store_tile`` (the plain kernel's path)."""
+    def split_k_alone(self) -> bool:
+        """Whether split-K is the only mode: its parts post partials in register order and store their shares
+        through the plain kernel's store path (``store_tile``, or ``store_halves`` for warpgroups along N)."""
         return self.config.modes.plain_or_split_k and self.config.split_k > 1
+
+    @property
+    def column_major_c(self) -> bool:
+        """Whether C may be stored column by column: with split-K alone (the plain kernel's store path)."""
+        return self.split_k_alone
 
     def describe(self) -> str:
         return self.config.modes.describe()
@@ -116,7 +121,9 @@ class ModeHooks:
         the next tile's first k-tiles (``deferred_chunks``); then the split phase or split-K's part."""
         cfg = self.config
         copies, shared, grid, args, tracer, workspace = context
-        regs = kernel.math_registers(copies, shared, False)
+        halves = cutlass.const_expr(kernel.config.wg_split == "n")  # each warpgroup its half of the columns
+        regs = kernel.math_registers(copies, shared, halves, math_wg)
+        col_offset = math_wg * kernel.config.mma_tile[1] if cutlass.const_expr(halves) else 0
         acc = regs.acc
         epi = EpilogueStage(kernel, copies.tiled_mma, copies.atom_c, copies.tma_c, shared.c, regs.math_tidx)
         deferred = None
@@ -136,7 +143,7 @@ class ModeHooks:
             # Handles passed to a function come back: a dynamic loop carries only what it sees assigned.
             under = None if deferred is None else (deferred, held_tm, held_tn)
             consumer, staging = mainloop(copies.tiled_mma, regs, consumer, grid.k_tiles, staging, under)
-            origin = offset_coords(regs.coords, tm * cfg.tile_m, tn * cfg.tile_n)
+            origin = offset_coords(regs.coords, tm * cfg.tile_m, tn * cfg.tile_n + col_offset)
             loaded = load_operands(terms, acc, origin, args)
             warpgroup.wait_group(0)
             consumer.release()
@@ -146,6 +153,8 @@ class ModeHooks:
             if cutlass.const_expr(deferred is not None):
                 hold(deferred, acc)  # stored under the next tile's first k-tiles
                 held_tm, held_tn = tm, tn
+            elif cutlass.const_expr(halves):
+                staging = store_halves(epi, acc, staging, tm, tn, math_wg)
             else:
                 staging = store_tile(epi, acc, staging, tm, tn)
             trace_epilogue(tracer, TraceEvent.RELEASE)

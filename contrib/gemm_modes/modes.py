@@ -122,10 +122,11 @@ class Modes:
             )
         if self.stream_k and config.schedule is not Schedule.COOPERATIVE:
             raise _bad("stream_k", True, "False with ping-pong (stream-K splits cooperative tiles)")
-        if config.wg_split == "n" and self.active:
+        if config.wg_split == "n" and not self.plain_or_split_k:
             raise ValueError(
                 f"modes{self.describe()} are invalid with GemmConfig.wg_split = 'n': a tile whose warpgroups split "
-                "its columns runs on the plain kernel (the modes address a warpgroup's accumulators as whole rows)"
+                "its columns runs on the plain kernel or with split-K alone (the other modes address a warpgroup's "
+                "accumulators as whole rows)"
             )
         self._check_deferred(config)
         self._check_split_k(config)
@@ -146,12 +147,13 @@ class Modes:
         for name in ("stream_k", "deferred_chunks"):
             if getattr(self, name):
                 raise _bad("split_k", parts, f"1 with {name} (each cluster computes one part of one tile)")
-        if parts > config.subtiles // config.epi_batch:
+        if parts > config.mma_subtiles // config.epi_batch:
+            whose = "a warpgroup's half's" if config.wg_split == "n" else "the tile's"
             raise _bad(
                 "split_k",
                 parts,
-                f"at most the tile's {config.subtiles} subtiles / epi_batch = {config.epi_batch}, "
-                f"{config.subtiles // config.epi_batch} (each part stores a share of whole batches of subtiles)",
+                f"at most {whose} {config.mma_subtiles} subtiles / epi_batch = {config.epi_batch}, "
+                f"{config.mma_subtiles // config.epi_batch} (each part stores a share of whole batches of subtiles)",
             )
 
     def _check_deferred(self, config: GemmConfig) -> None:
@@ -238,7 +240,7 @@ class TunedConfig:
         eight subtiles of 8 columns). A part count no subtile width serves raises as ``with_`` does."""
         config = self.with_(split_k=1)
         for epi_n in (16, 8):
-            if config.subtiles // config.epi_batch >= parts:
+            if config.mma_subtiles // config.epi_batch >= parts:
                 break
             if epi_n < config.epi_n and config.mma_tile[1] % epi_n == 0:
                 config = config.with_(epi_n=epi_n)

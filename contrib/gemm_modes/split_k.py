@@ -41,9 +41,11 @@ import cutlass
 import cutlass.cute as cute
 from cutlass import Uint32
 from cutlass.cute.nvgpu import warpgroup
+from hopper_gemm.config import WARPGROUP_THREADS
 from hopper_gemm.epilogue import apply_terms
-from hopper_gemm.epilogue_store import offset_coords, store_tile
+from hopper_gemm.epilogue_store import offset_coords, store_halves, store_tile
 from hopper_gemm.mainloop import mainloop
+from hopper_gemm.roles import MATH_FIRST_WARP
 
 from .splits import SplitK
 from .stream_k import SplitContext, partial_slot, poll_flag
@@ -72,7 +74,9 @@ def _part(
     """Part ``unit`` = (tile, part, first k-tile, end k-tile) of its tile."""
     copies, grid, args, regs, shared, workspace = context
     cfg, order, terms = kernel.modes.config, kernel.order, kernel.terms
-    acc, coords, math_tidx = regs.acc, regs.coords, regs.math_tidx
+    acc, coords = regs.acc, regs.coords
+    # Both warpgroups' threads in one count: with warpgroups along N ``regs.math_tidx`` counts within one.
+    math_tidx = cute.arch.thread_idx()[0] - MATH_FIRST_WARP * 32
     consumer, staging = handles
     flags, partials = workspace
     split = SplitK(cfg.split_k)
@@ -155,10 +159,17 @@ def _finish_slice(
             theirs = partial_slot(partials, mine, other, math_tidx, shape)
             for v in cutlass.range(first, end, unroll_full=True):
                 values[v] = values[v] + theirs[v]
+    subtiles = epi.subtile_grid[0] * epi.subtile_grid[1]
+    share = SplitK(cfg.split_k).share(j, subtiles, cfg.epi_batch)
+    if cutlass.const_expr(cfg.wg_split == "n"):  # each warpgroup its half: mma_tile (tm, 2·tn + half)
+        half = math_tidx // WARPGROUP_THREADS
+        origin = offset_coords(coords, tm * cfg.tile_m, tn * cfg.tile_n + half * cfg.mma_tile[1])
+        if cutlass.const_expr(len(terms) > 0):
+            apply_terms(terms, acc, origin, args)
+        return store_halves(epi, acc, staging, tm, tn, half, share)
     if cutlass.const_expr(len(terms) > 0):
         apply_terms(terms, acc, offset_coords(coords, tm * cfg.tile_m, tn * cfg.tile_n), args)
-    subtiles = epi.subtile_grid[0] * epi.subtile_grid[1]
-    return store_tile(epi, acc, staging, tm, tn, SplitK(cfg.split_k).share(j, subtiles, cfg.epi_batch))
+    return store_tile(epi, acc, staging, tm, tn, share)
 
 
 __all__ = ["split_k_unit"]

@@ -256,6 +256,13 @@ class GemmConfig:
         rows, cols = self.epi_tile
         return (self.tile_m // rows) * (self.tile_n // cols)
 
+    @property
+    def mma_subtiles(self) -> int:
+        """The staged subtiles of the tile one tiled MMA covers (``mma_tile``): all of them, or with
+        ``wg_split="n"`` a warpgroup's half, each stored beside the other half's twin."""
+        rows, cols = self.epi_tile
+        return (self.mma_tile[0] // rows) * (self.mma_tile[1] // cols)
+
     def cluster_grid(self, m: int, n: int) -> tuple[int, int]:
         """(cluster rows, cluster columns) of an M×N output, as ``TileOrder.cluster_grid`` counts them."""
         rows, cols = -(-m // self.tile_m), -(-n // self.tile_n)
@@ -316,8 +323,8 @@ class GemmConfig:
 
 def check_wg_split(config: GemmConfig, problem: Problem, comm: object = None, modes: object = None) -> None:
     """``ValueError`` unless the kernel can run ``config``'s warpgroups along N for ``problem``: each warpgroup
-    reads its half of every B stage, which must start on a whole swizzle atom, and no comm role or mode
-    (they address the accumulators of a whole-width warpgroup; not built with halves)."""
+    reads its half of every B stage, which must start on a whole swizzle atom, and no comm role or mode but
+    split-K (the others address the accumulators of a whole-width warpgroup; not built with halves)."""
     if config.wg_split != "n":
         return
     half = config.mma_tile[1]
@@ -327,10 +334,10 @@ def check_wg_split(config: GemmConfig, problem: Problem, comm: object = None, mo
             f"half of B starts {half} columns in, inside a 64-column swizzle atom; allowed with B K-major, or a "
             "tile_n that is a multiple of 128"
         )
-    if comm is not None or modes is not None:
+    if comm is not None or (modes is not None and not modes.split_k_alone):
         raise ValueError(
-            "wg_split='n' runs on the plain kernel: no comm role, stream-K, split-K, deferred epilogue or ring "
-            "staging (they address a warpgroup's accumulators as whole-width rows)"
+            "wg_split='n' runs on the plain kernel or with split-K alone: no comm role, stream-K, deferred "
+            "epilogue or ring staging (they address a warpgroup's accumulators as whole-width rows)"
         )
 
 

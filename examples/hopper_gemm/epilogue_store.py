@@ -78,17 +78,27 @@ def store_tile(
 
 
 @cute.jit
-def store_halves(epi: cutlass.Constexpr, acc: cute.Tensor, staging: Any, tm: Any, tn: Any, math_wg: Any) -> Any:
+def store_halves(
+    epi: cutlass.Constexpr,
+    acc: cute.Tensor,
+    staging: Any,
+    tm: Any,
+    tn: Any,
+    math_wg: Any,
+    subtiles: cutlass.Constexpr = None,
+) -> Any:
     """The epilogue of one tile whose warpgroups split its columns (``wg_split="n"``): subtile by subtile,
     each warpgroup stages its half's subtile in buffer ``math_wg`` of a two-buffer ``acquire``, and the
-    storing warp stores both (one commit each). Half h of tile (tm, tn) is ``mma_tile`` (tm, 2·tn + h)."""
+    storing warp stores both (one commit each). Half h of tile (tm, tn) is ``mma_tile`` (tm, 2·tn + h).
+    ``subtiles``: (first, end) of each half's subtiles to store only those (a split-K part's share); None: all."""
     kernel = epi.kernel
     retiled = epi.r2s.retile(acc)
     per_sub = cute.size(epi.frag_shape)
     values = cute.make_rmem_tensor(epi.frag_shape, Float32)
     out = cute.make_rmem_tensor(epi.frag_shape, kernel.out_dtype)
     halves = [store_partitions(epi, tm, 2 * tn + h) for h in range(2)]
-    for sub in cutlass.range_constexpr(epi.subtile_grid[0] * epi.subtile_grid[1]):
+    lo, hi = (0, epi.subtile_grid[0] * epi.subtile_grid[1]) if subtiles is None else subtiles
+    for sub in cutlass.range_constexpr(lo, hi):
         for v in cutlass.range_constexpr(per_sub):
             values[v] = retiled[sub * per_sub + v]
         out.store(values.load().to(kernel.out_dtype))

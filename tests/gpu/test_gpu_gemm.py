@@ -776,6 +776,10 @@ UNEVEN_SPLIT_K_CASES = [
     ((1, 8, 8), (128, 80), (1, 1), {"split_k": 7, "epi_n": 8}),  # one k-tile: six parts add zeros
     ((424, 536, 1000), (128, 64), (2, 1), {"split_k": 3, "epi_n": 16}),  # 4 subtiles: 1,1,2; 16 k-tiles
     ((300, 520, 128), (128, 128), (1, 2), {"split_k": 3}),  # 4 subtiles of 32 columns; 2 k-tiles
+    # warpgroups along N: each part stores its share of both halves' subtiles
+    ((2072, 688, 11832), (192, 176), (1, 2), {"split_k": 3, "wg_split": "n"}),  # cuBLAS's plan: 11 × 4 × 3
+    ((1000, 344, 3000), (192, 128), (2, 1), {"split_k": 2, "wg_split": "n"}),  # ragged M, N and K
+    ((1, 8, 8), (192, 96), (1, 1), {"split_k": 3, "wg_split": "n"}),  # one k-tile: two parts add zeros
 ]
 SPLIT_K_CASES = (
     [(shape, *config) for shape in SPLIT_K_SHAPES for config in SPLIT_K_CONFIGS]
@@ -811,6 +815,7 @@ SWAPPED_SPLIT_K_CASES = [
     ((300, 520, 1000), (128, 64), (2, 1), {"split_k": 3, "epi_n": 16}),  # ragged M, N and K
     ((1, 8, 8), (128, 80), (1, 1), {"split_k": 7, "epi_n": 8}),  # one k-tile: six parts add zeros
     ((1536, 3072, 2048), (128, 256), (2, 1), {"split_k": 8}),  # 72 cluster-tiles: 66 whole, 6 split in 8
+    ((688, 2072, 11832), (192, 176), (2, 1), {"split_k": 3, "wg_split": "n"}),  # halves, column by column
 ]
 
 
