@@ -404,6 +404,10 @@ def test_split_k_on_warpgroups_along_n_shares_each_half():
     assert len(re.findall(r"ld\.global\.v4\.b32", body)) == 2 * vectors
     assert re.findall(r"atom\.[a-z.0-9]*", body) == ["atom.global.release.add.u32", "atom.global.add.u32"]
     assert body.count("ld.acquire.gpu") == 4 and body.count("trap;") == 2
+    column = report(config, Problem("bf16", c_major="m"))  # the swapped launch's Cᵀ, column by column
+    assert column.spill_bytes == 0 and set(re.findall(r"stmatrix\.sync\.aligned\.m8n8\.x\d(\.trans)?", column.ptx)) == {
+        ".trans"
+    }
 
 
 @pytest.mark.parametrize(

@@ -23,6 +23,10 @@ part 0, after its stores   put the flag back to 0 for the next launch       thre
                                                                             until ``flags[t]`` ≥ 2s − 1
 =========================  ===============================================  ================================
 
+On a tile whose warpgroups split N (``wg_split="n"``) the same protocol runs with each warpgroup's half:
+the 256 threads count as one (one flag thread per CTA), and a part's share is of each half's subtiles,
+both halves stored through the plain kernel's ``store_halves``.
+
 Every part waits only for the other parts' posts, and each posts before it waits; the launch has one
 cluster per part (``cluster-tiles × s`` at most the resident clusters, which
 :func:`~gemm_modes.launch.clusters_to_launch` checks), so all are resident and no wait can close a

@@ -815,7 +815,7 @@ SWAPPED_SPLIT_K_CASES = [
     ((300, 520, 1000), (128, 64), (2, 1), {"split_k": 3, "epi_n": 16}),  # ragged M, N and K
     ((1, 8, 8), (128, 80), (1, 1), {"split_k": 7, "epi_n": 8}),  # one k-tile: six parts add zeros
     ((1536, 3072, 2048), (128, 256), (2, 1), {"split_k": 8}),  # 72 cluster-tiles: 66 whole, 6 split in 8
-    ((688, 2072, 11832), (192, 176), (2, 1), {"split_k": 3, "wg_split": "n"}),  # halves, column by column
+    ((688, 2072, 11832), (192, 176), (1, 2), {"split_k": 3, "wg_split": "n"}),  # halves, column by column
 ]
 
 
