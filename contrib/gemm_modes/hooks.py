@@ -31,7 +31,7 @@ import cutlass
 import cutlass.cute as cute
 from cutlass.cute.nvgpu import warpgroup
 from hopper_gemm.epilogue import apply_terms, load_operands
-from hopper_gemm.epilogue_store import EpilogueStage, offset_coords, store_halves, store_tile
+from hopper_gemm.epilogue_store import EpilogueStage, store_halves, store_tile, tile_origin
 from hopper_gemm.kernel import trace_epilogue
 from hopper_gemm.kernel_parts import TileGrid, rows_first
 from hopper_gemm.load_warp import load_k_tiles
@@ -123,7 +123,6 @@ class ModeHooks:
         copies, shared, grid, args, tracer, workspace = context
         halves = cutlass.const_expr(kernel.config.wg_split == "n")  # each warpgroup its half of the columns
         regs = kernel.math_registers(copies, shared, halves, math_wg)
-        col_offset = math_wg * kernel.config.mma_tile[1] if cutlass.const_expr(halves) else 0
         acc = regs.acc
         epi = EpilogueStage(kernel, copies.tiled_mma, copies.atom_c, copies.tma_c, shared.c, regs.math_tidx)
         deferred = None
@@ -143,7 +142,7 @@ class ModeHooks:
             # Handles passed to a function come back: a dynamic loop carries only what it sees assigned.
             under = None if deferred is None else (deferred, held_tm, held_tn)
             consumer, staging = mainloop(copies.tiled_mma, regs, consumer, grid.k_tiles, staging, under)
-            origin = offset_coords(regs.coords, tm * cfg.tile_m, tn * cfg.tile_n + col_offset)
+            origin = tile_origin(regs.coords, cfg, tm, tn, math_wg if cutlass.const_expr(halves) else 0)
             loaded = load_operands(terms, acc, origin, args)
             warpgroup.wait_group(0)
             consumer.release()

@@ -47,7 +47,7 @@ from cutlass import Uint32
 from cutlass.cute.nvgpu import warpgroup
 from hopper_gemm.config import WARPGROUP_THREADS
 from hopper_gemm.epilogue import apply_terms
-from hopper_gemm.epilogue_store import offset_coords, store_halves, store_tile
+from hopper_gemm.epilogue_store import store_halves, store_tile, tile_origin
 from hopper_gemm.mainloop import mainloop
 from hopper_gemm.roles import MATH_FIRST_WARP
 
@@ -165,14 +165,12 @@ def _finish_slice(
                 values[v] = values[v] + theirs[v]
     subtiles = epi.subtile_grid[0] * epi.subtile_grid[1]
     share = SplitK(cfg.split_k).share(j, subtiles, cfg.epi_batch)
-    if cutlass.const_expr(cfg.wg_split == "n"):  # each warpgroup its half: mma_tile (tm, 2·tn + half)
-        half = math_tidx // WARPGROUP_THREADS
-        origin = offset_coords(coords, tm * cfg.tile_m, tn * cfg.tile_n + half * cfg.mma_tile[1])
-        if cutlass.const_expr(len(terms) > 0):
-            apply_terms(terms, acc, origin, args)
-        return store_halves(epi, acc, staging, tm, tn, half, share)
+    halves = cutlass.const_expr(cfg.wg_split == "n")  # each warpgroup its half: mma_tile (tm, 2·tn + half)
+    half = math_tidx // WARPGROUP_THREADS if cutlass.const_expr(halves) else 0
     if cutlass.const_expr(len(terms) > 0):
-        apply_terms(terms, acc, offset_coords(coords, tm * cfg.tile_m, tn * cfg.tile_n), args)
+        apply_terms(terms, acc, tile_origin(coords, cfg, tm, tn, half), args)
+    if cutlass.const_expr(halves):
+        return store_halves(epi, acc, staging, tm, tn, half, share)
     return store_tile(epi, acc, staging, tm, tn, share)
 
 

@@ -39,7 +39,7 @@ from cutlass import Int32, Int64, Uint32
 from cutlass.cute.nvgpu import warpgroup
 from cutlass.experimental.primitives.nvvm_wrapper import nanosleep
 from hopper_gemm.epilogue import apply_terms
-from hopper_gemm.epilogue_store import offset_coords, store_tile
+from hopper_gemm.epilogue_store import store_tile, tile_origin
 from hopper_gemm.mainloop import mainloop
 
 from pipes.cute import trap
@@ -233,7 +233,7 @@ def _unit(
             where = (partials, mine_tile)
             add_partials(acc, where, shape, count, flags + mine_tile, math_tidx, shared.epilogue_barrier)
         if cutlass.const_expr(len(terms) > 0):
-            apply_terms(terms, acc, offset_coords(coords, tm * cfg.tile_m, tn * cfg.tile_n), args)
+            apply_terms(terms, acc, tile_origin(coords, cfg, tm, tn), args)
         if cutlass.const_expr(deferred is not None):
             hold(deferred, acc)
             staging = flush(deferred, staging, tm, tn)

@@ -140,8 +140,11 @@ def tma_store(epi: cutlass.Constexpr, staging: Any, parts: Any, sub: cutlass.Con
     return staging
 
 
-def offset_coords(coords: cute.Tensor, row0: Any, col0: Any) -> Any:
-    return _Offset(coords, row0, col0)
+def tile_origin(coords: cute.Tensor, config: Any, tm: Any, tn: Any, half: Any = 0) -> Any:
+    """``coords`` (an ``mma_tile``'s) in C for tile (tm, tn): with ``wg_split="n"`` warpgroup ``half``'s
+    columns start ``half × mma_tile[1]`` into the tile (the ``mma_tile`` (tm, 2·tn + half) of
+    :func:`store_halves`)."""
+    return _Offset(coords, tm * config.tile_m, tn * config.tile_n + half * config.mma_tile[1])
 
 
 @dataclass(frozen=True)

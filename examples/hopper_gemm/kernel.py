@@ -88,7 +88,7 @@ from .config import (
     check_wg_split,
 )
 from .epilogue import EpilogueArgs, apply_terms, load_operands, terms_for
-from .epilogue_store import EpilogueStage, offset_coords, staging_layout, store_halves, store_tile
+from .epilogue_store import EpilogueStage, staging_layout, store_halves, store_tile, tile_origin
 from .kernel_parts import Copies, MathRegisters, Shared, SmemLayouts, TileGrid, rows_first
 from .load_warp import load, load_atom
 from .mainloop import mainloop
@@ -373,7 +373,6 @@ class GemmKernel:
         halves = cutlass.const_expr(cfg.wg_split == "n")  # each warpgroup its half of the columns
         regs = self.math_registers(copies, shared, pingpong or halves, math_wg)
         acc, n, tile_shape = regs.acc, args.n, (cfg.tile_m, cfg.tile_n)
-        col_offset = math_wg * cfg.mma_tile[1] if cutlass.const_expr(halves) else 0
         epi = EpilogueStage(self, copies.tiled_mma, copies.atom_c, copies.tma_c, shared.c, regs.math_tidx)
         staging = decl.staging.producer(sync=shared.epilogue_barrier)
         consumer = decl.mainloop.consumer()
@@ -392,7 +391,7 @@ class GemmKernel:
             consumer, staging = mainloop(copies.tiled_mma, regs, consumer, grid.k_tiles, staging)
             if cutlass.const_expr(pingpong):
                 order.arrive()
-            origin = offset_coords(regs.coords, tm * cfg.tile_m, tn * cfg.tile_n + col_offset)
+            origin = tile_origin(regs.coords, cfg, tm, tn, math_wg if cutlass.const_expr(halves) else 0)
             # The terms' memory operands load while the last k-tile's wgmmas still run.
             loaded = load_operands(self.terms, acc, origin, args)
             warpgroup.wait_group(0)
