@@ -1115,6 +1115,10 @@ def test_split_k_runs_on_a_tile_whose_warpgroups_split_n():
         tuned_config(192, 64, 1, 1, Schedule.COOPERATIVE, wg_split="n", epi_n=32, split_k=4)
     with pytest.raises(ValueError, match=r"modes stream-K are invalid with GemmConfig.wg_split = 'n'"):
         tuned_config(192, 176, 1, 2, Schedule.COOPERATIVE, wg_split="n", stream_k=True)
+    from gemm_modes.choice import choose_config
+
+    asked = choose_config(Problem("bf16"), (2072, 688, 11832), "cooperative", (192, 176), (1, 2), split_k=3)
+    assert asked == config  # gemm(tile=(192, 176), cluster=(1, 2), split_k=3)
 
 
 def test_a_tile_override_picks_the_schedule_and_the_split_that_can_hold_it():
