@@ -6,7 +6,8 @@ hook (teaching kernel)     what the modes do there
 ``own_staging``            False with ``staging_in_ring``: the staging buffers alias the A ring
 ``stored_box``             the deferred epilogue stores 16-row pieces of a subtile (one per warp)
 ``partial_sums``           stream-K and split-K take a (flags, partials) workspace
-``column_major_c``         split-K alone may store C column by column (a swapped launch's Cᵀ)
+``split_k_alone``          split-K alone may store C column by column (a swapped launch's Cᵀ) and
+                           run on warpgroups along N: its stores go through the kernel's own path
 ``plan`` (every role)      what follows the whole tiles: stream-K's or the aligned split's shares
                            (:mod:`.splits`), split-K's last wave; how many whole tiles come first
 ``load_rest`` (load warp)  the A/B k-tiles of this cluster's split units, in the order the math
@@ -69,11 +70,6 @@ class ModeHooks:
         """Whether split-K is the only mode: its parts post partials in register order and store their shares
         through the plain kernel's store path (``store_tile``, or ``store_halves`` for warpgroups along N)."""
         return self.config.modes.plain_or_split_k and self.config.split_k > 1
-
-    @property
-    def column_major_c(self) -> bool:
-        """Whether C may be stored column by column: with split-K alone (the plain kernel's store path)."""
-        return self.split_k_alone
 
     def describe(self) -> str:
         return self.config.modes.describe()

@@ -343,11 +343,11 @@ def check_wg_split(config: GemmConfig, problem: Problem, comm: object = None, mo
 
 def check_c_major(problem: Problem, comm: object = None, modes: Any = None, gate: object = None) -> None:
     """``ValueError`` unless the kernel can store ``problem``'s C column by column: on the plain kernel, or
-    with modes whose stores all go through its store path (``modes.column_major_c``: split-K alone). A comm
+    with modes whose stores all go through its store path (``modes.split_k_alone``). A comm
     role's tiles, the all-gather's rows and the other modes' stores address C's rows as contiguous."""
     if problem.c_major != "m":
         return
-    if comm is not None or gate is not None or (modes is not None and not modes.column_major_c):
+    if comm is not None or gate is not None or (modes is not None and not modes.split_k_alone):
         raise ValueError(
             "Problem.c_major = 'm' runs on the plain kernel or with split-K alone: no comm role, gate, stream-K, "
             "deferred epilogue or ring staging (they address C's rows as contiguous)"

@@ -103,7 +103,7 @@ class KernelModes(Protocol):
     own_staging: bool
     partial_sums: bool
     takes_math_role: bool
-    column_major_c: bool
+    split_k_alone: bool
 
     def describe(self) -> str: ...
     def stored_box(self, config: GemmConfig) -> tuple[int, int]: ...
