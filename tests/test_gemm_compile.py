@@ -162,6 +162,7 @@ def test_every_configuration_auto_can_pick_compiles_without_spills():
     shapes += [(2328, 752, 8064), (1384, 1384, 1384)]  # and 64×256 in fours, 64×232 in pairs in 64×232 subtiles
     shapes += [(5064, 640, 2072), (18264, 536, 3656)]  # wide subtiles: 128×216 in 128×24, 192×144's halves 64×72
     shapes += [(12792, 152, 13824)]  # with a bias: ping-pong 128×152 4×1 in 64×152 subtiles
+    shapes += [(2864, 544, 10872), (2656, 592, 13536)]  # split on 192-row halves: 192×144 in 2, 192×208 in 3
     for bias in (False, True):
         problem = Problem("bf16", bias=bias, scaled=bias)
         picked = {pick(problem, mnk) for mnk in shapes}

@@ -87,7 +87,9 @@ keep its count of column tiles (``gemm_modes.tight_width``; H200: 11 drawn squar
 16-column steps, then 24 drawn shapes 0.939 → 0.981 in 8-column ones). A ping-pong 128-row pick that then takes
 one wave (one tile per CTA) runs as 64-row tiles of 144–256 columns in clusters of four along M, of two on
 a square-ish output (``gemm_modes.half_rows``; H200: 26 drawn shapes 0.926 → 1.073 to 192 columns in fours,
-then 30 drawn 0.939 → 1.066 past them).
+then 30 drawn 0.939 → 1.066 past them). One that stays 128 rows in a pair over a long K runs as 192-row
+tiles whose warpgroups split N, split-K in 2–4 parts to fill the wave (``gemm_modes.split_halves``; H200:
+34 drawn shapes 0.935 → 1.001).
 
 Every ping-pong pick gets the staging in the ring where each CTA owns one tile
 (:func:`single_wave_staging`), and so does every cooperative one, its deferred epilogue dropped (no next
@@ -120,7 +122,7 @@ from dataclasses import dataclass
 
 from hopper_gemm.config import GemmConfig, Problem, Schedule
 
-from . import clusters_of_four, half_rows, long_k, one_wave, short_side, tight_width, wide_subtiles
+from . import clusters_of_four, half_rows, long_k, one_wave, short_side, split_halves, tight_width, wide_subtiles
 from .modes import TunedConfig
 from .splits import ALIGNED_ADD_K_TILES, AlignedSplit, StreamKSplit
 from .tile_time import tile_time
@@ -987,7 +989,8 @@ def decide(
     ``swap`` and ``split``, split-K where ``long_k.replaces`` takes it; last, with ``swap``, ``widths``, no
     bias and no split taken, a ping-pong tile narrowed to fill its one wave where
     ``one_wave.narrowed_pingpong`` takes it, the width cut to its column tiles (``tight_width.tightened``),
-    and a ping-pong 128-row tile in one wave turned into 64 rows twice as wide (``half_rows.halved``);
+    and a ping-pong 128-row tile in one wave turned into 64 rows twice as wide (``half_rows.halved``), or
+    with ``split`` too, where it stays 128 rows, split over K on 192-row halves (``split_halves.splits``);
     after all of them, with ``swap``, a tile an odd multiple of 8 wide staged in wider subtiles
     (``wide_subtiles.widened``)."""
     decision = _tile_decision(problem, mnk, sms, split, widths, swap, short_sides)
@@ -1041,10 +1044,14 @@ def _tile_decision(
         facts = f"{decision.facts}; {tight_width.describe(cut, decision.config, m, n)}"
         decision = Decision(cut, f"{decision.rule}, width cut to its column tiles", facts)
     wide = half_rows.halved(decision.config, m, n, sms) if narrows and not problem.bias else None
-    if wide is None:
+    if wide is not None:
+        facts = f"{decision.facts}; {half_rows.describe(wide, decision.config, m, n, sms)}"
+        return Decision(wide, f"{decision.rule}, in 64-row tiles twice as wide", facts)
+    halves = split_halves.splits(decision.config, m, n, k, sms) if narrows and split and not problem.bias else None
+    if halves is None:
         return decision
-    facts = f"{decision.facts}; {half_rows.describe(wide, decision.config, m, n, sms)}"
-    return Decision(wide, f"{decision.rule}, in 64-row tiles twice as wide", facts)
+    facts = f"{decision.facts}; {split_halves.describe(halves, decision.config, m, n, sms)}"
+    return Decision(halves, f"{decision.rule}, split over K on 192-row halves", facts)
 
 
 def table_decision(

@@ -339,6 +339,26 @@ def test_auto_half_rows_match_torch(mnk, width, cluster):
 
 
 @pytest.mark.parametrize(
+    "mnk,width,cluster,parts",
+    [((2864, 544, 10872), 144, (1, 2), 2), ((2656, 592, 13536), 208, (2, 1), 3)]
+    + [((2352, 864, 12248), 176, (1, 1), 2), ((3600, 664, 11368), 224, (2, 1), 2)],
+)
+def test_auto_split_halves_match_torch(mnk, width, cluster, parts):
+    """Auto's one-wave ping-pong pairs over a long K split on 192-row tiles whose warpgroups split N
+    (``gemm_modes.split_halves``): 192×144 in 64×72 subtiles, 192×208 in 3 parts, 1×1, and 2×1 with a
+    cluster row past M; ragged M, N and K."""
+    from gemm_modes.autotable import decide
+    from hopper_gemm.config import Problem
+
+    decision = decide(Problem("bf16"), mnk)
+    picked = decision.config
+    assert (picked.tile_m, picked.tile_n, (picked.cluster_m, picked.cluster_n)) == (192, width, cluster)
+    assert (picked.wg_split, picked.split_k) == ("n", parts)
+    assert decision.rule.endswith("split over K on 192-row halves")
+    _run(*mnk, "bf16", "nk", "auto")
+
+
+@pytest.mark.parametrize(
     "mnk,tile",
     [((2128, 904, 4664), (192, 96, 1, 2)), ((60, 12320, 6584), (64, 96, 1, 2))]
     + [((2896, 552, 2784), (192, 72, 1, 2)), ((2752, 880, 3024), (128, 152, 2, 1))],

@@ -1,0 +1,106 @@
+"""``gemm_modes.split_halves``: auto turns a one-wave ping-pong 128-row pick in a pair, over a long K, into
+192-row tiles whose warpgroups split N, split-K in 2–4 parts, and where it must not (the arithmetic on the
+CPU; the kernels on the GPU runner, ``tests/gpu/test_gpu_gemm.py``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path[:0] = [str(Path(__file__).resolve().parents[1] / d) for d in ("contrib", "examples")]
+
+from gemm_modes import split_halves  # noqa: E402
+from gemm_modes.autotable import decide  # noqa: E402
+from gemm_modes.clusters_of_four import resident_clusters  # noqa: E402
+from gemm_modes.modes import tuned_config  # noqa: E402
+from hopper_gemm.config import Problem, Schedule  # noqa: E402
+
+BF16 = Problem("bf16")
+SMS = 132
+
+
+@pytest.mark.parametrize(
+    "mnk,before,after",
+    [
+        ((2832, 600, 11496), (128, 152, (1, 2)), (160, (1, 2), 2)),  # 92 CTAs → 60 tiles × 2 parts = 120
+        ((2864, 544, 10872), (128, 136, (1, 2)), (144, (1, 2), 2)),
+        ((2240, 960, 8456), (128, 144, (2, 1)), (192, (2, 1), 2)),
+        ((2656, 592, 13536), (128, 104, (1, 2)), (208, (2, 1), 3)),  # three parts of 70 k-tiles
+        ((2352, 864, 12248), (128, 144, (1, 2)), (176, (1, 1), 2)),  # no cluster of two fills the wave
+    ],
+)
+def test_auto_splits_a_long_k_on_192_row_halves(mnk, before, after, monkeypatch):
+    m, n, k = mnk
+    decision = decide(BF16, mnk)
+    monkeypatch.setattr(split_halves, "splits", lambda *_: None)  # the pick the step replaced
+    pick = decide(BF16, mnk).config
+    assert (pick.tile_m, pick.tile_n, (pick.cluster_m, pick.cluster_n)) == before
+    assert pick.schedule is Schedule.PINGPONG
+    assert pick.cluster_tiles(m, n) * pick.cluster_size <= SMS  # one wave: a tile per CTA
+    split = decision.config
+    width, cluster, parts = after
+    assert (split.tile_m, split.tile_n, (split.cluster_m, split.cluster_n)) == (192, width, cluster)
+    assert (split.schedule, split.wg_split, split.split_k) == (Schedule.COOPERATIVE, "n", parts)
+    busy = split.one_wave_clusters(m, n)
+    assert busy <= resident_clusters(split.cluster_size, SMS)
+    assert busy * split.cluster_size >= split_halves.BUSY_SHARE * SMS
+    assert -(-k // 64) // parts >= split_halves.MIN_PART_K_TILES
+    assert 192 * width / parts <= pick.tile_m * pick.tile_n  # no more multiply-adds per CTA and k-step
+    assert decision.rule.endswith("split over K on 192-row halves")
+
+
+def test_the_fewest_multiply_adds_per_cta_win():
+    """At 2832×600×11496 192×160 in 2 parts (15360 per CTA and k) beats 192×208 in 2 (19968) and
+    192×304 is past the widest wgmma; three parts of 192×160 would need 180 CTAs."""
+    split = split_halves.splits(tuned_config(128, 152, 1, 2, Schedule.PINGPONG), 2832, 600, 11496, SMS)
+    assert (split.tile_n, split.split_k) == (160, 2)
+    wider = tuned_config(192, 208, 1, 2, Schedule.COOPERATIVE, wg_split="n").with_split_k(2)
+    assert wider.one_wave_clusters(2832, 600) * 2 <= SMS  # it fits, but each CTA does more
+    three = tuned_config(192, 160, 1, 2, Schedule.COOPERATIVE, wg_split="n").with_split_k(3)
+    assert three.one_wave_clusters(2832, 600) > resident_clusters(2, SMS)
+
+
+def test_the_explain_line_counts_tiles_parts_and_multiply_adds():
+    assert (
+        "one 128×152 tile per CTA over a long K: 192×160 tiles whose warpgroups split N, 60 tiles × 2 parts on "
+        "120 of 132 SMs, per CTA 15360 multiply-adds per k against 19456"
+    ) in decide(BF16, (2832, 600, 11496)).facts
+
+
+@pytest.mark.parametrize(
+    "config,mnk,why",
+    [
+        (tuned_config(128, 128, 1, 2, Schedule.PINGPONG), (3064, 624, 2632), "parts of 20 k-tiles: 1.134 → 0.994"),
+        (tuned_config(64, 104, 4, 1, Schedule.PINGPONG), (5512, 104, 13784), "64 rows: 0.950 → 0.641"),
+        (tuned_config(128, 144, 4, 1, Schedule.PINGPONG), (12296, 144, 11392), "a cluster of four: a wash"),
+        (tuned_config(128, 152, 1, 2, Schedule.COOPERATIVE), (2832, 600, 11496), "cooperative"),
+        (tuned_config(128, 152, 1, 2, Schedule.PINGPONG, swap_ab=True), (2832, 600, 11496), "swapped"),
+        (tuned_config(128, 128, 1, 2, Schedule.PINGPONG), (8192, 8192, 8192), "more than one wave"),
+        (tuned_config(128, 64, 1, 2, Schedule.PINGPONG), (4096, 64, 16384), "each CTA would do more"),
+    ],
+)
+def test_left_alone(config, mnk, why):
+    assert split_halves.splits(config, *mnk, SMS) is None, why
+
+
+@pytest.mark.parametrize(
+    "mnk,problem,why",
+    [
+        ((2832, 600, 11496), Problem("bf16", bias=True), "measured without a bias"),
+        ((3064, 624, 2632), BF16, "K too short for parts of 62 k-tiles"),
+        ((12344, 80, 10624), BF16, "a ping-pong pick in clusters of four"),
+    ],
+)
+def test_auto_keeps_its_pick(mnk, problem, why):
+    decision = decide(problem, mnk)
+    assert "192-row halves" not in decision.rule, why
+    assert decision.config.wg_split != "n" or decision.config.split_k == 1, why
+
+
+def test_without_split_k_or_the_swapped_tiles_auto_keeps_its_pick():
+    """``split=False`` leaves split-K out; ``swap=False`` (the comm roles' and gated kernels' picks) every
+    step past the table."""
+    for kwargs in ({"split": False}, {"swap": False}):
+        assert decide(BF16, (2832, 600, 11496), **kwargs).config.split_k == 1, kwargs
