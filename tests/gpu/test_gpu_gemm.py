@@ -359,6 +359,25 @@ def test_auto_split_halves_match_torch(mnk, width, cluster, parts):
 
 
 @pytest.mark.parametrize(
+    "mnk,width,cluster",
+    [((13624, 384, 9432), 208, (2, 1)), ((8848, 528, 10456), 208, (1, 1))]
+    + [((9688, 576, 7264), 224, (1, 2)), ((15456, 376, 4632), 240, (2, 1))],
+)
+def test_auto_swapped_one_wave_match_torch(mnk, width, cluster):
+    """Auto's short N in whole 192-row tiles of Cᵀ = B·Aᵀ, one wave along M (``gemm_modes.swapped_one_wave``):
+    warpgroups along N, stored column by column into C; two and three row tiles, ragged M, N and K."""
+    from gemm_modes.autotable import decide
+    from hopper_gemm.config import Problem
+
+    decision = decide(Problem("bf16"), mnk)
+    picked = decision.config
+    assert (picked.tile_m, picked.tile_n, (picked.cluster_m, picked.cluster_n)) == (192, width, cluster)
+    assert picked.swap_ab and picked.wg_split == "n"
+    assert decision.rule.endswith("one wave of Cᵀ's 192-row tiles")
+    _run(*mnk, "bf16", "nk", "auto")
+
+
+@pytest.mark.parametrize(
     "mnk,tile",
     [((2128, 904, 4664), (192, 96, 1, 2)), ((60, 12320, 6584), (64, 96, 1, 2))]
     + [((2896, 552, 2784), (192, 72, 1, 2)), ((2752, 880, 3024), (128, 152, 2, 1))],
