@@ -89,9 +89,9 @@ one wave (one tile per CTA) runs as 64-row tiles of 144–256 columns in cluster
 a square-ish output (``gemm_modes.half_rows``; H200: 26 drawn shapes 0.926 → 1.073 to 192 columns in fours,
 then 30 drawn 0.939 → 1.066 past them). One that stays 128 rows in a pair over a long K runs as 192-row
 tiles whose warpgroups split N, split-K in 2–4 parts to fill the wave (``gemm_modes.split_halves``; H200:
-34 drawn shapes 0.935 → 1.001). Last, a short N a little under 192, 384 or 576 against a long M runs
-as Cᵀ = B·Aᵀ in whole 192-row tiles, as wide along M as one wave needs (``gemm_modes.swapped_one_wave``;
-H200: 20 drawn shapes 0.944 → 1.029).
+34 drawn shapes 0.935 → 1.001). Last, a short side a little under 192, 384 or 576 against a long one
+runs in whole 192-row tiles (a short N as Cᵀ = B·Aᵀ), as wide along the long side as one wave needs
+(``gemm_modes.short_side_one_wave``; H200: 20 drawn shapes with a short N 0.944 → 1.029).
 
 Every ping-pong pick gets the staging in the ring where each CTA owns one tile
 (:func:`single_wave_staging`), and so does every cooperative one, its deferred epilogue dropped (no next
@@ -130,8 +130,8 @@ from . import (
     long_k,
     one_wave,
     short_side,
+    short_side_one_wave,
     split_halves,
-    swapped_one_wave,
     tight_width,
     wide_subtiles,
 )
@@ -1003,14 +1003,14 @@ def decide(
     ``one_wave.narrowed_pingpong`` takes it, the width cut to its column tiles (``tight_width.tightened``),
     and a ping-pong 128-row tile in one wave turned into 64 rows twice as wide (``half_rows.halved``), or
     with ``split`` too, where it stays 128 rows, split over K on 192-row halves (``split_halves.splits``);
-    then, with ``swap`` and ``widths``, a short N in whole 192-row tiles of Cᵀ in one wave where
-    ``swapped_one_wave.replaces`` takes it; after all of them, with ``swap``, a tile an odd multiple of 8
+    then, with ``swap`` and ``widths``, a short side in whole 192-row tiles in one wave where
+    ``short_side_one_wave.replaces`` takes it; after all of them, with ``swap``, a tile an odd multiple of 8
     wide staged in wider subtiles (``wide_subtiles.widened``)."""
     decision = _tile_decision(problem, mnk, sms, split, widths, swap, short_sides)
-    turned = swapped_one_wave.replaces(decision.config, mnk, sms, swappable(problem)) if swap and widths else None
+    turned = short_side_one_wave.replaces(decision.config, mnk, sms, swappable(problem)) if swap and widths else None
     if turned is not None:
-        facts = f"{decision.facts}; {swapped_one_wave.describe(turned, decision.config, mnk[0], mnk[1], sms)}"
-        decision = Decision(turned, f"{decision.rule}, turned into one wave of Cᵀ's 192-row tiles", facts)
+        facts = f"{decision.facts}; {short_side_one_wave.describe(turned, decision.config, mnk[0], mnk[1], sms)}"
+        decision = Decision(turned, f"{decision.rule}, its short side in one wave of 192-row tiles", facts)
     wide = wide_subtiles.widened(decision.config, problem) if swap else None
     if wide is None:
         return decision

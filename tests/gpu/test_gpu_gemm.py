@@ -361,19 +361,22 @@ def test_auto_split_halves_match_torch(mnk, width, cluster, parts):
 @pytest.mark.parametrize(
     "mnk,width,cluster",
     [((13624, 384, 9432), 208, (2, 1)), ((8848, 528, 10456), 208, (1, 1))]
-    + [((9688, 576, 7264), 224, (1, 2)), ((15456, 376, 4632), 240, (2, 1))],
+    + [((9688, 576, 7264), 224, (1, 2)), ((15456, 376, 4632), 240, (2, 1))]
+    + [((538, 9032, 13576), 208, (1, 2)), ((190, 22440, 4544), 176, (1, 2))]
+    + [((377, 11784, 10776), 192, (2, 1)), ((373, 9016, 4832), 144, (2, 1))],
 )
-def test_auto_swapped_one_wave_match_torch(mnk, width, cluster):
-    """Auto's short N in whole 192-row tiles of Cᵀ = B·Aᵀ, one wave along M (``gemm_modes.swapped_one_wave``):
-    warpgroups along N, stored column by column into C; two and three row tiles, ragged M, N and K."""
+def test_auto_short_side_in_one_wave_match_torch(mnk, width, cluster):
+    """Auto's short side in whole 192-row tiles, one wave along the long side
+    (``gemm_modes.short_side_one_wave``), warpgroups along N: a short N on Cᵀ = B·Aᵀ (stored column by
+    column into C), a short M on C (192×144 in 64×72 subtiles); one to three row tiles, ragged M, N and K."""
     from gemm_modes.autotable import decide
     from hopper_gemm.config import Problem
 
     decision = decide(Problem("bf16"), mnk)
     picked = decision.config
     assert (picked.tile_m, picked.tile_n, (picked.cluster_m, picked.cluster_n)) == (192, width, cluster)
-    assert picked.swap_ab and picked.wg_split == "n"
-    assert decision.rule.endswith("one wave of Cᵀ's 192-row tiles")
+    assert picked.swap_ab == (mnk[0] > mnk[1]) and picked.wg_split == "n"
+    assert decision.rule.endswith("its short side in one wave of 192-row tiles")
     _run(*mnk, "bf16", "nk", "auto")
 
 

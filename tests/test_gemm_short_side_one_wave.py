@@ -1,6 +1,6 @@
-"""``gemm_modes.swapped_one_wave``: auto runs a short N against a long M as Cᵀ = B·Aᵀ in whole 192-row tiles,
-as wide along M as one wave needs, and leaves the shapes it must not touch (the arithmetic on the CPU; the
-kernels on the GPU runner, ``tests/gpu/test_gpu_gemm.py``)."""
+"""``gemm_modes.short_side_one_wave``: auto runs a short side against a long one in whole 192-row tiles, as wide
+along the long side as one wave needs (a short N as Cᵀ = B·Aᵀ), and leaves the shapes it must not touch (the
+arithmetic on the CPU; the kernels on the GPU runner, ``tests/gpu/test_gpu_gemm.py``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1] / d) for d in ("contrib", "examples")]
 
-from gemm_modes import swapped_one_wave  # noqa: E402
+from gemm_modes import short_side_one_wave  # noqa: E402
 from gemm_modes.autotable import decide  # noqa: E402
 from gemm_modes.modes import tuned_config  # noqa: E402
 from hopper_gemm.config import Problem, Schedule  # noqa: E402
@@ -23,24 +23,28 @@ SMS = 132
 @pytest.mark.parametrize(
     "mnk,width,cluster",
     [
-        ((13624, 384, 9432), 208, (2, 1)),  # cuBLAS's plan: 2 × 66 tiles; 192×128 took 213
+        ((13624, 384, 9432), 208, (2, 1)),  # cuBLAS's plan: 2 × 66 tiles of Cᵀ; 192×128 took 213
         ((9688, 576, 7264), 224, (1, 2)),  # three row tiles: the columns pair (44)
         ((8848, 528, 10456), 208, (1, 1)),  # three row tiles, 43 columns: no pair
         ((15456, 376, 4632), 240, (2, 1)),
         ((21544, 176, 5920), 176, (1, 1)),  # one row tile of 192 over N = 176 (0.92 of it)
+        ((538, 9032, 13576), 208, (1, 2)),  # a short M, on C
+        ((190, 22440, 4544), 176, (1, 2)),
+        ((377, 11784, 10776), 192, (2, 1)),
     ],
 )
-def test_auto_turns_a_short_n_into_one_wave_of_192_row_tiles(mnk, width, cluster):
+def test_auto_takes_the_short_side_in_one_wave_of_192_row_tiles(mnk, width, cluster):
     m, n, _ = mnk
     decision = decide(BF16, mnk)
     turned = decision.config
     assert (turned.tile_m, turned.tile_n, (turned.cluster_m, turned.cluster_n)) == (192, width, cluster)
-    assert turned.swap_ab and turned.wg_split == "n" and turned.schedule is Schedule.COOPERATIVE
-    rows, columns = -(-n // 192), -(-m // width)
-    assert swapped_one_wave.BUSY_SHARE * SMS <= rows * columns <= SMS  # one wave, nearly full
-    assert rows * -(-m // (width - 16)) > SMS  # the narrowest width that fits it
-    assert n >= swapped_one_wave.ROW_FILL * rows * 192
-    assert decision.rule.endswith("turned into one wave of Cᵀ's 192-row tiles")
+    assert turned.swap_ab == (m > n) and turned.wg_split == "n" and turned.schedule is Schedule.COOPERATIVE
+    short, long = min(m, n), max(m, n)
+    rows, columns = -(-short // 192), -(-long // width)
+    assert short_side_one_wave.BUSY_SHARE * SMS <= rows * columns <= SMS  # one wave, nearly full
+    assert rows * -(-long // (width - 16)) > SMS  # the narrowest width that fits it
+    assert short >= short_side_one_wave.ROW_FILL * rows * 192
+    assert decision.rule.endswith("its short side in one wave of 192-row tiles")
 
 
 def test_the_explain_line_counts_the_row_tiles_and_the_pick_s_tiles():
@@ -48,6 +52,9 @@ def test_the_explain_line_counts_the_row_tiles_and_the_pick_s_tiles():
         "N = 384 in 2 row tiles of 192 on Cᵀ = B·Aᵀ: 2 × 66 tiles of 192×208 on 132 SMs, one wave, where "
         "192×128 takes 213 tiles"
     ) in decide(BF16, (13624, 384, 9432)).facts
+    assert (
+        "M = 190 in 1 row tile of 192: 1 × 128 tiles of 192×176 on 132 SMs, one wave, where 64×128 takes 528 tiles"
+    ) in decide(BF16, (190, 22440, 4544)).facts
 
 
 PICK = tuned_config(192, 128, 2, 1, Schedule.COOPERATIVE, wg_split="n")
@@ -64,14 +71,22 @@ PICK = tuned_config(192, 128, 2, 1, Schedule.COOPERATIVE, wg_split="n")
         (PICK, (16000, 352, 7504), True, "it would take 192×256 (5 of 7 such shapes ran slower)"),
         (PICK, (6000, 384, 9432), True, "one wave needs only 96 columns: under 128"),
         (tuned_config(192, 192, 2, 1, Schedule.COOPERATIVE, wg_split="n"), (11520, 384, 9432), True, "a full wave"),
+        (PICK, (379, 14976, 7072), True, "a short M would take 192×240 (3 of 5 such shapes ran slower)"),
+        (
+            tuned_config(192, 176, 2, 1, Schedule.COOPERATIVE, wg_split="n", swap_ab=True),
+            (173, 22584, 7592),
+            True,
+            "a short M whose pick is Cᵀ's 192-row tile already (4 of 4 no faster)",
+        ),
     ],
 )
 def test_left_alone(config, mnk, swappable, why):
-    assert swapped_one_wave.replaces(config, mnk, SMS, swappable) is None, why
+    assert short_side_one_wave.replaces(config, mnk, SMS, swappable) is None, why
 
 
 def test_a_bias_keeps_auto_s_pick():
     assert not decide(Problem("bf16", bias=True), (13624, 384, 9432)).config.swap_ab
+    assert "192-row tiles" not in decide(Problem("bf16", bias=True), (538, 9032, 13576)).rule
 
 
 def test_comm_roles_and_the_narrower_table_keep_their_pick():
