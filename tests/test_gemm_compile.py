@@ -167,6 +167,8 @@ def test_every_configuration_auto_can_pick_compiles_without_spills():
     # tiles in one wave: 192×208 2×1, 192×224 1×2, 192×240, 192×176 1×1
     shapes += [(538, 9032, 13576), (373, 9016, 4832), (190, 22440, 4544)]  # and a short M's on C: 192×208 1×2,
     # 192×144 in 64×72 subtiles, 192×176 1×2
+    shapes += [(5176, 856, 4600), (9824, 512, 6592), (4584, 800, 14536)]  # one wave of tall tiles: 256×144,
+    # 256×160 on Cᵀ, 192×160
     for bias in (False, True):
         problem = Problem("bf16", bias=bias, scaled=bias)
         picked = {pick(problem, mnk) for mnk in shapes}

@@ -11,7 +11,7 @@ import pytest
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1] / d) for d in ("contrib", "examples")]
 
-from gemm_modes import short_side_one_wave  # noqa: E402
+from gemm_modes import short_side_one_wave, tall_one_wave  # noqa: E402
 from gemm_modes.autotable import decide  # noqa: E402
 from gemm_modes.modes import tuned_config  # noqa: E402
 from hopper_gemm.config import Problem, Schedule  # noqa: E402
@@ -33,8 +33,9 @@ SMS = 132
         ((377, 11784, 10776), 192, (2, 1)),
     ],
 )
-def test_auto_takes_the_short_side_in_one_wave_of_192_row_tiles(mnk, width, cluster):
+def test_auto_takes_the_short_side_in_one_wave_of_192_row_tiles(mnk, width, cluster, monkeypatch):
     m, n, _ = mnk
+    monkeypatch.setattr(tall_one_wave, "replaces", lambda *_: None)  # the step before takes most with this tile
     decision = decide(BF16, mnk)
     turned = decision.config
     assert (turned.tile_m, turned.tile_n, (turned.cluster_m, turned.cluster_n)) == (192, width, cluster)
@@ -47,7 +48,8 @@ def test_auto_takes_the_short_side_in_one_wave_of_192_row_tiles(mnk, width, clus
     assert decision.rule.endswith("its short side in one wave of 192-row tiles")
 
 
-def test_the_explain_line_counts_the_row_tiles_and_the_pick_s_tiles():
+def test_the_explain_line_counts_the_row_tiles_and_the_pick_s_tiles(monkeypatch):
+    monkeypatch.setattr(tall_one_wave, "replaces", lambda *_: None)
     assert (
         "N = 384 in 2 row tiles of 192 on Cᵀ = B·Aᵀ: 2 × 66 tiles of 192×208 on 132 SMs, one wave, where "
         "192×128 takes 213 tiles"
@@ -94,3 +96,8 @@ def test_comm_roles_and_the_narrower_table_keep_their_pick():
     widths between the powers of two) never take the step."""
     for kwargs in ({"swap": False}, {"widths": False}):
         assert "192-row tiles" not in decide(BF16, (13624, 384, 9432), **kwargs).rule, kwargs
+
+
+def test_the_tall_tiles_step_before_it_mostly_takes_the_same_tile():
+    """Where both steps apply, the tall tiles' (least area, on C or Cᵀ) is usually this one: 13624×384×9432."""
+    assert decide(BF16, (13624, 384, 9432)).config.tile_n == 208

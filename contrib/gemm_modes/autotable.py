@@ -91,7 +91,9 @@ then 30 drawn 0.939 → 1.066 past them). One that stays 128 rows in a pair over
 tiles whose warpgroups split N, split-K in 2–4 parts to fill the wave (``gemm_modes.split_halves``; H200:
 34 drawn shapes 0.935 → 1.001). Last, a short side a little under 192, 384 or 576 against a long one
 runs in whole 192-row tiles (a short N as Cᵀ = B·Aᵀ), as wide along the long side as one wave needs
-(``gemm_modes.short_side_one_wave``; H200: 20 drawn shapes with a short N 0.944 → 1.029).
+(``gemm_modes.short_side_one_wave``; H200: 20 drawn shapes with a short N 0.944 → 1.029, 32 with a short M
+0.903 → 1.008); before it, a pick that is not one nearly full wave takes the cooperative 192- or 256-row
+tile, on C or Cᵀ, of least area that is (``gemm_modes.tall_one_wave``; H200: 23 drawn shapes 0.928 → 0.981).
 
 Every ping-pong pick gets the staging in the ring where each CTA owns one tile
 (:func:`single_wave_staging`), and so does every cooperative one, its deferred epilogue dropped (no next
@@ -132,6 +134,7 @@ from . import (
     short_side,
     short_side_one_wave,
     split_halves,
+    tall_one_wave,
     tight_width,
     wide_subtiles,
 )
@@ -1003,10 +1006,15 @@ def decide(
     ``one_wave.narrowed_pingpong`` takes it, the width cut to its column tiles (``tight_width.tightened``),
     and a ping-pong 128-row tile in one wave turned into 64 rows twice as wide (``half_rows.halved``), or
     with ``split`` too, where it stays 128 rows, split over K on 192-row halves (``split_halves.splits``);
-    then, with ``swap`` and ``widths``, a short side in whole 192-row tiles in one wave where
-    ``short_side_one_wave.replaces`` takes it; after all of them, with ``swap``, a tile an odd multiple of 8
+    then, with ``swap`` and ``widths``, one wave of tall cooperative tiles where ``tall_one_wave.replaces``
+    takes it, and a short side in whole 192-row tiles in one wave where ``short_side_one_wave.replaces``
+    takes it; after all of them, with ``swap``, a tile an odd multiple of 8
     wide staged in wider subtiles (``wide_subtiles.widened``)."""
     decision = _tile_decision(problem, mnk, sms, split, widths, swap, short_sides)
+    tall = tall_one_wave.replaces(decision.config, mnk, sms, swappable(problem)) if swap and widths else None
+    if tall is not None:
+        facts = f"{decision.facts}; {tall_one_wave.describe(tall, decision.config, mnk[0], mnk[1], sms)}"
+        decision = Decision(tall, f"{decision.rule}, one wave of tall tiles", facts)
     turned = short_side_one_wave.replaces(decision.config, mnk, sms, swappable(problem)) if swap and widths else None
     if turned is not None:
         facts = f"{decision.facts}; {short_side_one_wave.describe(turned, decision.config, mnk[0], mnk[1], sms)}"

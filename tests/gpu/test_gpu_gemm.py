@@ -359,6 +359,28 @@ def test_auto_split_halves_match_torch(mnk, width, cluster, parts):
 
 
 @pytest.mark.parametrize(
+    "mnk,tile,cluster,swapped",
+    [((5176, 856, 4600), (256, 144), (1, 2), False), ((9824, 512, 6592), (256, 160), (2, 1), True)]
+    + [((4584, 800, 14536), (192, 160), (2, 1), False), ((256, 18904, 12568), (256, 144), (1, 2), False)],
+)
+def test_auto_tall_tiles_in_one_wave_match_torch(mnk, tile, cluster, swapped):
+    """Auto's one wave of tall cooperative tiles (``gemm_modes.tall_one_wave``): 256×144 on C, 256×160 on
+    Cᵀ (stored column by column), 192×160 with its warpgroups along N; ragged M, N and K."""
+    from gemm_modes.autotable import decide
+    from hopper_gemm.config import Problem
+
+    decision = decide(Problem("bf16"), mnk)
+    picked = decision.config
+    assert ((picked.tile_m, picked.tile_n), (picked.cluster_m, picked.cluster_n), picked.swap_ab) == (
+        tile,
+        cluster,
+        swapped,
+    )
+    assert decision.rule.endswith("one wave of tall tiles")
+    _run(*mnk, "bf16", "nk", "auto")
+
+
+@pytest.mark.parametrize(
     "mnk,width,cluster",
     [((13624, 384, 9432), 208, (2, 1)), ((8848, 528, 10456), 208, (1, 1))]
     + [((9688, 576, 7264), 224, (1, 2)), ((15456, 376, 4632), 240, (2, 1))]
@@ -376,7 +398,8 @@ def test_auto_short_side_in_one_wave_match_torch(mnk, width, cluster):
     picked = decision.config
     assert (picked.tile_m, picked.tile_n, (picked.cluster_m, picked.cluster_n)) == (192, width, cluster)
     assert picked.swap_ab == (mnk[0] > mnk[1]) and picked.wg_split == "n"
-    assert decision.rule.endswith("its short side in one wave of 192-row tiles")
+    # the tall tiles' step before it takes most of these shapes with the same tile
+    assert decision.rule.endswith(("its short side in one wave of 192-row tiles", "one wave of tall tiles"))
     _run(*mnk, "bf16", "nk", "auto")
 
 
