@@ -255,6 +255,12 @@ class TunedConfig:
         else M × N; its tiles' rows run along the first."""
         return (n, m) if self.swap_ab else (m, n)
 
+    def launch_tiles(self, m: int, n: int) -> int:
+        """The tiles of this configuration's launch on an M×N C (on Cᵀ where swapped: :meth:`launch_shape`),
+        times its split-K parts: the units its CTAs share out, whether clusters pad them or not."""
+        rows, cols = self.launch_shape(m, n)
+        return -(-rows // self.tile_m) * -(-cols // self.tile_n) * self.modes.split_k
+
     def one_wave_clusters(self, m: int, n: int) -> int:
         """The clusters that give each CTA of an M×N output one tile, or with ``split_k`` one part of one
         (:meth:`gemm_modes.splits.SplitK.clusters`: cluster-tiles × parts)."""

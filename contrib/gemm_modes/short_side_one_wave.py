@@ -74,17 +74,11 @@ def replaces(config: TunedConfig, mnk: tuple[int, int, int], sms: int, swappable
     if width not in widths:
         return None
     columns = -(-long // width)
-    if row_tiles * columns < BUSY_SHARE * sms or BUSY_SHARE * sms <= _tiles(config, m, n) <= sms:
+    if row_tiles * columns < BUSY_SHARE * sms or BUSY_SHARE * sms <= config.launch_tiles(m, n) <= sms:
         return None
     cluster = (2, 1) if row_tiles % 2 == 0 else (1, 2) if columns % 2 == 0 else (1, 1)
     tile = GemmConfig(192, width, *cluster, Schedule.COOPERATIVE, wg_split="n")
     return TunedConfig(tile, swap_ab=swap)
-
-
-def _tiles(config: TunedConfig, m: int, n: int) -> int:
-    """``config``'s tiles on C (Cᵀ where it is swapped), times its split-K parts."""
-    rows, cols = config.launch_shape(m, n)
-    return -(-rows // config.tile_m) * -(-cols // config.tile_n) * config.split_k
 
 
 def describe(turned: TunedConfig, pick: TunedConfig, m: int, n: int, sms: int) -> str:
@@ -95,5 +89,5 @@ def describe(turned: TunedConfig, pick: TunedConfig, m: int, n: int, sms: int) -
     return (
         f"{side}{' on Cᵀ = B·Aᵀ' if turned.swap_ab else ''}: {row_tiles} × {-(-cols // turned.tile_n)} tiles of "
         f"192×{turned.tile_n} on {sms} SMs, one wave, where {pick.tile_m}×{pick.tile_n} takes "
-        f"{_tiles(pick, m, n)} tiles" + (f" in {pick.split_k} parts" if pick.split_k > 1 else "")
+        f"{pick.launch_tiles(m, n)} tiles" + (f" in {pick.split_k} parts" if pick.split_k > 1 else "")
     )

@@ -76,7 +76,7 @@ def splits(config: TunedConfig, m: int, n: int, k: int, sms: int) -> TunedConfig
                     break
                 if candidate.one_wave_clusters(m, n) > resident_clusters(candidate.cluster_size, sms):
                     break
-                if _tiles(candidate, m, n) * parts < BUSY_SHARE * sms:  # a cluster's idle CTAs don't count
+                if candidate.launch_tiles(m, n) < BUSY_SHARE * sms:  # a cluster's idle CTAs don't count
                     continue
                 work = 192 * width / parts
                 if work < least or best is None and work == least:
@@ -84,13 +84,9 @@ def splits(config: TunedConfig, m: int, n: int, k: int, sms: int) -> TunedConfig
     return best
 
 
-def _tiles(config: TunedConfig, m: int, n: int) -> int:
-    return -(-m // config.tile_m) * -(-n // config.tile_n)
-
-
 def describe(split: TunedConfig, pick: TunedConfig, m: int, n: int, sms: int) -> str:
     """Why :func:`splits` took ``pick``'s place, in one clause (``--explain``)."""
-    tiles = _tiles(split, m, n)
+    tiles = split.launch_tiles(m, n) // split.split_k
     return (
         f"one {pick.tile_m}×{pick.tile_n} tile per CTA over a long K: 192×{split.tile_n} tiles whose "
         f"warpgroups split N, {tiles} tiles × {split.split_k} parts on {tiles * split.split_k} of {sms} SMs, "

@@ -57,7 +57,7 @@ def replaces(config: TunedConfig, mnk: tuple[int, int, int], sms: int, swappable
         return None
     if config.cluster_size > 2 or config.stream_k or (config.schedule is Schedule.COOPERATIVE and config.tile_m >= 192):
         return None
-    tiles = _tiles(config, m, n)
+    tiles = config.launch_tiles(m, n)
     if BUSY_SHARE * sms <= tiles <= sms:
         return None
     per_sm = config.tile_m * config.tile_n / config.split_k * -(-tiles // sms)
@@ -83,16 +83,10 @@ def replaces(config: TunedConfig, mnk: tuple[int, int, int], sms: int, swappable
     return TunedConfig(GemmConfig(tile_m, width, *cluster, Schedule.COOPERATIVE, wg_split=wg_split), swap_ab=swap)
 
 
-def _tiles(config: TunedConfig, m: int, n: int) -> int:
-    """``config``'s tiles on C (Cᵀ where it is swapped), times its split-K parts."""
-    rows, cols = config.launch_shape(m, n)
-    return -(-rows // config.tile_m) * -(-cols // config.tile_n) * config.split_k
-
-
 def describe(tall: TunedConfig, pick: TunedConfig, m: int, n: int, sms: int) -> str:
     """Why :func:`replaces` took ``pick``'s place, in one clause (``--explain``)."""
     rows, cols = tall.launch_shape(m, n)
-    tiles = _tiles(pick, m, n)
+    tiles = pick.launch_tiles(m, n)
     kind = f"parts of {pick.tile_m}×{pick.tile_n} in {pick.split_k}" if pick.split_k > 1 else "tiles of "
     kind = kind if pick.split_k > 1 else f"{kind}{pick.tile_m}×{pick.tile_n}"
     return (
