@@ -95,13 +95,14 @@ runs in whole 192-row tiles (a short N as Cᵀ = B·Aᵀ), as wide along the lon
 0.903 → 1.008); before it, a pick that is not one nearly full wave takes the cooperative 192- or 256-row
 tile, on C or Cᵀ, of least area that is (``gemm_modes.tall_one_wave``; H200: 23 drawn shapes 0.928 → 0.981).
 
-Every ping-pong pick gets the staging in the ring where each CTA owns one tile
-(:func:`single_wave_staging`), and so does every cooperative one, its deferred epilogue dropped (no next
-tile to hide it under). Stream-K's wave mode (a whole wave split with the partial one) lost
-where the waves are few (4096³ 0.88–0.97 against 0.97–0.99, 4352²×8192 0.84 against 0.92): each share
-computes tiles at k offsets no other cluster shares. The remainder mode splits only the partial wave
-and pays a fix-up (128 KiB of fp32 partials per CTA, written and read back) that a nearly full partial
-wave does not repay (:data:`STREAM_K_MAX_FILL`).
+Every ping-pong pick gets the staging in the ring where each CTA owns one tile (:func:`single_wave_staging`),
+and so does every cooperative one, its deferred epilogue dropped (no next tile to hide it under); the last
+tile steps' picks (64 rows twice as wide, split halves, tall tiles, a short side's 192-row tiles) keep staging
+buffers of their own, as they were measured. Stream-K's wave mode (a whole wave split with the partial one)
+lost where the waves are few (4096³ 0.88–0.97 against 0.97–0.99, 4352²×8192 0.84 against 0.92): each share
+computes tiles at k offsets no other cluster shares. The remainder mode splits only the partial wave and pays
+a fix-up (128 KiB of fp32 partials per CTA, written and read back) that a nearly full partial wave does not
+repay (:data:`STREAM_K_MAX_FILL`).
 
 **The fill rule.** With M ≤ 512 B is most of the traffic and a long K makes each tile a long stream
 of it; 128×128 tiles at 128×8192² are 64 for 132 SMs. Smaller tiles put more SMs on the stream but
@@ -1008,8 +1009,8 @@ def decide(
     with ``split`` too, where it stays 128 rows, split over K on 192-row halves (``split_halves.splits``);
     then, with ``swap`` and ``widths``, one wave of tall cooperative tiles where ``tall_one_wave.replaces``
     takes it, and a short side in whole 192-row tiles in one wave where ``short_side_one_wave.replaces``
-    takes it; after all of them, with ``swap``, a tile an odd multiple of 8
-    wide staged in wider subtiles (``wide_subtiles.widened``)."""
+    takes it; after all of them, with ``swap``, a tile an odd multiple of 8 wide staged in wider subtiles
+    (``wide_subtiles.widened``)."""
     decision = _tile_decision(problem, mnk, sms, split, widths, swap, short_sides)
     tall = tall_one_wave.replaces(decision.config, mnk, sms, swappable(problem)) if swap and widths else None
     if tall is not None:
