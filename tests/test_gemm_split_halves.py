@@ -1,4 +1,4 @@
-"""``gemm_modes.split_halves``: auto turns a one-wave ping-pong 128-row pick in a pair, over a long K, into
+"""``gemm_modes.split_halves``: auto turns a one-wave ping-pong 64- or 128-row pick in a pair, over a long K, into
 192-row tiles whose warpgroups split N, split-K in 2–4 parts, and where it must not (the arithmetic on the
 CPU; the kernels on the GPU runner, ``tests/gpu/test_gpu_gemm.py``)."""
 
@@ -29,6 +29,9 @@ SMS = 132
         ((2240, 960, 8456), (128, 144, (2, 1)), (192, (2, 1), 2)),
         ((2656, 592, 13536), (128, 104, (1, 2)), (208, (2, 1), 3)),  # three parts of 70 k-tiles
         ((2352, 864, 12248), (128, 144, (1, 2)), (176, (1, 1), 2)),  # no cluster of two fills the wave
+        ((2072, 688, 11832), (64, 176, (1, 2)), (176, (1, 2), 3)),  # cuBLAS's plan; parts of 61 k-tiles
+        ((4032, 224, 14424), (64, 112, (1, 2)), (112, (1, 2), 3)),
+        ((8192, 128, 13400), (64, 128, (2, 1)), (128, (2, 1), 3)),  # N in one column tile
     ],
 )
 def test_auto_splits_a_long_k_on_192_row_halves(mnk, before, after, monkeypatch):
@@ -73,7 +76,8 @@ def test_the_explain_line_counts_tiles_parts_and_multiply_adds():
     "config,mnk,why",
     [
         (tuned_config(128, 128, 1, 2, Schedule.PINGPONG), (3064, 624, 2632), "parts of 20 k-tiles: 1.134 → 0.994"),
-        (tuned_config(64, 104, 4, 1, Schedule.PINGPONG), (5512, 104, 13784), "64 rows: 0.950 → 0.641"),
+        (tuned_config(64, 104, 4, 1, Schedule.PINGPONG), (5512, 104, 3784), "a cluster of four: 0.950 → 0.641"),
+        (tuned_config(64, 64, 2, 1, Schedule.PINGPONG), (8000, 64, 13248), "halves 64 wide: 1.161 → 1.109"),
         (tuned_config(128, 144, 4, 1, Schedule.PINGPONG), (12296, 144, 11392), "a cluster of four: a wash"),
         (tuned_config(128, 152, 1, 2, Schedule.COOPERATIVE), (2832, 600, 11496), "cooperative"),
         (tuned_config(128, 152, 1, 2, Schedule.PINGPONG, swap_ab=True), (2832, 600, 11496), "swapped"),
@@ -89,7 +93,7 @@ def test_left_alone(config, mnk, why):
     "mnk,problem,why",
     [
         ((2832, 600, 11496), Problem("bf16", bias=True), "measured without a bias"),
-        ((3064, 624, 2632), BF16, "K too short for parts of 62 k-tiles"),
+        ((3064, 624, 2632), BF16, "K too short for parts of 60 k-tiles"),
         ((12344, 80, 10624), BF16, "a ping-pong pick in clusters of four"),
     ],
 )

@@ -1,12 +1,12 @@
 """A one-wave ping-pong pick over a long K split across 192-row halves: ``gemm_modes.autotable``'s step
 after ``half_rows``.
 
-Where the pick is a 128-row ping-pong tile in clusters of one or two and the output takes one wave, every
-CTA owns one tile and ping-pong's second math warpgroup has none; a third of the SMs or more can sit idle
-besides. A cooperative 192-row tile whose two warpgroups each take every row and half the columns
+Where the pick is a 64- or 128-row ping-pong tile in clusters of one or two and the output takes one wave,
+every CTA owns one tile and ping-pong's second math warpgroup has none; a third of the SMs or more can sit
+idle besides. A cooperative 192-row tile whose two warpgroups each take every row and half the columns
 (``wg_split="n"``) keeps both warpgroups issuing, and split-K in 2–4 parts (``gemm_modes.split_k``) turns
 its fewer tiles back into one full wave. cuBLAS runs this plan at 2072×688×11832 (torch 2.11: 192×176 in
-three parts)::
+three parts), where the pick is a 64×176 pair::
 
     2832×600 in 128×152 tiles, one per CTA (1×2)      192×160, warpgroups along N, K in 2 parts (1×2)
     ┌───────┬───────┬───────┬───────┐                ┌─────────┬─────────┬─────────┬─────────┐
@@ -15,19 +15,24 @@ three parts)::
     92 CTAs of 132; one warpgroup each:              120 CTAs; two warpgroups each: 3 × m64n80
     2 × m64n152 per k-step over all of K             per k-step over half of K, partials summed in L2
 
-:func:`split` weighs the tiles 192 × ⌈N / c⌉ (16-column steps, 64–256 wide) for c = 1…8 column tiles, in
+:func:`splits` weighs the tiles 192 × ⌈N / c⌉ (16-column steps, 80–256 wide) for c = 1…8 column tiles, in
 clusters of 1×2, 2×1 or 1×1, in 2–4 parts of at least :data:`MIN_PART_K_TILES` k-tiles, whose clusters the
 GPU holds at once and whose tiles keep at least :data:`BUSY_SHARE` of the SMs busy; the one of fewest
 multiply-adds per CTA and k-step (192 × width / parts) wins where that is at most the pick's.
 
-NVIDIA H200, 2026-11-29, ours / torch against the pick in the same rounds. On every one-wave ping-pong pick
-at first (parts of 16+ k-tiles, 64- and 128-row picks, clusters of four included): 30 of the 165 of 9,000
-draws it changed, 1.023 → 0.999, 9 faster and 13 slower; the losses were the 64-row picks (5512×104×3784
-0.950 → 0.641), the clusters of four (0.93–1.07, 1.008 on average) and parts under 62 k-tiles (3064×624×2632 1.134 →
-0.994), the gains 128-row pairs over long K (2832×600×11496 0.798 → 1.206, 2240×792×8536 1.219 → 1.518).
-Gated so, on 10 shapes of earlier draws 1.099 of the pick, and on **34 fresh shapes (every one the gate
-changes in 54,000 draws) 0.935 → 1.001, 17 faster, 8 slower by more than 2 %** (2864×544×10872 0.845 →
-1.246, 3832×568×9800 0.894 → 1.109; 4016×760×9952 1.013 → 0.947 the worst).
+NVIDIA H200, ours / torch against the pick in the same rounds. On every one-wave ping-pong pick at first
+(2026-11-29; parts of 16+ k-tiles, 64- and 128-row picks, clusters of four included): 30 of the 165 of 9,000
+draws it changed, 1.023 → 0.999, 9 faster and 13 slower; the losses were the 64-row picks over a short K
+(5512×104×3784 0.950 → 0.641), the clusters of four (0.93–1.07, 1.008 on average) and parts under 60 k-tiles
+(3064×624×2632 1.134 → 0.994), the gains 128-row pairs over long K (2832×600×11496 0.798 → 1.206,
+2240×792×8536 1.219 → 1.518). Gated so, 128-row pairs: on 10 shapes of earlier draws 1.099 of the pick, and
+on **34 fresh shapes (every one the gate changes in 54,000 draws) 0.935 → 1.001, 17 faster, 8 slower by
+more than 2 %** (2864×544×10872 0.845 → 1.246, 3832×568×9800 0.894 → 1.109; 4016×760×9952 1.013 → 0.947 the
+worst). 64-row pairs over a long K (2026-11-29; about 1 draw in 9,000, mostly a short side of 160–700 over
+2,000–8,000 rows): 18 shapes 0.927 → 1.133 (10 faster, 2 slower: 64-wide halves, each warpgroup n32, lost at
+all four N = 64 shapes, 0.95–0.98 of the pick, hence the 80-column floor), then **22 fresh ones 0.861 →
+1.114, 16 faster, 1 slower** (2080×624×13160 0.700 → 1.461, 2104×632×16264 0.547 → 1.075; 8192×80×13728
+1.132 → 1.043 the one loss).
 """
 
 from __future__ import annotations
@@ -38,8 +43,12 @@ from .clusters_of_four import resident_clusters
 from .modes import TunedConfig
 
 #: The fewest k-tiles (64 deep) a part keeps: below it the partials' exchange outweighed the k-loop the
-#: parts share (3064×624×2632 in 2 parts of 20: 1.134 of torch → 0.994; 5912×184×2472 won even so).
-MIN_PART_K_TILES = 62
+#: parts share (3064×624×2632 in 2 parts of 20: 1.134 of torch → 0.994; 5912×184×2472 won even so); parts
+#: of 61 at 2072×688×11832 ran 0.60 → 1.07.
+MIN_PART_K_TILES = 60
+#: The narrowest split tile: 64 columns leave each warpgroup an m64n32 per k-step, and lost at every N = 64
+#: pick it replaced (8000×64×13248 1.161 → 1.109).
+MIN_WIDTH = 80
 #: The share of the SMs the split's tiles (times parts) must keep busy in its one wave; a cluster's CTAs
 #: past M or N don't count (3600×664×11368: 19 × 3 tiles of 192×224 in 2 parts, 114 busy of 120 launched,
 #: ran 1.194 of the pick).
@@ -50,10 +59,10 @@ CLUSTERS = ((1, 2), (2, 1), (1, 1))
 
 
 def splits(config: TunedConfig, m: int, n: int, k: int, sms: int) -> TunedConfig | None:
-    """The 192-row split (module docstring) in place of ``config``, a 128-row ping-pong pick (never split
-    or stream-K) in a cluster of at most two whose tiles take one wave; None where ``config`` is anything
-    else (swapped included), no split fits, or none has no more multiply-adds per CTA."""
-    if config.schedule is not Schedule.PINGPONG or config.tile_m != 128 or config.cluster_size > 2:
+    """The 192-row split (module docstring) in place of ``config``, a 64- or 128-row ping-pong pick (never
+    split or stream-K) in a cluster of at most two whose tiles take one wave; None where ``config`` is
+    anything else (swapped included), no split fits, or none has no more multiply-adds per CTA."""
+    if config.schedule is not Schedule.PINGPONG or config.tile_m not in (64, 128) or config.cluster_size > 2:
         return None
     if config.swap_ab:
         return None
@@ -63,7 +72,7 @@ def splits(config: TunedConfig, m: int, n: int, k: int, sms: int) -> TunedConfig
     best, least = None, config.tile_m * config.tile_n
     for columns in range(1, 9):
         width = -(-n // columns // 16) * 16
-        if not 64 <= width <= 256:
+        if not MIN_WIDTH <= width <= 256:
             continue
         for cluster_m, cluster_n in CLUSTERS:
             halves = TunedConfig(GemmConfig(192, width, cluster_m, cluster_n, Schedule.COOPERATIVE, wg_split="n"))
