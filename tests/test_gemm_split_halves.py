@@ -54,6 +54,34 @@ def test_auto_splits_a_long_k_on_192_row_halves(mnk, before, after, monkeypatch)
     assert decision.rule.endswith("split over K on 192-row halves")
 
 
+@pytest.mark.parametrize(
+    "mnk,before,after",
+    [
+        ((273, 5728, 13336), (80, (1, 2), True), (144, (1, 2), 2)),  # on Cᵀ: 30 × 2 tiles × 2 parts
+        ((308, 5928, 11408), (80, (1, 2), True), (160, (1, 2), 2)),
+        ((10912, 192, 9088), (96, (1, 2), False), (192, (2, 1), 2)),  # on C: N in one column tile
+    ],
+)
+def test_auto_splits_a_narrow_192_row_pick_on_wider_halves(mnk, before, after, monkeypatch):
+    """A cooperative 192-row pick at most 96 wide (each warpgroup an m64n48 or narrower) in one wave over a
+    long K runs as wider 192-row tiles split over K, on the pick's own output (C or Cᵀ)."""
+    m, n, k = mnk
+    decision = decide(BF16, mnk)
+    monkeypatch.setattr(split_halves, "splits", lambda *_: None)
+    pick = decide(BF16, mnk).config
+    width, cluster, swapped = before
+    assert (pick.tile_m, pick.tile_n, (pick.cluster_m, pick.cluster_n), pick.swap_ab) == (192, width, cluster, swapped)
+    assert (pick.schedule, pick.wg_split, pick.split_k) == (Schedule.COOPERATIVE, "n", 1)
+    assert pick.launch_tiles(m, n) <= SMS
+    split = decision.config
+    width, cluster, parts = after
+    assert (split.tile_m, split.tile_n, (split.cluster_m, split.cluster_n)) == (192, width, cluster)
+    assert (split.wg_split, split.split_k, split.swap_ab) == ("n", parts, swapped)
+    assert split.launch_tiles(m, n) >= split_halves.BUSY_SHARE * SMS
+    assert 192 * width / parts <= 192 * pick.tile_n
+    assert decision.rule.endswith("split over K on 192-row halves")
+
+
 def test_the_fewest_multiply_adds_per_cta_win():
     """At 2832×600×11496 192×160 in 2 parts (15360 per CTA and k) beats 192×208 in 2 (19968) and
     192×304 is past the widest wgmma; three parts of 192×160 would need 180 CTAs."""
@@ -80,7 +108,10 @@ def test_the_explain_line_counts_tiles_parts_and_multiply_adds():
         (tuned_config(64, 64, 2, 1, Schedule.PINGPONG), (8000, 64, 13248), "halves 64 wide: 1.161 → 1.109"),
         (tuned_config(128, 144, 4, 1, Schedule.PINGPONG), (12296, 144, 11392), "a cluster of four: a wash"),
         (tuned_config(128, 152, 1, 2, Schedule.COOPERATIVE), (2832, 600, 11496), "cooperative"),
-        (tuned_config(128, 152, 1, 2, Schedule.PINGPONG, swap_ab=True), (2832, 600, 11496), "swapped"),
+        (tuned_config(128, 152, 1, 2, Schedule.PINGPONG, swap_ab=True), (2832, 600, 11496), "swapped ping-pong"),
+        (tuned_config(128, 144, 1, 2, Schedule.PINGPONG, swap_ab=True), (567, 4096, 14336), "swapped: 0.976 → 0.959"),
+        (tuned_config(192, 112, 1, 2, Schedule.COOPERATIVE, wg_split="n"), (12416, 224, 10920), "192 rows, 112 wide"),
+        (tuned_config(192, 80, 1, 2, Schedule.COOPERATIVE, wg_split="n").with_split_k(2), (5688, 296, 15824), "split"),
         (tuned_config(128, 128, 1, 2, Schedule.PINGPONG), (8192, 8192, 8192), "more than one wave"),
         (tuned_config(128, 64, 1, 2, Schedule.PINGPONG), (4096, 64, 16384), "each CTA would do more"),
     ],

@@ -49,6 +49,10 @@ MIN_PART_K_TILES = 60
 #: The narrowest split tile: 64 columns leave each warpgroup an m64n32 per k-step, and lost at every N = 64
 #: pick it replaced (8000×64×13248 1.161 → 1.109).
 MIN_WIDTH = 80
+#: The widest cooperative 192-row pick split so: each warpgroup's m64n48 or narrower reads a whole 64-row
+#: slice of A per 48 columns; 192×144 in 2 parts at 273×5728×13336 (Cᵀ) ran 1.067 of torch where 192×80 ran
+#: 0.745. (Swapped ping-pong picks stay: at 4096×14336 projections the split lost, 0.95–0.98 of the pick.)
+NARROW_WIDTH = 96
 #: The share of the SMs the split's tiles (times parts) must keep busy in its one wave; a cluster's CTAs
 #: past M or N don't count (3600×664×11368: 19 × 3 tiles of 192×224 in 2 parts, 114 busy of 120 launched,
 #: ran 1.194 of the pick).
@@ -58,24 +62,35 @@ PARTS = (2, 3, 4)
 CLUSTERS = ((1, 2), (2, 1), (1, 1))
 
 
+def replaceable(config: TunedConfig) -> bool:
+    """Whether :func:`splits` weighs a split in place of ``config``: a 64- or 128-row ping-pong pick on C, or
+    a cooperative 192-row pick on C or Cᵀ at most :data:`NARROW_WIDTH` wide whose warpgroups split N; in a
+    cluster of at most two, never split or stream-K."""
+    if config.cluster_size > 2 or config.split_k > 1 or config.stream_k:
+        return False
+    if config.schedule is Schedule.PINGPONG:
+        return config.tile_m in (64, 128) and not config.swap_ab
+    return config.tile_m == 192 and config.wg_split == "n" and config.tile_n <= NARROW_WIDTH
+
+
 def splits(config: TunedConfig, m: int, n: int, k: int, sms: int) -> TunedConfig | None:
-    """The 192-row split (module docstring) in place of ``config``, a 64- or 128-row ping-pong pick (never
-    split or stream-K) in a cluster of at most two whose tiles take one wave; None where ``config`` is
-    anything else (swapped included), no split fits, or none has no more multiply-adds per CTA."""
-    if config.schedule is not Schedule.PINGPONG or config.tile_m not in (64, 128) or config.cluster_size > 2:
+    """The 192-row split (module docstring) in place of ``config``, a pick :func:`replaceable` says it may
+    take whose tiles take one wave, on the pick's own output (Cᵀ where it is swapped); None where no split
+    fits or none has no more multiply-adds per CTA."""
+    if not replaceable(config):
         return None
-    if config.swap_ab:
-        return None
-    if config.cluster_tiles(m, n) * config.cluster_size > sms:
+    rows, cols = config.launch_shape(m, n)
+    if config.cluster_tiles(rows, cols) * config.cluster_size > sms:
         return None
     k_tiles = -(-k // config.tile_k)
     best, least = None, config.tile_m * config.tile_n
     for columns in range(1, 9):
-        width = -(-n // columns // 16) * 16
+        width = -(-cols // columns // 16) * 16
         if not MIN_WIDTH <= width <= 256:
             continue
         for cluster_m, cluster_n in CLUSTERS:
-            halves = TunedConfig(GemmConfig(192, width, cluster_m, cluster_n, Schedule.COOPERATIVE, wg_split="n"))
+            tile = GemmConfig(192, width, cluster_m, cluster_n, Schedule.COOPERATIVE, wg_split="n")
+            halves = TunedConfig(tile, swap_ab=config.swap_ab)
             for parts in PARTS:
                 if k_tiles // parts < MIN_PART_K_TILES:
                     break
@@ -83,7 +98,7 @@ def splits(config: TunedConfig, m: int, n: int, k: int, sms: int) -> TunedConfig
                     candidate = halves.with_split_k(parts)
                 except ValueError:  # no subtile width gives every part a share
                     break
-                if candidate.one_wave_clusters(m, n) > resident_clusters(candidate.cluster_size, sms):
+                if candidate.one_wave_clusters(rows, cols) > resident_clusters(candidate.cluster_size, sms):
                     break
                 if candidate.launch_tiles(m, n) < BUSY_SHARE * sms:  # a cluster's idle CTAs don't count
                     continue

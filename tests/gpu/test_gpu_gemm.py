@@ -342,13 +342,14 @@ def test_auto_half_rows_match_torch(mnk, width, cluster):
     "mnk,width,cluster,parts",
     [((2864, 544, 10872), 144, (1, 2), 2), ((2656, 592, 13536), 208, (2, 1), 3)]
     + [((2352, 864, 12248), 176, (1, 1), 2), ((3600, 664, 11368), 224, (2, 1), 2)]
-    + [((2072, 688, 11832), 176, (1, 2), 3), ((8192, 128, 13400), 128, (2, 1), 3)],
+    + [((2072, 688, 11832), 176, (1, 2), 3), ((8192, 128, 13400), 128, (2, 1), 3)]
+    + [((273, 5728, 13336), 144, (1, 2), 2), ((10912, 192, 9088), 192, (2, 1), 2)],
 )
 def test_auto_split_halves_match_torch(mnk, width, cluster, parts):
     """Auto's one-wave ping-pong pairs over a long K split on 192-row tiles whose warpgroups split N
     (``gemm_modes.split_halves``): 192×144 in 64×72 subtiles, 192×208 in 3 parts, 1×1, 2×1 with a
-    cluster row past M, and two 64-row picks' splits (192×176 in 3 parts of 61 k-tiles, N in one column
-    tile); ragged M, N and K."""
+    cluster row past M, two 64-row picks' splits (192×176 in 3 parts of 61 k-tiles, N in one column
+    tile) and two narrow 192-row picks' (192×144 on Cᵀ, 192×192 on C); ragged M, N and K."""
     from gemm_modes.autotable import decide
     from hopper_gemm.config import Problem
 
