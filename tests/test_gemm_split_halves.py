@@ -82,6 +82,30 @@ def test_auto_splits_a_narrow_192_row_pick_on_wider_halves(mnk, before, after, m
     assert decision.rule.endswith("split over K on 192-row halves")
 
 
+@pytest.mark.parametrize(
+    "mnk,after",
+    [((5848, 392, 12288), (208, (1, 2), 2)), ((11888, 208, 12904), (208, (2, 1), 2))]
+    + [((6200, 440, 12240), (224, (1, 2), 2))],
+)
+def test_auto_splits_a_stream_k_pick_of_less_than_a_wave_on_192_row_halves(mnk, after, monkeypatch):
+    """A stream-K pick whose whole tiles are fewer than the SMs (128×256 over a narrow N: the last wave's
+    aligned split) runs as 192-row tiles split over K where each CTA then does fewer multiply-adds than the
+    stream-K tiles' share per SM."""
+    m, n, k = mnk
+    decision = decide(BF16, mnk)
+    monkeypatch.setattr(split_halves, "splits", lambda *_: None)
+    pick = decide(BF16, mnk).config
+    assert pick.stream_k and (pick.tile_m, pick.tile_n) == (128, 256)
+    whole = -(-m // 128) * -(-n // 256)
+    assert whole < SMS
+    split = decision.config
+    width, cluster, parts = after
+    assert (split.tile_m, split.tile_n, (split.cluster_m, split.cluster_n)) == (192, width, cluster)
+    assert (split.wg_split, split.split_k, split.stream_k) == ("n", parts, False)
+    assert 192 * width / parts <= whole * 128 * 256 / SMS
+    assert f"{whole} stream-K tiles of 128×256 shared by {SMS} SMs over a long K" in decision.facts
+
+
 def test_the_fewest_multiply_adds_per_cta_win():
     """At 2832×600×11496 192×160 in 2 parts (15360 per CTA and k) beats 192×208 in 2 (19968) and
     192×304 is past the widest wgmma; three parts of 192×160 would need 180 CTAs."""
@@ -112,6 +136,8 @@ def test_the_explain_line_counts_tiles_parts_and_multiply_adds():
         (tuned_config(128, 144, 1, 2, Schedule.PINGPONG, swap_ab=True), (567, 4096, 14336), "swapped: 0.976 → 0.959"),
         (tuned_config(192, 112, 1, 2, Schedule.COOPERATIVE, wg_split="n"), (12416, 224, 10920), "192 rows, 112 wide"),
         (tuned_config(192, 80, 1, 2, Schedule.COOPERATIVE, wg_split="n").with_split_k(2), (5688, 296, 15824), "split"),
+        (tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE, stream_k=True), (20744, 464, 2840), "a wave and more"),
+        (tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE, stream_k=True), (9248, 200, 14696), "98 of 132 busy"),
         (tuned_config(128, 128, 1, 2, Schedule.PINGPONG), (8192, 8192, 8192), "more than one wave"),
         (tuned_config(128, 64, 1, 2, Schedule.PINGPONG), (4096, 64, 16384), "each CTA would do more"),
     ],

@@ -1,12 +1,15 @@
-"""A one-wave ping-pong pick over a long K split across 192-row halves: ``gemm_modes.autotable``'s step
-after ``half_rows``.
+"""A one-wave pick over a long K split across 192-row halves: ``gemm_modes.autotable``'s step after
+``half_rows``.
 
 Where the pick is a 64- or 128-row ping-pong tile in clusters of one or two and the output takes one wave,
 every CTA owns one tile and ping-pong's second math warpgroup has none; a third of the SMs or more can sit
 idle besides. A cooperative 192-row tile whose two warpgroups each take every row and half the columns
 (``wg_split="n"``) keeps both warpgroups issuing, and split-K in 2–4 parts (``gemm_modes.split_k``) turns
 its fewer tiles back into one full wave. cuBLAS runs this plan at 2072×688×11832 (torch 2.11: 192×176 in
-three parts), where the pick is a 64×176 pair::
+three parts), where the pick is a 64×176 pair. A cooperative 192-row pick at most 96 columns wide (on C or
+Cᵀ) keeps both warpgroups, but each issues m64n48 or narrower and reads a whole 64-row slice of A for so few
+columns; the same search finds it wider 192-row tiles in fewer columns, split to fill the wave again
+(273×5728×13336 on Cᵀ: 192×80 → 192×144 in two parts, cuBLAS's 192×72 plan ran at 1.0 there)::
 
     2832×600 in 128×152 tiles, one per CTA (1×2)      192×160, warpgroups along N, K in 2 parts (1×2)
     ┌───────┬───────┬───────┬───────┐                ┌─────────┬─────────┬─────────┬─────────┐
@@ -32,7 +35,11 @@ worst). 64-row pairs over a long K (2026-11-29; about 1 draw in 9,000, mostly a 
 2,000–8,000 rows): 18 shapes 0.927 → 1.133 (10 faster, 2 slower: 64-wide halves, each warpgroup n32, lost at
 all four N = 64 shapes, 0.95–0.98 of the pick, hence the 80-column floor), then **22 fresh ones 0.861 →
 1.114, 16 faster, 1 slower** (2080×624×13160 0.700 → 1.461, 2104×632×16264 0.547 → 1.075; 8192×80×13728
-1.132 → 1.043 the one loss).
+1.132 → 1.043 the one loss). Narrow cooperative 192-row picks (2026-11-29; about 1 draw in 450 of small
+sides): with swapped ping-pong picks in the same trial, 31 shapes 0.989 → 0.994, the 7 narrow ones all
+faster (1.016–1.195), the swapped ping-pong ones mostly slower (4096×14336 projections 0.95–0.98 of the pick;
+left out); then **24 fresh narrow ones 0.934 → 1.051, 21 faster, none slower** (6048×280×13288 0.835 →
+1.113, 275×6024×9208 0.922 → 1.235).
 """
 
 from __future__ import annotations
@@ -63,27 +70,40 @@ CLUSTERS = ((1, 2), (2, 1), (1, 1))
 
 
 def replaceable(config: TunedConfig) -> bool:
-    """Whether :func:`splits` weighs a split in place of ``config``: a 64- or 128-row ping-pong pick on C, or
-    a cooperative 192-row pick on C or Cᵀ at most :data:`NARROW_WIDTH` wide whose warpgroups split N; in a
-    cluster of at most two, never split or stream-K."""
-    if config.cluster_size > 2 or config.split_k > 1 or config.stream_k:
+    """Whether :func:`splits` weighs a split in place of ``config``, in a cluster of at most two and never
+    split already: a 64- or 128-row ping-pong pick on C, a cooperative 192-row pick on C or Cᵀ at most
+    :data:`NARROW_WIDTH` wide whose warpgroups split N, or a stream-K pick (on C: stream-K is never swapped)."""
+    if config.cluster_size > 2 or config.split_k > 1:
         return False
+    if config.stream_k:
+        return True
     if config.schedule is Schedule.PINGPONG:
         return config.tile_m in (64, 128) and not config.swap_ab
     return config.tile_m == 192 and config.wg_split == "n" and config.tile_n <= NARROW_WIDTH
 
 
+def per_cta_work(config: TunedConfig, m: int, n: int, sms: int) -> float | None:
+    """Multiply-adds per CTA and k-step of ``config``, a pick :func:`replaceable` says a split may replace,
+    where its tiles take less than one wave (one tile per CTA; stream-K: its tiles' share per SM); None where
+    they take more."""
+    rows, cols = config.launch_shape(m, n)
+    area = config.tile_m * config.tile_n
+    if config.stream_k:
+        tiles = -(-rows // config.tile_m) * -(-cols // config.tile_n)
+        return tiles * area / sms if tiles < sms else None
+    return area if config.cluster_tiles(rows, cols) * config.cluster_size <= sms else None
+
+
 def splits(config: TunedConfig, m: int, n: int, k: int, sms: int) -> TunedConfig | None:
     """The 192-row split (module docstring) in place of ``config``, a pick :func:`replaceable` says it may
-    take whose tiles take one wave, on the pick's own output (Cᵀ where it is swapped); None where no split
-    fits or none has no more multiply-adds per CTA."""
-    if not replaceable(config):
+    take whose tiles take less than one wave, on the pick's own output (Cᵀ where it is swapped); None where
+    no split fits or none has no more multiply-adds per CTA (:func:`per_cta_work`)."""
+    least = per_cta_work(config, m, n, sms) if replaceable(config) else None
+    if least is None:
         return None
     rows, cols = config.launch_shape(m, n)
-    if config.cluster_tiles(rows, cols) * config.cluster_size > sms:
-        return None
     k_tiles = -(-k // config.tile_k)
-    best, least = None, config.tile_m * config.tile_n
+    best = None
     for columns in range(1, 9):
         width = -(-cols // columns // 16) * 16
         if not MIN_WIDTH <= width <= 256:
@@ -111,8 +131,15 @@ def splits(config: TunedConfig, m: int, n: int, k: int, sms: int) -> TunedConfig
 def describe(split: TunedConfig, pick: TunedConfig, m: int, n: int, sms: int) -> str:
     """Why :func:`splits` took ``pick``'s place, in one clause (``--explain``)."""
     tiles = split.launch_tiles(m, n) // split.split_k
+    rows, cols = pick.launch_shape(m, n)
+    shape = f"{pick.tile_m}×{pick.tile_n}"
+    if pick.stream_k:
+        whole = -(-rows // pick.tile_m) * -(-cols // pick.tile_n)
+        opening = f"{whole} stream-K tiles of {shape} shared by {sms} SMs over a long K"
+    else:
+        opening = f"one {shape} tile per CTA over a long K"
     return (
-        f"one {pick.tile_m}×{pick.tile_n} tile per CTA over a long K: 192×{split.tile_n} tiles whose "
-        f"warpgroups split N, {tiles} tiles × {split.split_k} parts on {tiles * split.split_k} of {sms} SMs, "
-        f"per CTA {192 * split.tile_n // split.split_k} multiply-adds per k against {pick.tile_m * pick.tile_n}"
+        f"{opening}: 192×{split.tile_n} tiles whose warpgroups split N, {tiles} tiles × {split.split_k} parts on "
+        f"{tiles * split.split_k} of {sms} SMs, per CTA {192 * split.tile_n // split.split_k} multiply-adds per k "
+        f"against {per_cta_work(pick, m, n, sms):.0f}"
     )

@@ -343,13 +343,15 @@ def test_auto_half_rows_match_torch(mnk, width, cluster):
     [((2864, 544, 10872), 144, (1, 2), 2), ((2656, 592, 13536), 208, (2, 1), 3)]
     + [((2352, 864, 12248), 176, (1, 1), 2), ((3600, 664, 11368), 224, (2, 1), 2)]
     + [((2072, 688, 11832), 176, (1, 2), 3), ((8192, 128, 13400), 128, (2, 1), 3)]
-    + [((273, 5728, 13336), 144, (1, 2), 2), ((10912, 192, 9088), 192, (2, 1), 2)],
+    + [((273, 5728, 13336), 144, (1, 2), 2), ((10912, 192, 9088), 192, (2, 1), 2)]
+    + [((5848, 392, 12288), 208, (1, 2), 2), ((11888, 208, 12904), 208, (2, 1), 2)],
 )
 def test_auto_split_halves_match_torch(mnk, width, cluster, parts):
     """Auto's one-wave ping-pong pairs over a long K split on 192-row tiles whose warpgroups split N
     (``gemm_modes.split_halves``): 192×144 in 64×72 subtiles, 192×208 in 3 parts, 1×1, 2×1 with a
     cluster row past M, two 64-row picks' splits (192×176 in 3 parts of 61 k-tiles, N in one column
-    tile) and two narrow 192-row picks' (192×144 on Cᵀ, 192×192 on C); ragged M, N and K."""
+    tile), two narrow 192-row picks' (192×144 on Cᵀ, 192×192 on C) and two stream-K picks' (128×256 in less
+    than a wave); ragged M, N and K."""
     from gemm_modes.autotable import decide
     from hopper_gemm.config import Problem
 
@@ -764,7 +766,7 @@ def test_auto_aligned_picks_match_torch(mnk, bias):
 @pytest.mark.parametrize(
     "mnk,bias,mode",
     [
-        ((1561, 4096, 14336), False, "aligned"),
+        ((3353, 8192, 28672), False, "aligned"),
         ((783, 7168, 18432), True, "aligned"),
         ((1400, 20000, 3000), False, "stream-K"),
         ((3359, 5000, 10000), True, "split-K"),
@@ -772,7 +774,7 @@ def test_auto_aligned_picks_match_torch(mnk, bias):
 )
 def test_auto_paired_along_n_matches_torch(mnk, bias, mode):
     """Auto's split cooperative 128×256 picks in a 1×2 pair (``autotable.paired_along_n``: M in an odd count of
-    row tiles, 13, 7, 11 and 27, N the longer side): the aligned split, stream-K and split-K on the last wave,
+    row tiles, 27, 7, 11 and 27, N the longer side): the aligned split, stream-K and split-K on the last wave,
     ragged M, N or K, with a bias and without."""
     from gemm_modes.autotable import pick
     from hopper_gemm.config import Problem
