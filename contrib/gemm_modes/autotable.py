@@ -88,13 +88,14 @@ keep its count of column tiles (``gemm_modes.tight_width``; H200: 11 drawn squar
 one wave (one tile per CTA) runs as 64-row tiles of 144–256 columns in clusters of four along M, of two on
 a square-ish output (``gemm_modes.half_rows``; H200: 26 drawn shapes 0.926 → 1.073 to 192 columns in fours,
 then 30 drawn 0.939 → 1.066 past them). One that stays 128 rows in a pair over a long K, a 64-row pair, or a
-cooperative 192-row pick at most 96 wide (C or Cᵀ) runs as 192-row tiles whose warpgroups split N, split-K in
-2–4 parts to fill the wave (``gemm_modes.split_halves``; H200: 34 drawn shapes 0.935 → 1.001, 22 with 64-row
-picks 0.861 → 1.114, 24 with narrow 192-row ones 0.934 → 1.051). Last, a short side a little under 192, 384 or
-576 against a long one runs in whole 192-row tiles (a short N as Cᵀ = B·Aᵀ), as wide along the long side as one
-wave needs (``gemm_modes.short_side_one_wave``; H200: 20 drawn shapes with a short N 0.944 → 1.029, 32 with a
-short M 0.903 → 1.008); before it, a pick that is not one nearly full wave takes the cooperative 192- or 256-row
-tile, on C or Cᵀ, of least area that is (``gemm_modes.tall_one_wave``; H200: 23 drawn shapes 0.928 → 0.981).
+cooperative 192-row pick at most 96 wide (C or Cᵀ), or a stream-K pick of less than a wave, runs as 192-row
+tiles whose warpgroups split N, split-K in 2–4 parts to fill the wave (``gemm_modes.split_halves``; H200: 34
+drawn shapes 0.935 → 1.001, 22 with 64-row picks 0.861 → 1.114, 24 with narrow 192-row ones 0.934 → 1.051, 24
+with stream-K ones 0.936 → 1.066). Last, a short side a little under 192, 384 or 576 against a long one runs in
+whole 192-row tiles (a short N as Cᵀ = B·Aᵀ), as wide along the long side as one wave needs
+(``gemm_modes.short_side_one_wave``; H200: 20 drawn shapes with a short N 0.944 → 1.029, 32 with a short M 0.903
+→ 1.008); before it, a pick that is not one nearly full wave takes the cooperative 192- or 256-row tile, on C or
+Cᵀ, of least area that is (``gemm_modes.tall_one_wave``; H200: 23 drawn shapes 0.928 → 0.981).
 
 Every ping-pong pick gets the staging in the ring where each CTA owns one tile (:func:`single_wave_staging`),
 and so does every cooperative one, its deferred epilogue dropped (no next tile to hide it under); the last
@@ -1007,8 +1008,8 @@ def decide(
     bias and no split taken, a ping-pong tile narrowed to fill its one wave where
     ``one_wave.narrowed_pingpong`` takes it, the width cut to its column tiles (``tight_width.tightened``),
     and a ping-pong 128-row tile in one wave turned into 64 rows twice as wide (``half_rows.halved``), or
-    with ``split`` too, where it stays (or is a 64-row pair, or a narrow cooperative 192-row tile), split
-    over K on 192-row halves (``split_halves.splits``);
+    with ``split`` too, where it stays (or is a 64-row pair, a narrow cooperative 192-row tile or a stream-K
+    pick of less than a wave), split over K on 192-row halves (``split_halves.splits``);
     then, with ``swap`` and ``widths``, one wave of tall cooperative tiles where ``tall_one_wave.replaces``
     takes it, and a short side in whole 192-row tiles in one wave where ``short_side_one_wave.replaces``
     takes it; after all of them, with ``swap``, a tile an odd multiple of 8 wide staged in wider subtiles

@@ -9,7 +9,10 @@ its fewer tiles back into one full wave. cuBLAS runs this plan at 2072×688×118
 three parts), where the pick is a 64×176 pair. A cooperative 192-row pick at most 96 columns wide (on C or
 Cᵀ) keeps both warpgroups, but each issues m64n48 or narrower and reads a whole 64-row slice of A for so few
 columns; the same search finds it wider 192-row tiles in fewer columns, split to fill the wave again
-(273×5728×13336 on Cᵀ: 192×80 → 192×144 in two parts, cuBLAS's 192×72 plan ran at 1.0 there)::
+(273×5728×13336 on Cᵀ: 192×80 → 192×144 in two parts, cuBLAS's 192×72 plan ran at 1.0 there). A stream-K
+pick whose whole tiles are fewer than the SMs (128×256 over a narrow N, its last wave's aligned split) shares
+those tiles out among all SMs, partials and all; where a split does fewer multiply-adds per CTA than that
+share (5848×392×12288: 192×208 in 2 parts, 19968 against 92 × 128×256 / 132 = 22838) it runs instead::
 
     2832×600 in 128×152 tiles, one per CTA (1×2)      192×160, warpgroups along N, K in 2 parts (1×2)
     ┌───────┬───────┬───────┬───────┐                ┌─────────┬─────────┬─────────┬─────────┐
@@ -39,7 +42,9 @@ all four N = 64 shapes, 0.95–0.98 of the pick, hence the 80-column floor), the
 sides): with swapped ping-pong picks in the same trial, 31 shapes 0.989 → 0.994, the 7 narrow ones all
 faster (1.016–1.195), the swapped ping-pong ones mostly slower (4096×14336 projections 0.95–0.98 of the pick;
 left out); then **24 fresh narrow ones 0.934 → 1.051, 21 faster, none slower** (6048×280×13288 0.835 →
-1.113, 275×6024×9208 0.922 → 1.235).
+1.113, 275×6024×9208 0.922 → 1.235). Stream-K picks of less than a wave (2026-11-29; 5 of 18,000 draws,
+N of 200–470 over M of 5,700–12,500, K past 8,000): **24 shapes 0.936 → 1.066, every one faster**
+(5848×392×12288 0.737 → 0.963, 6000×424×8552 0.848 → 1.014).
 """
 
 from __future__ import annotations
