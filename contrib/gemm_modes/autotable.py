@@ -138,6 +138,7 @@ from . import (
     short_side_one_wave,
     split_halves,
     tall_one_wave,
+    thin_side_one_wave,
     tight_width,
     wide_subtiles,
 )
@@ -1078,7 +1079,11 @@ def _tile_decision(
         return Decision(wide, f"{decision.rule}, in 64-row tiles twice as wide", facts)
     halves = split_halves.splits(decision.config, m, n, k, sms) if narrows and split and not problem.bias else None
     if halves is None:
-        return decision
+        thin = thin_side_one_wave.replaces(decision.config, mnk, sms, swappable(problem)) if narrows else None
+        if thin is None:
+            return decision
+        facts = f"{decision.facts}; {thin_side_one_wave.describe(thin, decision.config, m, n, sms)}"
+        return Decision(thin, f"{decision.rule}, the thin side in 64-row tiles", facts)
     facts = f"{decision.facts}; {split_halves.describe(halves, decision.config, m, n, sms)}"
     return Decision(halves, f"{decision.rule}, split over K on 192-row halves", facts)
 

@@ -364,6 +364,29 @@ def test_auto_split_halves_match_torch(mnk, width, cluster, parts):
 
 
 @pytest.mark.parametrize(
+    "mnk,width,cluster,swapped",
+    [((9016, 112, 6096), 144, (2, 1), True), ((8896, 64, 3800), 72, (1, 2), True)]
+    + [((115, 8520, 10736), 136, (2, 1), False), ((57, 18792, 6592), 144, (1, 2), False)],
+)
+def test_auto_thin_side_in_64_row_tiles_matches_torch(mnk, width, cluster, swapped):
+    """Auto's thin side across one wave of 64-row ping-pong tiles (``gemm_modes.thin_side_one_wave``): two
+    row tiles paired on Cᵀ, one row tile with the columns paired, a thin M on C, ragged M, N and K."""
+    from gemm_modes.autotable import decide
+    from hopper_gemm.config import Problem
+
+    decision = decide(Problem("bf16"), mnk)
+    picked = decision.config
+    assert (picked.tile_m, picked.tile_n, (picked.cluster_m, picked.cluster_n), picked.swap_ab) == (
+        64,
+        width,
+        cluster,
+        swapped,
+    )
+    assert decision.rule.endswith("the thin side in 64-row tiles")
+    _run(*mnk, "bf16", "nk", "auto")
+
+
+@pytest.mark.parametrize(
     "mnk,tile,cluster,swapped",
     [((5176, 856, 4600), (256, 144), (1, 2), False), ((9824, 512, 6592), (256, 160), (2, 1), True)]
     + [((4584, 800, 14536), (192, 160), (2, 1), False), ((256, 18904, 12568), (256, 144), (1, 2), False)],
