@@ -91,11 +91,14 @@ then 30 drawn 0.939 → 1.066 past them). One that stays 128 rows in a pair over
 cooperative 192-row pick at most 96 wide (C or Cᵀ), or a stream-K pick of less than a wave, runs as 192-row
 tiles whose warpgroups split N, split-K in 2–4 parts to fill the wave (``gemm_modes.split_halves``; H200: 34
 drawn shapes 0.935 → 1.001, 22 with 64-row picks 0.861 → 1.114, 24 with narrow 192-row ones 0.934 → 1.051, 24
-with stream-K ones 0.936 → 1.066). Last, a short side a little under 192, 384 or 576 against a long one runs in
-whole 192-row tiles (a short N as Cᵀ = B·Aᵀ), as wide along the long side as one wave needs
-(``gemm_modes.short_side_one_wave``; H200: 20 drawn shapes with a short N 0.944 → 1.029, 32 with a short M 0.903
-→ 1.008); before it, a pick that is not one nearly full wave takes the cooperative 192- or 256-row tile, on C or
-Cᵀ, of least area that is (``gemm_modes.tall_one_wave``; H200: 23 drawn shapes 0.928 → 0.981).
+with stream-K ones 0.936 → 1.066). Where none of them splits, a side of at most 128 whose pick idles a quarter
+of the SMs runs across one wave of 64-row ping-pong tiles, on Cᵀ where N is the thin side
+(``gemm_modes.thin_side_one_wave``; H200: 26 drawn shapes 0.931 → 1.033). Last, a short side a little under 192,
+384 or 576 against a long one runs in whole 192-row tiles (a short N as Cᵀ = B·Aᵀ), as wide along the long side
+as one wave needs (``gemm_modes.short_side_one_wave``; H200: 20 drawn shapes with a short N 0.944 → 1.029, 32
+with a short M 0.903 → 1.008); before it, a pick that is not one nearly full wave takes the cooperative 192- or
+256-row tile, on C or Cᵀ, of least area that is (``gemm_modes.tall_one_wave``; H200: 23 drawn shapes 0.928 →
+0.981).
 
 Every ping-pong pick gets the staging in the ring where each CTA owns one tile (:func:`single_wave_staging`),
 and so does every cooperative one, its deferred epilogue dropped (no next tile to hide it under); the last
@@ -1010,7 +1013,8 @@ def decide(
     ``one_wave.narrowed_pingpong`` takes it, the width cut to its column tiles (``tight_width.tightened``),
     and a ping-pong 128-row tile in one wave turned into 64 rows twice as wide (``half_rows.halved``), or
     with ``split`` too, where it stays (or is a 64-row pair, a narrow cooperative 192-row tile or a stream-K
-    pick of less than a wave), split over K on 192-row halves (``split_halves.splits``);
+    pick of less than a wave), split over K on 192-row halves (``split_halves.splits``), or else a thin side
+    (at most 128) across one wave of 64-row ping-pong tiles (``thin_side_one_wave.replaces``);
     then, with ``swap`` and ``widths``, one wave of tall cooperative tiles where ``tall_one_wave.replaces``
     takes it, and a short side in whole 192-row tiles in one wave where ``short_side_one_wave.replaces``
     takes it; after all of them, with ``swap``, a tile an odd multiple of 8 wide staged in wider subtiles
