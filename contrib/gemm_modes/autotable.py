@@ -1082,14 +1082,14 @@ def _tile_decision(
         facts = f"{decision.facts}; {half_rows.describe(wide, decision.config, m, n, sms)}"
         return Decision(wide, f"{decision.rule}, in 64-row tiles twice as wide", facts)
     halves = split_halves.splits(decision.config, m, n, k, sms) if narrows and split and not problem.bias else None
-    if halves is None:
-        thin = thin_side_one_wave.replaces(decision.config, mnk, sms, swappable(problem)) if narrows else None
-        if thin is None:
-            return decision
-        facts = f"{decision.facts}; {thin_side_one_wave.describe(thin, decision.config, m, n, sms)}"
-        return Decision(thin, f"{decision.rule}, the thin side in 64-row tiles", facts)
-    facts = f"{decision.facts}; {split_halves.describe(halves, decision.config, m, n, sms)}"
-    return Decision(halves, f"{decision.rule}, split over K on 192-row halves", facts)
+    if halves is not None:
+        facts = f"{decision.facts}; {split_halves.describe(halves, decision.config, m, n, sms)}"
+        return Decision(halves, f"{decision.rule}, split over K on 192-row halves", facts)
+    thin = thin_side_one_wave.replaces(decision.config, mnk, sms, swappable(problem)) if narrows else None
+    if thin is None:
+        return decision
+    facts = f"{decision.facts}; {thin_side_one_wave.describe(thin, decision.config, m, n, sms)}"
+    return Decision(thin, f"{decision.rule}, the thin side in 64-row tiles", facts)
 
 
 def table_decision(
