@@ -317,6 +317,17 @@ def test_auto_192_row_tiles_narrowed_to_fill_one_wave_match_torch(mnk, swapped, 
     _run(*mnk, "bf16", "nk", "auto")
 
 
+def _auto_pick(mnk: tuple[int, int, int], *rule_ends: str):
+    """Auto's configuration for a plain bf16 ``mnk``, after asserting that its rule ends with one of
+    ``rule_ends`` (the step a test is about took the pick)."""
+    from gemm_modes.autotable import decide
+    from hopper_gemm.config import Problem
+
+    decision = decide(Problem("bf16"), mnk)
+    assert decision.rule.endswith(rule_ends), decision.rule
+    return decision.config
+
+
 @pytest.mark.parametrize(
     "mnk,width,cluster",
     [((1136, 1136, 1136), 192, 4), ((1048, 1048, 1048), 176, 4), ((6840, 176, 2120), 176, 4)]
@@ -328,13 +339,8 @@ def test_auto_half_rows_match_torch(mnk, width, cluster):
     """Auto's one-wave ping-pong 128-row picks turned into 64-row tiles twice as wide in clusters of four
     (or two, on a square-ish output) along M (``gemm_modes.half_rows``), odd multiples of 8 in wide
     subtiles, over ragged M, N and K; the launch holds every cluster at once."""
-    from gemm_modes.autotable import decide
-    from hopper_gemm.config import Problem
-
-    decision = decide(Problem("bf16"), mnk)
-    picked = decision.config
+    picked = _auto_pick(mnk, "in 64-row tiles twice as wide")
     assert (picked.tile_m, picked.tile_n, picked.cluster_m, picked.cluster_n) == (64, width, cluster, 1)
-    assert decision.rule.endswith("in 64-row tiles twice as wide")
     _run(*mnk, "bf16", "nk", "auto")
 
 
@@ -352,14 +358,9 @@ def test_auto_split_halves_match_torch(mnk, width, cluster, parts):
     cluster row past M, two 64-row picks' splits (192×176 in 3 parts of 61 k-tiles, N in one column
     tile), two narrow 192-row picks' (192×144 on Cᵀ, 192×192 on C) and two stream-K picks' (128×256 in less
     than a wave); ragged M, N and K."""
-    from gemm_modes.autotable import decide
-    from hopper_gemm.config import Problem
-
-    decision = decide(Problem("bf16"), mnk)
-    picked = decision.config
+    picked = _auto_pick(mnk, "split over K on 192-row halves")
     assert (picked.tile_m, picked.tile_n, (picked.cluster_m, picked.cluster_n)) == (192, width, cluster)
     assert (picked.wg_split, picked.split_k) == ("n", parts)
-    assert decision.rule.endswith("split over K on 192-row halves")
     _run(*mnk, "bf16", "nk", "auto")
 
 
@@ -371,18 +372,9 @@ def test_auto_split_halves_match_torch(mnk, width, cluster, parts):
 def test_auto_thin_side_in_64_row_tiles_matches_torch(mnk, width, cluster, swapped):
     """Auto's thin side across one wave of 64-row ping-pong tiles (``gemm_modes.thin_side_one_wave``): two
     row tiles paired on Cᵀ, one row tile with the columns paired, a thin M on C, ragged M, N and K."""
-    from gemm_modes.autotable import decide
-    from hopper_gemm.config import Problem
-
-    decision = decide(Problem("bf16"), mnk)
-    picked = decision.config
-    assert (picked.tile_m, picked.tile_n, (picked.cluster_m, picked.cluster_n), picked.swap_ab) == (
-        64,
-        width,
-        cluster,
-        swapped,
-    )
-    assert decision.rule.endswith("the thin side in 64-row tiles")
+    picked = _auto_pick(mnk, "the thin side in 64-row tiles")
+    assert (picked.tile_m, picked.tile_n, (picked.cluster_m, picked.cluster_n)) == (64, width, cluster)
+    assert picked.swap_ab == swapped
     _run(*mnk, "bf16", "nk", "auto")
 
 
@@ -394,17 +386,9 @@ def test_auto_thin_side_in_64_row_tiles_matches_torch(mnk, width, cluster, swapp
 def test_auto_tall_tiles_in_one_wave_match_torch(mnk, tile, cluster, swapped):
     """Auto's one wave of tall cooperative tiles (``gemm_modes.tall_one_wave``): 256×144 on C, 256×160 on
     Cᵀ (stored column by column), 192×160 with its warpgroups along N; ragged M, N and K."""
-    from gemm_modes.autotable import decide
-    from hopper_gemm.config import Problem
-
-    decision = decide(Problem("bf16"), mnk)
-    picked = decision.config
-    assert ((picked.tile_m, picked.tile_n), (picked.cluster_m, picked.cluster_n), picked.swap_ab) == (
-        tile,
-        cluster,
-        swapped,
-    )
-    assert decision.rule.endswith("one wave of tall tiles")
+    picked = _auto_pick(mnk, "one wave of tall tiles")
+    assert ((picked.tile_m, picked.tile_n), (picked.cluster_m, picked.cluster_n)) == (tile, cluster)
+    assert picked.swap_ab == swapped
     _run(*mnk, "bf16", "nk", "auto")
 
 
@@ -419,15 +403,10 @@ def test_auto_short_side_in_one_wave_match_torch(mnk, width, cluster):
     """Auto's short side in whole 192-row tiles, one wave along the long side
     (``gemm_modes.short_side_one_wave``), warpgroups along N: a short N on Cᵀ = B·Aᵀ (stored column by
     column into C), a short M on C (192×144 in 64×72 subtiles); one to three row tiles, ragged M, N and K."""
-    from gemm_modes.autotable import decide
-    from hopper_gemm.config import Problem
-
-    decision = decide(Problem("bf16"), mnk)
-    picked = decision.config
+    # the tall tiles' step before it takes most of these shapes with the same tile
+    picked = _auto_pick(mnk, "its short side in one wave of 192-row tiles", "one wave of tall tiles")
     assert (picked.tile_m, picked.tile_n, (picked.cluster_m, picked.cluster_n)) == (192, width, cluster)
     assert picked.swap_ab == (mnk[0] > mnk[1]) and picked.wg_split == "n"
-    # the tall tiles' step before it takes most of these shapes with the same tile
-    assert decision.rule.endswith(("its short side in one wave of 192-row tiles", "one wave of tall tiles"))
     _run(*mnk, "bf16", "nk", "auto")
 
 
@@ -439,13 +418,8 @@ def test_auto_short_side_in_one_wave_match_torch(mnk, width, cluster):
 def test_auto_pingpong_tiles_narrowed_to_fill_one_wave_match_torch(mnk, tile):
     """Auto's ping-pong tiles narrowed until their one wave is full (``gemm_modes.one_wave``): 128-row ones
     in the ring staging, 192- and 64-row ones, in pairs along M and along N, over ragged M, N and K."""
-    from gemm_modes.autotable import decide
-    from hopper_gemm.config import Problem
-
-    decision = decide(Problem("bf16"), mnk)
-    picked = decision.config
+    picked = _auto_pick(mnk, "narrowed to fill one wave")
     assert (picked.tile_m, picked.tile_n, picked.cluster_m, picked.cluster_n) == tile
-    assert decision.rule.endswith("narrowed to fill one wave")
     _run(*mnk, "bf16", "nk", "auto")
 
 
@@ -460,12 +434,8 @@ def test_auto_widths_cut_to_their_column_tiles_match_torch(mnk, tile):
     and cooperative 128×240 in the ring staging, swapped 192×160 with its warpgroups along N; in 8-column
     steps ping-pong 128×104 and 128×168 in the ring and 128×184 beside it (each in subtiles as wide as the
     tile), swapped cooperative 256×88 (column-major Cᵀ in 8-column subtiles); over ragged M, N and K."""
-    from gemm_modes.autotable import decide
-    from hopper_gemm.config import Problem
-
-    decision = decide(Problem("bf16"), mnk)
-    assert (decision.config.tile_m, decision.config.tile_n) == tile
-    assert decision.rule.endswith("width cut to its column tiles")
+    picked = _auto_pick(mnk, "width cut to its column tiles")
+    assert (picked.tile_m, picked.tile_n) == tile
     _run(*mnk, "bf16", "nk", "auto")
 
 
