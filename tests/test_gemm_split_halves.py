@@ -84,6 +84,37 @@ def test_auto_splits_a_narrow_192_row_pick_on_wider_halves(mnk, before, after, m
 
 @pytest.mark.parametrize(
     "mnk,after",
+    [((9248, 168, 12600), (176, (2, 1), 2)), ((151, 10304, 11768), (160, (2, 1), 2))]
+    + [((2688, 880, 12872), (224, (1, 2), 2))],
+)
+def test_a_pick_that_keeps_few_sms_busy_is_split_on_as_many(mnk, after, monkeypatch):
+    """Where the pick keeps fewer than ``BUSY_SHARE`` of the SMs busy (192×96 in 1×2 on 98 CTAs, 192×80 on Cᵀ
+    on 108, ping-pong 128×176 on 80), a split need only keep as many: 192×176 in 2 parts on 98."""
+    m, n, k = mnk
+    decision = decide(BF16, mnk)
+    monkeypatch.setattr(split_halves, "splits", lambda *_: None)
+    pick = decide(BF16, mnk).config
+    busy = split_halves.busy_ctas(pick, m, n, SMS)
+    assert busy == pick.launch_tiles(m, n) < split_halves.BUSY_SHARE * SMS
+    split = decision.config
+    width, cluster, parts = after
+    assert (split.tile_m, split.tile_n, (split.cluster_m, split.cluster_n)) == (192, width, cluster)
+    assert (split.wg_split, split.split_k, split.swap_ab) == ("n", parts, pick.swap_ab)
+    assert busy <= split.launch_tiles(m, n) < split_halves.BUSY_SHARE * SMS
+    assert 192 * width / parts <= pick.tile_m * pick.tile_n
+    assert f"on {split.launch_tiles(m, n)} of {SMS} SMs" in decision.facts
+
+
+def test_a_stream_k_pick_keeps_every_sm_busy():
+    """Stream-K shares its tiles out among every SM: a split of it must still keep ``BUSY_SHARE`` of them busy
+    (9248×200×14696: 192×208 in 2 parts would keep 98)."""
+    config = tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE, stream_k=True)
+    assert split_halves.busy_ctas(config, 9248, 200, SMS) == SMS
+    assert split_halves.splits(config, 9248, 200, 14696, SMS) is None
+
+
+@pytest.mark.parametrize(
+    "mnk,after",
     [((5848, 392, 12288), (208, (1, 2), 2)), ((11888, 208, 12904), (208, (2, 1), 2))]
     + [((6200, 440, 12240), (224, (1, 2), 2))],
 )

@@ -23,7 +23,8 @@ share (5848×392×12288: 192×208 in 2 parts, 19968 against 92 × 128×256 / 132
 
 :func:`splits` weighs the tiles 192 × ⌈N / c⌉ (16-column steps, 80–256 wide) for c = 1…8 column tiles, in
 clusters of 1×2, 2×1 or 1×1, in 2–4 parts of at least :data:`MIN_PART_K_TILES` k-tiles, whose clusters the
-GPU holds at once and whose tiles keep at least :data:`BUSY_SHARE` of the SMs busy; the one of fewest
+GPU holds at once and whose tiles keep at least :data:`BUSY_SHARE` of the SMs busy, or as many as the pick
+does where it keeps fewer (a 192×80 pick on 108 CTAs: 192×144 in 2 parts on 108); the one of fewest
 multiply-adds per CTA and k-step (192 × width / parts) wins where that is at most the pick's.
 
 NVIDIA H200, ours / torch against the pick in the same rounds. On every one-wave ping-pong pick at first
@@ -44,7 +45,9 @@ faster (1.016–1.195), the swapped ping-pong ones mostly slower (4096×14336 pr
 left out); then **24 fresh narrow ones 0.934 → 1.051, 21 faster, none slower** (6048×280×13288 0.835 →
 1.113, 275×6024×9208 0.922 → 1.235). Stream-K picks of less than a wave (2026-11-29; 5 of 18,000 draws,
 N of 200–470 over M of 5,700–12,500, K past 8,000): **24 shapes 0.936 → 1.066, every one faster**
-(5848×392×12288 0.737 → 0.963, 6000×424×8552 0.848 → 1.014).
+(5848×392×12288 0.737 → 0.963, 6000×424×8552 0.848 → 1.014). A split keeping only as many SMs busy as a
+pick that keeps under :data:`BUSY_SHARE` (2026-11-29; about 1 draw in 600): 10 shapes 0.957 → 1.039, then
+**22 fresh ones 0.929 → 1.048, every one faster** (9248×168×12600 0.765 → 0.922, 2632×944×9784 0.721 → 1.030).
 """
 
 from __future__ import annotations
@@ -65,9 +68,10 @@ MIN_WIDTH = 80
 #: slice of A per 48 columns; 192×144 in 2 parts at 273×5728×13336 (Cᵀ) ran 1.067 of torch where 192×80 ran
 #: 0.745. (Swapped ping-pong picks stay: at 4096×14336 projections the split lost, 0.95–0.98 of the pick.)
 NARROW_WIDTH = 96
-#: The share of the SMs the split's tiles (times parts) must keep busy in its one wave; a cluster's CTAs
-#: past M or N don't count (3600×664×11368: 19 × 3 tiles of 192×224 in 2 parts, 114 busy of 120 launched,
-#: ran 1.194 of the pick).
+#: The share of the SMs the split's tiles (times parts) must keep busy in its one wave, or as many as the
+#: pick keeps busy where that is fewer (:func:`busy_ctas`); a cluster's CTAs past M or N don't count
+#: (3600×664×11368: 19 × 3 tiles of 192×224 in 2 parts, 114 busy of 120 launched, ran 1.194 of the pick).
+#: 9248×168×12600: 192×96 in 1×2 keeps 98 CTAs busy, 192×192 in 2 parts as many (0.765 → 0.922 of torch).
 BUSY_SHARE = 0.85
 #: Parts a split weighs, and the cluster shapes, in the order ties go.
 PARTS = (2, 3, 4)
@@ -99,6 +103,12 @@ def per_cta_work(config: TunedConfig, m: int, n: int, sms: int) -> float | None:
     return area if config.cluster_tiles(rows, cols) * config.cluster_size <= sms else None
 
 
+def busy_ctas(config: TunedConfig, m: int, n: int, sms: int) -> int:
+    """The CTAs a pick :func:`per_cta_work` weighs keeps busy: every SM for stream-K (it shares its tiles out
+    among all), else one per tile."""
+    return sms if config.stream_k else min(sms, config.launch_tiles(m, n))
+
+
 def splits(config: TunedConfig, m: int, n: int, k: int, sms: int) -> TunedConfig | None:
     """The 192-row split (module docstring) in place of ``config``, a pick :func:`replaceable` says it may
     take whose tiles take less than one wave, on the pick's own output (Cᵀ where it is swapped); None where
@@ -108,6 +118,7 @@ def splits(config: TunedConfig, m: int, n: int, k: int, sms: int) -> TunedConfig
         return None
     rows, cols = config.launch_shape(m, n)
     k_tiles = -(-k // config.tile_k)
+    busy = min(BUSY_SHARE * sms, busy_ctas(config, m, n, sms))
     best = None
     for columns in range(1, 9):
         width = -(-cols // columns // 16) * 16
@@ -125,7 +136,7 @@ def splits(config: TunedConfig, m: int, n: int, k: int, sms: int) -> TunedConfig
                     break
                 if candidate.one_wave_clusters(rows, cols) > resident_clusters(candidate.cluster_size, sms):
                     break
-                if candidate.launch_tiles(m, n) < BUSY_SHARE * sms:  # a cluster's idle CTAs don't count
+                if candidate.launch_tiles(m, n) < busy:  # a cluster's idle CTAs don't count
                     continue
                 work = 192 * width / parts
                 if work < least or best is None and work == least:
