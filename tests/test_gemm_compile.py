@@ -167,6 +167,7 @@ def test_every_configuration_auto_can_pick_compiles_without_spills():
     shapes += [(273, 5728, 13336), (10912, 192, 9088)]  # and from narrow 192-row picks: 192×144 on Cᵀ, 192×192
     shapes += [(5848, 392, 12288), (11888, 208, 12904)]  # and from stream-K picks: 192×208 1×2 and 2×1
     shapes += [(9248, 168, 12600), (2688, 880, 12872)]  # and on as few SMs as the pick: 192×176 2×1, 192×224
+    shapes += [(6144, 328, 5880), (5912, 440, 6112)]  # and in parts of 46 and 48 k-tiles: 192×176, 192×224 1×2
     shapes += [(9016, 112, 6096), (115, 8520, 10736)]  # the thin side in 64-row tiles: 64×144 on Cᵀ, 64×136
     shapes += [(13624, 384, 9432), (9688, 576, 7264), (15456, 376, 4632), (7488, 568, 15488)]  # Cᵀ's 192-row
     # tiles in one wave: 192×208 2×1, 192×224 1×2, 192×240, 192×176 1×1

@@ -137,6 +137,25 @@ def test_auto_splits_a_stream_k_pick_of_less_than_a_wave_on_192_row_halves(mnk, 
     assert f"{whole} stream-K tiles of 128×256 shared by {SMS} SMs over a long K" in decision.facts
 
 
+@pytest.mark.parametrize(
+    "config,mnk,parts",
+    [
+        (tuned_config(192, 96, 1, 2, Schedule.COOPERATIVE, wg_split="n"), (6144, 328, 5880), 2),  # 92 k-tiles
+        (tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE, stream_k=True), (5912, 440, 6112), 2),  # 96
+    ],
+)
+def test_a_cooperative_pick_splits_into_shorter_parts(config, mnk, parts):
+    """Parts of :data:`MIN_PART_K_TILES_COOPERATIVE` k-tiles from a cooperative pick (its epilogue already
+    follows its k-loop), of :data:`MIN_PART_K_TILES` from a ping-pong one over the same K."""
+    split = split_halves.splits(config, *mnk, SMS)
+    k_tiles = -(-mnk[2] // 64)
+    assert split.split_k == parts
+    assert split_halves.MIN_PART_K_TILES_COOPERATIVE <= k_tiles // parts < split_halves.MIN_PART_K_TILES
+    pingpong = tuned_config(128, 152, 1, 2, Schedule.PINGPONG)
+    assert split_halves.splits(pingpong, 2832, 600, 5880, SMS) is None  # parts of 46: too short after ping-pong
+    assert split_halves.splits(pingpong, 2832, 600, 11496, SMS) is not None
+
+
 def test_the_fewest_multiply_adds_per_cta_win():
     """At 2832×600×11496 192×160 in 2 parts (15360 per CTA and k) beats 192×208 in 2 (19968) and
     192×304 is past the widest wgmma; three parts of 192×160 would need 180 CTAs."""

@@ -22,7 +22,8 @@ share (5848×392×12288: 192×208 in 2 parts, 19968 against 92 × 128×256 / 132
     2 × m64n152 per k-step over all of K             per k-step over half of K, partials summed in L2
 
 :func:`splits` weighs the tiles 192 × ⌈N / c⌉ (16-column steps, 80–256 wide) for c = 1…8 column tiles, in
-clusters of 1×2, 2×1 or 1×1, in 2–4 parts of at least :data:`MIN_PART_K_TILES` k-tiles, whose clusters the
+clusters of 1×2, 2×1 or 1×1, in 2–4 parts of at least :data:`MIN_PART_K_TILES` k-tiles
+(:data:`MIN_PART_K_TILES_COOPERATIVE` from a cooperative pick), whose clusters the
 GPU holds at once and whose tiles keep at least :data:`BUSY_SHARE` of the SMs busy, or as many as the pick
 does where it keeps fewer (a 192×80 pick on 108 CTAs: 192×144 in 2 parts on 108); the one of fewest
 multiply-adds per CTA and k-step (192 × width / parts) wins where that is at most the pick's.
@@ -48,6 +49,8 @@ N of 200–470 over M of 5,700–12,500, K past 8,000): **24 shapes 0.936 → 1.
 (5848×392×12288 0.737 → 0.963, 6000×424×8552 0.848 → 1.014). A split keeping only as many SMs busy as a
 pick that keeps under :data:`BUSY_SHARE` (2026-11-29; about 1 draw in 600): 10 shapes 0.957 → 1.039, then
 **22 fresh ones 0.929 → 1.048, every one faster** (9248×168×12600 0.765 → 0.922, 2632×944×9784 0.721 → 1.030).
+Parts of 40–59 k-tiles from a cooperative pick (2026-11-29; about 1 draw in 800): **23 fresh shapes 0.938 →
+1.028, 16 faster, none slower** (285×5688×7240 0.776 → 1.043).
 """
 
 from __future__ import annotations
@@ -57,10 +60,15 @@ from hopper_gemm.config import GemmConfig, Schedule
 from .clusters_of_four import resident_clusters
 from .modes import TunedConfig
 
-#: The fewest k-tiles (64 deep) a part keeps: below it the partials' exchange outweighed the k-loop the
-#: parts share (3064×624×2632 in 2 parts of 20: 1.134 of torch → 0.994; 5912×184×2472 won even so); parts
-#: of 61 at 2072×688×11832 ran 0.60 → 1.07.
+#: The fewest k-tiles (64 deep) a part keeps where the pick is ping-pong: below it the partials' exchange
+#: and the epilogue the pick hid under its other warpgroup's k-loop outweighed the k-loop the parts share
+#: (3064×624×2632 in 2 parts of 20: 1.134 of torch → 0.994; parts of 44–57 from 128-row pairs: 8 of 14
+#: slower, 3928×760×5600 1.005 → 0.874); parts of 61 at 2072×688×11832 ran 0.60 → 1.07.
 MIN_PART_K_TILES = 60
+#: The same for a cooperative pick (a narrow 192-row tile, stream-K), whose epilogue already follows its
+#: k-loop: parts of 41–57 k-tiles ran faster on 13 of 15 shapes and slower on none (6144×328×5880 0.877 →
+#: 1.097, 5912×440×6112 0.806 → 0.935).
+MIN_PART_K_TILES_COOPERATIVE = 40
 #: The narrowest split tile: 64 columns leave each warpgroup an m64n32 per k-step, and lost at every N = 64
 #: pick it replaced (8000×64×13248 1.161 → 1.109).
 MIN_WIDTH = 80
@@ -118,6 +126,7 @@ def splits(config: TunedConfig, m: int, n: int, k: int, sms: int) -> TunedConfig
         return None
     rows, cols = config.launch_shape(m, n)
     k_tiles = -(-k // config.tile_k)
+    fewest = MIN_PART_K_TILES if config.schedule is Schedule.PINGPONG else MIN_PART_K_TILES_COOPERATIVE
     busy = min(BUSY_SHARE * sms, busy_ctas(config, m, n, sms))
     best = None
     for columns in range(1, 9):
@@ -128,7 +137,7 @@ def splits(config: TunedConfig, m: int, n: int, k: int, sms: int) -> TunedConfig
             tile = GemmConfig(192, width, cluster_m, cluster_n, Schedule.COOPERATIVE, wg_split="n")
             halves = TunedConfig(tile, swap_ab=config.swap_ab)
             for parts in PARTS:
-                if k_tiles // parts < MIN_PART_K_TILES:
+                if k_tiles // parts < fewest:
                     break
                 try:
                     candidate = halves.with_split_k(parts)

@@ -351,7 +351,8 @@ def test_auto_half_rows_match_torch(mnk, width, cluster):
     + [((2072, 688, 11832), 176, (1, 2), 3), ((8192, 128, 13400), 128, (2, 1), 3)]
     + [((273, 5728, 13336), 144, (1, 2), 2), ((10912, 192, 9088), 192, (2, 1), 2)]
     + [((5848, 392, 12288), 208, (1, 2), 2), ((11888, 208, 12904), 208, (2, 1), 2)]
-    + [((9248, 168, 12600), 176, (2, 1), 2), ((2688, 880, 12872), 224, (1, 2), 2)],
+    + [((9248, 168, 12600), 176, (2, 1), 2), ((2688, 880, 12872), 224, (1, 2), 2)]
+    + [((6144, 328, 5880), 176, (1, 2), 2), ((5912, 440, 6112), 224, (1, 2), 2)],
 )
 def test_auto_split_halves_match_torch(mnk, width, cluster, parts):
     """Auto's one-wave ping-pong pairs over a long K split on 192-row tiles whose warpgroups split N
@@ -359,7 +360,7 @@ def test_auto_split_halves_match_torch(mnk, width, cluster, parts):
     cluster row past M, two 64-row picks' splits (192×176 in 3 parts of 61 k-tiles, N in one column
     tile), two narrow 192-row picks' (192×144 on Cᵀ, 192×192 on C) and two stream-K picks' (128×256 in less
     than a wave), and two that keep only as many SMs busy as their picks (192×96 on 98 CTAs, ping-pong
-    128×176 on 80); ragged M, N and K."""
+    128×176 on 80), and two cooperative picks' in parts of 46 and 48 k-tiles; ragged M, N and K."""
     picked = _auto_pick(mnk, "split over K on 192-row halves")
     assert (picked.tile_m, picked.tile_n, (picked.cluster_m, picked.cluster_n)) == (192, width, cluster)
     assert (picked.wg_split, picked.split_k) == ("n", parts)
