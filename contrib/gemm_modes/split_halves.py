@@ -79,7 +79,7 @@ NARROW_WIDTH = 96
 #: The share of the SMs the split's tiles (times parts) must keep busy in its one wave, or as many as the
 #: pick keeps busy where that is fewer (:func:`busy_ctas`); a cluster's CTAs past M or N don't count
 #: (3600×664×11368: 19 × 3 tiles of 192×224 in 2 parts, 114 busy of 120 launched, ran 1.194 of the pick).
-#: 9248×168×12600: 192×96 in 1×2 keeps 98 CTAs busy, 192×192 in 2 parts as many (0.765 → 0.922 of torch).
+#: 9248×168×12600: 192×96 in 1×2 keeps 98 CTAs busy, 192×176 in 2 parts (2×1) as many (0.765 → 0.922 of torch).
 BUSY_SHARE = 0.85
 #: Parts a split weighs, and the cluster shapes, in the order ties go.
 PARTS = (2, 3, 4)
