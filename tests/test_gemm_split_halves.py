@@ -89,7 +89,7 @@ def test_auto_splits_a_narrow_192_row_pick_on_wider_halves(mnk, before, after, m
 )
 def test_a_pick_that_keeps_few_sms_busy_is_split_on_as_many(mnk, after, monkeypatch):
     """Where the pick keeps fewer than ``BUSY_SHARE`` of the SMs busy (192×96 in 1×2 on 98 CTAs, 192×80 on Cᵀ
-    on 108, ping-pong 128×176 on 80), a split need only keep as many: 192×176 in 2 parts on 98."""
+    on 108, ping-pong 128×176 on 105), a split need only keep as many: 192×176 in 2 parts on 98."""
     m, n, k = mnk
     decision = decide(BF16, mnk)
     monkeypatch.setattr(split_halves, "splits", lambda *_: None)

@@ -360,7 +360,7 @@ def test_auto_split_halves_match_torch(mnk, width, cluster, parts):
     cluster row past M, two 64-row picks' splits (192×176 in 3 parts of 61 k-tiles, N in one column
     tile), two narrow 192-row picks' (192×144 on Cᵀ, 192×192 on C) and two stream-K picks' (128×256 in less
     than a wave), and two that keep only as many SMs busy as their picks (192×96 on 98 CTAs, ping-pong
-    128×176 on 80), and two cooperative picks' in parts of 46 and 48 k-tiles; ragged M, N and K."""
+    128×176 on 105), and two cooperative picks' in parts of 46 and 48 k-tiles; ragged M, N and K."""
     picked = _auto_pick(mnk, "split over K on 192-row halves")
     assert (picked.tile_m, picked.tile_n, (picked.cluster_m, picked.cluster_n)) == (192, width, cluster)
     assert (picked.wg_split, picked.split_k) == ("n", parts)
