@@ -175,6 +175,8 @@ def test_every_configuration_auto_can_pick_compiles_without_spills():
     # 192×144 in 64×72 subtiles, 192×176 1×2
     shapes += [(5176, 856, 4600), (9824, 512, 6592), (4584, 800, 14536)]  # one wave of tall tiles: 256×144,
     # 256×160 on Cᵀ, 192×160
+    shapes += [(2864, 432, 7216), (254, 2088, 15320)]  # long_k's split on 192-row halves: 192×112 in 64×56
+    # subtiles in 2 parts, 192×128 on Cᵀ in 6
     for bias in (False, True):
         problem = Problem("bf16", bias=bias, scaled=bias)
         picked = {pick(problem, mnk) for mnk in shapes}

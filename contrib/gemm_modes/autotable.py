@@ -72,42 +72,42 @@ otherwise                  :func:`wave_balance`: cooperative        4096³ 1.02,
                            (:func:`cta_share`)
 =========================  ======================================  ==========================================
 
-After the table, :func:`decide` widens a load-bound pick's cluster of two to four along the long side
-where the output takes one wave of them, and where that tile pads the short side, may take a short-side
-tile in fours instead (``gemm_modes.clusters_of_four``; H200: small-side draws 0.86–0.89 → 0.93–0.96).
-A cooperative 192-row pick that leaves over a tenth of the clusters idle in its one wave is narrowed
-until its tiles fill it (``gemm_modes.one_wave``; H200: 26 drawn shapes 0.948 → 1.013). Then, for a
-narrow N over a long K, split-K in up to 8 parts of a cooperative 128-row tile may take its place, and
-for a short M the same on Cᵀ (``gemm_modes.long_k``; H200: 0.81–0.87 → 1.10–1.11 and, swapped, 0.89–0.90
-→ 1.12–1.16 on the small-side shapes they take). Last, without a bias, a ping-pong pick that leaves over a
-tenth of the clusters idle in its one wave is narrowed the same way, its cluster along the same side,
-within 1.2 times its L2 fetches (``gemm_modes.one_wave``; H200: 20 drawn shapes 0.815 → 0.883), and the
-width is cut to the fewest columns in 8-column steps (16 where an odd multiple of 8 does not pay) that
-keep its count of column tiles (``gemm_modes.tight_width``; H200: 11 drawn squares 0.825 → 0.890 in
-16-column steps, then 24 drawn shapes 0.939 → 0.981 in 8-column ones). A ping-pong 128-row pick that then takes
-one wave (one tile per CTA) runs as 64-row tiles of 144–256 columns in clusters of four along M, of two on
-a square-ish output (``gemm_modes.half_rows``; H200: 26 drawn shapes 0.926 → 1.073 to 192 columns in fours,
-then 30 drawn 0.939 → 1.066 past them). One that stays 128 rows in a pair over a long K, a 64-row pair, or a
-cooperative 192-row pick at most 96 wide (C or Cᵀ), or a stream-K pick of less than a wave, runs as 192-row
-tiles whose warpgroups split N, split-K in 2–4 parts to fill the wave (``gemm_modes.split_halves``; H200: 34
-drawn shapes 0.935 → 1.001, 22 with 64-row picks 0.861 → 1.114, 24 with narrow 192-row ones 0.934 → 1.051, 24
-with stream-K ones 0.936 → 1.066). Where none of them splits, a side of at most 128 whose pick idles a quarter
-of the SMs runs across one wave of 64-row ping-pong tiles, on Cᵀ where N is the thin side
-(``gemm_modes.thin_side_one_wave``; H200: 26 drawn shapes 0.931 → 1.033). Last, a short side a little under 192,
-384 or 576 against a long one runs in whole 192-row tiles (a short N as Cᵀ = B·Aᵀ), as wide along the long side
-as one wave needs (``gemm_modes.short_side_one_wave``; H200: 20 drawn shapes with a short N 0.944 → 1.029, 32
-with a short M 0.903 → 1.008); before it, a pick that is not one nearly full wave takes the cooperative 192- or
-256-row tile, on C or Cᵀ, of least area that is (``gemm_modes.tall_one_wave``; H200: 23 drawn shapes 0.928 →
-0.981).
+After the table, :func:`decide` widens a load-bound pick's cluster of two to four along the long side where the
+output takes one wave of them, and where that tile pads the short side, may take a short-side tile in fours instead
+(``gemm_modes.clusters_of_four``; H200: small-side draws 0.86–0.89 → 0.93–0.96). A cooperative 192-row pick that
+leaves over a tenth of the clusters idle in its one wave is narrowed until its tiles fill it
+(``gemm_modes.one_wave``; H200: 26 drawn shapes 0.948 → 1.013). Then, for a narrow N over a long K, split-K in up to
+8 parts of a cooperative 128-row tile may take its place, and for a short M the same on Cᵀ (``gemm_modes.long_k``;
+H200: 0.81–0.87 → 1.10–1.11 and, swapped, 0.89–0.90 → 1.12–1.16 on the small-side shapes they take); without a bias,
+that split runs on 192-row tiles whose warpgroups split N, in 1×2 pairs and as many parts or fewer, where each CTA
+then does fewer multiply-adds (``gemm_modes.long_k_halves``; H200: 38 drawn shapes 1.030 → 1.123). Last, without a
+bias, a ping-pong pick that leaves over a tenth of the clusters idle in its one wave is narrowed the same way, its
+cluster along the same side, within 1.2 times its L2 fetches (``gemm_modes.one_wave``; H200: 20 drawn shapes 0.815 →
+0.883), and the width is cut to the fewest columns in 8-column steps (16 where an odd multiple of 8 does not pay)
+that keep its count of column tiles (``gemm_modes.tight_width``; H200: 11 drawn squares 0.825 → 0.890 in 16-column
+steps, then 24 drawn shapes 0.939 → 0.981 in 8-column ones). A ping-pong 128-row pick that then takes one wave (one
+tile per CTA) runs as 64-row tiles of 144–256 columns in clusters of four along M, of two on a square-ish output
+(``gemm_modes.half_rows``; H200: 26 drawn shapes 0.926 → 1.073 to 192 columns in fours, then 30 drawn 0.939 → 1.066
+past them). One that stays 128 rows in a pair over a long K, a 64-row pair, or a cooperative 192-row pick at most 96
+wide (C or Cᵀ), or a stream-K pick of less than a wave, runs as 192-row tiles whose warpgroups split N, split-K in
+2–4 parts to fill the wave (``gemm_modes.split_halves``; H200: 34 drawn shapes 0.935 → 1.001, 22 with 64-row picks
+0.861 → 1.114, 24 with narrow 192-row ones 0.934 → 1.051, 24 with stream-K ones 0.936 → 1.066). Where none of them
+splits, a side of at most 128 whose pick idles a quarter of the SMs runs across one wave of 64-row ping-pong tiles,
+on Cᵀ where N is the thin side (``gemm_modes.thin_side_one_wave``; H200: 26 drawn shapes 0.931 → 1.033). Last, a
+short side a little under 192, 384 or 576 against a long one runs in whole 192-row tiles (a short N as Cᵀ = B·Aᵀ),
+as wide along the long side as one wave needs (``gemm_modes.short_side_one_wave``; H200: 20 drawn shapes with a
+short N 0.944 → 1.029, 32 with a short M 0.903 → 1.008); before it, a pick that is not one nearly full wave takes
+the cooperative 192- or 256-row tile, on C or Cᵀ, of least area that is (``gemm_modes.tall_one_wave``; H200: 23
+drawn shapes 0.928 → 0.981).
 
-Every ping-pong pick gets the staging in the ring where each CTA owns one tile (:func:`single_wave_staging`),
-and so does every cooperative one, its deferred epilogue dropped (no next tile to hide it under); the last
-tile steps' picks (64 rows twice as wide, split halves, tall tiles, a short side's 192-row tiles) keep staging
-buffers of their own, as they were measured. Stream-K's wave mode (a whole wave split with the partial one)
-lost where the waves are few (4096³ 0.88–0.97 against 0.97–0.99, 4352²×8192 0.84 against 0.92): each share
-computes tiles at k offsets no other cluster shares. The remainder mode splits only the partial wave and pays
-a fix-up (128 KiB of fp32 partials per CTA, written and read back) that a nearly full partial wave does not
-repay (:data:`STREAM_K_MAX_FILL`).
+Every ping-pong pick gets the staging in the ring where each CTA owns one tile (:func:`single_wave_staging`), and so
+does every cooperative one, its deferred epilogue dropped (no next tile to hide it under); the last tile steps'
+picks (64 rows twice as wide, both kinds of split halves, tall tiles, a short side's 192-row tiles) keep staging
+buffers of their own, as they were measured. Stream-K's wave mode (a whole wave split with the partial one) lost
+where the waves are few (4096³ 0.88–0.97 against 0.97–0.99, 4352²×8192 0.84 against 0.92): each share computes tiles
+at k offsets no other cluster shares. The remainder mode splits only the partial wave and pays a fix-up (128 KiB of
+fp32 partials per CTA, written and read back) that a nearly full partial wave does not repay
+(:data:`STREAM_K_MAX_FILL`).
 
 **The fill rule.** With M ≤ 512 B is most of the traffic and a long K makes each tile a long stream
 of it; 128×128 tiles at 128×8192² are 64 for 132 SMs. Smaller tiles put more SMs on the stream but
@@ -136,6 +136,7 @@ from . import (
     clusters_of_four,
     half_rows,
     long_k,
+    long_k_halves,
     one_wave,
     short_side,
     short_side_one_wave,
@@ -1008,7 +1009,8 @@ def decide(
     one in fours where ``clusters_of_four.tightest`` finds one (with ``swap``: plain ``gemm()`` calls; no
     comm role, gate or mode has run in clusters of four); then, with ``swap``, ``widths`` and K past
     ``SHORT_K``, a 192-row tile narrowed to fill its one wave where ``one_wave.replaces`` takes it; then, with
-    ``swap`` and ``split``, split-K where ``long_k.replaces`` takes it; last, with ``swap``, ``widths``, no
+    ``swap`` and ``split``, split-K where ``long_k.replaces`` takes it (on 192-row halves where
+    ``long_k_halves.replaces`` takes those, with ``widths`` and no bias); last, with ``swap``, ``widths``, no
     bias and no split taken, a ping-pong tile narrowed to fill its one wave where
     ``one_wave.narrowed_pingpong`` takes it, the width cut to its column tiles (``tight_width.tightened``),
     and a ping-pong 128-row tile in one wave turned into 64 rows twice as wide (``half_rows.halved``), or
@@ -1066,6 +1068,11 @@ def _tile_decision(
     if long is not None:
         facts = long_k.describe(long, decision.config, mnk, sms)
         rule = f"split-K for a {'short M' if long.swap_ab else 'narrow N'} over a long K"
+        # measured without a bias, as split_halves' splits were
+        halves = long_k_halves.replaces(long, mnk, sms) if narrows and not problem.bias else None
+        if halves is not None:
+            facts = f"{facts}; {long_k_halves.describe(halves, long, mnk)}"
+            return Decision(halves, f"{rule}, on 192-row halves", facts)
         return Decision(single_wave_staging(long, problem, mnk, sms), rule, facts)
     # the last two steps were measured without a bias, as narrow_n's short-side tiles were
     narrow = one_wave.narrowed_pingpong(decision.config, m, n, sms) if narrows and not problem.bias else None

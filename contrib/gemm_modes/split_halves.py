@@ -55,6 +55,8 @@ Parts of 40–59 k-tiles from a cooperative pick (2026-11-29; about 1 draw in 80
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from hopper_gemm.config import GemmConfig, Schedule
 
 from .clusters_of_four import resident_clusters
@@ -124,20 +126,43 @@ def splits(config: TunedConfig, m: int, n: int, k: int, sms: int) -> TunedConfig
     least = per_cta_work(config, m, n, sms) if replaceable(config) else None
     if least is None:
         return None
-    rows, cols = config.launch_shape(m, n)
-    k_tiles = -(-k // config.tile_k)
     fewest = MIN_PART_K_TILES if config.schedule is Schedule.PINGPONG else MIN_PART_K_TILES_COOPERATIVE
     busy = min(BUSY_SHARE * sms, busy_ctas(config, m, n, sms))
+    search = Search(parts=PARTS, fewest_k_tiles=fewest, min_width=MIN_WIDTH, clusters=CLUSTERS)
+    return fewest_multiply_adds(search, config, (m, n, k), sms, least=least, busy=busy)
+
+
+@dataclass(frozen=True)
+class Search:
+    """The 192-row splits :func:`fewest_multiply_adds` weighs: ``parts`` in order, parts of at least
+    ``fewest_k_tiles`` k-tiles, tiles ``min_width``–256 wide, ``clusters`` in the order ties go."""
+
+    parts: tuple[int, ...]
+    fewest_k_tiles: int
+    min_width: int
+    clusters: tuple[tuple[int, int], ...]
+
+
+def fewest_multiply_adds(
+    search: Search, pick: TunedConfig, mnk: tuple[int, int, int], sms: int, *, least: float, busy: float
+) -> TunedConfig | None:
+    """Of the tiles 192 × ⌈N / c⌉ (16-column steps) for c = 1…8 column tiles of ``pick``'s own output (Cᵀ
+    where it is swapped), cooperative with warpgroups along N, split as ``search`` weighs them, whose clusters
+    the GPU holds at once and whose tiles keep at least ``busy`` CTAs busy: the one of fewest multiply-adds per
+    CTA and k-step (192 × width / parts), the first among equals, where that is at most ``least``; else None."""
+    m, n, k = mnk
+    rows, cols = pick.launch_shape(m, n)
+    k_tiles = -(-k // pick.tile_k)
     best = None
     for columns in range(1, 9):
         width = -(-cols // columns // 16) * 16
-        if not MIN_WIDTH <= width <= 256:
+        if not search.min_width <= width <= 256:
             continue
-        for cluster_m, cluster_n in CLUSTERS:
+        for cluster_m, cluster_n in search.clusters:
             tile = GemmConfig(192, width, cluster_m, cluster_n, Schedule.COOPERATIVE, wg_split="n")
-            halves = TunedConfig(tile, swap_ab=config.swap_ab)
-            for parts in PARTS:
-                if k_tiles // parts < fewest:
+            halves = TunedConfig(tile, swap_ab=pick.swap_ab)
+            for parts in search.parts:
+                if k_tiles // parts < search.fewest_k_tiles:
                     break
                 try:
                     candidate = halves.with_split_k(parts)

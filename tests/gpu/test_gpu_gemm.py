@@ -368,6 +368,21 @@ def test_auto_split_halves_match_torch(mnk, width, cluster, parts):
 
 
 @pytest.mark.parametrize(
+    "mnk,width,parts,swapped",
+    [((2864, 432, 7216), 112, 2, False), ((4144, 232, 2720), 128, 2, False), ((2064, 504, 4192), 128, 3, False)]
+    + [((254, 2088, 15320), 128, 6, True), ((3024, 216, 9680), 112, 4, False)],
+)
+def test_auto_long_k_halves_match_torch(mnk, width, parts, swapped):
+    """Auto's split-K for a narrow N (on Cᵀ, a short M) over a long K on 192-row tiles whose warpgroups split N
+    (``gemm_modes.long_k_halves``), in 1×2 pairs: 192×112 in 64×56 subtiles, N in one column tile turned
+    into two, 6 parts on Cᵀ, 4 parts of 38 k-tiles; ragged M, N and K."""
+    picked = _auto_pick(mnk, "on 192-row halves")
+    assert (picked.tile_m, picked.tile_n, (picked.cluster_m, picked.cluster_n)) == (192, width, (1, 2))
+    assert (picked.wg_split, picked.split_k, picked.swap_ab) == ("n", parts, swapped)
+    _run(*mnk, "bf16", "nk", "auto")
+
+
+@pytest.mark.parametrize(
     "mnk,width,cluster,swapped",
     [((9016, 112, 6096), 144, (2, 1), True), ((8896, 64, 3800), 72, (1, 2), True)]
     + [((115, 8520, 10736), 136, (2, 1), False), ((57, 18792, 6592), 144, (1, 2), False)],
