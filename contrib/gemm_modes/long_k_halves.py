@@ -9,7 +9,8 @@ multiply-adds each::
 
     2864×432 in 128×216 tiles (2×1), K in 2 parts     192×112, warpgroups along N, K in 2 parts (1×2)
     ┌────────┬────────┐                                ┌──────┬──────┬──────┬──────┐
-    │128×216 │        │ 23 rows × 2 parts              │192×112     │      │      │ 15 rows × 2 parts
+    │128×216 │        │ 23 rows × 2 parts              │192×  │      │      │      │ 15 rows × 2 parts
+    │        │        │                                │  112 │      │      │      │
     ├────────┼─ …                                      ├──┬───┼─ …
     92 CTAs of 132; per k-step each warpgroup          120 CTAs; per k-step each warpgroup
     m64n216: 27648 multiply-adds per CTA / 2 parts     3 × m64n56: 21504 / 2 parts
