@@ -276,13 +276,14 @@ DIAGNOSTIC |= {"coop192x256c21n"}
 DIAGNOSTIC |= {"swap192x176c21n", "swap192x176c12n", "swap192x192c21n", "swap128x256c21"}
 
 #: A configuration named by its parts, for ``--configs`` beside CANDIDATES' names: ``[swap][pp|coop]ROWSx
-#: WIDTHcMN[n][kS][eE]`` (swapped, ping-pong or cooperative (the default), tile, cluster, warpgroups along N,
-#: split-K in S parts, staged subtiles E columns wide: 8, 16, 32, 64 or an odd multiple of 8 dividing the
-#: width), WIDTH a number or ``m`` / ``n`` and a count
+#: WIDTHcMN[n][kS][eE][rD][gB]`` (swapped, ping-pong or cooperative (the default), tile, cluster, warpgroups
+#: along N, split-K in S parts, staged subtiles E columns wide: 8, 16, 32, 64 or an odd multiple of 8 dividing
+#: the width, tile order raster D ``m`` or ``n`` in bands of B cluster tiles), WIDTH a number or ``m`` / ``n``
+#: and a count
 #: (``swappp128xm2c12``: M in two column tiles of the swapped launch, each ⌈M / 2⌉ rows rounded up to 8;
 #: ``pp128xn2c12``: N in two column tiles; ``coop128x80c11k7``: 128×80 tiles, each in 7 parts;
 #: ``swapcoop256x160c21e16``: 16-column subtiles, whose smaller staging leaves room for a fourth A/B stage).
-NAMED = re.compile(r"(swap)?(pp|coop)?(\d+)x(\d+|[mn][1-8])c([124])([124])(n)?(?:k([2-8]))?(?:e(\d+))?")
+NAMED = re.compile(r"(swap)?(pp|coop)?(\d+)x(\d+|[mn][1-8])c([124])([124])(n)?(?:k([2-8]))?(?:e(\d+))?(?:r([mn]))?(?:g(\d+))?")
 
 
 def named_config(name: str, m: int, n: int = 0) -> TunedConfig | None:
@@ -291,7 +292,7 @@ def named_config(name: str, m: int, n: int = 0) -> TunedConfig | None:
     parts = NAMED.fullmatch(name)
     if parts is None:
         return None
-    swap, schedule, rows, width, cluster_m, cluster_n, along_n, split, subtile = parts.groups()
+    swap, schedule, rows, width, cluster_m, cluster_n, along_n, split, subtile, raster, band = parts.groups()
     if width[0] in "mn":
         share = -(-(m if width[0] == "m" else n) // int(width[1:]))
         width = -(-share // 8) * 8
@@ -303,6 +304,8 @@ def named_config(name: str, m: int, n: int = 0) -> TunedConfig | None:
         P if schedule == "pp" else C,
         swap_ab=bool(swap),
         **({"wg_split": "n"} if along_n else {}),
+        **({"raster": raster} if raster else {}),
+        **({"group": int(band)} if band else {}),
     )
     config = config.reshaped(epi_n=int(subtile)) if subtile else config
     return config.with_split_k(int(split)) if split else config

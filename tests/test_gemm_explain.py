@@ -120,6 +120,9 @@ def test_configs_named_by_their_parts():
     assert gemm.named_config("pp128x88c12e88", 0) == tuned_config(128, 88, 1, 2, "pingpong", epi_n=88)
     with pytest.raises(ValueError, match=r"epi_n = 24 is invalid: .* dividing tile_n = 256"):
         gemm.named_config("coop128x256c21e24", 0)
+    # the tile order: raster direction and band width
+    assert gemm.named_config("pp128x144c21rng2", 0) == tuned_config(128, 144, 2, 1, "pingpong", raster="n", group=2)
+    assert gemm.named_config("pp128x144c21g1", 0) == tuned_config(128, 144, 2, 1, "pingpong", group=1)
 
 
 @pytest.mark.slow
