@@ -283,7 +283,9 @@ DIAGNOSTIC |= {"swap192x176c21n", "swap192x176c12n", "swap192x192c21n", "swap128
 #: (``swappp128xm2c12``: M in two column tiles of the swapped launch, each ⌈M / 2⌉ rows rounded up to 8;
 #: ``pp128xn2c12``: N in two column tiles; ``coop128x80c11k7``: 128×80 tiles, each in 7 parts;
 #: ``swapcoop256x160c21e16``: 16-column subtiles, whose smaller staging leaves room for a fourth A/B stage).
-NAMED = re.compile(r"(swap)?(pp|coop)?(\d+)x(\d+|[mn][1-8])c([124])([124])(n)?(?:k([2-8]))?(?:e(\d+))?(?:r([mn]))?(?:g(\d+))?")
+NAMED = re.compile(
+    r"(swap)?(pp|coop)?(\d+)x(\d+|[mn][1-8])c([124])([124])(n)?(?:k([2-8]))?(?:e(\d+))?(?:r([mn]))?(?:g(\d+))?"
+)
 
 
 def named_config(name: str, m: int, n: int = 0) -> TunedConfig | None:
