@@ -177,6 +177,7 @@ def test_every_configuration_auto_can_pick_compiles_without_spills():
     # 256×160 on Cᵀ, 192×160
     shapes += [(2864, 432, 7216), (254, 2088, 15320)]  # long_k's split on 192-row halves: 192×112 in 64×56
     # subtiles in 2 parts, 192×128 on Cᵀ in 6
+    shapes += [(63, 18136, 12880), (190, 10352, 3776)]  # ping-pong held in one wave: 64×144 in the ring, 192×80
     for bias in (False, True):
         problem = Problem("bf16", bias=bias, scaled=bias)
         picked = {pick(problem, mnk) for mnk in shapes}

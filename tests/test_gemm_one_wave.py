@@ -1,5 +1,6 @@
 """``gemm_modes.one_wave``: auto narrows a cooperative 192-row tile or a ping-pong one that leaves clusters
-idle in its one wave until its tiles fill it, and where it must not (the arithmetic checked on the CPU; the
+idle in its one wave until its tiles fill it, holds a ping-pong pick of more than one wave in one, and where
+it must not (the arithmetic checked on the CPU; the
 kernels on the GPU runner, ``tests/gpu/test_gpu_gemm.py``)."""
 
 from __future__ import annotations
@@ -161,3 +162,62 @@ def test_the_pingpong_step_keeps_the_cluster_side_and_narrows_pingpong_picks_onl
     assert one_wave.same_cluster_side(tuned_config(64, 96, 1, 2, Schedule.PINGPONG), four)
     coop = tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE)
     assert one_wave.narrowed_pingpong(coop, 1048, 1048, 132) is None
+
+
+@pytest.mark.parametrize(
+    "mnk,before,after",
+    [
+        ((63, 18136, 12880), (64, 128, 1, 2), (64, 144, 1, 2)),  # 142 tiles on 132 SMs → 126 one wider
+        ((64, 22808, 12872), (64, 64, 1, 2), (64, 176, 1, 2)),  # 357 tiles in three waves → 130 in one
+        ((190, 10352, 3776), (64, 128, 1, 2), (192, 80, 1, 2)),  # three 64-row tile rows → one of 192
+        ((311, 6368, 6048), (64, 128, 1, 2), (128, 152, 1, 2)),  # five 64-row tile rows → three of 128
+    ],
+)
+def test_auto_holds_a_pingpong_pick_of_more_than_one_wave_in_one(mnk, before, after, monkeypatch):
+    m, n, _ = mnk
+    decision = decide(BF16, mnk)
+    held = decision.config
+    assert shape_of(held)[:4] == after and decision.rule == "small M, held in one wave"
+    assert held.schedule is Schedule.PINGPONG and not held.swap_ab
+    with monkeypatch.context() as patched:
+        patched.setattr(one_wave, "held_in_one_wave", lambda *_: None)
+        pick = decide(BF16, mnk).config
+    assert shape_of(pick)[:4] == before
+    assert one_wave.busy_share(pick, m, n, 132) is None  # more than one wave
+    assert one_wave.busy_share(held, m, n, 132) >= one_wave.MIN_FILL
+    assert fetched_rows(held, m, n) <= one_wave.MAX_FETCH_GROWTH * fetched_rows(pick, m, n)
+    assert tile_time(held, m, n, 132) * one_wave.MARGIN < tile_time(pick, m, n, 132)
+    assert one_wave.same_cluster_side(held, pick)
+
+
+def test_the_explain_line_of_a_pick_held_in_one_wave_counts_its_waves_and_fetches():
+    decision = decide(BF16, (63, 18136, 12880))
+    assert (
+        "more than one wave: 71 cluster-tiles of 64×128 1×2 on 66 clusters; 64×144 1×2 holds it in one wave of "
+        "63, 95% of the clusters: per SM 16640 against 30720 (tile_time); 22176 rows from L2 per k-step against "
+        "22720"
+    ) in decision.facts
+
+
+@pytest.mark.parametrize(
+    "problem,mnk,why",
+    [
+        (Problem("bf16", bias=True), (63, 18136, 12880), "measured without a bias"),
+        (BF16, (8192, 8192, 1024), "no ping-pong tile holds 8192² in one wave"),
+        (BF16, (1048, 1048, 1048), "one wave already: narrowed_pingpong's"),
+        (BF16, (59, 16352, 5704), "64×128 holds it in one wave (128 tiles)"),
+    ],
+)
+def test_auto_holds_nothing_in_one_wave_where_it_must_not(problem, mnk, why):
+    assert "held in one wave" not in decide(problem, mnk).rule, why
+
+
+def test_the_hold_step_takes_pingpong_picks_of_more_than_one_wave_only():
+    coop = tuned_config(128, 256, 2, 1, Schedule.COOPERATIVE)
+    assert one_wave.held_in_one_wave(coop, 63, 18136, 132) is None
+    one_wave_pick = tuned_config(64, 144, 1, 2, Schedule.PINGPONG)
+    assert one_wave.held_in_one_wave(one_wave_pick, 63, 18136, 132) is None
+    spilled = tuned_config(64, 128, 1, 2, Schedule.PINGPONG)
+    assert shape_of(one_wave.held_in_one_wave(spilled, 63, 18136, 132))[:4] == (64, 144, 1, 2)
+    # on a GPU of 152 SMs 71 pairs of 64×128 fit in its 76 clusters: one wave, nothing to hold
+    assert one_wave.held_in_one_wave(spilled, 63, 18136, 152) is None

@@ -1017,11 +1017,19 @@ def decide(
     with ``split`` too, where it stays (or is a 64-row pair, a narrow cooperative 192-row tile or a stream-K
     pick of less than a wave), split over K on 192-row halves (``split_halves.splits``), or else a thin side
     (at most 128) across one wave of 64-row ping-pong tiles (``thin_side_one_wave.replaces``);
-    then, with ``swap`` and ``widths``, one wave of tall cooperative tiles where ``tall_one_wave.replaces``
+    then, with ``swap`` and ``widths``, a ping-pong pick of more than one wave held in one
+    (``one_wave.held_in_one_wave``, no bias), one wave of tall cooperative tiles where ``tall_one_wave.replaces``
     takes it, and a short side in whole 192-row tiles in one wave where ``short_side_one_wave.replaces``
     takes it; after all of them, with ``swap``, a tile an odd multiple of 8 wide staged in wider subtiles
     (``wide_subtiles.widened``)."""
     decision = _tile_decision(problem, mnk, sms, split, widths, swap, short_sides)
+    # measured without a bias, as the ping-pong step it shares its choice with (one_wave.narrowed_pingpong)
+    holds = swap and widths and not problem.bias
+    held = one_wave.held_in_one_wave(decision.config, mnk[0], mnk[1], sms) if holds else None
+    if held is not None:
+        facts = f"{decision.facts}; {one_wave.describe_held(held, decision.config, mnk[0], mnk[1], sms)}"
+        held = single_wave_staging(held, problem, mnk, sms)
+        decision = Decision(held, f"{decision.rule}, held in one wave", facts)
     tall = tall_one_wave.replaces(decision.config, mnk, sms, swappable(problem)) if swap and widths else None
     if tall is not None:
         facts = f"{decision.facts}; {tall_one_wave.describe(tall, decision.config, mnk[0], mnk[1], sms)}"

@@ -1,4 +1,5 @@
-"""A tile narrowed to fill its one wave: ``gemm_modes.autotable``'s steps after the clusters of four.
+"""A tile narrowed to fill its one wave, or one that holds a pick of more than one wave in one:
+``gemm_modes.autotable``'s steps after the clusters of four.
 
 Where every cluster-tile of the pick runs at once (one wave) but part of the clusters idle, the wave
 takes as long as one tile. The same kind of tile cut narrower, so that its count fills the wave, does that
@@ -25,6 +26,14 @@ across kinds it does not):
 
 Either narrowed tile must fill :data:`MIN_ROWS_FILL` of its rows.
 
+* :func:`held_in_one_wave`: a ping-pong pick whose tiles take more than one wave takes the tile
+  :func:`narrowed_pingpong` would choose among those that hold the output in one wave, by the same bounds,
+  where that is :data:`MARGIN` faster than the pick (``tile_time`` counts the pick's waves). The small-M
+  rule's 64-row tiles are what it finds: at M ≤ 64 a wider 64-row tile (63×18136 in 142 tiles of 64×128 on
+  132 SMs → 126 of 64×144), at M 171–192 one 192-row tile in place of three 64-row ones (190×10352 in 123
+  cluster-tiles of 64×128 → 65 of 192×80, B fetched once instead of three times). About 1 draw in 2,700
+  (all from ``small-side``).
+
 NVIDIA H200, 2026-11-29, ours / torch against the table without the step, in the same rounds.
 Cooperative: fitted on 63 shapes drawn at random where a first form of it (no bound on the rows' fill)
 changed the pick: on the 47 where it now does, 0.940 → 1.014, 45 faster (9864×360×5072 192×192 →
@@ -43,6 +52,10 @@ rows from L2 lost 14–38 % on all nine such shapes (241×3184×4208 128×64 1×
 a cluster turned to the other side won on 8 of 17 shapes and lost on 7 by more than 2 % (2888×528×9056
 128×136 1×2 → 128×112 2×1 0.834 → 0.753); with the side kept, 10 of them take another tile, 0.790 →
 0.881 (2384×896×3112 128×192 → 192×96 0.760 → 1.023; 2896×552×2784 128×144 → 192×72 0.797 → 0.772).
+Held in one wave (2026-11-30): the 19 shapes of 45,000 draws where it changes the pick and 63×18136×12880,
+0.785 → 0.984, all 20 faster by more than 2 % (192×9784×3592 64×128 → 192×80 0.604 → 0.962, 63×19928×5848
+0.811 → 1.007); the 25 of 72,000 further draws, 0.848 → 1.041, all 25 faster (192×10392×10752 0.599 →
+0.990).
 """
 
 from __future__ import annotations
@@ -181,6 +194,23 @@ def narrowed_pingpong(config: TunedConfig, m: int, n: int, sms: int) -> TunedCon
     busy = busy_share(config, m, n, sms)
     if busy is None or busy >= MIN_FILL:
         return None
+    return _pingpong_in_one_wave(config, m, n, sms)
+
+
+def held_in_one_wave(config: TunedConfig, m: int, n: int, sms: int) -> TunedConfig | None:
+    """For a ping-pong pick whose tiles take more than one wave: the ping-pong tile that holds the output in
+    one wave, chosen as :func:`narrowed_pingpong` chooses (the same way round, its cluster along the same
+    side, at least :data:`MIN_FILL` of the clusters busy, :data:`MIN_ROWS_FILL` of its rows filled, at most
+    :data:`MAX_FETCH_GROWTH` times the pick's rows from L2, least ``tile_time``), where :data:`MARGIN`
+    faster than the pick's ``tile_time``, which counts the pick's waves; else None. 64×128 in 142 tiles
+    over 132 SMs becomes 64×144 in 126; 190 rows in three 64-row tiles become one of 192 (192×80)."""
+    if config.schedule is not Schedule.PINGPONG or busy_share(config, m, n, sms) is not None:
+        return None
+    return _pingpong_in_one_wave(config, m, n, sms)
+
+
+def _pingpong_in_one_wave(config: TunedConfig, m: int, n: int, sms: int) -> TunedConfig | None:
+    """The ping-pong tile both steps take in place of ``config`` (their docstrings), or None."""
     shape = config.launch_shape(m, n)
     most_rows = MAX_FETCH_GROWTH * fetched_rows(config, *shape)
 
@@ -191,6 +221,21 @@ def narrowed_pingpong(config: TunedConfig, m: int, n: int, sms: int) -> TunedCon
     if best is None or best[1] * MARGIN >= tile_time(config, *shape, sms):
         return None
     return best[0]
+
+
+def describe_held(fit: TunedConfig, pick: TunedConfig, m: int, n: int, sms: int) -> str:
+    """Why :func:`held_in_one_wave`'s ``fit`` took ``pick``'s place, in one clause (``--explain``)."""
+    rows, cols = fit.launch_shape(m, n)
+    pick_shape = pick.launch_shape(m, n)
+    clusters = resident_clusters(pick.cluster_size, sms)
+    return (
+        f"more than one wave: {pick.cluster_tiles(*pick_shape)} cluster-tiles of {pick.tile_m}×{pick.tile_n} "
+        f"{pick.cluster_m}×{pick.cluster_n} on {clusters} clusters; {fit.tile_m}×{fit.tile_n} "
+        f"{fit.cluster_m}×{fit.cluster_n} holds it in one wave of {fit.cluster_tiles(rows, cols)}, "
+        f"{busy_share(fit, m, n, sms):.0%} of the clusters: per SM {tile_time(fit, rows, cols, sms):.0f} against "
+        f"{tile_time(pick, *pick_shape, sms):.0f} (tile_time); {fetched_rows(fit, rows, cols)} rows from L2 per "
+        f"k-step against {fetched_rows(pick, *pick_shape)}"
+    )
 
 
 def describe(fit: TunedConfig, pick: TunedConfig, m: int, n: int, sms: int) -> str:

@@ -443,6 +443,20 @@ def test_auto_pingpong_tiles_narrowed_to_fill_one_wave_match_torch(mnk, tile):
 
 @pytest.mark.parametrize(
     "mnk,tile",
+    [((63, 18136, 12880), (64, 144, 1, 2)), ((190, 10352, 3776), (192, 80, 1, 2))]
+    + [((311, 6368, 6048), (128, 152, 1, 2)), ((64, 22808, 12872), (64, 176, 1, 2))],
+)
+def test_auto_pingpong_picks_held_in_one_wave_match_torch(mnk, tile):
+    """Auto's ping-pong picks of more than one wave held in one (``gemm_modes.one_wave.held_in_one_wave``):
+    64-row tiles made wider, three or five 64-row tile rows made one of 192 or three of 128, in the ring
+    staging and not, over ragged M and N."""
+    picked = _auto_pick(mnk, "held in one wave")
+    assert (picked.tile_m, picked.tile_n, picked.cluster_m, picked.cluster_n) == tile
+    _run(*mnk, "bf16", "nk", "auto")
+
+
+@pytest.mark.parametrize(
+    "mnk,tile",
     [((1600, 1600, 1600), (128, 160)), ((1856, 1856, 1856), (128, 240)), ((780, 9600, 7432), (192, 160))]
     + [((1568, 1568, 1568), (128, 176)), ((2616, 608, 5336), (128, 104)), ((2344, 2344, 2344), (128, 184))]
     + [((787, 7168, 18432), (256, 88)), ((1648, 1648, 1648), (128, 168))],
