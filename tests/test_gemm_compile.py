@@ -178,6 +178,7 @@ def test_every_configuration_auto_can_pick_compiles_without_spills():
     shapes += [(2864, 432, 7216), (254, 2088, 15320)]  # long_k's split on 192-row halves: 192×112 in 64×56
     # subtiles in 2 parts, 192×128 on Cᵀ in 6
     shapes += [(63, 18136, 12880), (190, 10352, 3776)]  # ping-pong held in one wave: 64×144 in the ring, 192×80
+    shapes += [(298, 18432, 7168), (536, 7856, 8200)]  # a short M in 256-row tiles: 256×104 2×1, 256×136 1×2
     for bias in (False, True):
         problem = Problem("bf16", bias=bias, scaled=bias)
         picked = {pick(problem, mnk) for mnk in shapes}

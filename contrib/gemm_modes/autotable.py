@@ -138,6 +138,7 @@ from . import (
     long_k,
     long_k_halves,
     one_wave,
+    paired_rows,
     short_side,
     short_side_one_wave,
     split_halves,
@@ -1018,7 +1019,8 @@ def decide(
     pick of less than a wave), split over K on 192-row halves (``split_halves.splits``), or else a thin side
     (at most 128) across one wave of 64-row ping-pong tiles (``thin_side_one_wave.replaces``);
     then, with ``swap`` and ``widths``, a ping-pong pick of more than one wave held in one
-    (``one_wave.held_in_one_wave``, no bias), one wave of tall cooperative tiles where ``tall_one_wave.replaces``
+    (``one_wave.held_in_one_wave``, no bias), a short M's swapped 192-row pick in 256-row tiles
+    (``paired_rows.replaces``, no bias), one wave of tall cooperative tiles where ``tall_one_wave.replaces``
     takes it, and a short side in whole 192-row tiles in one wave where ``short_side_one_wave.replaces``
     takes it; after all of them, with ``swap``, a tile an odd multiple of 8 wide staged in wider subtiles
     (``wide_subtiles.widened``)."""
@@ -1030,6 +1032,10 @@ def decide(
         facts = f"{decision.facts}; {one_wave.describe_held(held, decision.config, mnk[0], mnk[1], sms)}"
         held = single_wave_staging(held, problem, mnk, sms)
         decision = Decision(held, f"{decision.rule}, held in one wave", facts)
+    paired = paired_rows.replaces(decision.config, mnk[0], mnk[1], sms) if holds else None
+    if paired is not None:
+        facts = f"{decision.facts}; {paired_rows.describe(paired, decision.config, mnk[0], mnk[1], sms)}"
+        decision = Decision(paired, f"{decision.rule}, in 256-row tiles", facts)
     tall = tall_one_wave.replaces(decision.config, mnk, sms, swappable(problem)) if swap and widths else None
     if tall is not None:
         facts = f"{decision.facts}; {tall_one_wave.describe(tall, decision.config, mnk[0], mnk[1], sms)}"

@@ -457,6 +457,19 @@ def test_auto_pingpong_picks_held_in_one_wave_match_torch(mnk, tile):
 
 @pytest.mark.parametrize(
     "mnk,tile",
+    [((298, 18432, 7168), (256, 104, 2, 1)), ((536, 7856, 8200), (256, 136, 1, 2))]
+    + [((428, 22008, 8856), (256, 144, 2, 1))],
+)
+def test_auto_short_m_in_256_row_tiles_match_torch(mnk, tile):
+    """Auto's short M on Cᵀ = B·Aᵀ in cooperative 256-row tiles in place of 192-row ones
+    (``gemm_modes.paired_rows``): pairs along N and along M, M ragged in its column tiles."""
+    picked = _auto_pick(mnk, "in 256-row tiles")
+    assert (picked.tile_m, picked.tile_n, picked.cluster_m, picked.cluster_n) == tile and picked.swap_ab
+    _run(*mnk, "bf16", "nk", "auto")
+
+
+@pytest.mark.parametrize(
+    "mnk,tile",
     [((1600, 1600, 1600), (128, 160)), ((1856, 1856, 1856), (128, 240)), ((780, 9600, 7432), (192, 160))]
     + [((1568, 1568, 1568), (128, 176)), ((2616, 608, 5336), (128, 104)), ((2344, 2344, 2344), (128, 184))]
     + [((787, 7168, 18432), (256, 88)), ((1648, 1648, 1648), (128, 168))],
