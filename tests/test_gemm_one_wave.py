@@ -124,11 +124,16 @@ def test_auto_narrows_a_pingpong_tile_until_its_one_wave_is_full(mnk, before, af
         unnarrowed = decide(BF16, mnk).config
     assert shape_of(unnarrowed)[:4] == before
     assert shape_of(one_wave.narrowed_pingpong(unnarrowed, m, n, 132)) == shape_of(pick.config)
-    narrowed = pick.config
-    assert one_wave.busy_share(unnarrowed, m, n, 132) < one_wave.MIN_FILL <= one_wave.busy_share(narrowed, m, n, 132)
-    assert fetched_rows(narrowed, m, n) <= one_wave.MAX_FETCH_GROWTH * fetched_rows(unnarrowed, m, n)
-    assert tile_time(narrowed, m, n, 132) * one_wave.MARGIN < tile_time(unnarrowed, m, n, 132)
-    assert one_wave.same_cluster_side(narrowed, unnarrowed)
+    assert one_wave.busy_share(unnarrowed, m, n, 132) < one_wave.MIN_FILL
+    assert_within_the_pingpong_bounds(pick.config, unnarrowed, m, n)
+
+
+def assert_within_the_pingpong_bounds(chosen, pick, m, n):
+    """The bounds both ping-pong steps hold the tile they take to (``one_wave``'s docstring)."""
+    assert one_wave.busy_share(chosen, m, n, 132) >= one_wave.MIN_FILL
+    assert fetched_rows(chosen, m, n) <= one_wave.MAX_FETCH_GROWTH * fetched_rows(pick, m, n)
+    assert tile_time(chosen, m, n, 132) * one_wave.MARGIN < tile_time(pick, m, n, 132)
+    assert one_wave.same_cluster_side(chosen, pick)
 
 
 def test_the_explain_line_of_a_narrowed_pingpong_tile_counts_its_l2_fetches():
@@ -184,10 +189,7 @@ def test_auto_holds_a_pingpong_pick_of_more_than_one_wave_in_one(mnk, before, af
         pick = decide(BF16, mnk).config
     assert shape_of(pick)[:4] == before
     assert one_wave.busy_share(pick, m, n, 132) is None  # more than one wave
-    assert one_wave.busy_share(held, m, n, 132) >= one_wave.MIN_FILL
-    assert fetched_rows(held, m, n) <= one_wave.MAX_FETCH_GROWTH * fetched_rows(pick, m, n)
-    assert tile_time(held, m, n, 132) * one_wave.MARGIN < tile_time(pick, m, n, 132)
-    assert one_wave.same_cluster_side(held, pick)
+    assert_within_the_pingpong_bounds(held, pick, m, n)
 
 
 def test_the_explain_line_of_a_pick_held_in_one_wave_counts_its_waves_and_fetches():
