@@ -1025,14 +1025,14 @@ def decide(
     takes it; after all of them, with ``swap``, a tile an odd multiple of 8 wide staged in wider subtiles
     (``wide_subtiles.widened``)."""
     decision = _tile_decision(problem, mnk, sms, split, widths, swap, short_sides)
-    # measured without a bias, as the ping-pong step it shares its choice with (one_wave.narrowed_pingpong)
-    holds = swap and widths and not problem.bias
-    held = one_wave.held_in_one_wave(decision.config, mnk[0], mnk[1], sms) if holds else None
+    # the next two were measured without a bias (as narrowed_pingpong, whose choice the first shares, was)
+    unbiased = swap and widths and not problem.bias
+    held = one_wave.held_in_one_wave(decision.config, mnk[0], mnk[1], sms) if unbiased else None
     if held is not None:
         facts = f"{decision.facts}; {one_wave.describe_held(held, decision.config, mnk[0], mnk[1], sms)}"
         held = single_wave_staging(held, problem, mnk, sms)
         decision = Decision(held, f"{decision.rule}, held in one wave", facts)
-    paired = paired_rows.replaces(decision.config, mnk[0], mnk[1], sms) if holds else None
+    paired = paired_rows.replaces(decision.config, mnk[0], mnk[1], sms) if unbiased else None
     if paired is not None:
         facts = f"{decision.facts}; {paired_rows.describe(paired, decision.config, mnk[0], mnk[1], sms)}"
         decision = Decision(paired, f"{decision.rule}, in 256-row tiles", facts)

@@ -17,9 +17,9 @@ tiles of N; our swapped cooperative 256×104 2×1 ran 0.966 of torch against the
 301×10456×16272 (41 row tiles: the step leaves it, though there it ran 0.960 against 0.877).
 
 NVIDIA H200 with PDL, 2026-11-30, ours / torch's CUDA graph against the table without the step, in the same
-rounds (``benchmarks/gemm.py --sweep --against-table``). Without the 2×1 bound, on 47 shapes drawn at
-random where it changes the pick (14 of 36 from 9,000 draws of a first, wider form, then 30 of 9,000 further
-draws and three found by hand), 1.031 of the pick's speed, 31 faster and 8 slower by more than 2 %: in 1×2
+rounds (``benchmarks/gemm.py --sweep --against-table``). Without the 2×1 bound, on 47 shapes where it changes
+the pick (14 of 36 drawn from 9,000 draws where a first, wider form did, 30 of 9,000 further draws, three
+found by hand), 1.031 of the pick's speed, 31 faster and 8 slower by more than 2 %: in 1×2
 all 12 ran 1.8–5.9 % faster (541×8192×28672 1.053); in 2×1 with an even count of N's row tiles 21 ran 1.058
 (14 faster, 2 slower: 332×19440×2472 0.965), with an odd count 14 ran 0.987 (6 faster, 6 slower:
 342×10848×2872 0.844, 294×19544×7144 0.892, 298×8840×14872 0.894). The bound was chosen on those 47, not on
