@@ -219,6 +219,37 @@ def test_small_m_swaps_where_the_unswapped_row_tiles_pad_m():
     assert not table_decision(BF16, (272, 8192, 8192), swap=False).config.swap_ab
 
 
+def test_small_m_swaps_where_three_or_more_pingpong_row_tiles_each_load_all_of_b():
+    """Where the unswapped pick pads M under 3 % but is an unsplit ping-pong tile over three or more row
+    tiles of M (each loading the whole of B), the swapped short-side tile takes its place where 15 % faster
+    by ``tile_time``; over one or two row tiles, or in place of a split, it does not. The explain line
+    counts the row tiles."""
+    from gemm_modes.short_side import RESTREAMING_MARGIN, restreams_long_side, short_side_tiles
+
+    pingpong_64 = short_side_tiles(318, swap_ab=False, rows_of=(64,))[0]
+    assert (pingpong_64.tile_m, pingpong_64.schedule.value) == (64, "pingpong")
+    assert restreams_long_side(pingpong_64, 318, 100.0, 100.0 * RESTREAMING_MARGIN) == 5  # 320 rows: 0.6 % idle
+    assert restreams_long_side(pingpong_64, 318, 100.0, 100.0 * RESTREAMING_MARGIN - 1) is None
+    assert restreams_long_side(pingpong_64, 128, 100.0, 200.0) is None  # two row tiles
+    assert restreams_long_side(COOPERATIVE_DEFERRED, 384, 100.0, 200.0) is None  # cooperative (and any split)
+    picks = {
+        (318, 9224, 4144): (192, 160, 1, 2),  # against ping-pong 64×128 over 5 row tiles: 30720 against 46080
+        (313, 9088, 13024): (192, 160, 1, 2),
+        (192, 22432, 2632): (192, 192, 2, 1),  # over 3: 36864 against 61440
+        (630, 10952, 3120): (128, 216, 2, 1),  # against ping-pong 128×144 over 5
+        (880, 18432, 7168): (192, 224, 1, 2),  # over 7, past 640 rows
+    }
+    for mnk, tile in picks.items():
+        config = table_decision(BF16, mnk).config
+        assert config.swap_ab and (config.tile_m, config.tile_n, config.cluster_m, config.cluster_n) == tile, mnk
+    line = table_decision(BF16, (318, 9224, 4144)).line()
+    assert "M = 318 ≤ 640 in 320 rows of 64×128 tiles: computed as Cᵀ = B·Aᵀ, M in 2 column tiles of 160" in line
+    assert "the other pick pads M by under 3% but loads all of N's operand in each of its 5 row tiles" in line
+    # one 64-row tile (B loaded once); two 128-row tiles in clusters of four; a split; 1.11 by tile_time
+    for mnk in ((63, 22536, 2640), (252, 2656, 3504), (384, 4096, 14336), (383, 10728, 3808)):
+        assert not table_decision(BF16, mnk).config.swap_ab, mnk
+
+
 def test_short_sides_past_640_rows_replace_only_a_tile_they_beat_by_four_percent_in_its_schedule():
     """From 641 to 1024 rows the short-side rules take their tile only where it is 4 % faster by
     ``tile_time`` and replaces a cooperative tile or one of its own schedule, and a swapped one only where

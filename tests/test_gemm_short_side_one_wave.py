@@ -11,7 +11,7 @@ import pytest
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1] / d) for d in ("contrib", "examples")]
 
-from gemm_modes import short_side_one_wave, tall_one_wave  # noqa: E402
+from gemm_modes import short_side, short_side_one_wave, tall_one_wave  # noqa: E402
 from gemm_modes.autotable import decide  # noqa: E402
 from gemm_modes.modes import tuned_config  # noqa: E402
 from hopper_gemm.config import Problem, Schedule  # noqa: E402
@@ -36,6 +36,7 @@ SMS = 132
 def test_auto_takes_the_short_side_in_one_wave_of_192_row_tiles(mnk, width, cluster, monkeypatch):
     m, n, _ = mnk
     monkeypatch.setattr(tall_one_wave, "replaces", lambda *_: None)  # the step before takes most with this tile
+    monkeypatch.setattr(short_side, "RESTREAMING_ROW_TILES", 10**6)  # the small-M rule swaps 190×22440 first
     decision = decide(BF16, mnk)
     turned = decision.config
     assert (turned.tile_m, turned.tile_n, (turned.cluster_m, turned.cluster_n)) == (192, width, cluster)
@@ -50,6 +51,7 @@ def test_auto_takes_the_short_side_in_one_wave_of_192_row_tiles(mnk, width, clus
 
 def test_the_explain_line_counts_the_row_tiles_and_the_pick_s_tiles(monkeypatch):
     monkeypatch.setattr(tall_one_wave, "replaces", lambda *_: None)
+    monkeypatch.setattr(short_side, "RESTREAMING_ROW_TILES", 10**6)
     assert (
         "N = 384 in 2 row tiles of 192 on Cᵀ = B·Aᵀ: 2 × 66 tiles of 192×208 on 132 SMs, one wave, where "
         "192×128 takes 213 tiles"

@@ -1243,7 +1243,9 @@ def _short_side(
 ) -> Decision | None:
     """The decision for a short-side tile (:func:`small_m_swapped`, :func:`narrow_n`) with its ``tile_time``,
     where the table's pick without it takes ``short_side.MARGIN`` times longer by ``tile_time`` and, for a
-    swapped tile (its kernel computes Cᵀ), also pads M (``short_side.pads_short_side``); None otherwise.
+    swapped tile (its kernel computes Cᵀ), also pads M (``short_side.pads_short_side``) or loads N's operand
+    in three or more ping-pong row tiles where the swapped one is far faster (``short_side.restreams_long_side``);
+    None otherwise.
     Along N the pick without it need not pad N where the short-side tile keeps its schedule, replaces a
     cooperative one or a ping-pong tile of 64 or 128 columns: those cover N exactly and still stream A
     once per column tile. A cooperative tile in place of a wider ping-pong one (128×144 … 128×176, which
@@ -1271,6 +1273,9 @@ def _short_side(
     if past and (not replaces or (swapped and _keeps_its_swap(problem, mnk, sms, split, config))):
         return None
     covered = short_side.pads_short_side(plain, extent, along_rows=swapped)
+    restreaming = short_side.restreams_long_side(plain, m, time, plain_time) if swapped and covered is None else None
+    if restreaming is not None:
+        covered = short_side.covered(plain, extent, along_rows=True)
     if covered is None and not swapped and (keeps_schedule or plain.tile_n <= 128):
         covered = short_side.covered(plain, extent, along_rows=False)
     why = short_side.outruns(time, plain_time, extent, covered, past) if covered is not None else ""
@@ -1284,6 +1289,11 @@ def _short_side(
         f"column tile{'s' if columns > 1 else ''} of {config.tile_n} under {config.tile_m} rows of {other}, per SM "
         f"{time:.0f} against {plain_time:.0f} (tile_time)"
     )
+    if restreaming is not None:
+        facts += (
+            f"; the other pick pads M by under {short_side.MIN_PADDING:.0%} but loads all of N's operand in each "
+            f"of its {restreaming} row tiles: over {short_side.RESTREAMING_MARGIN - 1:.0%} faster suffices"
+        )
     if why == "padded":
         facts += f"; the other pick fills {extent / covered:.0%} of its rows: no slower suffices"
     elif past:

@@ -80,6 +80,19 @@ HEAVY_PADDING_FILL = 0.85
 #: 128×88 0.914; at 629×7168×7168 (six 128-row tiles in pairs, 18 % idle) swapped 192×224 0.944 against
 #: ping-pong 128×176's 0.863. NVIDIA H200, 2026-11-28.
 MIN_PADDING = 0.03
+#: Where the other pick pads M under :data:`MIN_PADDING` but is a ping-pong tile over
+#: :data:`RESTREAMING_ROW_TILES` or more row tiles of M, each loading the whole of N's operand, a swapped
+#: short-side tile (N's operand once per row tile of N) takes its place where this much faster by
+#: ``tile_time``. NVIDIA H200, 2026-11-30, ours / torch against the pick without it, in the same rounds: on
+#: 40 shapes where a form for any pick (1.15 faster, no padding asked) changes the pick (36 drawn at random,
+#: 4 by hand), those over 3–7 ping-pong row tiles all ran level or faster (192×22432×2632 64×128 over 3:
+#: 0.557 → 0.885; 313×9088×13024 64×128 over 5: 0.685 → 1.079; 630×10952×3120 128×144 over 5: 0.852 →
+#: 0.950), those over fewer lost: one 64-row tile (63×22536×2640 0.930 of its speed), two of 128×64 in
+#: clusters of four (252×2656×3504 0.872), and a split (384×4096×14336 0.966). On 45 more drawn before
+#: the bound was set, the 33 it lets in: 1.113 of the pick's speed, 13 faster, none slower (188×19824×3464
+#: 1.876, 317×8560×6152 1.682); the 12 it leaves out 0.970 (8 slower).
+RESTREAMING_MARGIN = 1.15
+RESTREAMING_ROW_TILES = 3
 
 
 def replaces_pingpong_past_padding(config: TunedConfig) -> bool:
@@ -176,6 +189,19 @@ def outruns(time: float, other_time: float, extent: int, covered_rows: int, past
     if time * margin < other_time:
         return "faster"
     return "padded" if extent < HEAVY_PADDING_FILL * covered_rows and time <= other_time else ""
+
+
+def restreams_long_side(config: TunedConfig, extent: int, time: float, other_time: float) -> int | None:
+    """The row tiles ``config`` (an unswapped pick, the short side of ``extent`` rows along its tile rows)
+    cuts that side into, where they are :data:`RESTREAMING_ROW_TILES` or more ping-pong tiles and a
+    swapped short-side tile of ``tile_time`` ``time`` is :data:`RESTREAMING_MARGIN` faster than its
+    ``other_time``; else None. Each such row tile loads the whole long side's operand, where the swapped
+    tile loads it once per tile of the long side."""
+    row_tiles = -(-extent // config.tile_m)
+    pingpong = config.schedule is Schedule.PINGPONG  # never split: split-K and stream-K are cooperative
+    if pingpong and row_tiles >= RESTREAMING_ROW_TILES and time * RESTREAMING_MARGIN <= other_time:
+        return row_tiles
+    return None
 
 
 def pads_short_side(config: TunedConfig, extent: int, along_rows: bool) -> int | None:

@@ -250,11 +250,11 @@ def test_auto_short_sides_past_640_rows_match_torch(mnk):
     _run(*mnk, "bf16", "nk", "auto")
 
 
-@pytest.mark.parametrize("mnk", [(515, 8736, 2312), (283, 5928, 12040), (836, 3576, 3544)])
+@pytest.mark.parametrize("mnk", [(515, 8736, 2312), (283, 5928, 12040), (821, 6784, 3040)])
 def test_auto_short_side_ties_where_the_other_pick_pads_match_torch(mnk):
     """Short-side tiles no faster than the other pick by ``tile_time`` but taken since it fills under 85 % of
     its rows (``short_side.outruns``): swapped ping-pong 128×176 (2×1), cooperative 192×80 (warpgroups along
-    the width) and 128×216 (1×2), over ragged M, N and K."""
+    the width) and 128×208 (1×2, past 640 rows), over ragged M, N and K."""
     from gemm_modes.autotable import decide
     from hopper_gemm.config import Problem
 
@@ -414,8 +414,8 @@ def test_auto_tall_tiles_in_one_wave_match_torch(mnk, tile, cluster, swapped):
     "mnk,width,cluster",
     [((13624, 384, 9432), 208, (2, 1)), ((8848, 528, 10456), 208, (1, 1))]
     + [((9688, 576, 7264), 224, (1, 2)), ((15456, 376, 4632), 240, (2, 1))]
-    + [((538, 9032, 13576), 208, (1, 2)), ((190, 22440, 4544), 176, (1, 2))]
-    + [((377, 11784, 10776), 192, (2, 1)), ((373, 9016, 4832), 144, (2, 1))],
+    + [((538, 9032, 13576), 208, (1, 2)), ((348, 12944, 8856), 208, (2, 1))]
+    + [((382, 9816, 13760), 160, (2, 1)), ((373, 9016, 4832), 144, (2, 1))],
 )
 def test_auto_short_side_in_one_wave_match_torch(mnk, width, cluster):
     """Auto's short side in whole 192-row tiles, one wave along the long side
@@ -443,15 +443,33 @@ def test_auto_pingpong_tiles_narrowed_to_fill_one_wave_match_torch(mnk, tile):
 
 @pytest.mark.parametrize(
     "mnk,tile",
-    [((63, 18136, 12880), (64, 144, 1, 2)), ((190, 10352, 3776), (192, 80, 1, 2))]
-    + [((311, 6368, 6048), (128, 152, 1, 2)), ((64, 22808, 12872), (64, 176, 1, 2))],
+    [((63, 18136, 12880), (64, 144, 1, 2)), ((63, 19928, 5848), (64, 152, 1, 2))]
+    + [((63, 22968, 4944), (64, 176, 1, 2)), ((64, 22808, 12872), (64, 176, 1, 2))],
 )
 def test_auto_pingpong_picks_held_in_one_wave_match_torch(mnk, tile):
     """Auto's ping-pong picks of more than one wave held in one (``gemm_modes.one_wave.held_in_one_wave``):
-    64-row tiles made wider, three or five 64-row tile rows made one of 192 or three of 128, in the ring
-    staging and not, over ragged M and N."""
+    64-row tiles made wider, in the ring staging and not, over ragged M and N."""
     picked = _auto_pick(mnk, "held in one wave")
     assert (picked.tile_m, picked.tile_n, picked.cluster_m, picked.cluster_n) == tile
+    _run(*mnk, "bf16", "nk", "auto")
+
+
+@pytest.mark.parametrize(
+    "mnk,tile",
+    [((190, 10352, 3776), (192, 96, 1, 2)), ((630, 10952, 3120), (128, 216, 2, 1))]
+    + [((880, 18432, 7168), (192, 224, 1, 2))],
+)
+def test_auto_small_m_where_pingpong_row_tiles_each_load_b_match_torch(mnk, tile):
+    """Auto's short M on Cᵀ = B·Aᵀ where the unswapped pick pads M under 3 % but loads B in each of three
+    or more ping-pong row tiles (``short_side.restreams_long_side``): 192-row tiles in 1×2 with M in one
+    and four column tiles (ragged, past 640 rows), a 128-row tile in 2×1 with M in three."""
+    from gemm_modes.autotable import decide
+    from hopper_gemm.config import Problem
+
+    decision = decide(Problem("bf16"), mnk)
+    picked = decision.config
+    assert decision.rule == "small M" and "loads all of N's operand in each of its" in decision.facts
+    assert (picked.tile_m, picked.tile_n, picked.cluster_m, picked.cluster_n) == tile and picked.swap_ab
     _run(*mnk, "bf16", "nk", "auto")
 
 
