@@ -32,7 +32,8 @@ Either narrowed tile must fill :data:`MIN_ROWS_FILL` of its rows.
   rule's 64-row tiles are what it finds: at M ≤ 64 a wider 64-row tile (63×18136 in 142 tiles of 64×128 on
   132 SMs → 126 of 64×144), at M 171–192 one 192-row tile in place of three 64-row ones (190×10352 in 123
   cluster-tiles of 64×128 → 65 of 192×80, B fetched once instead of three times). About 1 draw in 2,700
-  (all from ``small-side``).
+  (all from ``small-side``). The small-M rule now swaps most picks of three or more 64-row tile rows before
+  this step sees them (``short_side.restreams_long_side``), which leaves it M ≤ 64.
 
 NVIDIA H200, 2026-11-29, ours / torch against the table without the step, in the same rounds.
 Cooperative: fitted on 63 shapes drawn at random where a first form of it (no bound on the rows' fill)
