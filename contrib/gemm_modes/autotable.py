@@ -1273,7 +1273,9 @@ def _short_side(
     if past and (not replaces or (swapped and _keeps_its_swap(problem, mnk, sms, split, config))):
         return None
     covered = short_side.pads_short_side(plain, extent, along_rows=swapped)
-    restreaming = short_side.restreams_long_side(plain, m, time, plain_time) if swapped and covered is None else None
+    restreaming = None
+    if swapped and covered is None:
+        restreaming = short_side.restreams_long_side(plain, extent, time, plain_time)
     if restreaming is not None:
         covered = short_side.covered(plain, extent, along_rows=True)
     if covered is None and not swapped and (keeps_schedule or plain.tile_n <= 128):
