@@ -250,6 +250,39 @@ def test_small_m_swaps_where_three_or_more_pingpong_row_tiles_each_load_all_of_b
         assert not table_decision(BF16, mnk).config.swap_ab, mnk
 
 
+def test_short_m_in_two_or_more_192_row_column_tiles_104_to_128_wide_runs_them_pingpong():
+    """A 192-row short-side tile of a short M on Cᵀ, in two or more column tiles 104–128 wide, runs
+    ping-pong (each warpgroup the whole tile, 8-column steps) in place of cooperative with the warpgroups
+    along the width (16-column steps): cuBLAS's plan at 406×18432×7168. One column tile, narrower or wider
+    tiles, N on the columns, and the other rules' tiles (``whole_192`` off) keep the warpgroups along the width."""
+    from gemm_modes.short_side import PINGPONG_192_WIDTHS, short_side_tiles
+
+    def tile_192(extent, **kwargs):
+        return {t.config.tile_n: t.config for t in short_side_tiles(extent, rows_of=(192,), **kwargs)}
+
+    cut = tile_192(412, swap_ab=True, whole_192=True)  # 4 column tiles of 103 → 104, 2 of 206 → 208
+    assert (cut[104].schedule.value, cut[104].wg_split, cut[104].cluster_n) == ("pingpong", "m", 2)
+    assert (cut[208].schedule.value, cut[208].wg_split) == ("cooperative", "n")
+    assert 112 not in cut  # the cooperative 16-column step's width is gone
+    assert tile_192(412, swap_ab=True)[112].wg_split == "n"  # whole_192 off
+    assert tile_192(412, swap_ab=False, whole_192=True)[112].wg_split == "n"  # N on the columns
+    assert tile_192(120, swap_ab=True, whole_192=True)[128].wg_split == "n"  # one column tile
+    assert tile_192(150, swap_ab=True, whole_192=True)[80].wg_split == "n"  # 2 of 75: under 104
+    assert min(PINGPONG_192_WIDTHS) == 104 and max(PINGPONG_192_WIDTHS) == 128
+    picks = {
+        (412, 18432, 7168): (104, 4),  # in place of cooperative 256×136 2×1
+        (444, 18432, 7168): (112, 4),  # in place of cooperative 192×112 with the warpgroups along N
+        (209, 11552, 4424): (112, 2),
+        (201, 9952, 9496): (104, 2),
+    }
+    for mnk, (width, columns) in picks.items():
+        decision = table_decision(BF16, mnk)
+        config = decision.config
+        assert config.swap_ab and (config.tile_m, config.tile_n, config.cluster_n) == (192, width, 2), mnk
+        assert (config.schedule.value, config.wg_split) == ("pingpong", "m"), mnk
+        assert f"M in {columns} column tiles of {width} under 192 rows of N" in decision.line(), mnk
+
+
 def test_short_sides_past_640_rows_replace_only_a_tile_they_beat_by_four_percent_in_its_schedule():
     """From 641 to 1024 rows the short-side rules take their tile only where it is 4 % faster by
     ``tile_time`` and replaces a cooperative tile or one of its own schedule, and a swapped one only where

@@ -40,6 +40,18 @@ WIDTH_STEP = 8
 #: The tiles' rows along the long side and their kind: ping-pong for 64 and 128 rows (cooperative past a
 #: ping-pong warpgroup's 192 columns), cooperative 192 with the warpgroups along the width.
 ROWS = (128, 64, 192)
+#: A 192-row tile of a short M on Cᵀ, cut into two or more column tiles of a width in this range (8-column
+#: steps), runs ping-pong: each warpgroup a whole 192×width tile (three m64 wgmmas per k-step, 1.5 × width
+#: accumulators a thread: 192 at 128), where cooperative ones split the width between the warpgroups (each
+#: 192 × width/2, a 16-column step). cuBLAS runs such tiles at 406×18432×7168 and 444×18432×7168 (torch
+#: 2.11: nvjet 192×104 and 192×112 in 1×2): there ours ran 0.981 and 0.989 of torch against the picks'
+#: 0.844 (256×136 2×1) and 0.935 (cooperative 192×112). NVIDIA H200, 2026-11-30, ours / torch against the
+#: table without them, in the same rounds: a first form for any width ≤ 128 on 28 shapes (26 drawn at
+#: random) changed 9 of them at these widths, 8 faster (399×18432×7168 0.977 → 1.134); on 32 drawn after
+#: the range was fixed, all changed by it: 0.949 → 1.023, 29 faster by 2–17 %, none slower (412×18432×7168
+#: 0.865 → 0.981, 201×9952×9496 0.873 → 0.935). Narrower ones mixed: in place of split-K or of ping-pong
+#: 128-row tiles in clusters of four they lost up to 12 % (170×10664×10232 0.926 → 0.816).
+PINGPONG_192_WIDTHS = range(104, 129)
 #: Cooperative tiles of 256 rows, each warpgroup 128 of them and the whole width: the warpgroup tiles of two 128-row
 #: ping-pong tiles, the short side's operand loaded once for both. :func:`pick` weighs them in place of a ping-pong tile
 #: in a 1×2 cluster (an even count of column tiles) where rows of K end off a 32-byte sector, and in place of a
@@ -113,29 +125,42 @@ def replaces_pingpong_past_padding(config: TunedConfig) -> bool:
 
 
 def short_side_tiles(
-    extent: int, *, swap_ab: bool, along_n: bool = True, rows_of: tuple[int, ...] = ROWS
+    extent: int,
+    *,
+    swap_ab: bool,
+    along_n: bool = True,
+    rows_of: tuple[int, ...] = ROWS,
+    whole_192: bool = False,
 ) -> list[TunedConfig]:
     """The tiles for a short side of ``extent`` rows along their columns (``swap_ab``: M, the launch
     computing Cᵀ; else N): every row count of ``rows_of`` with the extent cut into each count of
     :data:`COLUMN_TILES`, where the width fits the tile's accumulators; cluster 1×2 for an even count of
     column tiles (each tile of the long side's operand multicast to the pair that shares it), else 2×1.
-    ``along_n`` False leaves out the 192-row tiles, whose warpgroups split the width."""
+    ``along_n`` False leaves out the 192-row tiles, whose warpgroups split the width; ``whole_192``: a
+    192-row tile of a short M in two or more column tiles of :data:`PINGPONG_192_WIDTHS` runs ping-pong
+    instead (:func:`pick`'s own tiles; the other rules were measured without them)."""
     tiles = []
     for rows in rows_of if along_n else tuple(r for r in rows_of if r != 192):
-        step = 16 if rows == 192 else WIDTH_STEP
         widest = MAX_ACC_REGISTERS if rows == PAIRED_ROWS else 256  # a warpgroup's 128 rows × the width
         for count in COLUMN_TILES:
             share = -(-extent // count)
-            width = -(-share // step) * step
-            pingpong = rows < 192 and width <= 192
+            whole = whole_192 and swap_ab and rows == 192 and count > 1
+            whole = whole and _rounded(share, WIDTH_STEP) in PINGPONG_192_WIDTHS
+            split_width = rows == 192 and not whole
+            width = _rounded(share, 16 if split_width else WIDTH_STEP)
+            pingpong = (rows < 192 and width <= 192) or whole
             if width < 64 or width > widest or (rows == 64 and not pingpong):
                 continue
             schedule = Schedule.PINGPONG if pingpong else Schedule.COOPERATIVE
             cluster_m = 1 if count % 2 == 0 else 2
-            config = GemmConfig(rows, width, cluster_m, 3 - cluster_m, schedule, wg_split="n" if rows == 192 else "m")
+            config = GemmConfig(rows, width, cluster_m, 3 - cluster_m, schedule, wg_split="n" if split_width else "m")
             if config not in (t.config for t in tiles):
                 tiles.append(TunedConfig(config, swap_ab=swap_ab))
     return tiles
+
+
+def _rounded(extent: int, step: int) -> int:
+    return -(-extent // step) * step
 
 
 def fastest(tiles: list[TunedConfig], rows: int, cols: int, sms: int) -> tuple[TunedConfig, float] | None:
@@ -158,7 +183,7 @@ def pick(
     tile in a 1×2 cluster and rows of K end off a 32-byte sector (``k_rows_in_sectors`` False), the fastest
     of :data:`PAIRED_ROWS` rows if faster still; where it is a cooperative 192-row tile in a 1×2 cluster,
     the fastest of :data:`PAIRED_ROWS` rows in a 1×2 cluster if :data:`MARGIN` faster."""
-    best = fastest(short_side_tiles(extent, swap_ab=swap_ab), long_side, extent, sms)
+    best = fastest(short_side_tiles(extent, swap_ab=swap_ab, whole_192=True), long_side, extent, sms)
     if best is None or best[0].cluster_n != 2:
         return best
     if best[0].schedule is Schedule.PINGPONG and not k_rows_in_sectors:

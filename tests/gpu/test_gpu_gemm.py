@@ -474,6 +474,19 @@ def test_auto_small_m_where_pingpong_row_tiles_each_load_b_match_torch(mnk, tile
 
 
 @pytest.mark.parametrize(
+    "mnk,width,dtype",
+    [((412, 18432, 7168), 104, "bf16"), ((437, 6008, 8120), 112, "bf16"), ((209, 11552, 4424), 112, "fp16")],
+)
+def test_auto_short_m_in_pingpong_192_row_tiles_match_torch(mnk, width, dtype):
+    """Auto's short M on Cᵀ = B·Aᵀ in ping-pong 192-row tiles (``short_side.PINGPONG_192_WIDTHS``: each
+    warpgroup a whole 192×104 or 192×112 tile, 1×2 clusters): M in four and two column tiles, ragged, fp16."""
+    picked = _auto_pick(mnk, "small M")
+    assert (picked.tile_m, picked.tile_n, picked.cluster_n, picked.schedule.value) == (192, width, 2, "pingpong")
+    assert picked.swap_ab
+    _run(*mnk, dtype, "nk", "auto")
+
+
+@pytest.mark.parametrize(
     "mnk,tile",
     [((298, 18432, 7168), (256, 104, 2, 1)), ((536, 7856, 8200), (256, 136, 1, 2))]
     + [((428, 22008, 8856), (256, 144, 2, 1))],
