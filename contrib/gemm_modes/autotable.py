@@ -139,6 +139,7 @@ from . import (
     long_k_halves,
     one_wave,
     paired_rows,
+    pingpong_192,
     short_side,
     short_side_one_wave,
     split_halves,
@@ -1022,8 +1023,9 @@ def decide(
     (``one_wave.held_in_one_wave``, no bias), a short M's swapped 192-row pick in 256-row tiles
     (``paired_rows.replaces``, no bias), one wave of tall cooperative tiles where ``tall_one_wave.replaces``
     takes it, and a short side in whole 192-row tiles in one wave where ``short_side_one_wave.replaces``
-    takes it; after all of them, with ``swap``, a tile an odd multiple of 8 wide staged in wider subtiles
-    (``wide_subtiles.widened``)."""
+    takes it; then, with ``swap`` and ``widths`` and no bias, a narrow cooperative 192-row pick run ping-pong
+    (``pingpong_192.replaces``); after all of them, with ``swap``, a tile an odd multiple of 8 wide staged in
+    wider subtiles (``wide_subtiles.widened``)."""
     decision = _tile_decision(problem, mnk, sms, split, widths, swap, short_sides)
     # the next two were measured without a bias (as narrowed_pingpong, whose choice the first shares, was)
     unbiased = swap and widths and not problem.bias
@@ -1044,6 +1046,10 @@ def decide(
     if turned is not None:
         facts = f"{decision.facts}; {short_side_one_wave.describe(turned, decision.config, mnk[0], mnk[1], sms)}"
         decision = Decision(turned, f"{decision.rule}, its short side in one wave of 192-row tiles", facts)
+    whole = pingpong_192.replaces(decision.config, mnk[0], mnk[1]) if unbiased else None
+    if whole is not None:
+        facts = f"{decision.facts}; {pingpong_192.describe(whole, decision.config, mnk[0], mnk[1])}"
+        decision = Decision(whole, f"{decision.rule}, in ping-pong 192-row tiles", facts)
     wide = wide_subtiles.widened(decision.config, problem) if swap else None
     if wide is None:
         return decision

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from hopper_gemm.config import MAX_ACC_REGISTERS, GemmConfig, Schedule
 
+from . import pingpong_192
 from .modes import TunedConfig
 from .tile_time import tile_time
 
@@ -49,9 +50,11 @@ ROWS = (128, 64, 192)
 #: table without them, in the same rounds: a first form for any width ≤ 128 on 28 shapes (26 drawn at
 #: random) changed 9 of them at these widths, 8 faster (399×18432×7168 0.977 → 1.134); on 32 drawn after
 #: the range was fixed, all changed by it: 0.949 → 1.023, 29 faster by 2–17 %, none slower (412×18432×7168
-#: 0.865 → 0.981, 201×9952×9496 0.873 → 0.935). Narrower ones mixed: in place of split-K or of ping-pong
-#: 128-row tiles in clusters of four they lost up to 12 % (170×10664×10232 0.926 → 0.816).
-PINGPONG_192_WIDTHS = range(104, 129)
+#: 0.865 → 0.981, 201×9952×9496 0.873 → 0.935). Narrower ones weighed here were mixed: they took the place
+#: of split-K or of ping-pong 128-row tiles in clusters of four and lost up to 12 % (170×10664×10232 0.926 →
+#: 0.816); a narrower pick that stays a cooperative 192-row tile runs ping-pong at the end
+#: (``gemm_modes.pingpong_192``).
+PINGPONG_192_WIDTHS = range(104, pingpong_192.WIDEST + 1)
 #: Cooperative tiles of 256 rows, each warpgroup 128 of them and the whole width: the warpgroup tiles of two 128-row
 #: ping-pong tiles, the short side's operand loaded once for both. :func:`pick` weighs them in place of a ping-pong tile
 #: in a 1×2 cluster (an even count of column tiles) where rows of K end off a 32-byte sector, and in place of a
@@ -145,9 +148,9 @@ def short_side_tiles(
         for count in COLUMN_TILES:
             share = -(-extent // count)
             whole = whole_192 and swap_ab and rows == 192 and count > 1
-            whole = whole and _rounded(share, WIDTH_STEP) in PINGPONG_192_WIDTHS
+            whole = whole and pingpong_192.width(extent, count) in PINGPONG_192_WIDTHS
             split_width = rows == 192 and not whole
-            width = _rounded(share, 16 if split_width else WIDTH_STEP)
+            width = pingpong_192.width(extent, count) if whole else _rounded(share, 16 if split_width else WIDTH_STEP)
             pingpong = (rows < 192 and width <= 192) or whole
             if width < 64 or width > widest or (rows == 64 and not pingpong):
                 continue
