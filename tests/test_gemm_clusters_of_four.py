@@ -12,6 +12,7 @@ from gemm_modes.clusters_of_four import (
     fetched_rows,
     load_bound,
     resident_clusters,
+    waits_on_loads,
     widened,
 )
 from gemm_modes.modes import tuned_config
@@ -129,6 +130,22 @@ def test_auto_keeps_the_pair_where_four_lost_or_cannot_pay(mnk, why, monkeypatch
     decision = decide(BF16, mnk)  # the pair, or the long-K split decide's last step puts in its place
     assert decision.config.cluster_size <= 2 and "in clusters of four" not in decision.rule, why
     assert decision.config == table_decision(BF16, mnk).config or decision.rule.startswith("split-K for a short M")
+
+
+def test_a_cooperative_192_row_tile_near_the_load_bound_widens_too():
+    """192×144 (warpgroups along the width) is 1.03 of the load bound: it widens to four, where 192×160 (1.09),
+    128×216 (1.005, not a 192-row tile) and the compute-bound 128×256 do not; cuBLAS's plan at 132×18184×3016."""
+    near = tuned_config(192, 144, 2, 1, Schedule.COOPERATIVE, wg_split="n")
+    assert not load_bound(near) and waits_on_loads(near)
+    assert widened(near.with_(swap_ab=True), 132, 18184, 132).cluster_m == 4
+    assert not waits_on_loads(tuned_config(192, 160, 2, 1, Schedule.COOPERATIVE, wg_split="n"))
+    assert not waits_on_loads(tuned_config(128, 216, 2, 1, Schedule.COOPERATIVE))
+    assert widened(tuned_config(128, 216, 2, 1, Schedule.COOPERATIVE), 14816, 216, 132) is None
+    decision = decide(BF16, (132, 18184, 3016))
+    config = decision.config
+    assert (config.tile_m, config.tile_n, config.cluster_m, config.swap_ab) == (192, 144, 4, True)
+    assert decision.rule == "small M in clusters of four"
+    assert "95 cooperative tiles along N in 24 clusters of four" in decision.line()
 
 
 def test_the_rule_conditions_one_by_one():

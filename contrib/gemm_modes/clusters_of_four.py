@@ -61,6 +61,18 @@ L2_ROW_COST = 200
 #: shapes of 11 random draws (3–9 % idle): 4 ran faster (290×2968×3448 swapped 64×152 0.976 against 64×128's
 #: 0.830), 4 slower (386×4456×4808 swapped cooperative 128×200 1.005 against 128×136's 1.276).
 MIN_SHORT_SIDE_PADDING = 0.10
+#: A cooperative 192-row tile (warpgroups along the width) within this share of the load bound widens too: 192×144
+#: (27648 multiply-adds per k against 26880 rows' worth, 1.03 of it) waits on its loads often enough that four
+#: fetches fewer pay. cuBLAS runs it in fours at 132×18184×3016 (torch 2.11: ``nvjet`` 192×144 4×1, coopB) and at
+#: 18872×136×9632 (1×4 on its Cᵀ). NVIDIA H200, 2026-11-30, ours / torch against the table without it, in the same
+#: rounds: widening every such 192-row pick (any width) on 32 shapes (30 drawn) 1.014 → 1.024, the 192×144 ones
+#: 3–9 % faster (132×18184×3016 0.942 → 1.031), 192×160–224 within 2 %; with a 5 % margin for every tile, on 32
+#: drawn: 0.971 → 0.991 (12 faster, 1 slower), the 20 at 192×144 mostly 2–8 % faster (422×7120×3736 0.836 →
+#: 0.899, 139×17696×3720 0.883 → 0.943, 19752×144×2136 0.975 → 1.043), 128×216–240 within 2.5 %, and the one loss
+#: a 128×232 pick that the one-wave step would have narrowed to 192×144 (4400×680×4224 0.949 → 0.875): so only
+#: the 192-row tile takes the margin, and only here. The 18 other 192×144 picks of that draw: 0.959 → 0.994, 11
+#: faster, none slower; with the first run's seven, 25 shapes, one slower (10712×280×3312 in 1×2, 0.964 → 0.907).
+NEAR_LOAD_BOUND_192 = 1.05
 
 
 def resident_clusters(cluster_size: int, sms: int) -> int:
@@ -78,6 +90,16 @@ def load_bound(config: TunedConfig) -> bool:
     return config.tile_m * config.tile_n < LOAD_BOUND_INTENSITY * (config.tile_m + config.tile_n)
 
 
+def waits_on_loads(config: TunedConfig) -> bool:
+    """Whether ``config``'s tile gains from fewer fetches (:func:`widened`): :func:`load_bound`, or a cooperative
+    192-row tile with its warpgroups along the width within :data:`NEAR_LOAD_BOUND_192` of the bound."""
+    if load_bound(config):
+        return True
+    along_width = config.tile_m == 192 and config.wg_split == "n"
+    bound = NEAR_LOAD_BOUND_192 * LOAD_BOUND_INTENSITY * (config.tile_m + config.tile_n)
+    return along_width and config.tile_m * config.tile_n < bound
+
+
 def fetched_rows(config: TunedConfig, rows: int, cols: int) -> int:
     """Rows of K ``config``'s clusters fetch from L2 per k-step on a ``rows`` × ``cols`` output (of the
     launch: Cᵀ for a swapped one): each cluster one A tile per cluster row and one B tile per cluster
@@ -90,7 +112,7 @@ def widened(config: TunedConfig, m: int, n: int, sms: int) -> TunedConfig | None
     configuration, of Cᵀ), or None where the rule does not apply: a cluster other than two, a split,
     stream-K, a compute-bound tile, fewer than :data:`MIN_LONG_SIDE_TILES` tiles along the long side,
     more cluster-tiles than :func:`resident_clusters` of four, or more :func:`fetched_rows` than the pairs."""
-    if config.cluster_size != 2 or config.split_k > 1 or config.stream_k or not load_bound(config):
+    if config.cluster_size != 2 or config.split_k > 1 or config.stream_k or not waits_on_loads(config):
         return None
     rows, cols = config.launch_shape(m, n)
     row_tiles, col_tiles = -(-rows // config.tile_m), -(-cols // config.tile_n)

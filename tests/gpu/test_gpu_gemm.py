@@ -531,13 +531,15 @@ def test_auto_widths_cut_to_their_column_tiles_match_torch(mnk, tile):
 @pytest.mark.parametrize(
     "mnk,bias",
     [((3240, 256, 2472), False), ((128, 7168, 18432), False), ((68, 5032, 2608), False)]
-    + [((19936, 72, 7816), False), ((5328, 88, 16176), True), ((131, 4912, 2496), False), ((3824, 96, 3000), False)],
+    + [((19936, 72, 7816), False), ((5328, 88, 16176), True), ((131, 4912, 2496), False), ((3824, 96, 3000), False)]
+    + [((132, 18184, 3016), False), ((19752, 144, 2136), False)],
 )
 def test_auto_clusters_of_four_match_torch(mnk, bias):
     """Auto's clusters of four along the long side (``gemm_modes.clusters_of_four``): ping-pong 64×128 4×1,
     128×64 1×4, swapped 64×72 4×1, cooperative 192×80 (warpgroups along N) 4×1, 64×128 4×1 with a bias,
-    and the short-side tiles that replace a padded one, swapped 64×136 and 64×96 (4×1), over ragged M, N
-    and K; the launch holds every cluster-tile at once."""
+    and the short-side tiles that replace a padded one, swapped 64×136 and 64×96 (4×1), cooperative 192×144
+    near the load bound on Cᵀ and on C (in 64×72 subtiles), over ragged M, N and K; the launch holds every
+    cluster-tile at once."""
     from gemm_modes.autotable import decide
     from hopper_gemm.config import Problem
 
