@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from hopper_gemm.config import MAX_ACC_REGISTERS, GemmConfig, Schedule
 
-from . import pingpong_192
 from .modes import TunedConfig
 from .tile_time import tile_time
 
@@ -54,7 +53,10 @@ ROWS = (128, 64, 192)
 #: of split-K or of ping-pong 128-row tiles in clusters of four and lost up to 12 % (170×10664×10232 0.926 →
 #: 0.816); a narrower pick that stays a cooperative 192-row tile runs ping-pong at the end
 #: (``gemm_modes.pingpong_192``).
-PINGPONG_192_WIDTHS = range(104, pingpong_192.WIDEST + 1)
+#: The widest ping-pong 192-row tile: each warpgroup's 192 × 128 fp32 accumulators are 192 registers a thread, the
+#: most beside its operands' fragments and addresses under the math warpgroups' 232.
+PINGPONG_192_WIDEST = 128
+PINGPONG_192_WIDTHS = range(104, PINGPONG_192_WIDEST + 1)
 #: Cooperative tiles of 256 rows, each warpgroup 128 of them and the whole width: the warpgroup tiles of two 128-row
 #: ping-pong tiles, the short side's operand loaded once for both. :func:`pick` weighs them in place of a ping-pong tile
 #: in a 1×2 cluster (an even count of column tiles) where rows of K end off a 32-byte sector, and in place of a
@@ -148,9 +150,9 @@ def short_side_tiles(
         for count in COLUMN_TILES:
             share = -(-extent // count)
             whole = whole_192 and swap_ab and rows == 192 and count > 1
-            whole = whole and pingpong_192.width(extent, count) in PINGPONG_192_WIDTHS
+            whole = whole and pingpong_192_width(extent, count) in PINGPONG_192_WIDTHS
             split_width = rows == 192 and not whole
-            width = pingpong_192.width(extent, count) if whole else _rounded(share, 16 if split_width else WIDTH_STEP)
+            width = pingpong_192_width(extent, count) if whole else _rounded(share, 16 if split_width else WIDTH_STEP)
             pingpong = (rows < 192 and width <= 192) or whole
             if width < 64 or width > widest or (rows == 64 and not pingpong):
                 continue
@@ -164,6 +166,12 @@ def short_side_tiles(
 
 def _rounded(extent: int, step: int) -> int:
     return -(-extent // step) * step
+
+
+def pingpong_192_width(extent: int, column_tiles: int) -> int:
+    """The width of each of ``column_tiles`` ping-pong 192-row column tiles over a short side of ``extent`` rows
+    (each warpgroup a whole tile): the share rounded up to :data:`WIDTH_STEP`, at least a 64-column wgmma."""
+    return max(64, _rounded(-(-extent // column_tiles), WIDTH_STEP))
 
 
 def fastest(tiles: list[TunedConfig], rows: int, cols: int, sms: int) -> tuple[TunedConfig, float] | None:

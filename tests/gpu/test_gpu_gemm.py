@@ -430,12 +430,13 @@ def test_auto_short_side_in_one_wave_match_torch(mnk, width, cluster):
 
 @pytest.mark.parametrize(
     "mnk,tile",
-    [((2128, 904, 4664), (192, 96, 1, 2)), ((60, 12320, 6584), (64, 96, 1, 2))]
+    [((2128, 904, 4664), (192, 96, 4, 2)), ((60, 12320, 6584), (64, 96, 1, 2))]
     + [((2896, 552, 2784), (192, 72, 1, 2)), ((2752, 880, 3024), (128, 152, 2, 1))],
 )
 def test_auto_pingpong_tiles_narrowed_to_fill_one_wave_match_torch(mnk, tile):
     """Auto's ping-pong tiles narrowed until their one wave is full (``gemm_modes.one_wave``): 128-row ones
-    in the ring staging, 192- and 64-row ones, in pairs along M and along N, over ragged M, N and K."""
+    in the ring staging, 192- and 64-row ones, in pairs along M and along N (the 192-row pair then in 4×2), over
+    ragged M, N and K."""
     picked = _auto_pick(mnk, "narrowed to fill one wave")
     assert (picked.tile_m, picked.tile_n, picked.cluster_m, picked.cluster_n) == tile
     _run(*mnk, "bf16", "nk", "auto")
@@ -456,7 +457,7 @@ def test_auto_pingpong_picks_held_in_one_wave_match_torch(mnk, tile):
 
 @pytest.mark.parametrize(
     "mnk,tile",
-    [((190, 10352, 3776), (192, 96, 1, 2)), ((630, 10952, 3120), (128, 216, 2, 1))]
+    [((190, 10352, 3776), (192, 96, 4, 2)), ((630, 10952, 3120), (128, 216, 2, 1))]
     + [((880, 18432, 7168), (192, 224, 1, 2))],
 )
 def test_auto_small_m_where_pingpong_row_tiles_each_load_b_match_torch(mnk, tile):
@@ -496,6 +497,14 @@ def test_auto_narrow_192_row_picks_run_pingpong_match_torch(mnk, width, swapped,
     192×72 and 192×88 (ragged in their column tiles), 192×72 in 64×72 subtiles, the widest 192×128."""
     picked = _auto_pick(mnk, "in ping-pong 192-row tiles")
     assert (picked.tile_m, picked.tile_n, picked.schedule.value, picked.swap_ab) == (192, width, "pingpong", swapped)
+    _run(*mnk, dtype, "nk", "auto")
+
+
+@pytest.mark.parametrize("mnk,dtype", [((169, 10368, 4664), "bf16"), ((9152, 184, 4872), "fp16")])
+def test_auto_pingpong_192_row_pairs_in_clusters_of_eight_match_torch(mnk, dtype):
+    """Auto's ping-pong 192-row pairs in clusters of 4×2 (``pingpong_192.in_eights``): on Cᵀ and on C."""
+    picked = _auto_pick(mnk, "in ping-pong 192-row tiles")
+    assert (picked.tile_m, picked.schedule.value, picked.cluster_m, picked.cluster_n) == (192, "pingpong", 4, 2)
     _run(*mnk, dtype, "nk", "auto")
 
 
