@@ -1025,8 +1025,8 @@ def decide(
     takes it, and a short side in whole 192-row tiles in one wave where ``short_side_one_wave.replaces``
     takes it; then, with ``swap`` and ``widths`` and no bias, a narrow cooperative 192-row pick run ping-pong
     (``pingpong_192.replaces``) and a ping-pong 192-row pair in clusters of eight (``pingpong_192.in_eights``);
-    after all of them, with ``swap``, a tile an odd multiple of 8 wide staged in
-    wider subtiles (``wide_subtiles.widened``)."""
+    after all of them, with ``swap``, a tile an odd multiple of 8 wide staged in wider subtiles
+    (``wide_subtiles.widened``)."""
     decision = _tile_decision(problem, mnk, sms, split, widths, swap, short_sides)
     # the next two were measured without a bias (as narrowed_pingpong, whose choice the first shares, was)
     unbiased = swap and widths and not problem.bias

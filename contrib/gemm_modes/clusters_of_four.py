@@ -67,7 +67,7 @@ MIN_SHORT_SIDE_PADDING = 0.10
 #: 18872×136×9632 (1×4 on its Cᵀ). NVIDIA H200, 2026-11-30, ours / torch against the table without it, in the same
 #: rounds: widening every such 192-row pick (any width) on 32 shapes (30 drawn) 1.014 → 1.024, the 192×144 ones
 #: 3–9 % faster (132×18184×3016 0.942 → 1.031), 192×160–224 within 2 %; with a 5 % margin for every tile, on 32
-#: drawn: 0.971 → 0.991 (12 faster, 1 slower), the 20 at 192×144 mostly 2–8 % faster (422×7120×3736 0.836 →
+#: drawn: 0.971 → 0.991 (12 faster, 1 slower), the 19 at 192×144 mostly 2–8 % faster (422×7120×3736 0.836 →
 #: 0.899, 139×17696×3720 0.883 → 0.943, 19752×144×2136 0.975 → 1.043), 128×216–240 within 2.5 %, and the one loss
 #: a 128×232 pick that the one-wave step would have narrowed to 192×144 (4400×680×4224 0.949 → 0.875): so only
 #: the 192-row tile takes the margin, and only here. The 18 other 192×144 picks of that draw: 0.959 → 0.994, 11

@@ -40,6 +40,9 @@ WIDTH_STEP = 8
 #: The tiles' rows along the long side and their kind: ping-pong for 64 and 128 rows (cooperative past a
 #: ping-pong warpgroup's 192 columns), cooperative 192 with the warpgroups along the width.
 ROWS = (128, 64, 192)
+#: The widest ping-pong 192-row tile: each warpgroup's 192 × 128 fp32 accumulators are 192 registers a thread, the
+#: most beside its operands' fragments and addresses under the math warpgroups' 232.
+PINGPONG_192_WIDEST = 128
 #: A 192-row tile of a short M on Cᵀ, cut into two or more column tiles of a width in this range (8-column
 #: steps), runs ping-pong: each warpgroup a whole 192×width tile (three m64 wgmmas per k-step, 1.5 × width
 #: accumulators a thread: 192 at 128), where cooperative ones split the width between the warpgroups (each
@@ -53,9 +56,6 @@ ROWS = (128, 64, 192)
 #: of split-K or of ping-pong 128-row tiles in clusters of four and lost up to 12 % (170×10664×10232 0.926 →
 #: 0.816); a narrower pick that stays a cooperative 192-row tile runs ping-pong at the end
 #: (``gemm_modes.pingpong_192``).
-#: The widest ping-pong 192-row tile: each warpgroup's 192 × 128 fp32 accumulators are 192 registers a thread, the
-#: most beside its operands' fragments and addresses under the math warpgroups' 232.
-PINGPONG_192_WIDEST = 128
 PINGPONG_192_WIDTHS = range(104, PINGPONG_192_WIDEST + 1)
 #: Cooperative tiles of 256 rows, each warpgroup 128 of them and the whole width: the warpgroup tiles of two 128-row
 #: ping-pong tiles, the short side's operand loaded once for both. :func:`pick` weighs them in place of a ping-pong tile
