@@ -149,10 +149,10 @@ def short_side_tiles(
         widest = MAX_ACC_REGISTERS if rows == PAIRED_ROWS else 256  # a warpgroup's 128 rows × the width
         for count in COLUMN_TILES:
             share = -(-extent // count)
-            whole = whole_192 and swap_ab and rows == 192 and count > 1
-            whole = whole and pingpong_192_width(extent, count) in PINGPONG_192_WIDTHS
+            whole_width = pingpong_192_width(extent, count)
+            whole = whole_192 and swap_ab and rows == 192 and count > 1 and whole_width in PINGPONG_192_WIDTHS
             split_width = rows == 192 and not whole
-            width = pingpong_192_width(extent, count) if whole else _rounded(share, 16 if split_width else WIDTH_STEP)
+            width = whole_width if whole else _rounded(share, 16 if split_width else WIDTH_STEP)
             pingpong = (rows < 192 and width <= 192) or whole
             if width < 64 or width > widest or (rows == 64 and not pingpong):
                 continue
