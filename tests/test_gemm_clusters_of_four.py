@@ -4,7 +4,7 @@ output, and where it must not (the arithmetic checked on the CPU; the kernels on
 from __future__ import annotations
 
 import pytest
-from gemm_modes import clusters_of_four, half_rows, pingpong_192, split_halves, thin_side_one_wave
+from gemm_modes import clusters_of_eight, clusters_of_four, half_rows, pingpong_192, split_halves, thin_side_one_wave
 from gemm_modes.autotable import decide, table_decision
 from gemm_modes.choice import choose_config
 from gemm_modes.clusters_of_four import (
@@ -127,6 +127,7 @@ def test_auto_keeps_the_pair_where_four_lost_or_cannot_pay(mnk, why, monkeypatch
     monkeypatch.setattr(split_halves, "splits", lambda *_: None)  # nor the 192-row halves after them
     monkeypatch.setattr(thin_side_one_wave, "replaces", lambda *_: None)  # nor the thin side's 64-row tiles
     monkeypatch.setattr(pingpong_192, "replaces", lambda *_: None)  # nor a narrow 192-row pair run ping-pong
+    monkeypatch.setattr(clusters_of_eight, "widened", lambda *_: None)  # nor a ping-pong pair in eights
     decision = decide(BF16, mnk)  # the pair, or the long-K split decide's last step puts in its place
     assert decision.config.cluster_size <= 2 and "in clusters of four" not in decision.rule, why
     assert decision.config == table_decision(BF16, mnk).config or decision.rule.startswith("split-K for a short M")

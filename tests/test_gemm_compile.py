@@ -181,6 +181,8 @@ def test_every_configuration_auto_can_pick_compiles_without_spills():
     shapes += [(298, 18432, 7168), (536, 7856, 8200)]  # a short M in 256-row tiles: 256×104 2×1, 256×136 1×2
     shapes += [(412, 18432, 7168), (144, 9184, 2224), (18824, 504, 2288)]  # ping-pong 192-row tiles: 192×104 and
     shapes += [(8800, 144, 2144)]  # 192×72 on Cᵀ, 192×128 on C, 192×72 in 64×72 subtiles (the last two in 4×2)
+    shapes += [(142, 6064, 2280), (2552, 816, 14712), (1432, 1432, 1432)]  # ping-pong 128-row pairs in 4×2:
+    # 128×72 on Cᵀ, 128×136 in 64×136 subtiles, 128×144
     for bias in (False, True):
         problem = Problem("bf16", bias=bias, scaled=bias)
         picked = {pick(problem, mnk) for mnk in shapes}

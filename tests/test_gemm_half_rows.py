@@ -11,7 +11,7 @@ import pytest
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1] / d) for d in ("contrib", "examples")]
 
-from gemm_modes import half_rows, split_halves  # noqa: E402
+from gemm_modes import clusters_of_eight, half_rows, split_halves  # noqa: E402
 from gemm_modes.autotable import decide  # noqa: E402
 from gemm_modes.clusters_of_four import resident_clusters  # noqa: E402
 from gemm_modes.modes import tuned_config  # noqa: E402
@@ -40,6 +40,7 @@ def test_auto_takes_64_rows_twice_as_wide(mnk, before, width, cluster, monkeypat
     decision = decide(BF16, mnk)
     monkeypatch.setattr(half_rows, "halved", lambda *_: None)  # the pick the step replaced
     monkeypatch.setattr(split_halves, "splits", lambda *_: None)  # (not the step after it)
+    monkeypatch.setattr(clusters_of_eight, "widened", lambda *_: None)  # (nor the last step's 4×2 of it)
     pick = decide(BF16, mnk).config
     assert (pick.tile_m, pick.tile_n, pick.schedule, pick.cluster_size) == (*before, Schedule.PINGPONG, 2)
     assert pick.cluster_tiles(m, n) <= SMS // 2  # one wave: a tile per CTA

@@ -6,7 +6,7 @@ kernels on the GPU runner, ``tests/gpu/test_gpu_gemm.py``)."""
 from __future__ import annotations
 
 import pytest
-from gemm_modes import half_rows, one_wave, pingpong_192, short_side, split_halves, tight_width
+from gemm_modes import clusters_of_eight, half_rows, one_wave, short_side, split_halves, tight_width
 from gemm_modes.autotable import decide, table_decision
 from gemm_modes.clusters_of_four import fetched_rows, load_bound
 from gemm_modes.modes import tuned_config
@@ -116,7 +116,7 @@ def test_pingpong_candidates_are_as_wide_as_one_warpgroup_holds():
 def test_auto_narrows_a_pingpong_tile_until_its_one_wave_is_full(mnk, before, after, monkeypatch):
     m, n, _ = mnk
     monkeypatch.setattr(half_rows, "halved", lambda *_: None)  # the step after may turn 128×80 into 64 rows
-    monkeypatch.setattr(pingpong_192, "in_eights", lambda *_: None)  # and the last a 192-row pair into 4×2
+    monkeypatch.setattr(clusters_of_eight, "widened", lambda *_: None)  # and the last a ping-pong pair into 4×2
     pick = decide(BF16, mnk)
     assert shape_of(pick.config)[:4] == after and pick.rule.endswith("narrowed to fill one wave")
     with monkeypatch.context() as patched:

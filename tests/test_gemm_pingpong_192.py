@@ -60,30 +60,3 @@ def test_auto_runs_the_measured_picks_pingpong_and_says_why(mnk, width, swapped)
     assert decision.rule.endswith("in ping-pong 192-row tiles")
     assert f"run ping-pong, each warpgroup a whole 192×{width} tile" in decision.line()
     assert "not half of a cooperative 192×" in decision.line()
-
-
-def pingpong_192_tile(width: int, cluster: tuple[int, int] = (1, 2), **modes) -> TunedConfig:
-    return TunedConfig(GemmConfig(192, width, *cluster, Schedule.PINGPONG, wg_split="m"), **modes)
-
-
-def test_a_pingpong_192_row_pair_goes_in_clusters_of_eight_where_they_fit_one_wave():
-    """cuBLAS's 4×2 at 169×10368×4664: 54 row tiles of N × 2 column tiles of M are 14 clusters of eight, one wave of
-    the 15 a 132-SM GPU holds (``clusters_of_four.resident_clusters``)."""
-    eight = pingpong_192.in_eights(pingpong_192_tile(88, swap_ab=True), 169, 10368, 132)
-    assert (eight.cluster_m, eight.cluster_n, eight.tile_n, eight.swap_ab) == (4, 2, 88, True)
-    assert eight.cluster_tiles(10368, 169) == 14
-    assert pingpong_192.in_eights(pingpong_192_tile(88, swap_ab=True), 169, 10368, 110) is None  # 12 held at once
-    assert pingpong_192.in_eights(pingpong_192_tile(104, swap_ab=True), 412, 18432, 132) is None  # 48 of them
-    pair_along_n = pingpong_192_tile(88, (2, 1), swap_ab=True)
-    assert pingpong_192.in_eights(pair_along_n, 169, 10368, 132) is None  # not a 1×2 pair
-    assert pingpong_192.in_eights(cooperative_192(96, swap_ab=True), 169, 10368, 132) is None
-    on_c = pingpong_192.in_eights(pingpong_192_tile(96), 9152, 184, 132)  # a short N on C: 48 row tiles of M × 2
-    assert (on_c.cluster_m, on_c.cluster_n, on_c.swap_ab) == (4, 2, False)
-
-
-@pytest.mark.parametrize("mnk", [(169, 10368, 4664), (143, 8688, 3560), (9152, 184, 4872)])
-def test_auto_runs_the_measured_pairs_in_eights_and_says_so(mnk):
-    decision = decide(BF16, mnk)
-    config = decision.config
-    assert (config.tile_m, config.schedule, config.cluster_m, config.cluster_n) == (192, Schedule.PINGPONG, 4, 2)
-    assert "in clusters of 4×2:" in decision.line() and "one wave of the 15 held at once" in decision.line()

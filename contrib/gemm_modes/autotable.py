@@ -133,6 +133,7 @@ from dataclasses import dataclass
 from hopper_gemm.config import GemmConfig, Problem, Schedule
 
 from . import (
+    clusters_of_eight,
     clusters_of_four,
     half_rows,
     long_k,
@@ -1024,7 +1025,8 @@ def decide(
     (``paired_rows.replaces``, no bias), one wave of tall cooperative tiles where ``tall_one_wave.replaces``
     takes it, and a short side in whole 192-row tiles in one wave where ``short_side_one_wave.replaces``
     takes it; then, with ``swap`` and ``widths`` and no bias, a narrow cooperative 192-row pick run ping-pong
-    (``pingpong_192.replaces``) and a ping-pong 192-row pair in clusters of eight (``pingpong_192.in_eights``);
+    (``pingpong_192.replaces``) and a ping-pong 128- or 192-row pair in clusters of eight where they fit one wave
+    (``clusters_of_eight.widened``);
     after all of them, with ``swap``, a tile an odd multiple of 8 wide staged in wider subtiles
     (``wide_subtiles.widened``)."""
     decision = _tile_decision(problem, mnk, sms, split, widths, swap, short_sides)
@@ -1051,9 +1053,9 @@ def decide(
     if whole is not None:
         facts = f"{decision.facts}; {pingpong_192.describe(whole, decision.config, mnk[0], mnk[1])}"
         decision = Decision(whole, f"{decision.rule}, in ping-pong 192-row tiles", facts)
-    eight = pingpong_192.in_eights(decision.config, mnk[0], mnk[1], sms) if unbiased else None
+    eight = clusters_of_eight.widened(decision.config, mnk[0], mnk[1], sms) if unbiased else None
     if eight is not None:
-        facts = f"{decision.facts}; {pingpong_192.describe_eights(eight, mnk[0], mnk[1], sms)}"
+        facts = f"{decision.facts}; {clusters_of_eight.describe(eight, mnk[0], mnk[1], sms)}"
         decision = Decision(eight, decision.rule, facts)
     wide = wide_subtiles.widened(decision.config, problem) if swap else None
     if wide is None:

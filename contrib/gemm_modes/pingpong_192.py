@@ -1,5 +1,5 @@
-"""Ping-pong 192-row tiles: a narrow cooperative 192-row pick run ping-pong, and a ping-pong 192-row pair in
-clusters of eight; ``gemm_modes.autotable`` steps after the others, before the subtiles.
+"""Ping-pong 192-row tiles: a narrow cooperative 192-row pick run ping-pong; ``gemm_modes.autotable``'s step after
+the others, before clusters of eight and the subtiles.
 
 The short-side rules cut a short side of C (N, or M computed as Cᵀ = B·Aᵀ) into column tiles under 192 rows of the
 long side, cooperative with the warpgroups along the width: each warpgroup 192 rows × half the width, so the width
@@ -15,7 +15,7 @@ role           cooperative 192×W (the pick)            ping-pong 192×W′ (thi
 load warp      one 192×64 + W×64 stage per k-step      the same, each stage to one warpgroup's tile in turn
 math           both warpgroups, 192 × W/2 each         one warpgroup per tile, 192 × W′; the other's epilogue under it
 W              a multiple of 16                        ⌈short side / column tiles⌉ in 8-column steps
-cluster        1×2 (or 2×1, 1×1)                       the same; 1×2 as 4×2 where one wave fits (:func:`in_eights`)
+cluster        1×2 (or 2×1, 1×1)                       the same; 1×2 as 4×2 where one wave fits (``clusters_of_eight``)
 =============  ======================================  ===========================================================
 
 NVIDIA H200 with PDL, 2026-11-30, ours / torch's CUDA graph against the table without the step, in the same rounds
@@ -26,20 +26,13 @@ the pick: a short N (row-major C, widths up to 128) 0.960 → 1.034, 28 faster b
 ``short_side.PINGPONG_192_WIDTHS``' tiles already. Clusters of four and splits were not measured and keep their
 schedule.
 
-A ping-pong 192-row tile in a 1×2 pair, whichever step took it, then goes in clusters of eight, 4×2, where those fit
-one wave (:func:`in_eights`): cuBLAS's plan (torch 2.11: ``nvjet`` 192×88, 192×72, 192×112 in 4×2 at
-169×10368×4664, 143×8688×3560, 210×9688×10200, where ours in 1×2 ran 0.815, 0.851, 0.841 of torch and in 4×2 0.973,
-0.976, 0.990; in 4×1 0.74–0.84, in 2×2 0.955). Same card and day, against the table without it, on 32 shapes drawn
-where it changes the pick (a short N of 144–200, a short M of 143–217, 2168×896×4080): **0.970 → 1.076, 25 faster by
-2–26 %, none slower by more than 2 %** (161×10360×4328 0.790 → 0.992, 2168×896×4080 0.829 → 1.025, 9152×184×4872
-0.830 → 1.037); each result within twice torch's error of the fp32 reference and bitwise equal over repeats.
+A ping-pong 192-row pair then goes in clusters of eight where those fit one wave (``gemm_modes.clusters_of_eight``).
 """
 
 from __future__ import annotations
 
 from hopper_gemm.config import GemmConfig, Schedule
 
-from . import clusters_of_four
 from .modes import TunedConfig
 from .short_side import PINGPONG_192_WIDEST, pingpong_192_width
 
@@ -65,31 +58,6 @@ def replaces(config: TunedConfig, m: int, n: int) -> TunedConfig | None:
         wg_split="m",
     )
     return TunedConfig(tile, swap_ab=config.swap_ab)
-
-
-def in_eights(config: TunedConfig, m: int, n: int, sms: int) -> TunedConfig | None:
-    """``config``, a ping-pong 192-row tile in a 1×2 pair, in clusters of eight, 4×2 (four of the long
-    side's row tiles share each tile of the short side's operand, two column tiles each of the long side's), where
-    its cluster-tiles then fit one wave (:func:`~gemm_modes.clusters_of_four.resident_clusters` of eight); else
-    None. The module's docstring has the measurements."""
-    if config.tile_m != 192 or config.schedule is not Schedule.PINGPONG:
-        return None
-    if (config.cluster_m, config.cluster_n) != (1, 2):
-        return None
-    rows, cols = config.launch_shape(m, n)
-    eight = config.with_(cluster_m=4, cluster_n=2, staging_in_ring=False)
-    if eight.cluster_tiles(rows, cols) > clusters_of_four.resident_clusters(8, sms):
-        return None
-    return eight
-
-
-def describe_eights(tile: TunedConfig, m: int, n: int, sms: int) -> str:
-    """Why ``tile`` runs in clusters of eight, in one clause (``--explain``)."""
-    rows, cols = tile.launch_shape(m, n)
-    return (
-        f"in clusters of 4×2: {tile.cluster_tiles(rows, cols)} of them, one wave of the "
-        f"{clusters_of_four.resident_clusters(8, sms)} held at once"
-    )
 
 
 def describe(tile: TunedConfig, pick: TunedConfig, m: int, n: int) -> str:

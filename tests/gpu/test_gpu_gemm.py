@@ -500,11 +500,21 @@ def test_auto_narrow_192_row_picks_run_pingpong_match_torch(mnk, width, swapped,
     _run(*mnk, dtype, "nk", "auto")
 
 
-@pytest.mark.parametrize("mnk,dtype", [((169, 10368, 4664), "bf16"), ((9152, 184, 4872), "fp16")])
-def test_auto_pingpong_192_row_pairs_in_clusters_of_eight_match_torch(mnk, dtype):
-    """Auto's ping-pong 192-row pairs in clusters of 4×2 (``pingpong_192.in_eights``): on Cᵀ and on C."""
-    picked = _auto_pick(mnk, "in ping-pong 192-row tiles")
-    assert (picked.tile_m, picked.schedule.value, picked.cluster_m, picked.cluster_n) == (192, "pingpong", 4, 2)
+@pytest.mark.parametrize(
+    "mnk,rows,dtype",
+    [((169, 10368, 4664), 192, "bf16"), ((9152, 184, 4872), 192, "fp16"), ((142, 6064, 2280), 128, "bf16")]
+    + [((2552, 816, 14712), 128, "fp16"), ((1432, 1432, 1432), 128, "bf16"), ((348, 3200, 3200), 128, "fp16")],
+)
+def test_auto_pingpong_pairs_in_clusters_of_eight_match_torch(mnk, rows, dtype):
+    """Auto's ping-pong pairs in clusters of 4×2 (``gemm_modes.clusters_of_eight``): 192-row tiles on Cᵀ and on C,
+    128-row ones on Cᵀ, in 64×136 subtiles, square, and with the long side's tiles padded (25 of N in 28)."""
+    from gemm_modes.autotable import decide
+    from hopper_gemm.config import Problem
+
+    decision = decide(Problem("bf16"), mnk)
+    picked = decision.config
+    assert (picked.tile_m, picked.schedule.value, picked.cluster_m, picked.cluster_n) == (rows, "pingpong", 4, 2)
+    assert "in clusters of 4×2:" in decision.line()
     _run(*mnk, dtype, "nk", "auto")
 
 

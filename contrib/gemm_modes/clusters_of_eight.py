@@ -1,0 +1,71 @@
+"""A ping-pong pair in clusters of eight: ``gemm_modes.autotable``'s step before the subtiles.
+
+A ping-pong tile in a 1×2 pair, whichever step took it, that takes one wave: its two column tiles share each tile
+of the long side's operand (multicast to both), but every row tile loads its own copy of the short side's. In 4×2
+clusters four row tiles share each of those too, and two column tiles still share each of the long side's; the L2
+serves a quarter of the short side's fetches. Clusters of eight do not span GPCs, so a 132-SM GPU holds only 15 at
+once (``clusters_of_four.resident_clusters``): the step widens only where the cluster-tiles fit that one wave. In a
+second wave eights lost (2056×752×5752: ping-pong 128×112 in 2×4 and 4×2 ran 0.47–0.61 of torch).
+
+==============  =========================================  ===========================================================
+                1×2 (the pick)                             4×2 (this step)
+==============  =========================================  ===========================================================
+long side's     one copy a pair, multicast to its two      the same: one copy a pair of column tiles
+operand         column tiles
+short side's    one copy a row tile                        one copy per four row tiles, multicast to them
+operand
+waves           one                                        one, where the cluster-tiles fit the 15 eights held at once
+==============  =========================================  ===========================================================
+
+cuBLAS runs this plan (torch 2.11: ``nvjet`` 192×88, 192×72, 192×112 in 4×2 at 169×10368×4664, 143×8688×3560,
+210×9688×10200, where ours in 1×2 ran 0.815, 0.851, 0.841 of torch and in 4×2 0.973, 0.976, 0.990; in 4×1
+0.74–0.84, in 2×2 0.955). NVIDIA H200 with PDL, 2026-11-30, ours / torch's CUDA graph against the table without
+the step, in the same rounds (``benchmarks/gemm.py --sweep --against-table``), on shapes drawn at random from 9,000
+draws where it changes the pick:
+
+- ping-pong 192-row tiles (a short N of 144–200 against M of 8500–11300, a short M of 140–217): 32 shapes
+  **0.970 → 1.076**, 25 faster by 2–26 %, none slower by more than 2 % (161×10360×4328 0.790 → 0.992); 24 more
+  drawn after it landed **0.982 → 1.065**, 15 faster by 2–18 %, none slower (203×10400×7048 0.837 → 1.005);
+- ping-pong 128-row tiles (a short M of 136–406 on Cᵀ, a short N of 536–992 against M of 2160–2912, squares near
+  1432): 23 shapes **0.910 → 1.033**, 17 faster by 2–31 %, 1 slower (348×3200×3200 1.196 → 1.076)
+  (2552×816×14712 0.776 → 1.017, 142×6064×2280 0.784 → 0.974, 1432³ 0.816 → 0.960).
+
+64-row ping-pong pairs (not drawn where one wave holds them in eights) and cooperative pairs keep their cluster:
+unmeasured.
+"""
+
+from __future__ import annotations
+
+from hopper_gemm.config import Schedule
+
+from . import clusters_of_four
+from .modes import TunedConfig
+
+#: The ping-pong tile heights measured in clusters of eight (the module's docstring).
+MEASURED_HEIGHTS = (128, 192)
+
+
+def widened(config: TunedConfig, m: int, n: int, sms: int) -> TunedConfig | None:
+    """``config``, a ping-pong tile of :data:`MEASURED_HEIGHTS` rows in a 1×2 pair, in clusters of
+    eight, 4×2 (four row tiles share each tile of the short side's operand, two column tiles each of the long
+    side's), where its cluster-tiles then fit one wave (:func:`~gemm_modes.clusters_of_four.resident_clusters` of
+    eight on ``sms`` SMs); else None."""
+    if config.tile_m not in MEASURED_HEIGHTS or config.schedule is not Schedule.PINGPONG:
+        return None
+    if (config.cluster_m, config.cluster_n) != (1, 2):
+        return None
+    rows, cols = config.launch_shape(m, n)
+    # measured with staging buffers of its own: the ring's stage count was weighed for the pair
+    eight = config.with_(cluster_m=4, cluster_n=2, staging_in_ring=False)
+    if eight.cluster_tiles(rows, cols) > clusters_of_four.resident_clusters(8, sms):
+        return None
+    return eight
+
+
+def describe(tile: TunedConfig, m: int, n: int, sms: int) -> str:
+    """Why ``tile`` runs in clusters of eight, in one clause (``--explain``)."""
+    rows, cols = tile.launch_shape(m, n)
+    return (
+        f"in clusters of 4×2: {tile.cluster_tiles(rows, cols)} of them, one wave of the "
+        f"{clusters_of_four.resident_clusters(8, sms)} held at once"
+    )
