@@ -62,3 +62,47 @@ def test_auto_runs_the_measured_pairs_in_eights_and_says_so(mnk, rows):
     config = decision.config
     assert (config.tile_m, config.schedule, config.cluster_m, config.cluster_n) == (rows, Schedule.PINGPONG, 4, 2)
     assert "in clusters of 4×2:" in decision.line() and "one wave of the 15 held at once" in decision.line()
+
+
+def cooperative_split(rows: int, width: int, parts: int, **modes) -> TunedConfig:
+    split = {"wg_split": "n"} if rows == 192 else {}
+    return TunedConfig(GemmConfig(rows, width, 2, 1, Schedule.COOPERATIVE, **split), split_k=parts, **modes)
+
+
+def test_a_split_over_a_short_side_of_129_to_256_runs_unsplit_in_eights():
+    """cuBLAS's plan at 11456×168×12136: N = 168 in two column tiles of 88, 60 row tiles of 192 in 15 clusters of
+    4×2, the 15 a 132-SM GPU holds."""
+    eight = clusters_of_eight.replaces_split(cooperative_split(192, 176, 2), 11456, 168, 132, swappable=True)
+    assert (eight.tile_m, eight.tile_n, eight.schedule, eight.wg_split) == (192, 88, Schedule.PINGPONG, "m")
+    assert (eight.cluster_m, eight.cluster_n, eight.split_k, eight.swap_ab) == (4, 2, 1, False)
+    assert eight.cluster_tiles(11456, 168) == 15
+    on_ct = clusters_of_eight.replaces_split(cooperative_split(192, 176, 2), 163, 11296, 132, swappable=True)
+    assert (on_ct.tile_n, on_ct.swap_ab) == (88, True)  # M = 163 on Cᵀ
+    stream_k = TunedConfig(GemmConfig(128, 256, 2, 1, Schedule.COOPERATIVE), stream_k=True, stream_k_aligned=True)
+    assert clusters_of_eight.replaces_split(stream_k, 9240, 200, 132, swappable=True).tile_n == 104
+
+
+@pytest.mark.parametrize(
+    "config,m,n,swappable,why",
+    [
+        (cooperative_split(192, 176, 2), 8000, 168, True, "42 row tiles in 11 eights: under 80 % of the 15"),
+        (cooperative_split(192, 176, 2), 12000, 168, True, "63 row tiles in 16 eights: past one wave"),
+        (cooperative_split(192, 128, 2), 11456, 120, True, "N = 120 fits one 192-row ping-pong tile"),
+        (cooperative_split(192, 144, 2), 11456, 264, True, "N = 264: over two tiles of 128"),
+        (cooperative_split(192, 176, 2), 163, 11296, False, "M short but no Cᵀ (a bias, or B as (K, N))"),
+        (TunedConfig(GemmConfig(192, 176, 2, 1, Schedule.COOPERATIVE, wg_split="n")), 11456, 168, True, "unsplit"),
+    ],
+)
+def test_other_picks_keep_their_split(config, m, n, swappable, why):
+    assert clusters_of_eight.replaces_split(config, m, n, 132, swappable) is None, why
+
+
+@pytest.mark.parametrize("mnk,width,swapped", [((11456, 168, 12136), 88, False), ((163, 11296, 5112), 88, True)])
+def test_auto_runs_the_measured_splits_unsplit_in_eights_and_says_why(mnk, width, swapped):
+    decision = decide(BF16, mnk)
+    config = decision.config
+    assert (config.tile_m, config.tile_n, config.schedule, config.swap_ab) == (192, width, Schedule.PINGPONG, swapped)
+    assert (config.cluster_m, config.cluster_n, config.split_k) == (4, 2, 1)
+    assert decision.rule.endswith("unsplit in ping-pong 192-row tiles")
+    assert "unsplit in place of split-K in 2:" in decision.line()
+    assert decide(Problem("bf16", bias=True), mnk).config.cluster_size != 8  # measured without a bias

@@ -164,9 +164,9 @@ def test_every_configuration_auto_can_pick_compiles_without_spills():
     shapes += [(12792, 152, 13824)]  # with a bias: ping-pong 128×152 4×1 in 64×152 subtiles
     shapes += [(2864, 544, 10872), (2656, 592, 13536)]  # split on 192-row halves: 192×144 in 2, 192×208 in 3
     shapes += [(2072, 688, 11832), (4032, 224, 14424)]  # and from 64-row picks: 192×176 in 3, 192×112 in 3
-    shapes += [(273, 5728, 13336), (10912, 192, 9088)]  # and from narrow 192-row picks: 192×144 on Cᵀ, 192×192
+    shapes += [(273, 5728, 13336), (11688, 184, 9088)]  # and from a narrow 192-row pick: 192×144 on Cᵀ; 192×192
     shapes += [(5848, 392, 12288), (11888, 208, 12904)]  # and from stream-K picks: 192×208 1×2 and 2×1
-    shapes += [(9248, 168, 12600), (2688, 880, 12872)]  # and on as few SMs as the pick: 192×176 2×1, 192×224
+    shapes += [(11688, 168, 12600), (2688, 880, 12872)]  # 192×176 2×1; on as few SMs as the pick: 192×224
     shapes += [(6144, 328, 5880), (5912, 440, 6112)]  # and in parts of 46 and 48 k-tiles: 192×176, 192×224 1×2
     shapes += [(9016, 112, 6096), (115, 8520, 10736)]  # the thin side in 64-row tiles: 64×144 on Cᵀ, 64×136
     shapes += [(13624, 384, 9432), (9688, 576, 7264), (15456, 376, 4632), (7488, 568, 15488)]  # Cᵀ's 192-row
@@ -183,6 +183,8 @@ def test_every_configuration_auto_can_pick_compiles_without_spills():
     shapes += [(8800, 144, 2144)]  # 192×72 on Cᵀ, 192×128 on C, 192×72 in 64×72 subtiles (the last two in 4×2)
     shapes += [(142, 6064, 2280), (2552, 816, 14712), (1432, 1432, 1432)]  # ping-pong 128-row pairs in 4×2:
     # 128×72 on Cᵀ, 128×136 in 64×136 subtiles, 128×144
+    shapes += [(11456, 168, 12136), (163, 11296, 5112), (9240, 200, 15112)]  # splits unsplit in 4×2: 192×88 in
+    # 64×88 subtiles, 192×88 on Cᵀ, 192×104
     for bias in (False, True):
         problem = Problem("bf16", bias=bias, scaled=bias)
         picked = {pick(problem, mnk) for mnk in shapes}

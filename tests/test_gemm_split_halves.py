@@ -67,6 +67,7 @@ def test_auto_splits_a_narrow_192_row_pick_on_wider_halves(mnk, before, after, m
     """A cooperative 192-row pick at most 96 wide (each warpgroup an m64n48 or narrower) in one wave over a
     long K runs as wider 192-row tiles split over K, on the pick's own output (C or Cᵀ)."""
     m, n, k = mnk
+    monkeypatch.setattr(clusters_of_eight, "replaces_split", lambda *_: None)  # the split, not a later 4×2
     decision = decide(BF16, mnk)
     monkeypatch.setattr(split_halves, "splits", lambda *_: None)
     monkeypatch.setattr(pingpong_192, "replaces", lambda *_: None)  # unsplit, the last step runs it ping-pong
@@ -93,6 +94,7 @@ def test_a_pick_that_keeps_few_sms_busy_is_split_on_as_many(mnk, after, monkeypa
     """Where the pick keeps fewer than ``BUSY_SHARE`` of the SMs busy (192×96 in 1×2 on 98 CTAs, 192×80 on Cᵀ
     on 108, ping-pong 128×176 on 105), a split need only keep as many: 192×176 in 2 parts on 98."""
     m, n, k = mnk
+    monkeypatch.setattr(clusters_of_eight, "replaces_split", lambda *_: None)  # the split, not a later 4×2
     decision = decide(BF16, mnk)
     monkeypatch.setattr(split_halves, "splits", lambda *_: None)
     pick = decide(BF16, mnk).config

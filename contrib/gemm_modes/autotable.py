@@ -1025,8 +1025,9 @@ def decide(
     (``paired_rows.replaces``, no bias), one wave of tall cooperative tiles where ``tall_one_wave.replaces``
     takes it, and a short side in whole 192-row tiles in one wave where ``short_side_one_wave.replaces``
     takes it; then, with ``swap`` and ``widths`` and no bias, a narrow cooperative 192-row pick run ping-pong
-    (``pingpong_192.replaces``) and a ping-pong 128- or 192-row pair in clusters of eight where they fit one wave
-    (``clusters_of_eight.widened``);
+    (``pingpong_192.replaces``), a split over a short side of 129–256 as ping-pong 192-row tiles in clusters of
+    eight, unsplit, where they fill one wave (``clusters_of_eight.replaces_split``), and a ping-pong 128- or
+    192-row pair in clusters of eight where they fit one wave (``clusters_of_eight.widened``);
     after all of them, with ``swap``, a tile an odd multiple of 8 wide staged in wider subtiles
     (``wide_subtiles.widened``)."""
     decision = _tile_decision(problem, mnk, sms, split, widths, swap, short_sides)
@@ -1053,6 +1054,10 @@ def decide(
     if whole is not None:
         facts = f"{decision.facts}; {pingpong_192.describe(whole, decision.config, mnk[0], mnk[1])}"
         decision = Decision(whole, f"{decision.rule}, in ping-pong 192-row tiles", facts)
+    unsplit = clusters_of_eight.replaces_split(decision.config, mnk[0], mnk[1], sms, swappable(problem))
+    if unsplit is not None and unbiased:
+        facts = f"{decision.facts}; {clusters_of_eight.describe_split(unsplit, decision.config, mnk[0], mnk[1], sms)}"
+        decision = Decision(unsplit, f"{decision.rule}, unsplit in ping-pong 192-row tiles", facts)
     eight = clusters_of_eight.widened(decision.config, mnk[0], mnk[1], sms) if unbiased else None
     if eight is not None:
         facts = f"{decision.facts}; {clusters_of_eight.describe(eight, mnk[0], mnk[1], sms)}"

@@ -1,4 +1,5 @@
-"""A ping-pong pair in clusters of eight: ``gemm_modes.autotable``'s step before the subtiles.
+"""Clusters of eight, 4×2: a ping-pong pair widened to them, and a split replaced by ping-pong 192-row tiles in them;
+``gemm_modes.autotable``'s steps before the subtiles.
 
 A ping-pong tile in a 1×2 pair, whichever step took it, that takes one wave: its two column tiles share each tile
 of the long side's operand (multicast to both), but every row tile loads its own copy of the short side's. In 4×2
@@ -32,17 +33,35 @@ draws where it changes the pick:
 
 64-row ping-pong pairs (not drawn where one wave holds them in eights) and cooperative pairs keep their cluster:
 unmeasured.
+
+**A split in their place** (:func:`replaces_split`): where the pick splits K (split-K or stream-K) over a short side of
+:data:`SPLIT_SHORT_SIDES` (N, or M on Cᵀ), ping-pong 192-row tiles in its two column tiles (at most
+``short_side.PINGPONG_192_WIDEST`` wide) in clusters of 4×2 may hold the whole long side in one wave; where they fill
+at least :data:`MIN_WAVE_FILL` of it, they run unsplit instead: no partial sums through the workspace, no fix-up,
+and the short side's operand multicast to four. cuBLAS's plan at 11456×168×12136 (torch 2.11: ``nvjet`` 88×192 in
+2×4 on its column-major output, our 192×88 in 4×2; ours 0.972 of torch against the pick's 0.909, cooperative
+192×176 2×1 split in 2). Same card and day, against the table without it, 24 shapes drawn where it changes the
+pick and that one: **0.982 → 1.065, 23 faster by 2–26 %, none slower** (9240×200×15112 aligned stream-K 0.788 →
+0.991, 163×11296×5112 split-K in 2 0.887 → 1.003, 8928×144×7496 0.943 → 1.016); 24 more drawn after it landed
+**0.997 → 1.066, 19 faster, none slower** (9632×200×13336 0.790 → 0.989).
 """
 
 from __future__ import annotations
 
-from hopper_gemm.config import Schedule
+from hopper_gemm.config import GemmConfig, Schedule
 
 from . import clusters_of_four
 from .modes import TunedConfig
+from .short_side import PINGPONG_192_WIDEST, pingpong_192_width
 
 #: The ping-pong tile heights measured in clusters of eight (the module's docstring).
 MEASURED_HEIGHTS = (128, 192)
+#: The short sides :func:`replaces_split` lays in two column tiles of a ping-pong 192-row tile: past one such tile's
+#: widest, up to two of them.
+SPLIT_SHORT_SIDES = range(PINGPONG_192_WIDEST + 1, 2 * PINGPONG_192_WIDEST + 1)
+#: The share of the clusters of eight held at once the unsplit tiles must keep busy (:func:`replaces_split`): at
+#: most one wave, and no fewer than this of it, since the split it replaces fills the SMs with its parts.
+MIN_WAVE_FILL = 0.8
 
 
 def widened(config: TunedConfig, m: int, n: int, sms: int) -> TunedConfig | None:
@@ -67,5 +86,37 @@ def describe(tile: TunedConfig, m: int, n: int, sms: int) -> str:
     rows, cols = tile.launch_shape(m, n)
     return (
         f"in clusters of 4×2: {tile.cluster_tiles(rows, cols)} of them, one wave of the "
+        f"{clusters_of_four.resident_clusters(8, sms)} held at once"
+    )
+
+
+def replaces_split(config: TunedConfig, m: int, n: int, sms: int, swappable: bool) -> TunedConfig | None:
+    """Ping-pong 192-row tiles in clusters of 4×2, unsplit, in place of ``config``, a split-K or stream-K pick on an M×N
+    output whose short side (N, or M on Cᵀ where ``swappable``: no bias, B as (N, K)) is one of
+    :data:`SPLIT_SHORT_SIDES`, in two column tiles, where their cluster-tiles take one wave of eights and fill at least
+    :data:`MIN_WAVE_FILL` of it; else None."""
+    if not config.partial_sums:
+        return None
+    swap = m < n
+    short_side = m if swap else n
+    if short_side not in SPLIT_SHORT_SIDES or (swap and not swappable):
+        return None
+    tile = GemmConfig(192, pingpong_192_width(short_side, 2), 4, 2, Schedule.PINGPONG, wg_split="m")
+    eight = TunedConfig(tile, swap_ab=swap)
+    rows, cols = eight.launch_shape(m, n)
+    held = clusters_of_four.resident_clusters(8, sms)
+    if not MIN_WAVE_FILL * held <= eight.cluster_tiles(rows, cols) <= held:
+        return None
+    return eight
+
+
+def describe_split(tile: TunedConfig, pick: TunedConfig, m: int, n: int, sms: int) -> str:
+    """Why ``tile`` took the place of the split ``pick``, in one clause (``--explain``)."""
+    rows, cols = tile.launch_shape(m, n)
+    side, extent = ("M", m) if tile.swap_ab else ("N", n)
+    how = "stream-K" if pick.stream_k else f"split-K in {pick.split_k}"
+    return (
+        f"unsplit in place of {how}: {side} = {extent} in 2 column tiles of ping-pong 192×{tile.tile_n}, "
+        f"{tile.cluster_tiles(rows, cols)} clusters of 4×2, one wave of the "
         f"{clusters_of_four.resident_clusters(8, sms)} held at once"
     )

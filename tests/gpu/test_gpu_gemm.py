@@ -349,18 +349,19 @@ def test_auto_half_rows_match_torch(mnk, width, cluster):
     [((2864, 544, 10872), 144, (1, 2), 2), ((2656, 592, 13536), 208, (2, 1), 3)]
     + [((2352, 864, 12248), 176, (1, 1), 2), ((3600, 664, 11368), 224, (2, 1), 2)]
     + [((2072, 688, 11832), 176, (1, 2), 3), ((8192, 128, 13400), 128, (2, 1), 3)]
-    + [((273, 5728, 13336), 144, (1, 2), 2), ((10912, 192, 9088), 192, (2, 1), 2)]
+    + [((273, 5728, 13336), 144, (1, 2), 2), ((11688, 184, 9088), 192, (2, 1), 2)]
     + [((5848, 392, 12288), 208, (1, 2), 2), ((11888, 208, 12904), 208, (2, 1), 2)]
-    + [((9248, 168, 12600), 176, (2, 1), 2), ((2688, 880, 12872), 224, (1, 2), 2)]
+    + [((11688, 168, 12600), 176, (2, 1), 2), ((2688, 880, 12872), 224, (1, 2), 2)]
     + [((6144, 328, 5880), 176, (1, 2), 2), ((5912, 440, 6112), 224, (1, 2), 2)],
 )
 def test_auto_split_halves_match_torch(mnk, width, cluster, parts):
     """Auto's one-wave ping-pong pairs over a long K split on 192-row tiles whose warpgroups split N
     (``gemm_modes.split_halves``): 192×144 in 64×72 subtiles, 192×208 in 3 parts, 1×1, 2×1 with a
     cluster row past M, two 64-row picks' splits (192×176 in 3 parts of 61 k-tiles, N in one column
-    tile), two narrow 192-row picks' (192×144 on Cᵀ, 192×192 on C) and two stream-K picks' (128×256 in less
-    than a wave), and two that keep only as many SMs busy as their picks (192×96 on 98 CTAs, ping-pong
-    128×176 on 105), and two cooperative picks' in parts of 46 and 48 k-tiles; ragged M, N and K."""
+    tile), a narrow 192-row pick's (192×144 on Cᵀ), 192×192 and 192×176 2×1 over a short N past one wave of
+    clusters of eight, two stream-K picks' (128×256 in less than a wave), one that keeps only as many SMs busy
+    as its pick (ping-pong 128×176 on 105), and two cooperative picks' in parts of 46 and 48 k-tiles; ragged M,
+    N and K."""
     picked = _auto_pick(mnk, "split over K on 192-row halves")
     assert (picked.tile_m, picked.tile_n, (picked.cluster_m, picked.cluster_n)) == (192, width, cluster)
     assert (picked.wg_split, picked.split_k) == ("n", parts)
@@ -515,6 +516,20 @@ def test_auto_pingpong_pairs_in_clusters_of_eight_match_torch(mnk, rows, dtype):
     picked = decision.config
     assert (picked.tile_m, picked.schedule.value, picked.cluster_m, picked.cluster_n) == (rows, "pingpong", 4, 2)
     assert "in clusters of 4×2:" in decision.line()
+    _run(*mnk, dtype, "nk", "auto")
+
+
+@pytest.mark.parametrize(
+    "mnk,width,swapped,dtype",
+    [((11456, 168, 12136), 88, False, "bf16"), ((163, 11296, 5112), 88, True, "fp16")]
+    + [((9240, 200, 15112), 104, False, "bf16")],
+)
+def test_auto_splits_unsplit_in_clusters_of_eight_match_torch(mnk, width, swapped, dtype):
+    """Auto's split-K and stream-K picks over a short side of 129–256 run unsplit as ping-pong 192-row tiles in 4×2
+    (``clusters_of_eight.replaces_split``): in place of split-K on C and on Cᵀ, and of aligned stream-K."""
+    picked = _auto_pick(mnk, "unsplit in ping-pong 192-row tiles")
+    assert (picked.tile_m, picked.tile_n, picked.cluster_m, picked.cluster_n) == (192, width, 4, 2)
+    assert picked.swap_ab == swapped and not picked.partial_sums
     _run(*mnk, dtype, "nk", "auto")
 
 
