@@ -31,6 +31,17 @@ def test_a_pingpong_pair_goes_in_clusters_of_eight_where_they_fit_one_wave():
     assert square.cluster_tiles(1432, 1432) == 15
 
 
+def test_a_pingpong_128_row_tile_in_fours_along_the_rows_goes_in_eights_over_an_even_count_of_column_tiles():
+    """cuBLAS's 128×88 in eights at 2960×344×2664: 24 row tiles × 4 column tiles, in 4×1 24 clusters of four, in 4×2
+    12 clusters of eight."""
+    four = pingpong(128, 88, (4, 1))
+    eight = clusters_of_eight.widened(four, 2960, 344, 132)
+    assert (eight.cluster_m, eight.cluster_n, eight.tile_n) == (4, 2, 88)
+    assert eight.cluster_tiles(2960, 344) == 12
+    assert clusters_of_eight.widened(pingpong(128, 120, (4, 1)), 2960, 344, 132) is None  # 3 column tiles: odd
+    assert clusters_of_eight.widened(pingpong(192, 88, (4, 1)), 2960, 344, 132) is None  # 192 rows: unmeasured
+
+
 @pytest.mark.parametrize(
     "config,m,n,sms,why",
     [
@@ -55,7 +66,8 @@ def test_other_picks_keep_their_cluster(config, m, n, sms, why):
 @pytest.mark.parametrize(
     "mnk,rows",
     [((169, 10368, 4664), 192), ((143, 8688, 3560), 192), ((9152, 184, 4872), 192)]
-    + [((142, 6064, 2280), 128), ((2552, 816, 14712), 128), ((1432, 1432, 1432), 128)],
+    + [((142, 6064, 2280), 128), ((2552, 816, 14712), 128), ((1432, 1432, 1432), 128)]
+    + [((2960, 344, 2664), 128), ((6960, 216, 4712), 128), ((409, 3056, 4744), 128)],  # from 4×1
 )
 def test_auto_runs_the_measured_pairs_in_eights_and_says_so(mnk, rows):
     decision = decide(BF16, mnk)

@@ -185,6 +185,7 @@ def test_every_configuration_auto_can_pick_compiles_without_spills():
     # 128×72 on Cᵀ, 128×136 in 64×136 subtiles, 128×144
     shapes += [(11456, 168, 12136), (163, 11296, 5112), (9240, 200, 15112)]  # splits unsplit in 4×2: 192×88 in
     # 64×88 subtiles, 192×88 on Cᵀ, 192×104
+    shapes += [(2960, 344, 2664), (409, 3056, 4744)]  # ping-pong 128-row fours in 4×2: 128×88, 128×104 on Cᵀ
     for bias in (False, True):
         problem = Problem("bf16", bias=bias, scaled=bias)
         picked = {pick(problem, mnk) for mnk in shapes}

@@ -9,7 +9,7 @@ once (``clusters_of_four.resident_clusters``): the step widens only where the cl
 second wave eights lost (2056×752×5752: ping-pong 128×112 in 2×4 and 4×2 ran 0.47–0.61 of torch).
 
 ==============  =========================================  ===========================================================
-                1×2 (the pick)                             4×2 (this step)
+                1×2 (the pick; or 4×1)                     4×2 (this step)
 ==============  =========================================  ===========================================================
 long side's     one copy a pair, multicast to its two      the same: one copy a pair of column tiles
 operand         column tiles
@@ -29,10 +29,17 @@ draws where it changes the pick:
   drawn after it landed **0.982 → 1.065**, 15 faster by 2–18 %, none slower (203×10400×7048 0.837 → 1.005);
 - ping-pong 128-row tiles (a short M of 136–406 on Cᵀ, a short N of 536–992 against M of 2160–2912, squares near
   1432): 23 shapes **0.910 → 1.033**, 17 faster by 2–31 %, 1 slower (348×3200×3200 1.196 → 1.076)
-  (2552×816×14712 0.776 → 1.017, 142×6064×2280 0.784 → 0.974, 1432³ 0.816 → 0.960).
+  (2552×816×14712 0.776 → 1.017, 142×6064×2280 0.784 → 0.974, 1432³ 0.816 → 0.960); 24 more drawn after it landed
+  **0.888 → 1.014**, 21 faster, 2 slower by under 3 %.
 
-64-row ping-pong pairs (not drawn where one wave holds them in eights) and cooperative pairs keep their cluster:
-unmeasured.
+A ping-pong 128-row tile in clusters of four along the rows (4×1, ``gemm_modes.clusters_of_four``) over an even
+count of column tiles gains the same way, each tile of the long side's operand then multicast to two: on 25 shapes
+(24 drawn where it changes the pick, about 1 in 85, and 2960×344×2664, where cuBLAS runs 128×88 in eights: torch
+2.11 ``nvjet`` 88×128 in 4×2 on its column-major output) **0.968 → 1.016, 16 faster by 2–17 %, none slower**
+(6960×216×4712 0.821 → 0.963, 409×3056×4744 0.821 → 0.951, 2960×344×2664 0.877 → 0.998).
+
+64-row ping-pong pairs (not drawn where one wave holds them in eights) and cooperative pairs keep their cluster;
+cooperative 192-row pairs in 4×2 ran 0.972 → 0.984 of torch on 23 shapes, 5 faster, 1 slower: left out.
 
 **A split in their place** (:func:`replaces_split`): where the pick splits K (split-K or stream-K) over a short side of
 :data:`SPLIT_SHORT_SIDES` (N, or M on Cᵀ), ping-pong 192-row tiles in its two column tiles (at most
@@ -54,8 +61,9 @@ from . import clusters_of_four
 from .modes import TunedConfig
 from .short_side import PINGPONG_192_WIDEST, pingpong_192_width
 
-#: The ping-pong tile heights measured in clusters of eight (the module's docstring).
-MEASURED_HEIGHTS = (128, 192)
+#: The ping-pong tile heights measured in clusters of eight, by the cluster they widen (the module's docstring; no
+#: ping-pong 192-row tile takes clusters of four along the rows).
+MEASURED_HEIGHTS = {(1, 2): (128, 192), (4, 1): (128,)}
 #: The short sides :func:`replaces_split` lays in two column tiles of a ping-pong 192-row tile: past one such tile's
 #: widest, up to two of them.
 SPLIT_SHORT_SIDES = range(PINGPONG_192_WIDEST + 1, 2 * PINGPONG_192_WIDEST + 1)
@@ -65,15 +73,16 @@ MIN_WAVE_FILL = 0.8
 
 
 def widened(config: TunedConfig, m: int, n: int, sms: int) -> TunedConfig | None:
-    """``config``, a ping-pong tile of :data:`MEASURED_HEIGHTS` rows in a 1×2 pair, in clusters of
-    eight, 4×2 (four row tiles share each tile of the short side's operand, two column tiles each of the long
-    side's), where its cluster-tiles then fit one wave (:func:`~gemm_modes.clusters_of_four.resident_clusters` of
-    eight on ``sms`` SMs); else None."""
-    if config.tile_m not in MEASURED_HEIGHTS or config.schedule is not Schedule.PINGPONG:
-        return None
-    if (config.cluster_m, config.cluster_n) != (1, 2):
+    """``config``, a ping-pong tile of :data:`MEASURED_HEIGHTS` rows in a 1×2 pair or in clusters of four along the
+    rows (4×1, over an even count of column tiles), in clusters of eight, 4×2 (four row tiles share each tile of the
+    short side's operand, two column tiles each of the long side's), where its cluster-tiles then fit one wave
+    (:func:`~gemm_modes.clusters_of_four.resident_clusters` of eight on ``sms`` SMs); else None."""
+    cluster = (config.cluster_m, config.cluster_n)
+    if config.schedule is not Schedule.PINGPONG or config.tile_m not in MEASURED_HEIGHTS.get(cluster, ()):
         return None
     rows, cols = config.launch_shape(m, n)
+    if cluster == (4, 1) and -(-cols // config.tile_n) % 2:
+        return None  # an odd count of column tiles would leave half of each last cluster idle
     # measured with staging buffers of its own: the ring's stage count was weighed for the pair
     eight = config.with_(cluster_m=4, cluster_n=2, staging_in_ring=False)
     if eight.cluster_tiles(rows, cols) > clusters_of_four.resident_clusters(8, sms):

@@ -504,11 +504,13 @@ def test_auto_narrow_192_row_picks_run_pingpong_match_torch(mnk, width, swapped,
 @pytest.mark.parametrize(
     "mnk,rows,dtype",
     [((169, 10368, 4664), 192, "bf16"), ((9152, 184, 4872), 192, "fp16"), ((142, 6064, 2280), 128, "bf16")]
-    + [((2552, 816, 14712), 128, "fp16"), ((1432, 1432, 1432), 128, "bf16"), ((348, 3200, 3200), 128, "fp16")],
+    + [((2552, 816, 14712), 128, "fp16"), ((1432, 1432, 1432), 128, "bf16"), ((348, 3200, 3200), 128, "fp16")]
+    + [((2960, 344, 2664), 128, "bf16"), ((409, 3056, 4744), 128, "fp16")],
 )
 def test_auto_pingpong_pairs_in_clusters_of_eight_match_torch(mnk, rows, dtype):
     """Auto's ping-pong pairs in clusters of 4×2 (``gemm_modes.clusters_of_eight``): 192-row tiles on Cᵀ and on C,
-    128-row ones on Cᵀ, in 64×136 subtiles, square, and with the long side's tiles padded (25 of N in 28)."""
+    128-row ones on Cᵀ, in 64×136 subtiles, square, and with the long side's tiles padded (25 of N in 28); and
+    128-row tiles from clusters of four along the rows, in 64×88 subtiles and on Cᵀ."""
     from gemm_modes.autotable import decide
     from hopper_gemm.config import Problem
 
