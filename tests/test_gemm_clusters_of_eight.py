@@ -31,7 +31,7 @@ def test_a_pingpong_pair_goes_in_clusters_of_eight_where_they_fit_one_wave():
     assert square.cluster_tiles(1432, 1432) == 15
 
 
-def test_a_pingpong_128_row_tile_in_fours_along_the_rows_goes_in_eights_over_an_even_count_of_column_tiles():
+def test_a_pingpong_tile_in_fours_along_the_rows_goes_in_eights_over_an_even_count_of_column_tiles():
     """cuBLAS's 128×88 in eights at 2960×344×2664: 24 row tiles × 4 column tiles, in 4×1 24 clusters of four, in 4×2
     12 clusters of eight."""
     four = pingpong(128, 88, (4, 1))
@@ -40,6 +40,9 @@ def test_a_pingpong_128_row_tile_in_fours_along_the_rows_goes_in_eights_over_an_
     assert eight.cluster_tiles(2960, 344) == 12
     assert clusters_of_eight.widened(pingpong(128, 120, (4, 1)), 2960, 344, 132) is None  # 3 column tiles: odd
     assert clusters_of_eight.widened(pingpong(192, 88, (4, 1)), 2960, 344, 132) is None  # 192 rows: unmeasured
+    narrow = clusters_of_eight.widened(pingpong(64, 72, (4, 1)), 3648, 144, 132)  # 57 row tiles × 2: 15 eights
+    assert (narrow.tile_m, narrow.cluster_m, narrow.cluster_n) == (64, 4, 2)
+    assert clusters_of_eight.widened(pingpong(64, 208, (4, 1)), 1216, 1216, 132) is None  # past FOURS_64_WIDEST
 
 
 @pytest.mark.parametrize(

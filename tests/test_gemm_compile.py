@@ -186,6 +186,7 @@ def test_every_configuration_auto_can_pick_compiles_without_spills():
     shapes += [(11456, 168, 12136), (163, 11296, 5112), (9240, 200, 15112)]  # splits unsplit in 4×2: 192×88 in
     # 64×88 subtiles, 192×88 on Cᵀ, 192×104
     shapes += [(2960, 344, 2664), (409, 3056, 4744)]  # ping-pong 128-row fours in 4×2: 128×88, 128×104 on Cᵀ
+    shapes += [(3648, 144, 8320), (201, 3568, 5616)]  # and 64-row ones: 64×72 in 64×72 subtiles, 64×104 on Cᵀ
     for bias in (False, True):
         problem = Problem("bf16", bias=bias, scaled=bias)
         picked = {pick(problem, mnk) for mnk in shapes}

@@ -36,7 +36,12 @@ A ping-pong 128-row tile in clusters of four along the rows (4×1, ``gemm_modes.
 count of column tiles gains the same way, each tile of the long side's operand then multicast to two: on 25 shapes
 (24 drawn where it changes the pick, about 1 in 85, and 2960×344×2664, where cuBLAS runs 128×88 in eights: torch
 2.11 ``nvjet`` 88×128 in 4×2 on its column-major output) **0.968 → 1.016, 16 faster by 2–17 %, none slower**
-(6960×216×4712 0.821 → 0.963, 409×3056×4744 0.821 → 0.951, 2960×344×2664 0.877 → 0.998).
+(6960×216×4712 0.821 → 0.963, 409×3056×4744 0.821 → 0.951, 2960×344×2664 0.877 → 0.998); 24 drawn after it
+landed **0.980 → 1.024, 16 faster, 1 slower by 2.6 %**. So does a 64-row one up to :data:`FOURS_64_WIDEST` wide: of 24
+drawn with any width 0.983 → 1.028, the 15 up to 136 wide all 2.6–18 % faster (3648×144×8320 0.983 → 1.163,
+2680×80×2320 0.761 → 0.879), the 8 of 192–256 (64-row tiles twice as wide, on squares) 0.974–0.997 and 1032³'s
+64×176 1.042; with the bound, 25 drawn after (about 1 draw in 160) **0.987 → 1.022, 13 faster, 1 slower by 3.7 %**
+(173×3336×3712 0.861 → 0.971, 3120×136×2576 0.867 → 0.960).
 
 64-row ping-pong pairs (not drawn where one wave holds them in eights) and cooperative pairs keep their cluster;
 cooperative 192-row pairs in 4×2 ran 0.972 → 0.984 of torch on 23 shapes, 5 faster, 1 slower: left out.
@@ -63,7 +68,11 @@ from .short_side import PINGPONG_192_WIDEST, pingpong_192_width
 
 #: The ping-pong tile heights measured in clusters of eight, by the cluster they widen (the module's docstring; no
 #: ping-pong 192-row tile takes clusters of four along the rows).
-MEASURED_HEIGHTS = {(1, 2): (128, 192), (4, 1): (128,)}
+MEASURED_HEIGHTS = {(1, 2): (128, 192), (4, 1): (64, 128)}
+#: The widest 64-row ping-pong tile in fours that goes in eights: the long side's 64-row operand tile, which 4×2
+#: multicasts to two, is then at least a third of each k-step's loads. Wider ones (64-row tiles twice as wide, on
+#: squares) ran 0.97–1.00 of the fours (the module's docstring).
+FOURS_64_WIDEST = 128
 #: The short sides :func:`replaces_split` lays in two column tiles of a ping-pong 192-row tile: past one such tile's
 #: widest, up to two of them.
 SPLIT_SHORT_SIDES = range(PINGPONG_192_WIDEST + 1, 2 * PINGPONG_192_WIDEST + 1)
@@ -83,6 +92,8 @@ def widened(config: TunedConfig, m: int, n: int, sms: int) -> TunedConfig | None
     rows, cols = config.launch_shape(m, n)
     if cluster == (4, 1) and -(-cols // config.tile_n) % 2:
         return None  # an odd count of column tiles would leave half of each last cluster idle
+    if cluster == (4, 1) and config.tile_m == 64 and config.tile_n > FOURS_64_WIDEST:
+        return None
     # measured with staging buffers of its own: the ring's stage count was weighed for the pair
     eight = config.with_(cluster_m=4, cluster_n=2, staging_in_ring=False)
     if eight.cluster_tiles(rows, cols) > clusters_of_four.resident_clusters(8, sms):

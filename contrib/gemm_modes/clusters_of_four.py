@@ -28,6 +28,9 @@ against the widened tile in the same rounds, on the 10 shapes it then touched: a
 (3824×96×7720 64×96 1.009 against 0.832, 131×4912×12704 swapped 64×136 1.016 against 0.617, 4904×144×9784
 64×144 0.951 against 0.637). On two fresh draws of 32 small-side shapes both steps together: 0.933 and
 0.955 of torch against 0.886 and 0.860.
+
+A ping-pong pick in fours over an even count of column tiles may then go in clusters of eight, where one wave
+holds them (``gemm_modes.clusters_of_eight``).
 """
 
 from __future__ import annotations

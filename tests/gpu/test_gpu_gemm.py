@@ -505,12 +505,13 @@ def test_auto_narrow_192_row_picks_run_pingpong_match_torch(mnk, width, swapped,
     "mnk,rows,dtype",
     [((169, 10368, 4664), 192, "bf16"), ((9152, 184, 4872), 192, "fp16"), ((142, 6064, 2280), 128, "bf16")]
     + [((2552, 816, 14712), 128, "fp16"), ((1432, 1432, 1432), 128, "bf16"), ((348, 3200, 3200), 128, "fp16")]
-    + [((2960, 344, 2664), 128, "bf16"), ((409, 3056, 4744), 128, "fp16")],
+    + [((2960, 344, 2664), 128, "bf16"), ((409, 3056, 4744), 128, "fp16")]
+    + [((3648, 144, 8320), 64, "bf16"), ((201, 3568, 5616), 64, "fp16")],
 )
 def test_auto_pingpong_pairs_in_clusters_of_eight_match_torch(mnk, rows, dtype):
     """Auto's ping-pong pairs in clusters of 4×2 (``gemm_modes.clusters_of_eight``): 192-row tiles on Cᵀ and on C,
     128-row ones on Cᵀ, in 64×136 subtiles, square, and with the long side's tiles padded (25 of N in 28); and
-    128-row tiles from clusters of four along the rows, in 64×88 subtiles and on Cᵀ."""
+    128-row and 64-row tiles from clusters of four along the rows, in 64×88 and 64×72 subtiles and on Cᵀ."""
     from gemm_modes.autotable import decide
     from hopper_gemm.config import Problem
 
@@ -566,12 +567,12 @@ def test_auto_widths_cut_to_their_column_tiles_match_torch(mnk, tile):
 
 @pytest.mark.parametrize(
     "mnk,bias",
-    [((3240, 256, 2472), False), ((128, 7168, 18432), False), ((68, 5032, 2608), False)]
+    [((3240, 384, 2472), False), ((128, 7168, 18432), False), ((68, 5032, 2608), False)]
     + [((19936, 72, 7816), False), ((5328, 88, 16176), True), ((131, 4912, 2496), False), ((3824, 96, 3000), False)]
     + [((132, 18184, 3016), False), ((19752, 144, 2136), False)],
 )
 def test_auto_clusters_of_four_match_torch(mnk, bias):
-    """Auto's clusters of four along the long side (``gemm_modes.clusters_of_four``): ping-pong 64×128 4×1,
+    """Auto's clusters of four along the long side (``gemm_modes.clusters_of_four``): ping-pong 64×192 4×1,
     128×64 1×4, swapped 64×72 4×1, cooperative 192×80 (warpgroups along N) 4×1, 64×128 4×1 with a bias,
     and the short-side tiles that replace a padded one, swapped 64×136 and 64×96 (4×1), cooperative 192×144
     near the load bound on Cᵀ and on C (in 64×72 subtiles), over ragged M, N and K; the launch holds every
