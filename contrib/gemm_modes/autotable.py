@@ -1054,8 +1054,10 @@ def decide(
     if whole is not None:
         facts = f"{decision.facts}; {pingpong_192.describe(whole, decision.config, mnk[0], mnk[1])}"
         decision = Decision(whole, f"{decision.rule}, in ping-pong 192-row tiles", facts)
-    unsplit = clusters_of_eight.replaces_split(decision.config, mnk[0], mnk[1], sms, swappable(problem))
-    if unsplit is not None and unbiased:
+    unsplit = (
+        clusters_of_eight.replaces_split(decision.config, mnk[0], mnk[1], sms, swappable(problem)) if unbiased else None
+    )
+    if unsplit is not None:
         facts = f"{decision.facts}; {clusters_of_eight.describe_split(unsplit, decision.config, mnk[0], mnk[1], sms)}"
         decision = Decision(unsplit, f"{decision.rule}, unsplit in ping-pong 192-row tiles", facts)
     eight = clusters_of_eight.widened(decision.config, mnk[0], mnk[1], sms) if unbiased else None
